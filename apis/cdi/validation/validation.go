@@ -1,0 +1,216 @@
+// Package validation checks cdi.kubevirt.io DataVolumes (on their internal types) before they are
+// stored, with CDI's rules, so that an import that cannot work is refused at the API with every
+// problem listed by its full field path instead of failing later in an importer pod.
+package validation
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vireo-dev/vireo/apis/cdi"
+)
+
+// sourceNames lists the DataVolume sources, for messages.
+const sourceNames = "http, registry, upload, blank, pvc"
+
+// checksumPattern is the form of a DataVolume checksum.
+var checksumPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// accessModes are the access modes a volume may ask for.
+var accessModes = []cdi.PersistentVolumeAccessMode{
+	cdi.ReadWriteOnce, cdi.ReadOnlyMany, cdi.ReadWriteMany, cdi.ReadWriteOncePod,
+}
+
+// volumeModes are the volume modes a volume may ask for.
+var volumeModes = []cdi.PersistentVolumeMode{cdi.PersistentVolumeFilesystem, cdi.PersistentVolumeBlock}
+
+// contentTypes are the content types a DataVolume may declare.
+var contentTypes = []cdi.DataVolumeContentType{cdi.DataVolumeKubeVirt, cdi.DataVolumeArchive}
+
+// ValidateDataVolume validates a DataVolume that is being created: its metadata and its spec.
+func ValidateDataVolume(dv *cdi.DataVolume) field.ErrorList {
+	errs := apivalidation.ValidateObjectMeta(&dv.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(errs, ValidateDataVolumeSpec(&dv.Spec, field.NewPath("spec"))...)
+}
+
+// ValidateDataVolumeUpdate validates an update of a DataVolume: like CDI, Vireo refuses any change
+// of the spec, since the import it describes has already been started.
+func ValidateDataVolumeUpdate(dv, old *cdi.DataVolume) field.ErrorList {
+	errs := apivalidation.ValidateObjectMetaUpdate(&dv.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	if !apiequality.Semantic.DeepEqual(dv.Spec, old.Spec) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec"),
+			"the spec of a DataVolume cannot be changed after creation; delete it and create a new one"))
+	}
+	return errs
+}
+
+// ValidateDataVolumeSpec validates a DataVolume spec found at fldPath; VirtualMachines use it for
+// their dataVolumeTemplates too.
+func ValidateDataVolumeSpec(spec *cdi.DataVolumeSpec, fldPath *field.Path) field.ErrorList {
+	errs := validateSource(spec.Source, fldPath.Child("source"))
+	isClone := spec.Source != nil && spec.Source.PVC != nil
+	switch {
+	case spec.Storage == nil && spec.PVC == nil:
+		errs = append(errs, field.Required(fldPath.Child("storage"),
+			"describe the volume to create in exactly one of storage and pvc"))
+	case spec.Storage != nil && spec.PVC != nil:
+		errs = append(errs, field.Forbidden(fldPath.Child("pvc"),
+			"storage and pvc are mutually exclusive; set only one of them (storage is preferred)"))
+	case spec.Storage != nil:
+		s := spec.Storage
+		errs = append(errs, validateVolume(s.AccessModes, s.Resources, s.VolumeMode, isClone, fldPath.Child("storage"))...)
+	default:
+		p := spec.PVC
+		errs = append(errs, validateVolume(p.AccessModes, p.Resources, p.VolumeMode, isClone, fldPath.Child("pvc"))...)
+	}
+	errs = append(errs, validateContentType(spec, fldPath)...)
+	if spec.Checksum != "" && !checksumPattern.MatchString(spec.Checksum) {
+		errs = append(errs, field.Invalid(fldPath.Child("checksum"), spec.Checksum,
+			`must be "sha256:" followed by the 64 lowercase hexadecimal digits of the digest`))
+	}
+	return errs
+}
+
+// validateSource checks that exactly one source is set and that it is complete.
+func validateSource(src *cdi.DataVolumeSource, fldPath *field.Path) field.ErrorList {
+	if src == nil {
+		return field.ErrorList{field.Required(fldPath, "must specify exactly one source: "+sourceNames)}
+	}
+	var errs field.ErrorList
+	var set []string
+	if src.HTTP != nil {
+		set = append(set, "http")
+		errs = append(errs, validateURL(src.HTTP.URL, []string{"http", "https"}, fldPath.Child("http", "url"),
+			"https://example.com/images/disk.qcow2")...)
+	}
+	if src.Registry != nil {
+		set = append(set, "registry")
+		u := ""
+		if src.Registry.URL != nil {
+			u = *src.Registry.URL
+		}
+		errs = append(errs, validateURL(u, []string{"docker"}, fldPath.Child("registry", "url"),
+			"docker://quay.io/containerdisks/fedora:41")...)
+	}
+	if src.Upload != nil {
+		set = append(set, "upload")
+	}
+	if src.Blank != nil {
+		set = append(set, "blank")
+	}
+	if src.PVC != nil {
+		set = append(set, "pvc")
+		errs = append(errs, validateSourcePVC(src.PVC, fldPath.Child("pvc"))...)
+	}
+	switch {
+	case len(set) == 0:
+		errs = append(errs, field.Required(fldPath, "must specify exactly one source: "+sourceNames))
+	case len(set) > 1:
+		errs = append(errs, field.Invalid(fldPath, strings.Join(set, ", "),
+			"must specify exactly one source: "+sourceNames))
+	}
+	return errs
+}
+
+// validateURL checks that raw is an absolute URL with one of schemes and a host.
+func validateURL(raw string, schemes []string, fldPath *field.Path, example string) field.ErrorList {
+	if raw == "" {
+		return field.ErrorList{field.Required(fldPath, "a URL such as "+example+" is required")}
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return field.ErrorList{field.Invalid(fldPath, raw, "must be an absolute URL such as "+example)}
+	}
+	for _, s := range schemes {
+		if u.Scheme == s {
+			return nil
+		}
+	}
+	return field.ErrorList{field.Invalid(fldPath, raw,
+		"the URL scheme must be "+strings.Join(schemes, " or ")+", as in "+example)}
+}
+
+// validateSourcePVC checks the claim to clone; its namespace defaults to the DataVolume's.
+func validateSourcePVC(src *cdi.DataVolumeSourcePVC, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if src.Name == "" {
+		errs = append(errs, field.Required(fldPath.Child("name"), "the name of the PersistentVolumeClaim to clone is required"))
+	} else {
+		for _, msg := range validation.IsDNS1123Subdomain(src.Name) {
+			errs = append(errs, field.Invalid(fldPath.Child("name"), src.Name, msg))
+		}
+	}
+	if src.Namespace != "" {
+		for _, msg := range validation.IsDNS1123Label(src.Namespace) {
+			errs = append(errs, field.Invalid(fldPath.Child("namespace"), src.Namespace, msg))
+		}
+	}
+	return errs
+}
+
+// validateVolume checks the access modes, size and volume mode of the volume to create. The size
+// may be left out only when cloning, where it is taken from the source claim.
+func validateVolume(modes []cdi.PersistentVolumeAccessMode, res cdi.VolumeResourceRequirements,
+	mode *cdi.PersistentVolumeMode, isClone bool, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, m := range modes {
+		errs = append(errs, validateEnum(m, accessModes, fldPath.Child("accessModes").Index(i))...)
+	}
+	sizePath := fldPath.Child("resources", "requests", "storage")
+	size, hasSize := res.Requests[cdi.ResourceStorage]
+	switch {
+	case !hasSize && !isClone:
+		errs = append(errs, field.Required(sizePath, "the size of the volume, such as 10Gi, is required"))
+	case hasSize && size.Sign() <= 0:
+		errs = append(errs, field.Invalid(sizePath, size.String(), "must be greater than zero, such as 10Gi"))
+	}
+	if mode != nil {
+		errs = append(errs, validateEnum(*mode, volumeModes, fldPath.Child("volumeMode"))...)
+	}
+	return errs
+}
+
+// validateContentType checks the content type, and that an archive comes from http or upload and
+// goes to a filesystem volume, where it can be extracted.
+func validateContentType(spec *cdi.DataVolumeSpec, fldPath *field.Path) field.ErrorList {
+	ctPath := fldPath.Child("contentType")
+	if spec.ContentType == "" {
+		return nil
+	}
+	if errs := validateEnum(spec.ContentType, contentTypes, ctPath); len(errs) > 0 {
+		return errs
+	}
+	if spec.ContentType != cdi.DataVolumeArchive {
+		return nil
+	}
+	var errs field.ErrorList
+	if src := spec.Source; src != nil && src.HTTP == nil && src.Upload == nil {
+		errs = append(errs, field.Invalid(ctPath, spec.ContentType, "archive content is only supported with the http and upload sources"))
+	}
+	var mode *cdi.PersistentVolumeMode
+	if spec.Storage != nil {
+		mode = spec.Storage.VolumeMode
+	} else if spec.PVC != nil {
+		mode = spec.PVC.VolumeMode
+	}
+	if mode != nil && *mode == cdi.PersistentVolumeBlock {
+		errs = append(errs, field.Invalid(ctPath, spec.ContentType, "archive content must go to a Filesystem volume, not a Block one"))
+	}
+	return errs
+}
+
+// validateEnum reports a NotSupported error when value is not one of allowed; empty is invalid too.
+func validateEnum[T ~string](value T, allowed []T, fldPath *field.Path) field.ErrorList {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	return field.ErrorList{field.NotSupported(fldPath, value, allowed)}
+}

@@ -1,0 +1,231 @@
+package validation
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vireo-dev/vireo/apis/cdi"
+)
+
+// fe is an expected field error: its type and full path.
+type fe struct {
+	typ  field.ErrorType
+	path string
+}
+
+// Shorthands for the expected error types.
+const (
+	required     = field.ErrorTypeRequired
+	invalid      = field.ErrorTypeInvalid
+	notSupported = field.ErrorTypeNotSupported
+	forbidden    = field.ErrorTypeForbidden
+)
+
+// expectErrors fails the test unless got holds exactly the errors in want, in order.
+func expectErrors(t *testing.T, got field.ErrorList, want ...fe) {
+	t.Helper()
+	var g, w []string
+	for _, e := range got {
+		g = append(g, fmt.Sprintf("%s %s", e.Type, e.Field))
+	}
+	for _, e := range want {
+		w = append(w, fmt.Sprintf("%s %s", e.typ, e.path))
+	}
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("errors:\n got: %v\nwant: %v\nfull: %v", g, w, got)
+	}
+}
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }
+
+// size returns volume resources asking for s ("" = no size).
+func size(s string) cdi.VolumeResourceRequirements {
+	if s == "" {
+		return cdi.VolumeResourceRequirements{}
+	}
+	return cdi.VolumeResourceRequirements{Requests: cdi.ResourceList{cdi.ResourceStorage: resource.MustParse(s)}}
+}
+
+// validDV returns a DataVolume importing a qcow2 image over HTTPS into a 10Gi volume.
+func validDV() *cdi.DataVolume {
+	return &cdi.DataVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "fedora", Namespace: "default"},
+		Spec: cdi.DataVolumeSpec{
+			Source:  &cdi.DataVolumeSource{HTTP: &cdi.DataVolumeSourceHTTP{URL: "https://example.com/images/fedora.qcow2"}},
+			Storage: &cdi.StorageSpec{Resources: size("10Gi")},
+		},
+	}
+}
+
+// dvCase is a table case that changes validDV and expects errors.
+type dvCase struct {
+	name   string
+	mutate func(s *cdi.DataVolumeSpec)
+	want   []fe
+}
+
+// runDVCases validates validDV changed by each case.
+func runDVCases(t *testing.T, cases []dvCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dv := validDV()
+			if tc.mutate != nil {
+				tc.mutate(&dv.Spec)
+			}
+			expectErrors(t, ValidateDataVolume(dv), tc.want...)
+		})
+	}
+}
+
+// setSource returns a mutation that replaces the source.
+func setSource(src *cdi.DataVolumeSource) func(s *cdi.DataVolumeSpec) {
+	return func(s *cdi.DataVolumeSpec) { s.Source = src }
+}
+
+func TestDataVolumeSources(t *testing.T) {
+	registry := func(u string) *cdi.DataVolumeSource {
+		return &cdi.DataVolumeSource{Registry: &cdi.DataVolumeSourceRegistry{URL: &u}}
+	}
+	http := func(u string) *cdi.DataVolumeSource {
+		return &cdi.DataVolumeSource{HTTP: &cdi.DataVolumeSourceHTTP{URL: u}}
+	}
+	runDVCases(t, []dvCase{
+		{name: "valid http"},
+		{name: "plain http", mutate: setSource(http("http://10.0.0.1:8080/disk.img.xz"))},
+		{name: "http without url", mutate: setSource(http("")), want: []fe{{required, "spec.source.http.url"}}},
+		{name: "http with ftp url", mutate: setSource(http("ftp://example.com/disk.img")), want: []fe{{invalid, "spec.source.http.url"}}},
+		{name: "http relative url", mutate: setSource(http("/images/disk.img")), want: []fe{{invalid, "spec.source.http.url"}}},
+		{name: "http unparsable url", mutate: setSource(http("https://exa mple.com/%zz")), want: []fe{{invalid, "spec.source.http.url"}}},
+		{name: "registry", mutate: setSource(registry("docker://quay.io/containerdisks/fedora:41"))},
+		{name: "registry with port", mutate: setSource(registry("docker://registry.local:5000/fedora"))},
+		{name: "registry without docker scheme", mutate: setSource(registry("quay.io/containerdisks/fedora:41")),
+			want: []fe{{invalid, "spec.source.registry.url"}}},
+		{name: "registry with https scheme", mutate: setSource(registry("https://quay.io/containerdisks/fedora")),
+			want: []fe{{invalid, "spec.source.registry.url"}}},
+		{name: "registry without url", mutate: setSource(&cdi.DataVolumeSource{Registry: &cdi.DataVolumeSourceRegistry{}}),
+			want: []fe{{required, "spec.source.registry.url"}}},
+		{name: "upload", mutate: setSource(&cdi.DataVolumeSource{Upload: &cdi.DataVolumeSourceUpload{}})},
+		{name: "blank", mutate: setSource(&cdi.DataVolumeSource{Blank: &cdi.DataVolumeBlankImage{}})},
+		{name: "no source", mutate: setSource(nil), want: []fe{{required, "spec.source"}}},
+		{name: "empty source", mutate: setSource(&cdi.DataVolumeSource{}), want: []fe{{required, "spec.source"}}},
+		{name: "two sources", mutate: setSource(&cdi.DataVolumeSource{Upload: &cdi.DataVolumeSourceUpload{}, Blank: &cdi.DataVolumeBlankImage{}}),
+			want: []fe{{invalid, "spec.source"}}},
+	})
+}
+
+func TestDataVolumeCloneSource(t *testing.T) {
+	clone := func(ns, name, sz string) func(s *cdi.DataVolumeSpec) {
+		return func(s *cdi.DataVolumeSpec) {
+			s.Source = &cdi.DataVolumeSource{PVC: &cdi.DataVolumeSourcePVC{Namespace: ns, Name: name}}
+			s.Storage = &cdi.StorageSpec{Resources: size(sz)}
+		}
+	}
+	runDVCases(t, []dvCase{
+		{name: "clone with size", mutate: clone("golden", "fedora-41", "20Gi")},
+		{name: "clone infers size", mutate: clone("", "fedora-41", "")},
+		{name: "clone without name", mutate: clone("golden", "", ""), want: []fe{{required, "spec.source.pvc.name"}}},
+		{name: "clone bad name", mutate: clone("", "Fedora", ""), want: []fe{{invalid, "spec.source.pvc.name"}}},
+		{name: "clone bad namespace", mutate: clone("Golden.Images", "f", ""), want: []fe{{invalid, "spec.source.pvc.namespace"}}},
+		{name: "clone zero size", mutate: clone("", "f", "0"), want: []fe{{invalid, "spec.storage.resources.requests.storage"}}},
+	})
+}
+
+func TestDataVolumeTarget(t *testing.T) {
+	storage := func(sz string, modes []cdi.PersistentVolumeAccessMode, vm *cdi.PersistentVolumeMode) func(s *cdi.DataVolumeSpec) {
+		return func(s *cdi.DataVolumeSpec) {
+			s.Storage = &cdi.StorageSpec{Resources: size(sz), AccessModes: modes, VolumeMode: vm}
+		}
+	}
+	runDVCases(t, []dvCase{
+		{name: "all access modes", mutate: storage("1Gi", []cdi.PersistentVolumeAccessMode{
+			cdi.ReadWriteOnce, cdi.ReadOnlyMany, cdi.ReadWriteMany, cdi.ReadWriteOncePod}, ptr(cdi.PersistentVolumeBlock))},
+		{name: "filesystem", mutate: storage("1Gi", nil, ptr(cdi.PersistentVolumeFilesystem))},
+		{name: "bad access mode", mutate: storage("1Gi", []cdi.PersistentVolumeAccessMode{cdi.ReadWriteOnce, "ReadWriteSome"}, nil),
+			want: []fe{{notSupported, "spec.storage.accessModes[1]"}}},
+		{name: "bad volume mode", mutate: storage("1Gi", nil, ptr(cdi.PersistentVolumeMode("Raw"))),
+			want: []fe{{notSupported, "spec.storage.volumeMode"}}},
+		{name: "empty volume mode", mutate: storage("1Gi", nil, ptr(cdi.PersistentVolumeMode(""))),
+			want: []fe{{notSupported, "spec.storage.volumeMode"}}},
+		{name: "no size", mutate: storage("", nil, nil), want: []fe{{required, "spec.storage.resources.requests.storage"}}},
+		{name: "zero size", mutate: storage("0", nil, nil), want: []fe{{invalid, "spec.storage.resources.requests.storage"}}},
+		{name: "negative size", mutate: storage("-1Gi", nil, nil), want: []fe{{invalid, "spec.storage.resources.requests.storage"}}},
+		{name: "pvc instead of storage", mutate: func(s *cdi.DataVolumeSpec) {
+			s.Storage = nil
+			s.PVC = &cdi.PersistentVolumeClaimSpec{Resources: size("5Gi"), AccessModes: []cdi.PersistentVolumeAccessMode{cdi.ReadWriteOnce}}
+		}},
+		{name: "pvc checked too", mutate: func(s *cdi.DataVolumeSpec) {
+			s.Storage = nil
+			s.PVC = &cdi.PersistentVolumeClaimSpec{AccessModes: []cdi.PersistentVolumeAccessMode{"RWO"}, VolumeMode: ptr(cdi.PersistentVolumeMode("raw"))}
+		}, want: []fe{{notSupported, "spec.pvc.accessModes[0]"}, {required, "spec.pvc.resources.requests.storage"}, {notSupported, "spec.pvc.volumeMode"}}},
+		{name: "neither storage nor pvc", mutate: func(s *cdi.DataVolumeSpec) { s.Storage = nil },
+			want: []fe{{required, "spec.storage"}}},
+		{name: "both storage and pvc", mutate: func(s *cdi.DataVolumeSpec) { s.PVC = &cdi.PersistentVolumeClaimSpec{Resources: size("1Gi")} },
+			want: []fe{{forbidden, "spec.pvc"}}},
+	})
+}
+
+func TestDataVolumeContentTypeAndChecksum(t *testing.T) {
+	hex64 := strings.Repeat("0123456789abcdef", 4)
+	set := func(f func(s *cdi.DataVolumeSpec)) func(s *cdi.DataVolumeSpec) { return f }
+	runDVCases(t, []dvCase{
+		{name: "kubevirt", mutate: set(func(s *cdi.DataVolumeSpec) { s.ContentType = cdi.DataVolumeKubeVirt })},
+		{name: "archive over http", mutate: set(func(s *cdi.DataVolumeSpec) { s.ContentType = cdi.DataVolumeArchive })},
+		{name: "archive by upload", mutate: set(func(s *cdi.DataVolumeSpec) {
+			s.ContentType, s.Source = cdi.DataVolumeArchive, &cdi.DataVolumeSource{Upload: &cdi.DataVolumeSourceUpload{}}
+		})},
+		{name: "unknown content type", mutate: set(func(s *cdi.DataVolumeSpec) { s.ContentType = "iso" }),
+			want: []fe{{notSupported, "spec.contentType"}}},
+		{name: "archive from blank", mutate: set(func(s *cdi.DataVolumeSpec) {
+			s.ContentType, s.Source = cdi.DataVolumeArchive, &cdi.DataVolumeSource{Blank: &cdi.DataVolumeBlankImage{}}
+		}), want: []fe{{invalid, "spec.contentType"}}},
+		{name: "archive to block", mutate: set(func(s *cdi.DataVolumeSpec) {
+			s.ContentType, s.Storage.VolumeMode = cdi.DataVolumeArchive, ptr(cdi.PersistentVolumeBlock)
+		}), want: []fe{{invalid, "spec.contentType"}}},
+		{name: "checksum", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = "sha256:" + hex64 })},
+		{name: "checksum uppercase", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = "sha256:" + strings.ToUpper(hex64) }),
+			want: []fe{{invalid, "spec.checksum"}}},
+		{name: "checksum too short", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = "sha256:" + hex64[:63] }),
+			want: []fe{{invalid, "spec.checksum"}}},
+		{name: "checksum too long", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = "sha256:" + hex64 + "0" }),
+			want: []fe{{invalid, "spec.checksum"}}},
+		{name: "checksum md5", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = "md5:0123456789abcdef0123456789abcdef" }),
+			want: []fe{{invalid, "spec.checksum"}}},
+		{name: "checksum without algorithm", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = hex64 }),
+			want: []fe{{invalid, "spec.checksum"}}},
+	})
+}
+
+func TestDataVolumeMetadata(t *testing.T) {
+	dv := validDV()
+	dv.Name = "Fedora"
+	expectErrors(t, ValidateDataVolume(dv), fe{invalid, "metadata.name"})
+}
+
+func TestDataVolumeUpdate(t *testing.T) {
+	old := validDV()
+	old.ResourceVersion = "1"
+
+	same := old.DeepCopy()
+	same.Labels = map[string]string{"a": "b"}
+	same.Status.Phase = cdi.ImportInProgress
+	expectErrors(t, ValidateDataVolumeUpdate(same, old))
+
+	sameSize := old.DeepCopy()
+	sameSize.Spec.Storage.Resources = size("10240Mi")
+	expectErrors(t, ValidateDataVolumeUpdate(sameSize, old))
+
+	grown := old.DeepCopy()
+	grown.Spec.Storage.Resources = size("20Gi")
+	expectErrors(t, ValidateDataVolumeUpdate(grown, old), fe{forbidden, "spec"})
+
+	resourced := old.DeepCopy()
+	resourced.Spec.Source.HTTP.URL = "https://example.com/other.qcow2"
+	expectErrors(t, ValidateDataVolumeUpdate(resourced, old), fe{forbidden, "spec"})
+}

@@ -1,0 +1,150 @@
+package defaults
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vireo-dev/vireo/apis/core"
+)
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }
+
+// newVMI returns a VMI named testvmi with the given spec.
+func newVMI(spec core.VirtualMachineInstanceSpec) *core.VirtualMachineInstance {
+	return &core.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "testvmi", Namespace: "default"}, Spec: spec}
+}
+
+// withResources returns a spec with the given CPU and memory requests and limits ("" = unset).
+func withResources(cpuReq, cpuLim, memReq, memLim string) core.VirtualMachineInstanceSpec {
+	res := core.ResourceRequirements{}
+	set := func(l *core.ResourceList, name core.ResourceName, v string) {
+		if v == "" {
+			return
+		}
+		if *l == nil {
+			*l = core.ResourceList{}
+		}
+		(*l)[name] = resource.MustParse(v)
+	}
+	set(&res.Requests, core.ResourceCPU, cpuReq)
+	set(&res.Limits, core.ResourceCPU, cpuLim)
+	set(&res.Requests, core.ResourceMemory, memReq)
+	set(&res.Limits, core.ResourceMemory, memLim)
+	return core.VirtualMachineInstanceSpec{Domain: core.DomainSpec{Resources: res}}
+}
+
+func TestMachineTypeDefault(t *testing.T) {
+	vmi := newVMI(core.VirtualMachineInstanceSpec{})
+	SetVirtualMachineInstanceDefaults(vmi)
+	if got := vmi.Spec.Domain.Machine.Type; got != "q35" {
+		t.Errorf("machine type = %q, want q35", got)
+	}
+	vmi = newVMI(core.VirtualMachineInstanceSpec{Domain: core.DomainSpec{Machine: &core.Machine{Type: "pc-q35-rhel9.4.0"}}})
+	SetVirtualMachineInstanceDefaults(vmi)
+	if got := vmi.Spec.Domain.Machine.Type; got != "pc-q35-rhel9.4.0" {
+		t.Errorf("machine type = %q, want the user's pc-q35-rhel9.4.0", got)
+	}
+}
+
+func TestCPUTopologyDefaults(t *testing.T) {
+	cases := []struct {
+		name                   string
+		spec                   core.VirtualMachineInstanceSpec
+		cpu                    *core.CPU
+		sockets, cores, thread uint32
+	}{
+		{name: "no cpu, no resources", spec: withResources("", "", "", ""), sockets: 1, cores: 1, thread: 1},
+		{name: "from limit", spec: withResources("", "3", "", ""), sockets: 3, cores: 1, thread: 1},
+		{name: "limit wins over request", spec: withResources("1", "4", "", ""), sockets: 4, cores: 1, thread: 1},
+		{name: "from request, rounded up", spec: withResources("1500m", "", "", ""), sockets: 2, cores: 1, thread: 1},
+		{name: "small request gives one", spec: withResources("100m", "", "", ""), sockets: 1, cores: 1, thread: 1},
+		{name: "empty cpu struct", spec: withResources("2", "", "", ""), cpu: &core.CPU{}, sockets: 2, cores: 1, thread: 1},
+		{name: "partial: cores", spec: withResources("8", "", "", ""), cpu: &core.CPU{Cores: 2}, sockets: 1, cores: 2, thread: 1},
+		{name: "partial: sockets and threads", spec: withResources("", "", "", ""), cpu: &core.CPU{Sockets: 2, Threads: 2}, sockets: 2, cores: 1, thread: 2},
+		{name: "complete kept", spec: withResources("1", "", "", ""), cpu: &core.CPU{Sockets: 2, Cores: 3, Threads: 2}, sockets: 2, cores: 3, thread: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.spec.Domain.CPU = tc.cpu
+			vmi := newVMI(tc.spec)
+			SetVirtualMachineInstanceDefaults(vmi)
+			c := vmi.Spec.Domain.CPU
+			if c.Sockets != tc.sockets || c.Cores != tc.cores || c.Threads != tc.thread {
+				t.Errorf("topology = %d/%d/%d, want %d/%d/%d", c.Sockets, c.Cores, c.Threads, tc.sockets, tc.cores, tc.thread)
+			}
+			if c.Model != "" {
+				t.Errorf("cpu model = %q, want it left empty", c.Model)
+			}
+		})
+	}
+}
+
+func TestCPURequestDefault(t *testing.T) {
+	cases := []struct {
+		name, req, lim, want string
+	}{
+		{name: "only limit", lim: "2", want: "2"},
+		{name: "both kept", req: "500m", lim: "2", want: "500m"},
+		{name: "only request", req: "1", want: "1"},
+		{name: "neither", want: ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vmi := newVMI(withResources(tc.req, tc.lim, "", ""))
+			SetVirtualMachineInstanceDefaults(vmi)
+			got, ok := vmi.Spec.Domain.Resources.Requests[core.ResourceCPU]
+			if tc.want == "" {
+				if ok {
+					t.Errorf("cpu request = %s, want none", got.String())
+				}
+				return
+			}
+			if !ok || got.Cmp(resource.MustParse(tc.want)) != 0 {
+				t.Errorf("cpu request = %s (set %v), want %s", got.String(), ok, tc.want)
+			}
+		})
+	}
+}
+
+func TestGuestMemoryDefault(t *testing.T) {
+	cases := []struct {
+		name, req, lim, guest, want string
+	}{
+		{name: "from request", req: "1Gi", lim: "2Gi", want: "1Gi"},
+		{name: "from limit", lim: "2Gi", want: "2Gi"},
+		{name: "user guest kept", req: "1Gi", guest: "512Mi", want: "512Mi"},
+		{name: "nothing to copy", want: ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := withResources("", "", tc.req, tc.lim)
+			if tc.guest != "" {
+				spec.Domain.Memory = &core.Memory{Guest: ptr(resource.MustParse(tc.guest))}
+			}
+			vmi := newVMI(spec)
+			SetVirtualMachineInstanceDefaults(vmi)
+			m := vmi.Spec.Domain.Memory
+			if tc.want == "" {
+				if m != nil && m.Guest != nil {
+					t.Errorf("guest memory = %s, want unset", m.Guest.String())
+				}
+				return
+			}
+			if m == nil || m.Guest == nil || m.Guest.Cmp(resource.MustParse(tc.want)) != 0 {
+				t.Errorf("guest memory = %v, want %s", m, tc.want)
+			}
+		})
+	}
+}
+
+func TestGuestMemoryDefaultIsACopy(t *testing.T) {
+	vmi := newVMI(withResources("", "", "1Gi", ""))
+	SetVirtualMachineInstanceDefaults(vmi)
+	vmi.Spec.Domain.Memory.Guest.Add(resource.MustParse("1Gi"))
+	if got := vmi.Spec.Domain.Resources.Requests[core.ResourceMemory]; got.Cmp(resource.MustParse("1Gi")) != 0 {
+		t.Errorf("changing the guest memory changed the request to %s", got.String())
+	}
+}

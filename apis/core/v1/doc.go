@@ -1,0 +1,11 @@
+// Package v1 holds the kubevirt.io/v1 API types that vireo-apiserver serves
+// (VirtualMachineInstance, VirtualMachine, VirtualMachineInstanceMigration), in
+// KubeVirt's JSON wire format so existing manifests and clients keep working.
+//
+// +k8s:deepcopy-gen=package
+// +k8s:openapi-gen=true
+// +k8s:openapi-model-package=io.kubevirt.v1
+// +k8s:conversion-gen=github.com/vireo-dev/vireo/apis/core
+// +k8s:defaulter-gen=TypeMeta
+// +groupName=kubevirt.io
+package v1

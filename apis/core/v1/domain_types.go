@@ -1,0 +1,256 @@
+package v1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// DomainSpec describes the virtual hardware of the guest: resources, CPU,
+// memory, machine type, firmware, features and devices.
+type DomainSpec struct {
+	// Resources are the compute resources requested for, and limiting, the launcher pod that runs the guest.
+	// +optional
+	Resources ResourceRequirements `json:"resources,omitempty"`
+	// CPU sets the guest's virtual CPU topology and model.
+	// +optional
+	CPU *CPU `json:"cpu,omitempty"`
+	// Memory sets how much memory the guest sees.
+	// +optional
+	Memory *Memory `json:"memory,omitempty"`
+	// Machine selects the emulated machine type.
+	// +optional
+	Machine *Machine `json:"machine,omitempty"`
+	// Firmware configures the guest's firmware: UUID, serial number, bootloader or direct kernel boot.
+	// +optional
+	Firmware *Firmware `json:"firmware,omitempty"`
+	// Features turns optional platform features, such as ACPI, on or off.
+	// +optional
+	Features *Features `json:"features,omitempty"`
+	// Devices lists the guest's disks, network interfaces and other devices.
+	Devices Devices `json:"devices"`
+}
+
+// ResourceRequirements are the compute resources of the launcher pod that runs the guest.
+type ResourceRequirements struct {
+	// Requests are the minimum resources reserved for the VMI, such as cpu and memory.
+	// The guest's memory defaults to the memory request.
+	// +optional
+	Requests ResourceList `json:"requests,omitempty"`
+	// Limits are the maximum resources the VMI may use.
+	// +optional
+	Limits ResourceList `json:"limits,omitempty"`
+}
+
+// Memory sets the memory visible to the guest.
+type Memory struct {
+	// Guest is the amount of memory the guest sees. Defaults to resources.requests.memory,
+	// or else resources.limits.memory. May not exceed resources.limits.memory.
+	// +optional
+	Guest *resource.Quantity `json:"guest,omitempty"`
+}
+
+// CPU sets the guest's virtual CPU topology and model.
+type CPU struct {
+	// Cores is the number of cores in each socket. Defaults to 1.
+	// +optional
+	Cores uint32 `json:"cores,omitempty"`
+	// Sockets is the number of CPU sockets. Defaults from the CPU limit or request, else 1.
+	// +optional
+	Sockets uint32 `json:"sockets,omitempty"`
+	// Threads is the number of threads in each core. Defaults to 1.
+	// +optional
+	Threads uint32 `json:"threads,omitempty"`
+	// Model is the CPU model exposed to the guest: "host-model" (the default), "host-passthrough",
+	// or a named model known to QEMU, such as "Skylake-Server".
+	// +optional
+	Model string `json:"model,omitempty"`
+}
+
+// Machine selects the emulated machine type.
+type Machine struct {
+	// Type is the QEMU machine type, such as "q35" (the default on amd64).
+	// +optional
+	Type string `json:"type"`
+}
+
+// Firmware configures the guest's firmware.
+type Firmware struct {
+	// UUID is the SMBIOS system UUID the guest sees. A random UUID is filled in when empty.
+	// +optional
+	UUID types.UID `json:"uuid,omitempty"`
+	// Bootloader selects BIOS or EFI firmware. BIOS is used when unset.
+	// +optional
+	Bootloader *Bootloader `json:"bootloader,omitempty"`
+	// Serial is the SMBIOS system serial number the guest sees.
+	// +optional
+	Serial string `json:"serial,omitempty"`
+	// KernelBoot boots the guest directly from a kernel (and optional initrd) taken from a container image,
+	// instead of from a disk.
+	// +optional
+	KernelBoot *KernelBoot `json:"kernelBoot,omitempty"`
+}
+
+// Bootloader selects the guest firmware. Exactly one of bios or efi may be set.
+type Bootloader struct {
+	// BIOS boots the guest with legacy BIOS firmware (SeaBIOS).
+	// +optional
+	BIOS *BIOS `json:"bios,omitempty"`
+	// EFI boots the guest with UEFI firmware (OVMF).
+	// +optional
+	EFI *EFI `json:"efi,omitempty"`
+}
+
+// BIOS configures legacy BIOS firmware.
+type BIOS struct {
+	// UseSerial sends the BIOS's own output to the serial console as well as the display.
+	// +optional
+	UseSerial *bool `json:"useSerial,omitempty"`
+}
+
+// EFI configures UEFI firmware.
+type EFI struct {
+	// SecureBoot makes the firmware verify the signatures of what it boots.
+	// +optional
+	SecureBoot *bool `json:"secureBoot,omitempty"`
+}
+
+// KernelBoot boots the guest directly from a kernel image, skipping firmware boot from a disk.
+type KernelBoot struct {
+	// KernelArgs is the kernel command line. Put console=ttyS0 last to see the boot log on the serial console.
+	// +optional
+	KernelArgs string `json:"kernelArgs,omitempty"`
+	// Container is the image that holds the kernel and initrd.
+	// +optional
+	Container *KernelBootContainer `json:"container,omitempty"`
+}
+
+// KernelBootContainer names the container image and the paths inside it of the kernel and initrd to boot.
+type KernelBootContainer struct {
+	// Image is the container image reference that holds the kernel and initrd.
+	Image string `json:"image"`
+	// KernelPath is the path of the kernel inside the image.
+	// +optional
+	KernelPath string `json:"kernelPath,omitempty"`
+	// InitrdPath is the path of the initrd inside the image.
+	// +optional
+	InitrdPath string `json:"initrdPath,omitempty"`
+	// ImagePullPolicy is Always, Never or IfNotPresent. Defaults to Always for the "latest" tag
+	// or an untagged image, else IfNotPresent.
+	// +optional
+	ImagePullPolicy PullPolicy `json:"imagePullPolicy,omitempty"`
+}
+
+// Features turns optional platform features of the guest on or off.
+type Features struct {
+	// ACPI exposes ACPI to the guest, which graceful shutdown needs. Enabled by default.
+	// +optional
+	ACPI FeatureState `json:"acpi,omitempty"`
+}
+
+// FeatureState switches a platform feature on or off.
+type FeatureState struct {
+	// Enabled turns the feature on (true, the default) or off (false).
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// Devices lists the guest's devices.
+type Devices struct {
+	// Disks are the block devices the guest sees; each refers by name to an entry in spec.volumes.
+	// +optional
+	// +listType=atomic
+	Disks []Disk `json:"disks,omitempty"`
+	// Interfaces are the guest's network interfaces; each refers by name to an entry in spec.networks.
+	// +optional
+	// +listType=atomic
+	Interfaces []Interface `json:"interfaces,omitempty"`
+	// AutoattachPodInterface adds a pod network and a default interface when neither networks nor
+	// interfaces are given. Defaults to true.
+	// +optional
+	AutoattachPodInterface *bool `json:"autoattachPodInterface,omitempty"`
+	// AutoattachGraphicsDevice adds a VGA display, reachable over VNC. Defaults to true.
+	// +optional
+	AutoattachGraphicsDevice *bool `json:"autoattachGraphicsDevice,omitempty"`
+	// AutoattachSerialConsole adds a serial console on the guest's first serial port (ttyS0). Defaults to true.
+	// +optional
+	AutoattachSerialConsole *bool `json:"autoattachSerialConsole,omitempty"`
+	// Rng, when set, gives the guest a virtio random number generator fed from the host.
+	// +optional
+	Rng *Rng `json:"rng,omitempty"`
+}
+
+// Rng is a virtio random number generator device; it has no settings.
+type Rng struct{}
+
+// Disk attaches a volume to the guest as a disk or CD-ROM.
+type Disk struct {
+	// Name of the disk; must match the name of a volume in spec.volumes.
+	Name string `json:"name"`
+	// DiskDevice chooses how the volume is attached: as a disk or as a CD-ROM.
+	// A disk with neither set is attached as a disk.
+	DiskDevice `json:",inline"`
+	// BootOrder is this device's place in the boot order; lower values boot first. Values must be
+	// unique across disks and at least 1. Devices without a boot order are not booted from when
+	// any device has one.
+	// +optional
+	BootOrder *uint `json:"bootOrder,omitempty"`
+	// Serial is the serial number the guest sees for the disk.
+	// +optional
+	Serial string `json:"serial,omitempty"`
+	// Cache is the host page cache mode for the disk: none, writethrough or writeback.
+	// +optional
+	Cache DriverCache `json:"cache,omitempty"`
+}
+
+// DiskDevice is how a volume is attached to the guest. At most one of its fields may be set.
+type DiskDevice struct {
+	// Disk attaches the volume as a hard disk.
+	// +optional
+	Disk *DiskTarget `json:"disk,omitempty"`
+	// CDRom attaches the volume as a CD-ROM drive.
+	// +optional
+	CDRom *CDRomTarget `json:"cdrom,omitempty"`
+}
+
+// DiskBus is the bus a disk or CD-ROM is attached to.
+type DiskBus string
+
+const (
+	// DiskBusVirtio is the paravirtualized virtio bus; fastest, but needs guest drivers.
+	DiskBusVirtio DiskBus = "virtio"
+	// DiskBusSATA is an emulated SATA controller; works without guest drivers.
+	DiskBusSATA DiskBus = "sata"
+	// DiskBusSCSI is a virtio SCSI controller.
+	DiskBusSCSI DiskBus = "scsi"
+	// DiskBusUSB is an emulated USB controller.
+	DiskBusUSB DiskBus = "usb"
+)
+
+// DiskTarget attaches a volume as a hard disk.
+type DiskTarget struct {
+	// Bus is virtio, sata, scsi or usb. Defaults to sata on amd64 and virtio on arm64.
+	// +optional
+	Bus DiskBus `json:"bus,omitempty"`
+}
+
+// CDRomTarget attaches a volume as a CD-ROM drive.
+type CDRomTarget struct {
+	// Bus is sata, scsi or usb. Defaults to sata on amd64.
+	// +optional
+	Bus DiskBus `json:"bus,omitempty"`
+	// ReadOnly exposes the medium read-only. Defaults to true.
+	// +optional
+	ReadOnly *bool `json:"readonly,omitempty"`
+}
+
+// DriverCache is the host page cache mode used for a disk.
+type DriverCache string
+
+const (
+	// CacheNone bypasses the host page cache (O_DIRECT).
+	CacheNone DriverCache = "none"
+	// CacheWriteThrough caches reads in the host and writes through to storage.
+	CacheWriteThrough DriverCache = "writethrough"
+	// CacheWriteBack caches reads and writes in the host; a host crash can lose data the guest believes written.
+	CacheWriteBack DriverCache = "writeback"
+)

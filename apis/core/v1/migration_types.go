@@ -1,0 +1,204 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// VirtualMachineInstanceMigration asks for a running VMI to be live-migrated to another node.
+// Deleting it while the migration runs aborts the migration and leaves the VMI on its source node.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type VirtualMachineInstanceMigration struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec names the VMI to migrate.
+	Spec VirtualMachineInstanceMigrationSpec `json:"spec"`
+	// Status is the observed progress of the migration. It is written by Vireo only.
+	// +optional
+	Status VirtualMachineInstanceMigrationStatus `json:"status,omitempty"`
+}
+
+// VirtualMachineInstanceMigrationList is a list of VirtualMachineInstanceMigrations.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type VirtualMachineInstanceMigrationList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the VirtualMachineInstanceMigrations in the list.
+	Items []VirtualMachineInstanceMigration `json:"items"`
+}
+
+// VirtualMachineInstanceMigrationSpec is the desired migration.
+type VirtualMachineInstanceMigrationSpec struct {
+	// VMIName is the name of the VirtualMachineInstance to migrate, in the migration's namespace.
+	// The VMI must be running and have the LiveMigratable condition.
+	VMIName string `json:"vmiName,omitempty"`
+}
+
+// VirtualMachineInstanceMigrationPhase is the lifecycle state of a migration.
+type VirtualMachineInstanceMigrationPhase string
+
+const (
+	// MigrationPhaseUnset is the phase of a migration that has not been processed yet.
+	MigrationPhaseUnset VirtualMachineInstanceMigrationPhase = ""
+	// MigrationPending means the migration was accepted and waits for a target pod to be created.
+	MigrationPending VirtualMachineInstanceMigrationPhase = "Pending"
+	// MigrationScheduling means the target pod exists but is not scheduled and running yet.
+	MigrationScheduling VirtualMachineInstanceMigrationPhase = "Scheduling"
+	// MigrationScheduled means the target pod is running on the target node.
+	MigrationScheduled VirtualMachineInstanceMigrationPhase = "Scheduled"
+	// MigrationPreparingTarget means the target node is getting ready to receive the guest.
+	MigrationPreparingTarget VirtualMachineInstanceMigrationPhase = "PreparingTarget"
+	// MigrationTargetReady means the target node waits for the guest's state to arrive.
+	MigrationTargetReady VirtualMachineInstanceMigrationPhase = "TargetReady"
+	// MigrationRunning means the guest's state is being transferred.
+	MigrationRunning VirtualMachineInstanceMigrationPhase = "Running"
+	// MigrationSucceeded means the guest now runs on the target node.
+	MigrationSucceeded VirtualMachineInstanceMigrationPhase = "Succeeded"
+	// MigrationFailed means the migration failed or was aborted; the guest still runs on the source node.
+	MigrationFailed VirtualMachineInstanceMigrationPhase = "Failed"
+)
+
+// VirtualMachineInstanceMigrationConditionType names a condition of a migration.
+type VirtualMachineInstanceMigrationConditionType string
+
+const (
+	// VirtualMachineInstanceMigrationAbortRequested is True once an abort of the migration was requested.
+	VirtualMachineInstanceMigrationAbortRequested VirtualMachineInstanceMigrationConditionType = "migrationAbortRequested"
+	// VirtualMachineInstanceMigrationRejectedByResourceQuota is True while the target pod cannot be
+	// created because it would exceed a ResourceQuota.
+	VirtualMachineInstanceMigrationRejectedByResourceQuota VirtualMachineInstanceMigrationConditionType = "migrationRejectedByResourceQuota"
+)
+
+// VirtualMachineInstanceMigrationCondition is one observed condition of a migration.
+type VirtualMachineInstanceMigrationCondition struct {
+	// Type of the condition.
+	Type VirtualMachineInstanceMigrationConditionType `json:"type"`
+	// Status of the condition: True, False or Unknown.
+	Status ConditionStatus `json:"status"`
+	// LastProbeTime is when the condition was last checked.
+	// +optional
+	// +nullable
+	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty"`
+	// LastTransitionTime is when the status of the condition last changed.
+	// +optional
+	// +nullable
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	// Reason is a CamelCase, machine-readable cause of the condition's status.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message explains the condition's status to humans.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// VirtualMachineInstanceMigrationPhaseTransitionTimestamp records when a migration entered a phase.
+type VirtualMachineInstanceMigrationPhaseTransitionTimestamp struct {
+	// Phase the migration entered.
+	// +optional
+	Phase VirtualMachineInstanceMigrationPhase `json:"phase,omitempty"`
+	// PhaseTransitionTimestamp is when the migration entered the phase.
+	// +optional
+	PhaseTransitionTimestamp metav1.Time `json:"phaseTransitionTimestamp,omitempty"`
+}
+
+// VirtualMachineInstanceMigrationStatus is the observed state of a migration.
+type VirtualMachineInstanceMigrationStatus struct {
+	// Phase is the lifecycle state of the migration.
+	// +optional
+	Phase VirtualMachineInstanceMigrationPhase `json:"phase,omitempty"`
+	// PhaseTransitionTimestamps records when the migration entered each phase, oldest first.
+	// +optional
+	// +listType=atomic
+	PhaseTransitionTimestamps []VirtualMachineInstanceMigrationPhaseTransitionTimestamp `json:"phaseTransitionTimestamps,omitempty"`
+	// MigrationState is a copy of the VMI's migration state for this migration.
+	// +optional
+	MigrationState *VirtualMachineInstanceMigrationState `json:"migrationState,omitempty"`
+	// Conditions are the current observed conditions of the migration, one per type.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []VirtualMachineInstanceMigrationCondition `json:"conditions,omitempty"`
+}
+
+// MigrationAbortStatus is the outcome of a request to abort a migration.
+type MigrationAbortStatus string
+
+const (
+	// MigrationAbortInProgress means the abort is under way.
+	MigrationAbortInProgress MigrationAbortStatus = "Aborting"
+	// MigrationAbortSucceeded means the migration was aborted.
+	MigrationAbortSucceeded MigrationAbortStatus = "Succeeded"
+	// MigrationAbortFailed means the migration could not be aborted (it may have completed).
+	MigrationAbortFailed MigrationAbortStatus = "Failed"
+)
+
+// MigrationMode is how guest memory is being transferred.
+type MigrationMode string
+
+const (
+	// MigrationPreCopy copies memory while the guest keeps running on the source.
+	MigrationPreCopy MigrationMode = "PreCopy"
+	// MigrationPostCopy runs the guest on the target and fetches the remaining memory on demand.
+	MigrationPostCopy MigrationMode = "PostCopy"
+	// MigrationPaused copies memory while the guest is paused.
+	MigrationPaused MigrationMode = "Paused"
+)
+
+// VirtualMachineInstanceMigrationState describes a live migration of a VMI, as the controller and
+// node agents see it.
+type VirtualMachineInstanceMigrationState struct {
+	// StartTimestamp is when the transfer of the guest started.
+	// +optional
+	// +nullable
+	StartTimestamp *metav1.Time `json:"startTimestamp,omitempty"`
+	// EndTimestamp is when the migration ended, successfully or not.
+	// +optional
+	// +nullable
+	EndTimestamp *metav1.Time `json:"endTimestamp,omitempty"`
+	// SourceNode is the node the VMI is migrating from.
+	// +optional
+	SourceNode string `json:"sourceNode,omitempty"`
+	// SourcePod is the launcher pod the VMI is migrating from.
+	// +optional
+	SourcePod string `json:"sourcePod,omitempty"`
+	// TargetNode is the node the VMI is migrating to.
+	// +optional
+	TargetNode string `json:"targetNode,omitempty"`
+	// TargetPod is the launcher pod the VMI is migrating to.
+	// +optional
+	TargetPod string `json:"targetPod,omitempty"`
+	// TargetNodeAddress is the address of the target node agent's migration proxy.
+	// +optional
+	TargetNodeAddress string `json:"targetNodeAddress,omitempty"`
+	// TargetNodeDomainDetected is true once the target node has seen the guest start there.
+	// +optional
+	TargetNodeDomainDetected bool `json:"targetNodeDomainDetected,omitempty"`
+	// Completed is true once the migration completed.
+	// +optional
+	Completed bool `json:"completed,omitempty"`
+	// Failed is true when the migration failed.
+	// +optional
+	Failed bool `json:"failed,omitempty"`
+	// FailureReason says why the migration failed.
+	// +optional
+	FailureReason string `json:"failureReason,omitempty"`
+	// AbortRequested is true once an abort of the migration was requested.
+	// +optional
+	AbortRequested bool `json:"abortRequested,omitempty"`
+	// AbortStatus is the outcome of the abort: Aborting, Succeeded or Failed.
+	// +optional
+	AbortStatus MigrationAbortStatus `json:"abortStatus,omitempty"`
+	// MigrationUID is the UID of the VirtualMachineInstanceMigration this state belongs to.
+	// +optional
+	MigrationUID types.UID `json:"migrationUid,omitempty"`
+	// Mode is how memory is being transferred: PreCopy, PostCopy or Paused.
+	// +optional
+	Mode MigrationMode `json:"mode,omitempty"`
+}

@@ -1,0 +1,74 @@
+package v1
+
+// Interface is a network interface of the guest, connected to the network of the same name.
+type Interface struct {
+	// Name of the interface; must match the name of a network in spec.networks.
+	Name string `json:"name"`
+	// Model is the emulated NIC model the guest sees, such as virtio (the default) or e1000.
+	// +optional
+	Model string `json:"model,omitempty"`
+	// InterfaceBindingMethod chooses how the interface is connected to its network. Exactly one
+	// binding must be set.
+	InterfaceBindingMethod `json:",inline"`
+	// Ports limits which ports are forwarded to the guest with the masquerade binding; all ports
+	// are forwarded when empty.
+	// +optional
+	// +listType=atomic
+	Ports []Port `json:"ports,omitempty"`
+	// MacAddress is the MAC address of the interface, such as "de:ad:00:00:be:af". Generated when empty.
+	// +optional
+	MacAddress string `json:"macAddress,omitempty"`
+}
+
+// InterfaceBindingMethod is how a guest interface is connected to its network. Only one field may be set.
+type InterfaceBindingMethod struct {
+	// Bridge connects the guest directly to the pod network interface; the guest takes over the pod's
+	// IP address. Not live-migratable on the pod network.
+	// +optional
+	Bridge *InterfaceBridge `json:"bridge,omitempty"`
+	// Masquerade puts the guest behind NAT on a private network (spec.networks[].pod.vmNetworkCIDR),
+	// reachable through the pod's IP address. Live-migratable.
+	// +optional
+	Masquerade *InterfaceMasquerade `json:"masquerade,omitempty"`
+}
+
+// InterfaceBridge selects the bridge binding; it has no settings.
+type InterfaceBridge struct{}
+
+// InterfaceMasquerade selects the masquerade (NAT) binding; it has no settings.
+type InterfaceMasquerade struct{}
+
+// Port is a port forwarded to the guest.
+type Port struct {
+	// Name of the port, unique within the interface.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Protocol is TCP (the default) or UDP.
+	// +optional
+	Protocol string `json:"protocol,omitempty"`
+	// Port number to forward, from 1 to 65535.
+	Port int32 `json:"port"`
+}
+
+// Network is a network that guest interfaces can be connected to.
+type Network struct {
+	// Name of the network, referred to by spec.domain.devices.interfaces[].name.
+	Name string `json:"name"`
+	// NetworkSource is where the network comes from. Exactly one source must be set.
+	NetworkSource `json:",inline"`
+}
+
+// NetworkSource is where a network comes from. Only one field may be set.
+type NetworkSource struct {
+	// Pod is the launcher pod's own network, the default network of the cluster.
+	// +optional
+	Pod *PodNetwork `json:"pod,omitempty"`
+}
+
+// PodNetwork is the cluster's pod network, as seen by the launcher pod.
+type PodNetwork struct {
+	// VMNetworkCIDR is the private IPv4 network the guest lives on with the masquerade binding.
+	// Defaults to 10.0.2.0/24.
+	// +optional
+	VMNetworkCIDR string `json:"vmNetworkCIDR,omitempty"`
+}

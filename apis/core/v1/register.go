@@ -1,0 +1,50 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupName is the API group of KubeVirt's core kinds.
+const GroupName = "kubevirt.io"
+
+// SchemeGroupVersion is the group and version of every kind in this package.
+var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1"}
+
+var (
+	// SchemeBuilder collects the functions that register this version's kinds,
+	// generated conversions and defaulters with a scheme.
+	SchemeBuilder runtime.SchemeBuilder
+	// localSchemeBuilder lets generated code (conversions) register into SchemeBuilder.
+	localSchemeBuilder = &SchemeBuilder
+	// AddToScheme registers this version's kinds, conversions and defaulters with a scheme.
+	AddToScheme = localSchemeBuilder.AddToScheme
+)
+
+func init() {
+	localSchemeBuilder.Register(addKnownTypes, addFieldLabelConversions, RegisterDefaults)
+}
+
+// Kind qualifies an unqualified kind name with this package's group.
+func Kind(kind string) schema.GroupKind {
+	return SchemeGroupVersion.WithKind(kind).GroupKind()
+}
+
+// Resource qualifies an unqualified resource name with this package's group.
+func Resource(resource string) schema.GroupResource {
+	return SchemeGroupVersion.WithResource(resource).GroupResource()
+}
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(SchemeGroupVersion,
+		&VirtualMachineInstance{},
+		&VirtualMachineInstanceList{},
+		&VirtualMachine{},
+		&VirtualMachineList{},
+		&VirtualMachineInstanceMigration{},
+		&VirtualMachineInstanceMigrationList{},
+	)
+	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
+	return nil
+}

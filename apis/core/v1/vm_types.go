@@ -1,0 +1,237 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+)
+
+// VirtualMachine is a virtual machine that persists across restarts: it creates, deletes and
+// re-creates a VirtualMachineInstance from its template according to its run strategy.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type VirtualMachine struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec is the desired virtual machine: its run strategy, its VMI template and the DataVolumes it owns.
+	Spec VirtualMachineSpec `json:"spec"`
+	// Status is what the system last observed about the VirtualMachine. It is written by Vireo only.
+	// +optional
+	Status VirtualMachineStatus `json:"status,omitempty"`
+}
+
+// VirtualMachineList is a list of VirtualMachines.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type VirtualMachineList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the VirtualMachines in the list.
+	Items []VirtualMachine `json:"items"`
+}
+
+// VirtualMachineRunStrategy is when a VirtualMachine keeps a VMI running.
+type VirtualMachineRunStrategy string
+
+const (
+	// RunStrategyAlways keeps a VMI running at all times, re-creating it whenever it stops or fails.
+	RunStrategyAlways VirtualMachineRunStrategy = "Always"
+	// RunStrategyRerunOnFailure re-creates the VMI when it fails, but not when the guest shuts down cleanly.
+	RunStrategyRerunOnFailure VirtualMachineRunStrategy = "RerunOnFailure"
+	// RunStrategyManual creates and deletes the VMI only on start, stop and restart requests.
+	RunStrategyManual VirtualMachineRunStrategy = "Manual"
+	// RunStrategyHalted keeps the VM stopped: no VMI exists.
+	RunStrategyHalted VirtualMachineRunStrategy = "Halted"
+	// RunStrategyOnce runs the VMI once and never re-creates it after it stops.
+	RunStrategyOnce VirtualMachineRunStrategy = "Once"
+)
+
+// VirtualMachineSpec is the desired state of a VirtualMachine.
+type VirtualMachineSpec struct {
+	// RunStrategy is when a VMI is kept running: Always, RerunOnFailure, Manual, Halted or Once.
+	// Mutually exclusive with running.
+	// +optional
+	RunStrategy *VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
+	// Running is the older form of runStrategy: true means Always, false means Halted.
+	// Mutually exclusive with runStrategy.
+	// +optional
+	Running *bool `json:"running,omitempty"`
+	// Template is the VirtualMachineInstance created when the VM starts. Its labels and annotations
+	// are copied to the VMI.
+	Template *VirtualMachineInstanceTemplateSpec `json:"template"`
+	// DataVolumeTemplates are DataVolumes created with, and owned by, the VM; the template's volumes
+	// can refer to them by name.
+	// +optional
+	// +listType=atomic
+	DataVolumeTemplates []DataVolumeTemplateSpec `json:"dataVolumeTemplates,omitempty"`
+}
+
+// VirtualMachineInstanceTemplateSpec is the template a VirtualMachine creates its VMI from.
+type VirtualMachineInstanceTemplateSpec struct {
+	// Metadata of the VMI to create; labels and annotations are copied to it.
+	// +optional
+	// +nullable
+	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec of the VMI to create.
+	// +optional
+	Spec VirtualMachineInstanceSpec `json:"spec,omitempty"`
+}
+
+// DataVolumeTemplateSpec is a DataVolume that a VirtualMachine creates and owns.
+type DataVolumeTemplateSpec struct {
+	// TypeMeta is accepted so that templates written as full DataVolume objects (with apiVersion and
+	// kind) keep working; it is otherwise ignored.
+	// +optional
+	metav1.TypeMeta `json:",inline"`
+	// Metadata of the DataVolume to create; its name is what the template's volumes refer to.
+	// +optional
+	// +nullable
+	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec of the DataVolume to create.
+	Spec cdiv1beta1.DataVolumeSpec `json:"spec"`
+}
+
+// VirtualMachinePrintableStatus is a one-word summary of a VirtualMachine's state, shown by kubectl get.
+type VirtualMachinePrintableStatus string
+
+const (
+	// VirtualMachineStatusStopped means no VMI exists, or it has finished.
+	VirtualMachineStatusStopped VirtualMachinePrintableStatus = "Stopped"
+	// VirtualMachineStatusProvisioning means the VM's DataVolumes are still being populated.
+	VirtualMachineStatusProvisioning VirtualMachinePrintableStatus = "Provisioning"
+	// VirtualMachineStatusStarting means a VMI exists but is not running yet.
+	VirtualMachineStatusStarting VirtualMachinePrintableStatus = "Starting"
+	// VirtualMachineStatusRunning means the VMI is running.
+	VirtualMachineStatusRunning VirtualMachinePrintableStatus = "Running"
+	// VirtualMachineStatusPaused means the VMI is paused.
+	VirtualMachineStatusPaused VirtualMachinePrintableStatus = "Paused"
+	// VirtualMachineStatusStopping means the VMI is shutting down because the VM was stopped.
+	VirtualMachineStatusStopping VirtualMachinePrintableStatus = "Stopping"
+	// VirtualMachineStatusTerminating means the VM is being deleted.
+	VirtualMachineStatusTerminating VirtualMachinePrintableStatus = "Terminating"
+	// VirtualMachineStatusCrashLoopBackOff means VMIs keep failing and the next start is delayed.
+	VirtualMachineStatusCrashLoopBackOff VirtualMachinePrintableStatus = "CrashLoopBackOff"
+	// VirtualMachineStatusMigrating means the VMI is being live-migrated.
+	VirtualMachineStatusMigrating VirtualMachinePrintableStatus = "Migrating"
+	// VirtualMachineStatusUnknown means the VM's state could not be determined.
+	VirtualMachineStatusUnknown VirtualMachinePrintableStatus = "Unknown"
+	// VirtualMachineStatusUnschedulable means the VMI's launcher pod cannot be scheduled.
+	VirtualMachineStatusUnschedulable VirtualMachinePrintableStatus = "ErrorUnschedulable"
+	// VirtualMachineStatusErrImagePull means a container image of the VMI could not be pulled.
+	VirtualMachineStatusErrImagePull VirtualMachinePrintableStatus = "ErrImagePull"
+	// VirtualMachineStatusImagePullBackOff means pulling a container image of the VMI keeps failing and is delayed.
+	VirtualMachineStatusImagePullBackOff VirtualMachinePrintableStatus = "ImagePullBackOff"
+	// VirtualMachineStatusPvcNotFound means a PersistentVolumeClaim the VMI uses does not exist.
+	VirtualMachineStatusPvcNotFound VirtualMachinePrintableStatus = "ErrorPvcNotFound"
+	// VirtualMachineStatusDataVolumeError means a DataVolume the VM uses has failed.
+	VirtualMachineStatusDataVolumeError VirtualMachinePrintableStatus = "DataVolumeError"
+	// VirtualMachineStatusWaitingForVolumeBinding means a PersistentVolumeClaim the VM uses is not bound yet.
+	VirtualMachineStatusWaitingForVolumeBinding VirtualMachinePrintableStatus = "WaitingForVolumeBinding"
+	// VirtualMachineStatusWaitingForReceiver means the VM waits to receive an incoming migration.
+	VirtualMachineStatusWaitingForReceiver VirtualMachinePrintableStatus = "WaitingForReceiver"
+)
+
+// VirtualMachineConditionType names a condition of a VirtualMachine.
+type VirtualMachineConditionType string
+
+const (
+	// VirtualMachineReady is True when the VM's VMI is running and ready.
+	VirtualMachineReady VirtualMachineConditionType = "Ready"
+	// VirtualMachineFailure is True when the VM controller failed to act on the VM; the message says why.
+	VirtualMachineFailure VirtualMachineConditionType = "Failure"
+	// VirtualMachinePaused is True while the VM's VMI is paused.
+	VirtualMachinePaused VirtualMachineConditionType = "Paused"
+)
+
+// VirtualMachineCondition is one observed condition of a VirtualMachine.
+type VirtualMachineCondition struct {
+	// Type of the condition, such as Ready or Failure.
+	Type VirtualMachineConditionType `json:"type"`
+	// Status of the condition: True, False or Unknown.
+	Status ConditionStatus `json:"status"`
+	// LastProbeTime is when the condition was last checked.
+	// +optional
+	// +nullable
+	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty"`
+	// LastTransitionTime is when the status of the condition last changed.
+	// +optional
+	// +nullable
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	// Reason is a CamelCase, machine-readable cause of the condition's status.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message explains the condition's status to humans.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// StateChangeRequestAction is an action requested of the VM controller.
+type StateChangeRequestAction string
+
+const (
+	// StartRequest asks for a VMI to be created.
+	StartRequest StateChangeRequestAction = "Start"
+	// StopRequest asks for the VMI to be deleted.
+	StopRequest StateChangeRequestAction = "Stop"
+)
+
+// VirtualMachineStateChangeRequest is a pending start or stop of a VirtualMachine, written by the
+// start, stop and restart subresources and consumed by the VM controller.
+type VirtualMachineStateChangeRequest struct {
+	// Action is Start or Stop.
+	Action StateChangeRequestAction `json:"action"`
+	// Data carries extra parameters of the request.
+	// +optional
+	Data map[string]string `json:"data,omitempty"`
+	// UID, on a Stop request, is the UID of the VMI to stop, so that a newer VMI is left alone.
+	// +optional
+	UID *types.UID `json:"uid,omitempty"`
+}
+
+// VirtualMachineStartFailure tracks VMIs that failed before reaching Running, to back off restarts.
+type VirtualMachineStartFailure struct {
+	// ConsecutiveFailCount is how many VMIs in a row failed to start.
+	// +optional
+	ConsecutiveFailCount int `json:"consecutiveFailCount,omitempty"`
+	// RetryAfterTimestamp is the earliest time the next VMI will be created.
+	// +optional
+	// +nullable
+	RetryAfterTimestamp *metav1.Time `json:"retryAfterTimestamp,omitempty"`
+}
+
+// VirtualMachineStatus is the observed state of a VirtualMachine.
+type VirtualMachineStatus struct {
+	// PrintableStatus is a one-word summary of the VM's state, shown by kubectl get.
+	// +optional
+	PrintableStatus VirtualMachinePrintableStatus `json:"printableStatus,omitempty"`
+	// Created is true when a VMI of this VM exists.
+	// +optional
+	Created bool `json:"created,omitempty"`
+	// Ready is true when the VMI of this VM is running and ready.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+	// Conditions are the current observed conditions of the VM, one per type.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []VirtualMachineCondition `json:"conditions,omitempty"`
+	// StateChangeRequests are start and stop requests not yet carried out, oldest first.
+	// +optional
+	// +listType=atomic
+	StateChangeRequests []VirtualMachineStateChangeRequest `json:"stateChangeRequests,omitempty"`
+	// StartFailure tracks consecutive failed starts for the crash-loop back-off; unset after a VMI reaches Running.
+	// +optional
+	StartFailure *VirtualMachineStartFailure `json:"startFailure,omitempty"`
+	// ObservedGeneration is the metadata.generation of the VM that the current VMI was created from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// DesiredGeneration is the metadata.generation of the VM that the controller last acted on.
+	// +optional
+	DesiredGeneration int64 `json:"desiredGeneration,omitempty"`
+}

@@ -1,0 +1,294 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// DefaultGracePeriodSeconds is the terminationGracePeriodSeconds a VMI gets when it sets none.
+const DefaultGracePeriodSeconds int64 = 30
+
+// VirtualMachineInstance is a running virtual machine: one guest, booted by QEMU in a launcher pod
+// on some node. Deleting it shuts the guest down.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type VirtualMachineInstance struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec is the desired virtual machine: its virtual hardware, volumes, networks and placement.
+	// It cannot be changed after creation.
+	Spec VirtualMachineInstanceSpec `json:"spec"`
+	// Status is what the system last observed about the VMI. It is written by Vireo only.
+	// +optional
+	Status VirtualMachineInstanceStatus `json:"status,omitempty"`
+}
+
+// VirtualMachineInstanceList is a list of VirtualMachineInstances.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type VirtualMachineInstanceList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the VirtualMachineInstances in the list.
+	Items []VirtualMachineInstance `json:"items"`
+}
+
+// EvictionStrategy is what happens to a VMI when its node is drained.
+type EvictionStrategy string
+
+const (
+	// EvictionStrategyNone lets the VMI be shut down; a VirtualMachine may then restart it elsewhere.
+	EvictionStrategyNone EvictionStrategy = "None"
+	// EvictionStrategyLiveMigrate blocks eviction and live-migrates the VMI to another node instead.
+	EvictionStrategyLiveMigrate EvictionStrategy = "LiveMigrate"
+	// EvictionStrategyLiveMigrateIfPossible live-migrates the VMI when it is live-migratable, and
+	// otherwise behaves like None.
+	EvictionStrategyLiveMigrateIfPossible EvictionStrategy = "LiveMigrateIfPossible"
+	// EvictionStrategyExternal blocks eviction and leaves it to an external controller to move or
+	// stop the VMI.
+	EvictionStrategyExternal EvictionStrategy = "External"
+)
+
+// StartStrategy is how the guest is started.
+type StartStrategy string
+
+const (
+	// StartStrategyPaused creates the guest paused; it runs only after an unpause.
+	StartStrategyPaused StartStrategy = "Paused"
+)
+
+// VirtualMachineInstanceSpec is the desired state of a VirtualMachineInstance.
+type VirtualMachineInstanceSpec struct {
+	// Domain is the guest's virtual hardware.
+	Domain DomainSpec `json:"domain"`
+	// Volumes are the sources of data that disks in domain.devices.disks attach.
+	// +optional
+	// +listType=atomic
+	Volumes []Volume `json:"volumes,omitempty"`
+	// Networks are the networks that interfaces in domain.devices.interfaces connect to.
+	// +optional
+	// +listType=atomic
+	Networks []Network `json:"networks,omitempty"`
+	// TerminationGracePeriodSeconds is how long the guest gets to shut down after an ACPI power-off
+	// request before it is forcibly stopped. 0 stops it at once. Defaults to 30.
+	// +optional
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+	// NodeSelector restricts the VMI to nodes that carry all of these labels.
+	// +optional
+	// +mapType=atomic
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Affinity holds node and pod affinity rules for placing the VMI.
+	// +optional
+	Affinity *Affinity `json:"affinity,omitempty"`
+	// Tolerations let the VMI run on nodes with matching taints.
+	// +optional
+	// +listType=atomic
+	Tolerations []Toleration `json:"tolerations,omitempty"`
+	// EvictionStrategy is what happens to the VMI when its node is drained: None, LiveMigrate,
+	// LiveMigrateIfPossible or External. Defaults to the cluster-wide setting.
+	// +optional
+	EvictionStrategy *EvictionStrategy `json:"evictionStrategy,omitempty"`
+	// StartStrategy "Paused" starts the guest paused.
+	// +optional
+	StartStrategy *StartStrategy `json:"startStrategy,omitempty"`
+	// Hostname is the guest's host name, passed through DHCP and cloud-init. Defaults to the VMI's
+	// name. Must be a DNS-1123 label.
+	// +optional
+	Hostname string `json:"hostname,omitempty"`
+	// Subdomain, when set, gives the VMI the fully qualified name
+	// "<hostname>.<subdomain>.<namespace>.svc.<cluster domain>", through a headless Service of that name.
+	// Must be a DNS-1123 subdomain.
+	// +optional
+	Subdomain string `json:"subdomain,omitempty"`
+}
+
+// VirtualMachineInstancePhase is the coarse lifecycle state of a VMI.
+type VirtualMachineInstancePhase string
+
+const (
+	// VmPhaseUnset is the phase of a VMI that has not been processed yet.
+	VmPhaseUnset VirtualMachineInstancePhase = ""
+	// Pending means the VMI has been accepted but no launcher pod exists yet.
+	Pending VirtualMachineInstancePhase = "Pending"
+	// Scheduling means a launcher pod exists but is not yet scheduled and running.
+	Scheduling VirtualMachineInstancePhase = "Scheduling"
+	// Scheduled means the launcher pod runs on status.nodeName; that node's agent now starts the guest.
+	Scheduled VirtualMachineInstancePhase = "Scheduled"
+	// Running means the guest has been started.
+	Running VirtualMachineInstancePhase = "Running"
+	// Succeeded means the guest stopped on its own or was shut down on request.
+	Succeeded VirtualMachineInstancePhase = "Succeeded"
+	// Failed means the guest crashed, its launcher died, or it could not be started.
+	Failed VirtualMachineInstancePhase = "Failed"
+	// Unknown means the state of the VMI could not be determined, usually because its node is unreachable.
+	Unknown VirtualMachineInstancePhase = "Unknown"
+)
+
+// ConditionStatus is the truth value of a condition.
+type ConditionStatus string
+
+const (
+	// ConditionTrue means the condition holds.
+	ConditionTrue ConditionStatus = "True"
+	// ConditionFalse means the condition does not hold.
+	ConditionFalse ConditionStatus = "False"
+	// ConditionUnknown means it is not known whether the condition holds.
+	ConditionUnknown ConditionStatus = "Unknown"
+)
+
+// VirtualMachineInstanceConditionType names a condition of a VMI.
+type VirtualMachineInstanceConditionType string
+
+const (
+	// VirtualMachineInstanceReady is True when the launcher pod is ready and the guest is running,
+	// so the VMI can be added to Service endpoints.
+	VirtualMachineInstanceReady VirtualMachineInstanceConditionType = "Ready"
+	// VirtualMachineInstancePodScheduled mirrors the launcher pod's PodScheduled condition when it is
+	// False, for example with reason Unschedulable.
+	VirtualMachineInstancePodScheduled VirtualMachineInstanceConditionType = "PodScheduled"
+	// VirtualMachineInstancePaused is True while the guest is paused.
+	VirtualMachineInstancePaused VirtualMachineInstanceConditionType = "Paused"
+	// VirtualMachineInstanceIsMigratable is True when the VMI can be live-migrated; when False its
+	// reason and message say why not.
+	VirtualMachineInstanceIsMigratable VirtualMachineInstanceConditionType = "LiveMigratable"
+	// VirtualMachineInstanceSynchronized is False, with a message, when the node agent failed to bring
+	// the guest to the desired state.
+	VirtualMachineInstanceSynchronized VirtualMachineInstanceConditionType = "Synchronized"
+	// VirtualMachineInstanceAgentConnected is True while a guest agent is connected.
+	VirtualMachineInstanceAgentConnected VirtualMachineInstanceConditionType = "AgentConnected"
+	// VirtualMachineInstanceSoftwareEmulation is True when the guest runs under software emulation
+	// (QEMU TCG) instead of hardware virtualization (KVM).
+	VirtualMachineInstanceSoftwareEmulation VirtualMachineInstanceConditionType = "SoftwareEmulation"
+	// VirtualMachineInstanceDataVolumesReady is True when all DataVolumes the VMI uses have finished
+	// populating their volumes.
+	VirtualMachineInstanceDataVolumesReady VirtualMachineInstanceConditionType = "DataVolumesReady"
+	// VirtualMachineInstanceProvisioning is True while DataVolumes the VMI uses are still being provisioned.
+	VirtualMachineInstanceProvisioning VirtualMachineInstanceConditionType = "Provisioning"
+)
+
+// VirtualMachineInstanceCondition is one observed condition of a VMI.
+type VirtualMachineInstanceCondition struct {
+	// Type of the condition, such as Ready or LiveMigratable.
+	Type VirtualMachineInstanceConditionType `json:"type"`
+	// Status of the condition: True, False or Unknown.
+	Status ConditionStatus `json:"status"`
+	// LastProbeTime is when the condition was last checked.
+	// +optional
+	// +nullable
+	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty"`
+	// LastTransitionTime is when the status of the condition last changed.
+	// +optional
+	// +nullable
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	// Reason is a CamelCase, machine-readable cause of the condition's status.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message explains the condition's status to humans.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// VirtualMachineInstancePhaseTransitionTimestamp records when a VMI entered a phase.
+type VirtualMachineInstancePhaseTransitionTimestamp struct {
+	// Phase the VMI entered.
+	// +optional
+	Phase VirtualMachineInstancePhase `json:"phase,omitempty"`
+	// PhaseTransitionTimestamp is when the VMI entered the phase.
+	// +optional
+	PhaseTransitionTimestamp metav1.Time `json:"phaseTransitionTimestamp,omitempty"`
+}
+
+// VirtualMachineInstanceStatus is the observed state of a VirtualMachineInstance.
+type VirtualMachineInstanceStatus struct {
+	// Phase is the coarse lifecycle state: Pending, Scheduling, Scheduled, Running, Succeeded, Failed or Unknown.
+	// +optional
+	Phase VirtualMachineInstancePhase `json:"phase,omitempty"`
+	// PhaseTransitionTimestamps records when the VMI entered each phase, oldest first.
+	// +optional
+	// +listType=atomic
+	PhaseTransitionTimestamps []VirtualMachineInstancePhaseTransitionTimestamp `json:"phaseTransitionTimestamps,omitempty"`
+	// Conditions are the current observed conditions of the VMI, one per type.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []VirtualMachineInstanceCondition `json:"conditions,omitempty"`
+	// NodeName is the node the VMI runs on.
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+	// Reason is a CamelCase cause of the VMI's current state, such as NodeUnresponsive.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Interfaces reports the guest's network interfaces and their addresses.
+	// +optional
+	// +listType=atomic
+	Interfaces []VirtualMachineInstanceNetworkInterface `json:"interfaces,omitempty"`
+	// MigrationState describes the latest live migration of this VMI.
+	// +optional
+	MigrationState *VirtualMachineInstanceMigrationState `json:"migrationState,omitempty"`
+	// ActivePods maps the UID of each launcher pod of this VMI to its node name; during a live
+	// migration there are two.
+	// +optional
+	ActivePods map[types.UID]string `json:"activePods,omitempty"`
+	// GuestOSInfo describes the guest operating system, as reported by a guest agent.
+	// +optional
+	GuestOSInfo VirtualMachineInstanceGuestOSInfo `json:"guestOSInfo,omitempty"`
+	// LauncherContainerImageVersion is the launcher image the VMI currently runs with.
+	// +optional
+	LauncherContainerImageVersion string `json:"launcherContainerImageVersion,omitempty"`
+}
+
+// VirtualMachineInstanceNetworkInterface reports one network interface of the guest.
+type VirtualMachineInstanceNetworkInterface struct {
+	// Name of the interface in spec.domain.devices.interfaces (and of its network).
+	// +optional
+	Name string `json:"name,omitempty"`
+	// IP is the interface's primary IP address; it is always the first entry of ipAddresses.
+	// +optional
+	IP string `json:"ipAddress,omitempty"`
+	// IPs are all IP addresses of the interface.
+	// +optional
+	// +listType=atomic
+	IPs []string `json:"ipAddresses,omitempty"`
+	// MAC is the interface's hardware address.
+	// +optional
+	MAC string `json:"mac,omitempty"`
+	// InterfaceName is the interface's name inside the guest, such as eth0.
+	// +optional
+	InterfaceName string `json:"interfaceName,omitempty"`
+	// InfoSource says where the data came from, as a comma-separated list of domain, guest-agent.
+	// +optional
+	InfoSource string `json:"infoSource,omitempty"`
+}
+
+// VirtualMachineInstanceGuestOSInfo describes the guest operating system, as its guest agent reports it.
+type VirtualMachineInstanceGuestOSInfo struct {
+	// Name of the operating system, such as "Fedora Linux".
+	// +optional
+	Name string `json:"name,omitempty"`
+	// KernelRelease is the kernel release, such as "6.8.0-45-generic".
+	// +optional
+	KernelRelease string `json:"kernelRelease,omitempty"`
+	// Version of the operating system.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// PrettyName is the human-friendly name and version of the operating system.
+	// +optional
+	PrettyName string `json:"prettyName,omitempty"`
+	// VersionID is the machine-readable version of the operating system, such as "41".
+	// +optional
+	VersionID string `json:"versionId,omitempty"`
+	// KernelVersion is the kernel build version string.
+	// +optional
+	KernelVersion string `json:"kernelVersion,omitempty"`
+	// Machine is the guest's hardware architecture, such as x86_64.
+	// +optional
+	Machine string `json:"machine,omitempty"`
+	// ID is the machine-readable identifier of the operating system, such as "fedora".
+	// +optional
+	ID string `json:"id,omitempty"`
+}

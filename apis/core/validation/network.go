@@ -1,0 +1,148 @@
+package validation
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vireo-dev/vireo/apis/core"
+)
+
+// networkNamePattern is what network and interface names may consist of.
+var networkNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// interfaceModels are the NIC models a guest interface may emulate.
+var interfaceModels = []string{"virtio", "e1000", "e1000e", "rtl8139"}
+
+// portProtocols are the protocols a forwarded port may use.
+var portProtocols = []string{"TCP", "UDP"}
+
+// validateNetworking validates the networks and the interfaces connected to them: they pair up one
+// to one by name, there is at most one pod network, and every interface uses the masquerade binding.
+func validateNetworking(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	networksPath := fldPath.Child("networks")
+	ifacesPath := fldPath.Child("domain", "devices", "interfaces")
+	networks := map[string]bool{}
+	podNetwork := ""
+	for i := range spec.Networks {
+		n := &spec.Networks[i]
+		nPath := networksPath.Index(i)
+		errs = append(errs, validateNetworkName(n.Name, networks, nPath.Child("name"))...)
+		networks[n.Name] = true
+		if n.Pod == nil {
+			errs = append(errs, field.Required(nPath.Child("pod"),
+				"a network must have exactly one source; the only source Vireo supports is pod"))
+			continue
+		}
+		if podNetwork != "" {
+			errs = append(errs, field.Invalid(nPath.Child("pod"), n.Name, fmt.Sprintf(
+				"only one pod network is allowed, and network %q already is one", podNetwork)))
+		}
+		podNetwork = n.Name
+		errs = append(errs, validateVMNetworkCIDR(n.Pod.VMNetworkCIDR, nPath.Child("pod", "vmNetworkCIDR"))...)
+	}
+	ifaces := map[string]bool{}
+	for i := range spec.Domain.Devices.Interfaces {
+		iface := &spec.Domain.Devices.Interfaces[i]
+		iPath := ifacesPath.Index(i)
+		errs = append(errs, validateNetworkName(iface.Name, ifaces, iPath.Child("name"))...)
+		ifaces[iface.Name] = true
+		if iface.Name != "" && !networks[iface.Name] {
+			errs = append(errs, field.Invalid(iPath.Child("name"), iface.Name, fmt.Sprintf(
+				"no network named %q in %s; every interface must connect to a network of the same name",
+				iface.Name, networksPath)))
+		}
+		errs = append(errs, validateInterface(iface, iPath)...)
+	}
+	for i, n := range spec.Networks {
+		if n.Name != "" && !ifaces[n.Name] {
+			errs = append(errs, field.Invalid(networksPath.Index(i).Child("name"), n.Name, fmt.Sprintf(
+				"no interface uses this network; add an interface named %q to %s", n.Name, ifacesPath)))
+		}
+	}
+	return errs
+}
+
+// validateNetworkName checks the name of a network or interface: required, made of letters,
+// digits, '-' and '_', and not already in seen.
+func validateNetworkName(name string, seen map[string]bool, fldPath *field.Path) field.ErrorList {
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(fldPath, "a name is required")}
+	case seen[name]:
+		return field.ErrorList{field.Duplicate(fldPath, name)}
+	case !networkNamePattern.MatchString(name):
+		return field.ErrorList{field.Invalid(fldPath, name,
+			"may contain only letters, digits, '-' and '_' (regular expression [A-Za-z0-9_-]+)")}
+	}
+	return nil
+}
+
+// validateVMNetworkCIDR checks that the guest's private network, when given, is an IPv4 CIDR.
+func validateVMNetworkCIDR(cidr string, fldPath *field.Path) field.ErrorList {
+	if cidr == "" {
+		return nil
+	}
+	ip, _, err := net.ParseCIDR(cidr)
+	if err != nil || ip.To4() == nil {
+		return field.ErrorList{field.Invalid(fldPath, cidr, "must be an IPv4 network in CIDR notation, such as 10.0.2.0/24")}
+	}
+	return nil
+}
+
+// validateInterface checks an interface's binding, model, MAC address and ports.
+func validateInterface(iface *core.Interface, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	bindings := 0
+	if iface.Masquerade != nil {
+		bindings++
+	}
+	if iface.Bridge != nil {
+		bindings++
+		errs = append(errs, field.Forbidden(fldPath.Child("bridge"),
+			"bridge binding is not supported by Vireo's runtime; use masquerade"))
+	}
+	switch {
+	case bindings == 0:
+		errs = append(errs, field.Required(fldPath.Child("masquerade"),
+			"an interface needs a binding; set masquerade: {}"))
+	case bindings > 1:
+		errs = append(errs, field.Invalid(fldPath, "bridge and masquerade",
+			"set exactly one binding: masquerade"))
+	}
+	errs = append(errs, validateEnum(iface.Model, interfaceModels, fldPath.Child("model"))...)
+	if iface.MacAddress != "" {
+		errs = append(errs, validateMAC(iface.MacAddress, fldPath.Child("macAddress"))...)
+	}
+	names := map[string]bool{}
+	for j, p := range iface.Ports {
+		pPath := fldPath.Child("ports").Index(j)
+		if p.Port < 1 || p.Port > 65535 {
+			errs = append(errs, field.Invalid(pPath.Child("port"), p.Port, "must be a port number from 1 to 65535"))
+		}
+		errs = append(errs, validateEnum(p.Protocol, portProtocols, pPath.Child("protocol"))...)
+		if p.Name != "" {
+			if names[p.Name] {
+				errs = append(errs, field.Duplicate(pPath.Child("name"), p.Name))
+			}
+			names[p.Name] = true
+		}
+	}
+	return errs
+}
+
+// validateMAC checks that mac is a unicast 48-bit MAC address.
+func validateMAC(mac string, fldPath *field.Path) field.ErrorList {
+	hw, err := net.ParseMAC(mac)
+	if err != nil || len(hw) != 6 {
+		return field.ErrorList{field.Invalid(fldPath, mac, "must be a 48-bit MAC address such as 02:00:00:ab:cd:ef")}
+	}
+	if hw[0]&1 == 1 {
+		return field.ErrorList{field.Invalid(fldPath, mac,
+			"must be a unicast MAC address: the lowest bit of the first byte must be 0, as in 02:00:00:ab:cd:ef")}
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package validation
+
+import (
+	"strconv"
+
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vireo-dev/vireo/apis/core"
+)
+
+// tolerationOperators are the operators a toleration may use.
+var tolerationOperators = []core.TolerationOperator{
+	core.TolerationOpEqual, core.TolerationOpExists, core.TolerationOpLt, core.TolerationOpGt,
+}
+
+// taintEffects are the taint effects a toleration may name.
+var taintEffects = []core.TaintEffect{
+	core.TaintEffectNoSchedule, core.TaintEffectPreferNoSchedule, core.TaintEffectNoExecute,
+}
+
+// nodeSelectorOperators are the operators a node selector requirement may use.
+var nodeSelectorOperators = []core.NodeSelectorOperator{
+	core.NodeSelectorOpIn, core.NodeSelectorOpNotIn, core.NodeSelectorOpExists,
+	core.NodeSelectorOpDoesNotExist, core.NodeSelectorOpGt, core.NodeSelectorOpLt,
+}
+
+// validateScheduling makes the basic checks of the placement fields copied to the launcher pod,
+// so that a mistake is reported here rather than as a failure to create the pod.
+func validateScheduling(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
+	errs := metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))
+	for i := range spec.Tolerations {
+		errs = append(errs, validateToleration(&spec.Tolerations[i], fldPath.Child("tolerations").Index(i))...)
+	}
+	if a := spec.Affinity; a != nil {
+		aPath := fldPath.Child("affinity")
+		if a.NodeAffinity != nil {
+			errs = append(errs, validateNodeAffinity(a.NodeAffinity, aPath.Child("nodeAffinity"))...)
+		}
+		if a.PodAffinity != nil {
+			errs = append(errs, validatePodAffinityTerms(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
+				a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution, aPath.Child("podAffinity"))...)
+		}
+		if a.PodAntiAffinity != nil {
+			errs = append(errs, validatePodAffinityTerms(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
+				a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution, aPath.Child("podAntiAffinity"))...)
+		}
+	}
+	return errs
+}
+
+// validateToleration checks a toleration's key, operator, value and effect the way a pod's are checked.
+func validateToleration(t *core.Toleration, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if t.Key != "" {
+		errs = append(errs, validateQualifiedName(t.Key, fldPath.Child("key"))...)
+	}
+	errs = append(errs, validateEnum(t.Operator, tolerationOperators, fldPath.Child("operator"))...)
+	if t.Key == "" && t.Operator != core.TolerationOpExists {
+		errs = append(errs, field.Invalid(fldPath.Child("operator"), t.Operator,
+			"a toleration without a key must use operator Exists (it then tolerates every taint)"))
+	}
+	if t.Operator == core.TolerationOpExists && t.Value != "" {
+		errs = append(errs, field.Invalid(fldPath.Child("value"), t.Value,
+			"must be empty when the operator is Exists"))
+	}
+	errs = append(errs, validateEnum(t.Effect, taintEffects, fldPath.Child("effect"))...)
+	if t.TolerationSeconds != nil && t.Effect != core.TaintEffectNoExecute {
+		errs = append(errs, field.Invalid(fldPath.Child("effect"), t.Effect,
+			"must be NoExecute when tolerationSeconds is set"))
+	}
+	return errs
+}
+
+// validateQualifiedName reports an error when name is not a qualified name such as example.com/key.
+func validateQualifiedName(name string, fldPath *field.Path) field.ErrorList {
+	return messagesToError(validation.IsQualifiedName(name), name, fldPath)
+}
+
+// validateNodeAffinity checks node selector terms and preference weights.
+func validateNodeAffinity(na *core.NodeAffinity, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+		rPath := fldPath.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+		if len(req.NodeSelectorTerms) == 0 {
+			errs = append(errs, field.Required(rPath, "at least one node selector term is required"))
+		}
+		for i := range req.NodeSelectorTerms {
+			errs = append(errs, validateNodeSelectorTerm(&req.NodeSelectorTerms[i], rPath.Index(i))...)
+		}
+	}
+	for i := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+		p := &na.PreferredDuringSchedulingIgnoredDuringExecution[i]
+		pPath := fldPath.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i)
+		errs = append(errs, validateWeight(p.Weight, pPath.Child("weight"))...)
+		errs = append(errs, validateNodeSelectorTerm(&p.Preference, pPath.Child("preference"))...)
+	}
+	return errs
+}
+
+// validateNodeSelectorTerm checks every requirement of a node selector term.
+func validateNodeSelectorTerm(term *core.NodeSelectorTerm, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i := range term.MatchExpressions {
+		errs = append(errs, validateNodeSelectorRequirement(&term.MatchExpressions[i], fldPath.Child("matchExpressions").Index(i))...)
+	}
+	for i := range term.MatchFields {
+		errs = append(errs, validateNodeSelectorRequirement(&term.MatchFields[i], fldPath.Child("matchFields").Index(i))...)
+	}
+	return errs
+}
+
+// validateNodeSelectorRequirement checks that the values of a requirement suit its operator.
+func validateNodeSelectorRequirement(r *core.NodeSelectorRequirement, fldPath *field.Path) field.ErrorList {
+	errs := validateQualifiedName(r.Key, fldPath.Child("key"))
+	valuesPath := fldPath.Child("values")
+	switch r.Operator {
+	case core.NodeSelectorOpIn, core.NodeSelectorOpNotIn:
+		if len(r.Values) == 0 {
+			errs = append(errs, field.Required(valuesPath, "operators In and NotIn need at least one value"))
+		}
+	case core.NodeSelectorOpExists, core.NodeSelectorOpDoesNotExist:
+		if len(r.Values) > 0 {
+			errs = append(errs, field.Forbidden(valuesPath, "operators Exists and DoesNotExist take no values"))
+		}
+	case core.NodeSelectorOpGt, core.NodeSelectorOpLt:
+		if len(r.Values) != 1 {
+			errs = append(errs, field.Required(valuesPath, "operators Gt and Lt need exactly one value"))
+		} else if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil {
+			errs = append(errs, field.Invalid(valuesPath.Index(0), r.Values[0],
+				"operators Gt and Lt need an integer value"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(fldPath.Child("operator"), r.Operator, nodeSelectorOperators))
+	}
+	return errs
+}
+
+// validatePodAffinityTerms checks required and preferred pod (anti-)affinity terms.
+func validatePodAffinityTerms(required []core.PodAffinityTerm, preferred []core.WeightedPodAffinityTerm, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i := range required {
+		errs = append(errs, validatePodAffinityTerm(&required[i],
+			fldPath.Child("requiredDuringSchedulingIgnoredDuringExecution").Index(i))...)
+	}
+	for i := range preferred {
+		pPath := fldPath.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i)
+		errs = append(errs, validateWeight(preferred[i].Weight, pPath.Child("weight"))...)
+		errs = append(errs, validatePodAffinityTerm(&preferred[i].PodAffinityTerm, pPath.Child("podAffinityTerm"))...)
+	}
+	return errs
+}
+
+// validatePodAffinityTerm checks a term's topology key and selectors.
+func validatePodAffinityTerm(term *core.PodAffinityTerm, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if term.TopologyKey == "" {
+		errs = append(errs, field.Required(fldPath.Child("topologyKey"),
+			"a topology key such as kubernetes.io/hostname is required"))
+	} else {
+		errs = append(errs, validateQualifiedName(term.TopologyKey, fldPath.Child("topologyKey"))...)
+	}
+	opts := metav1validation.LabelSelectorValidationOptions{}
+	errs = append(errs, metav1validation.ValidateLabelSelector(term.LabelSelector, opts, fldPath.Child("labelSelector"))...)
+	return append(errs, metav1validation.ValidateLabelSelector(term.NamespaceSelector, opts, fldPath.Child("namespaceSelector"))...)
+}
+
+// validateWeight checks a scheduling preference weight.
+func validateWeight(weight int32, fldPath *field.Path) field.ErrorList {
+	if weight < 1 || weight > 100 {
+		return field.ErrorList{field.Invalid(fldPath, weight, "must be from 1 to 100")}
+	}
+	return nil
+}

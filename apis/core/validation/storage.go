@@ -1,0 +1,192 @@
+package validation
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vireo-dev/vireo/apis/core"
+)
+
+// MaxInlineCloudInitBytes is the largest cloud-init user-data or network-data that may be given
+// inline; larger data goes in a Secret (secretRef), as in KubeVirt.
+const MaxInlineCloudInitBytes = 2048
+
+// diskBuses are the buses a disk may be attached to.
+var diskBuses = []core.DiskBus{core.DiskBusVirtio, core.DiskBusSATA, core.DiskBusSCSI, core.DiskBusUSB}
+
+// cdromBuses are the buses a CD-ROM may be attached to; QEMU has no virtio CD-ROM.
+var cdromBuses = []core.DiskBus{core.DiskBusSATA, core.DiskBusSCSI, core.DiskBusUSB}
+
+// diskCaches are the allowed disk cache modes.
+var diskCaches = []core.DriverCache{core.CacheNone, core.CacheWriteThrough, core.CacheWriteBack}
+
+// volumeSourceNames lists the volume sources, for messages.
+const volumeSourceNames = "containerDisk, persistentVolumeClaim, dataVolume, cloudInitNoCloud, emptyDisk"
+
+// validateStorage validates the volumes and the disks that attach them: they pair up one to one by
+// name (in a template a volume may still lack its disk), and each is well-formed.
+func validateStorage(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path, opts specOptions) field.ErrorList {
+	var errs field.ErrorList
+	volumesPath := fldPath.Child("volumes")
+	disksPath := fldPath.Child("domain", "devices", "disks")
+	volumes := map[string]bool{}
+	for i := range spec.Volumes {
+		v := &spec.Volumes[i]
+		vPath := volumesPath.Index(i)
+		errs = append(errs, validateDeviceName(v.Name, volumes, vPath.Child("name"))...)
+		volumes[v.Name] = true
+		errs = append(errs, validateVolumeSource(&v.VolumeSource, vPath)...)
+	}
+	disks := map[string]bool{}
+	bootOrders := map[uint]bool{}
+	for i := range spec.Domain.Devices.Disks {
+		d := &spec.Domain.Devices.Disks[i]
+		dPath := disksPath.Index(i)
+		errs = append(errs, validateDeviceName(d.Name, disks, dPath.Child("name"))...)
+		disks[d.Name] = true
+		if d.Name != "" && !volumes[d.Name] {
+			errs = append(errs, field.Invalid(dPath.Child("name"), d.Name, fmt.Sprintf(
+				"no volume named %q in %s; every disk must attach a volume of the same name", d.Name, volumesPath)))
+		}
+		errs = append(errs, validateDisk(d, dPath)...)
+		if b := d.BootOrder; b != nil {
+			if *b < 1 {
+				errs = append(errs, field.Invalid(dPath.Child("bootOrder"), *b, "must be at least 1"))
+			} else if bootOrders[*b] {
+				errs = append(errs, field.Duplicate(dPath.Child("bootOrder"), *b))
+			}
+			bootOrders[*b] = true
+		}
+	}
+	if opts.template {
+		return errs
+	}
+	for i, v := range spec.Volumes {
+		if v.Name != "" && !disks[v.Name] {
+			errs = append(errs, field.Invalid(volumesPath.Index(i).Child("name"), v.Name, fmt.Sprintf(
+				"no disk attaches this volume; add a disk named %q to %s", v.Name, disksPath)))
+		}
+	}
+	return errs
+}
+
+// validateDeviceName checks the name of a volume or disk: required, a DNS-1123 label, and not
+// already in seen.
+func validateDeviceName(name string, seen map[string]bool, fldPath *field.Path) field.ErrorList {
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(fldPath, "a name is required")}
+	case seen[name]:
+		return field.ErrorList{field.Duplicate(fldPath, name)}
+	}
+	return validateDNS1123Label(name, fldPath)
+}
+
+// validateDisk checks how a disk is attached: as at most one of disk and cdrom, on a known bus,
+// with a known cache mode.
+func validateDisk(d *core.Disk, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if d.Disk != nil && d.CDRom != nil {
+		errs = append(errs, field.Invalid(fldPath, "disk and cdrom",
+			"a disk is attached either as a disk or as a cdrom; set at most one of them"))
+	}
+	if d.Disk != nil {
+		errs = append(errs, validateEnum(d.Disk.Bus, diskBuses, fldPath.Child("disk", "bus"))...)
+	}
+	if d.CDRom != nil {
+		errs = append(errs, validateEnum(d.CDRom.Bus, cdromBuses, fldPath.Child("cdrom", "bus"))...)
+	}
+	return append(errs, validateEnum(d.Cache, diskCaches, fldPath.Child("cache"))...)
+}
+
+// validateVolumeSource checks that a volume has exactly one source and that the source is complete.
+func validateVolumeSource(src *core.VolumeSource, fldPath *field.Path) field.ErrorList {
+	var set []string
+	var errs field.ErrorList
+	if s := src.ContainerDisk; s != nil {
+		set = append(set, "containerDisk")
+		cPath := fldPath.Child("containerDisk")
+		if strings.TrimSpace(s.Image) == "" {
+			errs = append(errs, field.Required(cPath.Child("image"),
+				"the container image that holds the disk is required, such as quay.io/containerdisks/fedora:41"))
+		}
+		errs = append(errs, validateEnum(s.ImagePullPolicy, pullPolicies, cPath.Child("imagePullPolicy"))...)
+	}
+	if s := src.PersistentVolumeClaim; s != nil {
+		set = append(set, "persistentVolumeClaim")
+		errs = append(errs, validateObjectName(s.ClaimName,
+			fldPath.Child("persistentVolumeClaim", "claimName"), "PersistentVolumeClaim")...)
+	}
+	if s := src.DataVolume; s != nil {
+		set = append(set, "dataVolume")
+		errs = append(errs, validateObjectName(s.Name, fldPath.Child("dataVolume", "name"), "DataVolume")...)
+	}
+	if s := src.CloudInitNoCloud; s != nil {
+		set = append(set, "cloudInitNoCloud")
+		errs = append(errs, validateCloudInitNoCloud(s, fldPath.Child("cloudInitNoCloud"))...)
+	}
+	if s := src.EmptyDisk; s != nil {
+		set = append(set, "emptyDisk")
+		if s.Capacity.Sign() <= 0 {
+			errs = append(errs, field.Invalid(fldPath.Child("emptyDisk", "capacity"), s.Capacity.String(),
+				"must be greater than zero, such as 10Gi"))
+		}
+	}
+	switch {
+	case len(set) == 0:
+		errs = append(errs, field.Required(fldPath, "a volume must have exactly one of "+volumeSourceNames))
+	case len(set) > 1:
+		errs = append(errs, field.Invalid(fldPath, strings.Join(set, ", "),
+			"a volume must have exactly one of "+volumeSourceNames))
+	}
+	return errs
+}
+
+// validateCloudInitNoCloud checks the cloud-init data: at most one user-data source, some data at
+// all, valid base64, and inline data no larger than MaxInlineCloudInitBytes.
+func validateCloudInitNoCloud(s *core.CloudInitNoCloudSource, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	sources := 0
+	for _, set := range []bool{s.UserData != "", s.UserDataBase64 != "", s.UserDataSecretRef != nil} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case sources > 1:
+		errs = append(errs, field.Invalid(fldPath, "multiple user-data sources",
+			"set only one of userData, userDataBase64 and secretRef"))
+	case sources == 0 && s.NetworkData == "":
+		errs = append(errs, field.Required(fldPath,
+			"set one of userData, userDataBase64 and secretRef, or networkData"))
+	}
+	if s.UserDataSecretRef != nil && s.UserDataSecretRef.Name == "" {
+		errs = append(errs, field.Required(fldPath.Child("secretRef", "name"),
+			"the name of the Secret holding the user-data is required"))
+	}
+	errs = append(errs, validateInlineSize(len(s.UserData), fldPath.Child("userData"))...)
+	if s.UserDataBase64 != "" {
+		decoded, err := base64.StdEncoding.DecodeString(s.UserDataBase64)
+		if err != nil {
+			errs = append(errs, field.Invalid(fldPath.Child("userDataBase64"), "<omitted>",
+				"must be valid standard base64: "+err.Error()))
+		} else {
+			errs = append(errs, validateInlineSize(len(decoded), fldPath.Child("userDataBase64"))...)
+		}
+	}
+	return append(errs, validateInlineSize(len(s.NetworkData), fldPath.Child("networkData"))...)
+}
+
+// validateInlineSize reports an error when inline cloud-init data of size bytes is too large.
+func validateInlineSize(size int, fldPath *field.Path) field.ErrorList {
+	if size <= MaxInlineCloudInitBytes {
+		return nil
+	}
+	e := field.TooLong(fldPath, "", MaxInlineCloudInitBytes)
+	e.Detail = fmt.Sprintf("is %d bytes, more than the %d bytes allowed inline; "+
+		"put larger data in a Secret and use secretRef", size, MaxInlineCloudInitBytes)
+	return field.ErrorList{e}
+}

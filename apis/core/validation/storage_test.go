@@ -1,0 +1,161 @@
+package validation
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/vireo-dev/vireo/apis/core"
+)
+
+const (
+	disksPath   = "spec.domain.devices.disks"
+	volumesPath = "spec.volumes"
+)
+
+// addVolume returns a mutation that adds a volume with src and a plain disk for it.
+func addVolume(name string, src core.VolumeSource) func(s *core.VirtualMachineInstanceSpec) {
+	return func(s *core.VirtualMachineInstanceSpec) {
+		s.Volumes = append(s.Volumes, core.Volume{Name: name, VolumeSource: src})
+		s.Domain.Devices.Disks = append(s.Domain.Devices.Disks, core.Disk{Name: name})
+	}
+}
+
+// setDisk returns a mutation that replaces the first disk (rootdisk) with d.
+func setDisk(d core.Disk) func(s *core.VirtualMachineInstanceSpec) {
+	return func(s *core.VirtualMachineInstanceSpec) { s.Domain.Devices.Disks[0] = d }
+}
+
+func TestDiskVolumePairing(t *testing.T) {
+	runSpecCases(t, []specCase{
+		{name: "disk without volume", mutate: func(s *core.VirtualMachineInstanceSpec) {
+			s.Domain.Devices.Disks = append(s.Domain.Devices.Disks, core.Disk{Name: "extra"})
+		}, want: []fe{{invalid, disksPath + "[2].name"}}},
+		{name: "volume without disk", mutate: func(s *core.VirtualMachineInstanceSpec) {
+			s.Domain.Devices.Disks = s.Domain.Devices.Disks[:1]
+		}, want: []fe{{invalid, volumesPath + "[1].name"}}},
+		{name: "duplicate volume", mutate: func(s *core.VirtualMachineInstanceSpec) {
+			s.Volumes = append(s.Volumes, s.Volumes[0])
+		}, want: []fe{{duplicate, volumesPath + "[2].name"}}},
+		{name: "duplicate disk", mutate: func(s *core.VirtualMachineInstanceSpec) {
+			s.Domain.Devices.Disks = append(s.Domain.Devices.Disks, s.Domain.Devices.Disks[0])
+		}, want: []fe{{duplicate, disksPath + "[2].name"}}},
+		{name: "volume name not a DNS label", mutate: func(s *core.VirtualMachineInstanceSpec) {
+			s.Volumes[0].Name, s.Domain.Devices.Disks[0].Name = "Root_Disk", "Root_Disk"
+		}, want: []fe{{invalid, volumesPath + "[0].name"}, {invalid, disksPath + "[0].name"}}},
+		{name: "unnamed volume and disk", mutate: func(s *core.VirtualMachineInstanceSpec) {
+			s.Volumes[0].Name, s.Domain.Devices.Disks[0].Name = "", ""
+		}, want: []fe{{required, volumesPath + "[0].name"}, {required, disksPath + "[0].name"}}},
+	})
+}
+
+func TestDiskValidation(t *testing.T) {
+	bus := func(b core.DiskBus) core.Disk {
+		return core.Disk{Name: "rootdisk", DiskDevice: core.DiskDevice{Disk: &core.DiskTarget{Bus: b}}}
+	}
+	cdrom := func(b core.DiskBus) core.Disk {
+		return core.Disk{Name: "rootdisk", DiskDevice: core.DiskDevice{CDRom: &core.CDRomTarget{Bus: b, ReadOnly: ptr(true)}}}
+	}
+	runSpecCases(t, []specCase{
+		{name: "sata", mutate: setDisk(bus(core.DiskBusSATA))},
+		{name: "scsi", mutate: setDisk(bus(core.DiskBusSCSI))},
+		{name: "usb", mutate: setDisk(bus(core.DiskBusUSB))},
+		{name: "empty bus", mutate: setDisk(bus(""))},
+		{name: "ide refused", mutate: setDisk(bus("ide")), want: []fe{{notSupported, disksPath + "[0].disk.bus"}}},
+		{name: "cdrom on sata", mutate: setDisk(cdrom(core.DiskBusSATA))},
+		{name: "cdrom on virtio refused", mutate: setDisk(cdrom(core.DiskBusVirtio)), want: []fe{{notSupported, disksPath + "[0].cdrom.bus"}}},
+		{name: "neither disk nor cdrom", mutate: setDisk(core.Disk{Name: "rootdisk"})},
+		{name: "disk and cdrom", mutate: setDisk(core.Disk{Name: "rootdisk", DiskDevice: core.DiskDevice{
+			Disk: &core.DiskTarget{}, CDRom: &core.CDRomTarget{}}}), want: []fe{{invalid, disksPath + "[0]"}}},
+		{name: "cache modes", mutate: func(s *core.VirtualMachineInstanceSpec) {
+			s.Domain.Devices.Disks[0].Cache = core.CacheNone
+			s.Domain.Devices.Disks[1].Cache = core.CacheWriteBack
+		}},
+		{name: "unknown cache", mutate: func(s *core.VirtualMachineInstanceSpec) { s.Domain.Devices.Disks[1].Cache = "unsafe" },
+			want: []fe{{notSupported, disksPath + "[1].cache"}}},
+	})
+}
+
+func TestBootOrderValidation(t *testing.T) {
+	setBoot := func(orders ...*uint) func(s *core.VirtualMachineInstanceSpec) {
+		return func(s *core.VirtualMachineInstanceSpec) {
+			for i, o := range orders {
+				s.Domain.Devices.Disks[i].BootOrder = o
+			}
+		}
+	}
+	runSpecCases(t, []specCase{
+		{name: "distinct", mutate: setBoot(ptr(uint(1)), ptr(uint(2)))},
+		{name: "only one", mutate: setBoot(nil, ptr(uint(1)))},
+		{name: "zero", mutate: setBoot(ptr(uint(0)), ptr(uint(1))), want: []fe{{invalid, disksPath + "[0].bootOrder"}}},
+		{name: "duplicate", mutate: setBoot(ptr(uint(1)), ptr(uint(1))), want: []fe{{duplicate, disksPath + "[1].bootOrder"}}},
+	})
+}
+
+func TestVolumeSourceValidation(t *testing.T) {
+	v2 := volumesPath + "[2]"
+	runSpecCases(t, []specCase{
+		{name: "pvc", mutate: addVolume("data", core.VolumeSource{PersistentVolumeClaim: &core.PersistentVolumeClaimVolumeSource{ClaimName: "data-pvc"}})},
+		{name: "pvc without claim name", mutate: addVolume("data", core.VolumeSource{PersistentVolumeClaim: &core.PersistentVolumeClaimVolumeSource{}}),
+			want: []fe{{required, v2 + ".persistentVolumeClaim.claimName"}}},
+		{name: "pvc with bad claim name", mutate: addVolume("data", core.VolumeSource{PersistentVolumeClaim: &core.PersistentVolumeClaimVolumeSource{ClaimName: "Data"}}),
+			want: []fe{{invalid, v2 + ".persistentVolumeClaim.claimName"}}},
+		{name: "dataVolume", mutate: addVolume("data", core.VolumeSource{DataVolume: &core.DataVolumeSource{Name: "fedora-dv"}})},
+		{name: "dataVolume without name", mutate: addVolume("data", core.VolumeSource{DataVolume: &core.DataVolumeSource{}}),
+			want: []fe{{required, v2 + ".dataVolume.name"}}},
+		{name: "emptyDisk", mutate: addVolume("scratch", core.VolumeSource{EmptyDisk: &core.EmptyDiskSource{Capacity: q("1Gi")}})},
+		{name: "emptyDisk of zero", mutate: addVolume("scratch", core.VolumeSource{EmptyDisk: &core.EmptyDiskSource{}}),
+			want: []fe{{invalid, v2 + ".emptyDisk.capacity"}}},
+		{name: "emptyDisk negative", mutate: addVolume("scratch", core.VolumeSource{EmptyDisk: &core.EmptyDiskSource{Capacity: q("-1Gi")}}),
+			want: []fe{{invalid, v2 + ".emptyDisk.capacity"}}},
+		{name: "containerDisk without image", mutate: addVolume("cd", core.VolumeSource{ContainerDisk: &core.ContainerDiskSource{}}),
+			want: []fe{{required, v2 + ".containerDisk.image"}}},
+		{name: "containerDisk pull policy Never", mutate: addVolume("cd", core.VolumeSource{ContainerDisk: &core.ContainerDiskSource{Image: "a:1", ImagePullPolicy: core.PullNever}})},
+		{name: "containerDisk bad pull policy", mutate: addVolume("cd", core.VolumeSource{ContainerDisk: &core.ContainerDiskSource{Image: "a:1", ImagePullPolicy: "Sometimes"}}),
+			want: []fe{{notSupported, v2 + ".containerDisk.imagePullPolicy"}}},
+		{name: "no source", mutate: addVolume("nothing", core.VolumeSource{}), want: []fe{{required, v2}}},
+		{name: "two sources", mutate: addVolume("two", core.VolumeSource{
+			DataVolume: &core.DataVolumeSource{Name: "dv"}, EmptyDisk: &core.EmptyDiskSource{Capacity: q("1Gi")}}),
+			want: []fe{{invalid, v2}}},
+	})
+}
+
+func TestCloudInitValidation(t *testing.T) {
+	ci := volumesPath + "[1].cloudInitNoCloud"
+	set := func(c core.CloudInitNoCloudSource) func(s *core.VirtualMachineInstanceSpec) {
+		return func(s *core.VirtualMachineInstanceSpec) { s.Volumes[1].CloudInitNoCloud = &c }
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	big := strings.Repeat("x", MaxInlineCloudInitBytes+1)
+	limit := strings.Repeat("x", MaxInlineCloudInitBytes)
+	runSpecCases(t, []specCase{
+		{name: "userDataBase64", mutate: set(core.CloudInitNoCloudSource{UserDataBase64: b64([]byte("#cloud-config\n"))})},
+		{name: "secretRef", mutate: set(core.CloudInitNoCloudSource{UserDataSecretRef: &core.LocalObjectReference{Name: "ud"}})},
+		{name: "secretRef without name", mutate: set(core.CloudInitNoCloudSource{UserDataSecretRef: &core.LocalObjectReference{}}),
+			want: []fe{{required, ci + ".secretRef.name"}}},
+		{name: "network data only", mutate: set(core.CloudInitNoCloudSource{NetworkData: "version: 2\n"})},
+		{name: "user and network data", mutate: set(core.CloudInitNoCloudSource{UserData: "#cloud-config\n", NetworkData: "version: 2\n"})},
+		{name: "nothing", mutate: set(core.CloudInitNoCloudSource{}), want: []fe{{required, ci}}},
+		{name: "two user-data sources", mutate: set(core.CloudInitNoCloudSource{UserData: "a", UserDataBase64: b64([]byte("a"))}),
+			want: []fe{{invalid, ci}}},
+		{name: "three user-data sources", mutate: set(core.CloudInitNoCloudSource{UserData: "a", UserDataBase64: b64([]byte("a")),
+			UserDataSecretRef: &core.LocalObjectReference{Name: "ud"}}), want: []fe{{invalid, ci}}},
+		{name: "bad base64", mutate: set(core.CloudInitNoCloudSource{UserDataBase64: "not base64!"}),
+			want: []fe{{invalid, ci + ".userDataBase64"}}},
+		{name: "userData at the limit", mutate: set(core.CloudInitNoCloudSource{UserData: limit, NetworkData: limit})},
+		{name: "userData too long", mutate: set(core.CloudInitNoCloudSource{UserData: big}), want: []fe{{tooLong, ci + ".userData"}}},
+		{name: "decoded userDataBase64 too long", mutate: set(core.CloudInitNoCloudSource{UserDataBase64: b64([]byte(big))}),
+			want: []fe{{tooLong, ci + ".userDataBase64"}}},
+		{name: "networkData too long", mutate: set(core.CloudInitNoCloudSource{UserData: "a", NetworkData: big}),
+			want: []fe{{tooLong, ci + ".networkData"}}},
+	})
+}
+
+func TestCloudInitTooLongMessage(t *testing.T) {
+	vmi := validVMI()
+	vmi.Spec.Volumes[1].CloudInitNoCloud.UserData = strings.Repeat("x", 3000)
+	errs := ValidateVirtualMachineInstance(vmi)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "secretRef") || strings.Contains(errs[0].Error(), "xxxx") {
+		t.Errorf("errors = %v, want one that points to secretRef and does not repeat the data", errs)
+	}
+}

@@ -1,0 +1,112 @@
+package validation
+
+import (
+	"fmt"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	cdivalidation "github.com/vireo-dev/vireo/apis/cdi/validation"
+	"github.com/vireo-dev/vireo/apis/core"
+)
+
+// runStrategies are the run strategies a VirtualMachine may use.
+var runStrategies = []core.VirtualMachineRunStrategy{
+	core.RunStrategyAlways, core.RunStrategyRerunOnFailure, core.RunStrategyManual,
+	core.RunStrategyHalted, core.RunStrategyOnce,
+}
+
+// ValidateVirtualMachine validates a VirtualMachine that is being created: its metadata, run
+// strategy, VMI template and DataVolume templates.
+func ValidateVirtualMachine(vm *core.VirtualMachine) field.ErrorList {
+	errs := apivalidation.ValidateObjectMeta(&vm.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(errs, validateVirtualMachineSpec(vm, field.NewPath("spec"))...)
+}
+
+// ValidateVirtualMachineUpdate validates an update of a VirtualMachine. Its spec may change, so it
+// is checked as on create.
+func ValidateVirtualMachineUpdate(vm, old *core.VirtualMachine) field.ErrorList {
+	errs := apivalidation.ValidateObjectMetaUpdate(&vm.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	return append(errs, validateVirtualMachineSpec(vm, field.NewPath("spec"))...)
+}
+
+// validateVirtualMachineSpec validates the spec of vm, found at fldPath.
+func validateVirtualMachineSpec(vm *core.VirtualMachine, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	spec := &vm.Spec
+	if spec.Running != nil && spec.RunStrategy != nil {
+		errs = append(errs, field.Invalid(fldPath.Child("running"), *spec.Running,
+			"spec.running and spec.runStrategy are mutually exclusive; remove spec.running and use only spec.runStrategy"))
+	}
+	if spec.RunStrategy != nil {
+		errs = append(errs, validateEnumRequired(*spec.RunStrategy, runStrategies, fldPath.Child("runStrategy"))...)
+	}
+	tPath := fldPath.Child("template")
+	if spec.Template == nil {
+		return append(errs, field.Required(tPath, "a VirtualMachine needs a template for the VirtualMachineInstance it runs"))
+	}
+	mPath := tPath.Child("metadata")
+	errs = append(errs, metav1validation.ValidateLabels(spec.Template.ObjectMeta.Labels, mPath.Child("labels"))...)
+	errs = append(errs, apivalidation.ValidateAnnotations(spec.Template.ObjectMeta.Annotations, mPath.Child("annotations"))...)
+	errs = append(errs, validateSpec(&spec.Template.Spec, tPath.Child("spec"), specOptions{template: true})...)
+	return append(errs, validateDataVolumeTemplates(vm, fldPath)...)
+}
+
+// validateDataVolumeTemplates checks that every DataVolume template has a unique, valid name, lives
+// in the VM's namespace, is used by a volume of the VMI template and has a valid DataVolume spec.
+func validateDataVolumeTemplates(vm *core.VirtualMachine, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	used := map[string]bool{}
+	if vm.Spec.Template != nil {
+		for _, v := range vm.Spec.Template.Spec.Volumes {
+			if v.DataVolume != nil {
+				used[v.DataVolume.Name] = true
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i := range vm.Spec.DataVolumeTemplates {
+		dvt := &vm.Spec.DataVolumeTemplates[i]
+		dPath := fldPath.Child("dataVolumeTemplates").Index(i)
+		namePath := dPath.Child("metadata", "name")
+		name := dvt.ObjectMeta.Name
+		switch {
+		case name == "":
+			errs = append(errs, field.Required(namePath, "every DataVolume template needs a name"))
+		case seen[name]:
+			errs = append(errs, field.Duplicate(namePath, name))
+		default:
+			errs = append(errs, validateDNS1123Subdomain(name, namePath)...)
+			if !used[name] {
+				errs = append(errs, field.Invalid(namePath, name, fmt.Sprintf(
+					"no volume of spec.template.spec.volumes uses this DataVolume; add a volume with dataVolume.name: %s", name)))
+			}
+		}
+		seen[name] = true
+		if ns := dvt.ObjectMeta.Namespace; ns != "" && ns != vm.Namespace {
+			errs = append(errs, field.Invalid(dPath.Child("metadata", "namespace"), ns,
+				"must be empty or the VirtualMachine's own namespace "+vm.Namespace))
+		}
+		errs = append(errs, cdivalidation.ValidateDataVolumeSpec(&dvt.Spec, dPath.Child("spec"))...)
+	}
+	return errs
+}
+
+// ValidateVirtualMachineInstanceMigration validates a migration that is being created.
+func ValidateVirtualMachineInstanceMigration(m *core.VirtualMachineInstanceMigration) field.ErrorList {
+	errs := apivalidation.ValidateObjectMeta(&m.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(errs, validateObjectName(m.Spec.VMIName, field.NewPath("spec", "vmiName"), "VirtualMachineInstance to migrate")...)
+}
+
+// ValidateVirtualMachineInstanceMigrationUpdate validates an update of a migration: its spec may
+// not change once the migration was requested.
+func ValidateVirtualMachineInstanceMigrationUpdate(m, old *core.VirtualMachineInstanceMigration) field.ErrorList {
+	errs := apivalidation.ValidateObjectMetaUpdate(&m.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	if !apiequality.Semantic.DeepEqual(m.Spec, old.Spec) {
+		errs = append(errs, immutableSpecError(m.Spec, old.Spec, field.NewPath("spec"),
+			"to migrate another VirtualMachineInstance, create a new VirtualMachineInstanceMigration"))
+	}
+	return errs
+}

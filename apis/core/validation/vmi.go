@@ -1,0 +1,107 @@
+package validation
+
+import (
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vireo-dev/vireo/apis/core"
+)
+
+// specOptions adjusts the checks of a VMI spec to where the spec is found.
+type specOptions struct {
+	// template is set for the VMI template of a VirtualMachine. Templates are stored without the
+	// VMI defaults, so a volume need not have a disk yet: the VMI created from the template is
+	// defaulted (and so gets one) before it is validated itself.
+	template bool
+}
+
+// ValidateVirtualMachineInstance validates a VMI that is being created: its metadata and its spec.
+func ValidateVirtualMachineInstance(vmi *core.VirtualMachineInstance) field.ErrorList {
+	errs := apivalidation.ValidateObjectMeta(&vmi.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(errs, ValidateVirtualMachineInstanceSpec(&vmi.Spec, field.NewPath("spec"))...)
+}
+
+// ValidateVirtualMachineInstanceSpec validates a defaulted VMI spec found at fldPath.
+func ValidateVirtualMachineInstanceSpec(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
+	return validateSpec(spec, fldPath, specOptions{})
+}
+
+// validateSpec validates a VMI spec found at fldPath, as opts says.
+func validateSpec(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path, opts specOptions) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validateDomain(&spec.Domain, fldPath.Child("domain"))...)
+	errs = append(errs, validateStorage(spec, fldPath, opts)...)
+	errs = append(errs, validateNetworking(spec, fldPath)...)
+	errs = append(errs, validateScheduling(spec, fldPath)...)
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		errs = append(errs, field.Invalid(fldPath.Child("terminationGracePeriodSeconds"), *g,
+			"must be 0 (stop at once) or a positive number of seconds"))
+	}
+	if s := spec.EvictionStrategy; s != nil {
+		errs = append(errs, validateEnumRequired(*s, []core.EvictionStrategy{
+			core.EvictionStrategyNone, core.EvictionStrategyLiveMigrate,
+			core.EvictionStrategyLiveMigrateIfPossible, core.EvictionStrategyExternal,
+		}, fldPath.Child("evictionStrategy"))...)
+	}
+	if s := spec.StartStrategy; s != nil {
+		errs = append(errs, validateEnumRequired(*s, []core.StartStrategy{core.StartStrategyPaused},
+			fldPath.Child("startStrategy"))...)
+	}
+	if spec.Hostname != "" {
+		errs = append(errs, validateDNS1123Label(spec.Hostname, fldPath.Child("hostname"))...)
+	}
+	if spec.Subdomain != "" {
+		errs = append(errs, validateDNS1123Subdomain(spec.Subdomain, fldPath.Child("subdomain"))...)
+	}
+	return errs
+}
+
+// validateEnumRequired is validateEnum for a field that, when present, may not be empty either.
+func validateEnumRequired[T ~string](value T, allowed []T, fldPath *field.Path) field.ErrorList {
+	if value == "" {
+		return field.ErrorList{field.NotSupported(fldPath, value, allowed)}
+	}
+	return validateEnum(value, allowed, fldPath)
+}
+
+// ValidateVirtualMachineInstanceUpdate validates an update of a VMI: the spec may not change,
+// because the running guest cannot follow it.
+func ValidateVirtualMachineInstanceUpdate(vmi, old *core.VirtualMachineInstance) field.ErrorList {
+	errs := apivalidation.ValidateObjectMetaUpdate(&vmi.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	if !apiequality.Semantic.DeepEqual(vmi.Spec, old.Spec) {
+		errs = append(errs, immutableSpecError(vmi.Spec, old.Spec, field.NewPath("spec"),
+			"to change the virtual machine, edit the template of its VirtualMachine and restart it, "+
+				"or delete and re-create the VirtualMachineInstance"))
+	}
+	return errs
+}
+
+// vmiPhases are the phases a VMI status may report.
+var vmiPhases = []core.VirtualMachineInstancePhase{
+	core.Pending, core.Scheduling, core.Scheduled, core.Running,
+	core.Succeeded, core.Failed, core.Unknown,
+}
+
+// ValidateVirtualMachineInstanceStatusUpdate validates a write of a VMI's status: a known phase
+// and well-formed conditions.
+func ValidateVirtualMachineInstanceStatusUpdate(vmi, _ *core.VirtualMachineInstance) field.ErrorList {
+	statusPath := field.NewPath("status")
+	errs := validateEnum(vmi.Status.Phase, vmiPhases, statusPath.Child("phase"))
+	for i, c := range vmi.Status.Conditions {
+		errs = append(errs, validateCondition(string(c.Type), c.Status, statusPath.Child("conditions").Index(i))...)
+	}
+	return errs
+}
+
+// conditionStatuses are the values a condition's status may have.
+var conditionStatuses = []core.ConditionStatus{core.ConditionTrue, core.ConditionFalse, core.ConditionUnknown}
+
+// validateCondition checks that a condition has a type and a True, False or Unknown status.
+func validateCondition(condType string, status core.ConditionStatus, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if condType == "" {
+		errs = append(errs, field.Required(fldPath.Child("type"), "every condition needs a type, such as Ready"))
+	}
+	return append(errs, validateEnumRequired(status, conditionStatuses, fldPath.Child("status"))...)
+}

@@ -1,0 +1,110 @@
+package apis
+
+import (
+	"math/rand"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
+	"k8s.io/apimachinery/pkg/api/apitesting/roundtrip"
+	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
+
+	cdiinstall "github.com/vireo-dev/vireo/apis/cdi/install"
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
+	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// noExtraFuzzers adds no fuzz functions beyond apimachinery's own (which already keep
+// quantities, times, object metadata and label selectors valid): every field of our types
+// must round-trip whatever its value.
+func noExtraFuzzers(runtimeserializer.CodecFactory) []interface{} { return nil }
+
+// ourKinds are the kinds this repository defines, in their served versions.
+var ourKinds = []schema.GroupVersionKind{
+	corev1.SchemeGroupVersion.WithKind("VirtualMachineInstance"),
+	corev1.SchemeGroupVersion.WithKind("VirtualMachineInstanceList"),
+	corev1.SchemeGroupVersion.WithKind("VirtualMachine"),
+	corev1.SchemeGroupVersion.WithKind("VirtualMachineList"),
+	corev1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigration"),
+	corev1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationList"),
+	cdiv1beta1.SchemeGroupVersion.WithKind("DataVolume"),
+	cdiv1beta1.SchemeGroupVersion.WithKind("DataVolumeList"),
+}
+
+// TestRoundTripInternal fuzzes each internal object, converts it to every served version, encodes
+// it as JSON and back, and checks nothing was lost (it also checks the generated deep copies).
+func TestRoundTripInternal(t *testing.T) {
+	t.Run("kubevirt.io", func(t *testing.T) {
+		roundtrip.RoundTripTestForAPIGroup(t, coreinstall.Install, noExtraFuzzers)
+	})
+	t.Run("cdi.kubevirt.io", func(t *testing.T) {
+		roundtrip.RoundTripTestForAPIGroup(t, cdiinstall.Install, noExtraFuzzers)
+	})
+}
+
+// TestRoundTripExternal fuzzes each versioned object and checks it survives JSON encoding unchanged.
+func TestRoundTripExternal(t *testing.T) {
+	scheme := newScheme()
+	codecs := runtimeserializer.NewCodecFactory(scheme)
+	f := fuzzer.FuzzerFor(
+		fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, noExtraFuzzers),
+		rand.NewSource(rand.Int63()),
+		codecs,
+	)
+	for _, gvk := range ourKinds {
+		t.Run(gvk.String(), func(t *testing.T) {
+			roundtrip.RoundTripSpecificKindWithoutProtobuf(t, gvk, scheme, codecs, f, nil)
+		})
+	}
+}
+
+// TestSchemeHasAllKinds guards against a kind missing from a scheme registration.
+func TestSchemeHasAllKinds(t *testing.T) {
+	scheme := newScheme()
+	for _, gvk := range ourKinds {
+		if !scheme.Recognizes(gvk) {
+			t.Errorf("scheme does not recognize %v", gvk)
+		}
+		internal := gvk.GroupKind().WithVersion(runtime.APIVersionInternal)
+		if !scheme.Recognizes(internal) {
+			t.Errorf("scheme does not recognize internal kind %v", internal)
+		}
+	}
+	for _, gv := range []schema.GroupVersion{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion} {
+		if !scheme.IsVersionRegistered(gv) {
+			t.Errorf("version %v is not registered", gv)
+		}
+	}
+}
+
+func newScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	coreinstall.Install(scheme)
+	cdiinstall.Install(scheme)
+	return scheme
+}
+
+// TestFieldSelectors checks the field selectors node agents and controllers rely on are accepted,
+// and that others are refused.
+func TestFieldSelectors(t *testing.T) {
+	scheme := newScheme()
+	accepted := map[schema.GroupVersionKind][]string{
+		corev1.SchemeGroupVersion.WithKind("VirtualMachineInstance"):          {"status.nodeName", "status.phase", "metadata.name", "metadata.namespace"},
+		corev1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigration"): {"spec.vmiName", "status.phase"},
+		corev1.SchemeGroupVersion.WithKind("VirtualMachine"):                  {"status.printableStatus", "metadata.name"},
+		cdiv1beta1.SchemeGroupVersion.WithKind("DataVolume"):                  {"status.phase", "metadata.namespace"},
+	}
+	for gvk, labels := range accepted {
+		for _, label := range labels {
+			if _, _, err := scheme.ConvertFieldLabel(gvk, label, "x"); err != nil {
+				t.Errorf("%s: field selector %q refused: %v", gvk.Kind, label, err)
+			}
+		}
+		if _, _, err := scheme.ConvertFieldLabel(gvk, "spec.nonsense", "x"); err == nil {
+			t.Errorf("%s: field selector spec.nonsense accepted", gvk.Kind)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+// Package embeddedetcd runs a single-member etcd inside vireo-apiserver, so that a
+// Vireo installation needs no external etcd cluster for development and small setups.
+package embeddedetcd
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// Server is a running embedded etcd member.
+type Server struct {
+	etcd *embed.Etcd
+	// ClientURL is the endpoint clients use: a unix socket inside the data directory,
+	// so the unauthenticated etcd port is reachable only through the filesystem.
+	ClientURL string
+}
+
+// Start launches etcd with its data under dataDir and returns once it serves requests
+// or ctx ends. Data written by an earlier Start with the same dataDir is kept.
+func Start(ctx context.Context, dataDir string) (*Server, error) {
+	dataDir, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd: resolving data directory %q: %w", dataDir, err)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded etcd: creating data directory %q: %w", dataDir, err)
+	}
+	clientURL := clientURL(dataDir)
+	peerURL := url.URL{Scheme: "unix", Path: filepath.Join(dataDir, "etcd-peer.sock")}
+	if n := len(clientURL.Path); n > 100 {
+		return nil, fmt.Errorf("embedded etcd: data directory %q is too long for a unix socket path (%d bytes, limit ~100); choose a shorter --data-dir", dataDir, n)
+	}
+
+	cfg := embed.NewConfig()
+	cfg.Name = "vireo"
+	cfg.Dir = filepath.Join(dataDir, "etcd")
+	cfg.ListenClientUrls = []url.URL{clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{clientURL}
+	cfg.ListenPeerUrls = []url.URL{peerURL}
+	cfg.AdvertisePeerUrls = []url.URL{peerURL}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.LogLevel = "error"
+	cfg.Logger = "zap"
+	// Keep the database small on long-running development installations.
+	cfg.AutoCompactionMode = "periodic"
+	cfg.AutoCompactionRetention = "5m"
+
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd: starting in %q: %w", cfg.Dir, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd: failed while starting: %w", err)
+	case <-time.After(60 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd: not ready after 60s (data directory %q)", cfg.Dir)
+	case <-ctx.Done():
+		e.Close()
+		return nil, ctx.Err()
+	}
+	return &Server{etcd: e, ClientURL: clientURL.String()}, nil
+}
+
+// ClientURL is the endpoint of the embedded etcd whose data is in dataDir.
+func ClientURL(dataDir string) (string, error) {
+	dataDir, err := filepath.Abs(dataDir)
+	if err != nil {
+		return "", err
+	}
+	u := clientURL(dataDir)
+	return u.String(), nil
+}
+
+func clientURL(absDataDir string) url.URL {
+	return url.URL{Scheme: "unix", Path: filepath.Join(absDataDir, "etcd-client.sock")}
+}
+
+// Err reports a fatal error of the running member.
+func (s *Server) Err() <-chan error { return s.etcd.Err() }
+
+// Close stops the member and waits until its files are released.
+func (s *Server) Close() { s.etcd.Close() }

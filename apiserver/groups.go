@@ -1,0 +1,104 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/registry/datavolume"
+	"github.com/vireo-dev/vireo/registry/migration"
+	"github.com/vireo-dev/vireo/registry/storeutil"
+	"github.com/vireo-dev/vireo/registry/vm"
+	"github.com/vireo-dev/vireo/registry/vmi"
+)
+
+// SubresourcesGroupVersion is KubeVirt's aggregated group for console, VNC and actions.
+// Its handlers arrive with the console and run features; until then it is served for
+// discovery only, so clients and the aggregator see the group.
+var SubresourcesGroupVersion = metav1.GroupVersion{Group: "subresources.kubevirt.io", Version: "v1"}
+
+func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter) error {
+	kubevirt := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
+	kubevirtStorage := map[string]rest.Storage{}
+	if err := addStores(kubevirtStorage, "virtualmachineinstances", scheme, getter, vmi.Resource()); err != nil {
+		return err
+	}
+	if err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource()); err != nil {
+		return err
+	}
+	if err := addStores(kubevirtStorage, "virtualmachineinstancemigrations", scheme, getter, migration.Resource()); err != nil {
+		return err
+	}
+	kubevirt.VersionedResourcesStorageMap[corev1.SchemeGroupVersion.Version] = kubevirtStorage
+
+	cdi := genericapiserver.NewDefaultAPIGroupInfo(cdiv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
+	cdiStorage := map[string]rest.Storage{}
+	if err := addStores(cdiStorage, "datavolumes", scheme, getter, datavolume.Resource()); err != nil {
+		return err
+	}
+	cdi.VersionedResourcesStorageMap[cdiv1beta1.SchemeGroupVersion.Version] = cdiStorage
+
+	if err := gs.InstallAPIGroups(&kubevirt, &cdi); err != nil {
+		return err
+	}
+	return installSubresourcesDiscovery(gs)
+}
+
+// addStores puts a resource and its /status into a version's storage map.
+func addStores[T storeutil.Object](m map[string]rest.Storage, name string, scheme *runtime.Scheme, getter generic.RESTOptionsGetter, res storeutil.Resource[T]) error {
+	main, status, err := storeutil.NewStores(scheme, getter, res)
+	if err != nil {
+		return fmt.Errorf("%s storage: %w", name, err)
+	}
+	m[name] = main
+	m[name+"/status"] = status
+	return nil
+}
+
+// installSubresourcesDiscovery publishes subresources.kubevirt.io/v1 in discovery.
+func installSubresourcesDiscovery(gs *genericapiserver.GenericAPIServer) error {
+	gv := SubresourcesGroupVersion
+	gvd := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
+	group := metav1.APIGroup{
+		TypeMeta:         metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
+		Name:             gv.Group,
+		Versions:         []metav1.GroupVersionForDiscovery{gvd},
+		PreferredVersion: gvd,
+	}
+	resources := metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: gv.String(),
+		APIResources: []metav1.APIResource{},
+	}
+	gs.DiscoveryGroupManager.AddGroup(group)
+	gs.AggregatedDiscoveryGroupManager.AddGroupVersion(gv.Group, apidiscoveryv2.APIVersionDiscovery{
+		Version:   gv.Version,
+		Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
+		Resources: []apidiscoveryv2.APIResourceDiscovery{},
+	})
+	gs.Handler.NonGoRestfulMux.Handle("/apis/"+gv.Group, jsonHandler(group))
+	gs.Handler.NonGoRestfulMux.Handle("/apis/"+gv.String(), jsonHandler(resources))
+	return nil
+}
+
+func jsonHandler(obj any) http.Handler {
+	body, err := json.Marshal(obj)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
+}

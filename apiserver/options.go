@@ -1,0 +1,122 @@
+package apiserver
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	basecompatibility "k8s.io/component-base/compatibility"
+	baseversion "k8s.io/component-base/version"
+	"k8s.io/klog/v2"
+	netutils "k8s.io/utils/net"
+
+	"github.com/vireo-dev/vireo/apiserver/embeddedetcd"
+	generatedopenapi "github.com/vireo-dev/vireo/generated/openapi"
+)
+
+// etcdPathPrefix is where every Vireo object lives in etcd.
+const etcdPathPrefix = "/registry/vireo"
+
+// Options are vireo-apiserver's command-line options.
+type Options struct {
+	Recommended *genericoptions.RecommendedOptions
+	// DataDir holds the embedded etcd (used when no --etcd-servers is given) and
+	// self-signed serving certificates.
+	DataDir string
+	// Standalone runs without a kube-apiserver: only client certificates (--client-ca-file)
+	// authenticate, only system:masters is authorized and no core-API admission runs.
+	// It is chosen automatically when no kubeconfig is given outside a cluster.
+	Standalone bool
+	// EmbeddedEtcd is set by Complete when no --etcd-servers was given.
+	EmbeddedEtcd bool
+
+	scheme *runtime.Scheme
+	codecs serializer.CodecFactory
+}
+
+// NewOptions returns options with Vireo's defaults.
+func NewOptions() *Options {
+	scheme, codecs := NewScheme()
+	ro := genericoptions.NewRecommendedOptions(etcdPathPrefix, codecs.LegacyCodec(StorageVersions...))
+	ro.Etcd.StorageConfig.EncodeVersioner = StorageVersions
+	ro.SecureServing.BindPort = 8443
+	ro.SecureServing.ServerCert.PairName = "apiserver"
+	return &Options{Recommended: ro, DataDir: "_output/apiserver", scheme: scheme, codecs: codecs}
+}
+
+// AddFlags registers every option on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.Recommended.AddFlags(fs)
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for the embedded etcd (used when --etcd-servers is empty) and generated serving certificates.")
+}
+
+// Complete fills in derived settings: certificate directory and standalone mode.
+func (o *Options) Complete() error {
+	if o.Recommended.SecureServing.ServerCert.CertDirectory == "" {
+		o.Recommended.SecureServing.ServerCert.CertDirectory = filepath.Join(o.DataDir, "certs")
+	}
+	if len(o.Recommended.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		if o.DataDir == "" {
+			return fmt.Errorf("--data-dir is required when --etcd-servers is empty (the embedded etcd stores its data there)")
+		}
+		url, err := embeddedetcd.ClientURL(o.DataDir)
+		if err != nil {
+			return fmt.Errorf("--data-dir %q: %w", o.DataDir, err)
+		}
+		o.EmbeddedEtcd = true
+		o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{url}
+	}
+	inCluster := os.Getenv("KUBERNETES_SERVICE_HOST") != ""
+	noKubeconfig := o.Recommended.Authentication.RemoteKubeConfigFile == "" &&
+		(o.Recommended.CoreAPI == nil || o.Recommended.CoreAPI.CoreAPIKubeconfigPath == "")
+	if noKubeconfig && !inCluster {
+		o.Standalone = true
+	}
+	if o.Standalone {
+		klog.InfoS("No kubeconfig and not in a cluster: running standalone (client-certificate authentication, system:masters only, no core-API admission or priority and fairness)")
+		o.Recommended.Authentication.RemoteKubeConfigFileOptional = true
+		o.Recommended.Authorization.RemoteKubeConfigFileOptional = true
+		o.Recommended.CoreAPI = nil
+		o.Recommended.Admission = nil
+		// Priority and fairness reads its configuration from the core API.
+		o.Recommended.Features.EnablePriorityAndFairness = false
+	}
+	return nil
+}
+
+// Validate reports every invalid option.
+func (o *Options) Validate() error {
+	return utilerrors.NewAggregate(o.Recommended.Validate())
+}
+
+// Config turns completed options into a server configuration.
+func (o *Options) Config() (*Config, error) {
+	if err := o.Recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("creating self-signed serving certificates in %q: %w", o.Recommended.SecureServing.ServerCert.CertDirectory, err)
+	}
+
+	gc := genericapiserver.NewRecommendedConfig(o.codecs)
+	namer := openapi.NewDefinitionNamer(o.scheme)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIConfig.Info.Title = "Vireo"
+	gc.OpenAPIConfig.Info.Version = "v1"
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIV3Config.Info.Title = "Vireo"
+	gc.OpenAPIV3Config.Info.Version = "v1"
+	gc.FeatureGate = utilfeature.DefaultFeatureGate
+	gc.EffectiveVersion = basecompatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")
+
+	if err := o.Recommended.ApplyTo(gc); err != nil {
+		return nil, err
+	}
+	return &Config{Generic: gc, Scheme: o.scheme, Codecs: o.codecs}, nil
+}

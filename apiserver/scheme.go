@@ -1,0 +1,37 @@
+// Package apiserver wires vireo-apiserver: options -> config -> completed config -> server.
+// It owns the scheme and codecs, the embedded etcd and the installation of Vireo's API groups.
+package apiserver
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	cdiinstall "github.com/vireo-dev/vireo/apis/cdi/install"
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
+	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// StorageVersions are the versions objects are written to etcd in, one per group.
+var StorageVersions = schema.GroupVersions{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion}
+
+// NewScheme builds the scheme of every type vireo-apiserver serves, and its codecs.
+func NewScheme() (*runtime.Scheme, serializer.CodecFactory) {
+	scheme := runtime.NewScheme()
+	coreinstall.Install(scheme)
+	cdiinstall.Install(scheme)
+
+	// The generic server encodes options and status objects of the unversioned meta group.
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
+	scheme.AddUnversionedTypes(unversioned,
+		&metav1.Status{},
+		&metav1.APIVersions{},
+		&metav1.APIGroupList{},
+		&metav1.APIGroup{},
+		&metav1.APIResourceList{},
+	)
+	return scheme, serializer.NewCodecFactory(scheme)
+}

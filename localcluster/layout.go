@@ -1,0 +1,29 @@
+package localcluster
+
+import "path/filepath"
+
+// Layout names the files of an installation under its root directory.
+type Layout struct {
+	// Root holds everything the installation writes (default _output/local).
+	Root string
+	// BinDir holds the binaries it runs (default _output/bin).
+	BinDir string
+}
+
+// Logs is the directory of component logs.
+func (l *Layout) Logs() string { return filepath.Join(l.Root, "logs") }
+
+// Run is the directory of pid files.
+func (l *Layout) Run() string { return filepath.Join(l.Root, "run") }
+
+// PKI is the directory of the CA and certificates.
+func (l *Layout) PKI() string { return filepath.Join(l.Root, "pki") }
+
+// Data is the data directory of one component.
+func (l *Layout) Data(component string) string { return filepath.Join(l.Root, "data", component) }
+
+// Kubeconfig is the admin kubeconfig users point kubectl at.
+func (l *Layout) Kubeconfig() string { return filepath.Join(l.Root, "kubeconfig") }
+
+// Bin is the path of a binary.
+func (l *Layout) Bin(name string) string { return filepath.Join(l.BinDir, name) }

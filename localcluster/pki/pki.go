@@ -1,0 +1,165 @@
+// Package pki creates the certificate authority and the certificates a single-machine
+// Vireo installation needs, and reuses them on later runs.
+package pki
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// validity of every certificate; a development installation is recreated long before.
+const validity = 5 * 365 * 24 * time.Hour
+
+// CA is a certificate authority whose files live in Dir as <Name>.crt and <Name>.key.
+type CA struct {
+	Dir, Name string
+	cert      *x509.Certificate
+	key       crypto.Signer
+}
+
+// CertFile is the path of the CA certificate (the bundle clients trust).
+func (ca *CA) CertFile() string { return filepath.Join(ca.Dir, ca.Name+".crt") }
+
+// PEM returns the CA certificate in PEM form.
+func (ca *CA) PEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
+}
+
+// LoadOrCreateCA reads the CA from dir, creating it on first use.
+func LoadOrCreateCA(dir, name, commonName string) (*CA, error) {
+	ca := &CA{Dir: dir, Name: name}
+	cert, key, err := load(dir, name)
+	if err == nil {
+		ca.cert, ca.key = cert, key
+		return ca, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: commonName},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, ecKey.Public(), ecKey)
+	if err != nil {
+		return nil, err
+	}
+	if ca.cert, err = x509.ParseCertificate(der); err != nil {
+		return nil, err
+	}
+	ca.key = ecKey
+	return ca, save(dir, name, der, ecKey)
+}
+
+// Issued is a certificate and key pair on disk.
+type Issued struct{ CertFile, KeyFile string }
+
+// ClientCert issues (once) a client certificate for user commonName in groups orgs.
+func (ca *CA) ClientCert(name, commonName string, orgs []string) (Issued, error) {
+	return ca.issue(name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: commonName, Organization: orgs},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+}
+
+// ServingCert issues (once) a TLS serving certificate for the given names and addresses.
+func (ca *CA) ServingCert(name string, dnsNames []string, ips []net.IP) (Issued, error) {
+	return ca.issue(name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: dnsNames[0]},
+		DNSNames:    dnsNames,
+		IPAddresses: ips,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+}
+
+func (ca *CA) issue(name string, tmpl *x509.Certificate) (Issued, error) {
+	out := Issued{CertFile: filepath.Join(ca.Dir, name+".crt"), KeyFile: filepath.Join(ca.Dir, name+".key")}
+	if _, _, err := load(ca.Dir, name); err == nil {
+		return out, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return out, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return out, err
+	}
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = time.Now().Add(validity)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	if err != nil {
+		return out, fmt.Errorf("issuing certificate %q: %w", name, err)
+	}
+	return out, save(ca.Dir, name, der, key)
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return n
+}
+
+func save(dir, name string, der []byte, key *ecdsa.PrivateKey) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	if err := os.WriteFile(filepath.Join(dir, name+".key"), keyPEM, 0o600); err != nil {
+		return err
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	return os.WriteFile(filepath.Join(dir, name+".crt"), certPEM, 0o644)
+}
+
+func load(dir, name string) (*x509.Certificate, crypto.Signer, error) {
+	certPEM, err := os.ReadFile(filepath.Join(dir, name+".crt"))
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(dir, name+".key"))
+	if err != nil {
+		return nil, nil, err
+	}
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, nil, fmt.Errorf("%s: not PEM; delete %s.crt and %s.key to recreate them", filepath.Join(dir, name), name, name)
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cert, key, nil
+}

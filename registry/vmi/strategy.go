@@ -1,0 +1,93 @@
+// Package vmi is the registry of VirtualMachineInstances: defaulting, validation,
+// status separation, field selectors and kubectl columns.
+package vmi
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vireo-dev/vireo/apis/core"
+	"github.com/vireo-dev/vireo/apis/core/defaults"
+	"github.com/vireo-dev/vireo/apis/core/validation"
+	"github.com/vireo-dev/vireo/registry/storeutil"
+)
+
+// FinalizerForegroundDelete holds a VMI until its guest has shut down (KubeVirt's name).
+const FinalizerForegroundDelete = "kubevirt.io/foregroundDeleteVirtualMachine"
+
+// Resource describes VirtualMachineInstances to the generic registry.
+func Resource() storeutil.Resource[*core.VirtualMachineInstance] {
+	return storeutil.Resource[*core.VirtualMachineInstance]{
+		Plural:     core.Resource("virtualmachineinstances"),
+		Singular:   core.Resource("virtualmachineinstance"),
+		ShortNames: []string{"vmi", "vmis"},
+		New:        func() runtime.Object { return &core.VirtualMachineInstance{} },
+		NewList:    func() runtime.Object { return &core.VirtualMachineInstanceList{} },
+		Hooks: storeutil.Hooks[*core.VirtualMachineInstance]{
+			APIVersion:           "kubevirt.io/v1",
+			PrepareForCreate:     prepareForCreate,
+			Validate:             validate,
+			ValidateUpdate:       validateUpdate,
+			ValidateStatusUpdate: validateStatusUpdate,
+			ResetStatus:          func(o *core.VirtualMachineInstance) { o.Status = core.VirtualMachineInstanceStatus{} },
+			CopyStatus:           func(dst, src *core.VirtualMachineInstance) { dst.Status = src.Status },
+			CopySpec:             func(dst, src *core.VirtualMachineInstance) { dst.Spec = src.Spec },
+			Spec:                 func(o *core.VirtualMachineInstance) any { return o.Spec },
+		},
+		SelectableFields: SelectableFields,
+		Table:            table,
+	}
+}
+
+// SelectableFields lets node agents watch only their node's VMIs (status.nodeName)
+// and controllers filter by phase.
+func SelectableFields(o *core.VirtualMachineInstance) fields.Set {
+	return fields.Set{
+		"status.nodeName": o.Status.NodeName,
+		"status.phase":    string(o.Status.Phase),
+	}
+}
+
+func prepareForCreate(_ context.Context, o *core.VirtualMachineInstance) {
+	if !hasString(o.Finalizers, FinalizerForegroundDelete) {
+		o.Finalizers = append(o.Finalizers, FinalizerForegroundDelete)
+	}
+	defaults.SetVirtualMachineInstanceDefaults(o)
+	o.Status.Phase = core.Pending
+	o.Status.PhaseTransitionTimestamps = []core.VirtualMachineInstancePhaseTransitionTimestamp{
+		{Phase: core.Pending, PhaseTransitionTimestamp: metav1.Now()},
+	}
+}
+
+func validate(ctx context.Context, o *core.VirtualMachineInstance) field.ErrorList {
+	errs := validation.ValidateVirtualMachineInstance(o)
+	if !storeutil.IsVireoComponent(ctx) {
+		errs = append(errs, validation.ValidateReservedLabels(o.Labels, nil, field.NewPath("metadata", "labels"))...)
+	}
+	return errs
+}
+
+func validateUpdate(ctx context.Context, o, old *core.VirtualMachineInstance) field.ErrorList {
+	errs := validation.ValidateVirtualMachineInstanceUpdate(o, old)
+	if !storeutil.IsVireoComponent(ctx) {
+		errs = append(errs, validation.ValidateReservedLabels(o.Labels, old.Labels, field.NewPath("metadata", "labels"))...)
+	}
+	return errs
+}
+
+func validateStatusUpdate(_ context.Context, o, old *core.VirtualMachineInstance) field.ErrorList {
+	return validation.ValidateVirtualMachineInstanceStatusUpdate(o, old)
+}
+
+func hasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
