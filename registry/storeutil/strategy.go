@@ -178,9 +178,9 @@ func resetMetadataForStatus(obj, old metav1.Object) {
 }
 
 var (
-	_ rest.RESTCreateStrategy = Strategy[Object]{}
-	_ rest.RESTUpdateStrategy = Strategy[Object]{}
-	_ rest.RESTDeleteStrategy = Strategy[Object]{}
+	_ rest.RESTCreateStrategy  = Strategy[Object]{}
+	_ rest.RESTUpdateStrategy  = Strategy[Object]{}
+	_ rest.RESTDeleteStrategy  = Strategy[Object]{}
 	_ rest.ResetFieldsStrategy = Strategy[Object]{}
-	_ rest.RESTUpdateStrategy = StatusStrategy[Object]{}
+	_ rest.RESTUpdateStrategy  = StatusStrategy[Object]{}
 )
