@@ -50,6 +50,8 @@ func NewOptions() *Options {
 	ro.Etcd.StorageConfig.EncodeVersioner = StorageVersions
 	ro.SecureServing.BindPort = 8443
 	ro.SecureServing.ServerCert.PairName = "apiserver"
+	// Self-signed serving certificates go under --data-dir unless --cert-dir says otherwise.
+	ro.SecureServing.ServerCert.CertDirectory = ""
 	return &Options{Recommended: ro, DataDir: "_output/apiserver", scheme: scheme, codecs: codecs}
 }
 

@@ -137,11 +137,11 @@ func TestOpenAPIDescribesFields(t *testing.T) {
 	if err := json.Unmarshal(v2, &doc); err != nil {
 		t.Fatalf("decoding openapi v2: %v", err)
 	}
-	vmi := doc.Definitions["io.kubevirt.v1.VirtualMachineInstance"]
+	vmi := doc.Definitions["com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstance"]
 	if !strings.Contains(string(vmi), `"x-kubernetes-group-version-kind"`) || !strings.Contains(string(vmi), `"description"`) {
 		t.Fatalf("openapi v2 VirtualMachineInstance lacks a GVK or description: %.300s", vmi)
 	}
-	devices := doc.Definitions["io.kubevirt.v1.Devices"]
+	devices := doc.Definitions["com.github.vireo-dev.vireo.apis.core.v1.Devices"]
 	if !strings.Contains(string(devices), `"disks"`) || !strings.Contains(string(devices), `"description"`) {
 		t.Fatalf("openapi v2 Devices lacks described disks: %.300s", devices)
 	}
@@ -150,7 +150,7 @@ func TestOpenAPIDescribesFields(t *testing.T) {
 	if err != nil {
 		t.Fatalf("openapi v3: %v", err)
 	}
-	if !strings.Contains(string(v3), "io.kubevirt.v1.VirtualMachineInstance") || !strings.Contains(string(v3), "bootOrder") {
+	if !strings.Contains(string(v3), "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstance") || !strings.Contains(string(v3), "bootOrder") {
 		t.Fatalf("openapi v3 kubevirt.io/v1 lacks the VMI schema")
 	}
 }

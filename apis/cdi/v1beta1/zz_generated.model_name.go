@@ -11,70 +11,70 @@ package v1beta1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolume) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolume"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolume"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeBlankImage) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolumeBlankImage"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeBlankImage"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeCondition) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolumeCondition"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeCondition"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeList) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolumeList"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeList"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeSource) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolumeSource"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeSourceHTTP) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolumeSourceHTTP"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourceHTTP"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeSourcePVC) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolumeSourcePVC"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourcePVC"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeSourceRegistry) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolumeSourceRegistry"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourceRegistry"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeSourceUpload) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolumeSourceUpload"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourceUpload"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeSpec) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolumeSpec"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeStatus) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.DataVolumeStatus"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PersistentVolumeClaimSpec) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.PersistentVolumeClaimSpec"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.PersistentVolumeClaimSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in StorageSpec) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.StorageSpec"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.StorageSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VolumeResourceRequirements) OpenAPIModelName() string {
-	return "io.kubevirt.cdi.v1beta1.VolumeResourceRequirements"
+	return "com.github.vireo-dev.vireo.apis.cdi.v1beta1.VolumeResourceRequirements"
 }

@@ -11,350 +11,350 @@ package v1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Affinity) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Affinity"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Affinity"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in BIOS) OpenAPIModelName() string {
-	return "io.kubevirt.v1.BIOS"
+	return "com.github.vireo-dev.vireo.apis.core.v1.BIOS"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Bootloader) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Bootloader"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Bootloader"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CDRomTarget) OpenAPIModelName() string {
-	return "io.kubevirt.v1.CDRomTarget"
+	return "com.github.vireo-dev.vireo.apis.core.v1.CDRomTarget"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CPU) OpenAPIModelName() string {
-	return "io.kubevirt.v1.CPU"
+	return "com.github.vireo-dev.vireo.apis.core.v1.CPU"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CloudInitNoCloudSource) OpenAPIModelName() string {
-	return "io.kubevirt.v1.CloudInitNoCloudSource"
+	return "com.github.vireo-dev.vireo.apis.core.v1.CloudInitNoCloudSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ContainerDiskSource) OpenAPIModelName() string {
-	return "io.kubevirt.v1.ContainerDiskSource"
+	return "com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeSource) OpenAPIModelName() string {
-	return "io.kubevirt.v1.DataVolumeSource"
+	return "com.github.vireo-dev.vireo.apis.core.v1.DataVolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeTemplateSpec) OpenAPIModelName() string {
-	return "io.kubevirt.v1.DataVolumeTemplateSpec"
+	return "com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Devices) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Devices"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Devices"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Disk) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Disk"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Disk"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DiskDevice) OpenAPIModelName() string {
-	return "io.kubevirt.v1.DiskDevice"
+	return "com.github.vireo-dev.vireo.apis.core.v1.DiskDevice"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DiskTarget) OpenAPIModelName() string {
-	return "io.kubevirt.v1.DiskTarget"
+	return "com.github.vireo-dev.vireo.apis.core.v1.DiskTarget"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DomainSpec) OpenAPIModelName() string {
-	return "io.kubevirt.v1.DomainSpec"
+	return "com.github.vireo-dev.vireo.apis.core.v1.DomainSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EFI) OpenAPIModelName() string {
-	return "io.kubevirt.v1.EFI"
+	return "com.github.vireo-dev.vireo.apis.core.v1.EFI"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EmptyDiskSource) OpenAPIModelName() string {
-	return "io.kubevirt.v1.EmptyDiskSource"
+	return "com.github.vireo-dev.vireo.apis.core.v1.EmptyDiskSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in FeatureState) OpenAPIModelName() string {
-	return "io.kubevirt.v1.FeatureState"
+	return "com.github.vireo-dev.vireo.apis.core.v1.FeatureState"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Features) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Features"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Features"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Firmware) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Firmware"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Firmware"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Interface) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Interface"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Interface"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in InterfaceBindingMethod) OpenAPIModelName() string {
-	return "io.kubevirt.v1.InterfaceBindingMethod"
+	return "com.github.vireo-dev.vireo.apis.core.v1.InterfaceBindingMethod"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in InterfaceBridge) OpenAPIModelName() string {
-	return "io.kubevirt.v1.InterfaceBridge"
+	return "com.github.vireo-dev.vireo.apis.core.v1.InterfaceBridge"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in InterfaceMasquerade) OpenAPIModelName() string {
-	return "io.kubevirt.v1.InterfaceMasquerade"
+	return "com.github.vireo-dev.vireo.apis.core.v1.InterfaceMasquerade"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in KernelBoot) OpenAPIModelName() string {
-	return "io.kubevirt.v1.KernelBoot"
+	return "com.github.vireo-dev.vireo.apis.core.v1.KernelBoot"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in KernelBootContainer) OpenAPIModelName() string {
-	return "io.kubevirt.v1.KernelBootContainer"
+	return "com.github.vireo-dev.vireo.apis.core.v1.KernelBootContainer"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in LocalObjectReference) OpenAPIModelName() string {
-	return "io.kubevirt.v1.LocalObjectReference"
+	return "com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Machine) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Machine"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Machine"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Memory) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Memory"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Memory"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Network) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Network"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Network"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NetworkSource) OpenAPIModelName() string {
-	return "io.kubevirt.v1.NetworkSource"
+	return "com.github.vireo-dev.vireo.apis.core.v1.NetworkSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NodeAffinity) OpenAPIModelName() string {
-	return "io.kubevirt.v1.NodeAffinity"
+	return "com.github.vireo-dev.vireo.apis.core.v1.NodeAffinity"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NodeSelector) OpenAPIModelName() string {
-	return "io.kubevirt.v1.NodeSelector"
+	return "com.github.vireo-dev.vireo.apis.core.v1.NodeSelector"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NodeSelectorRequirement) OpenAPIModelName() string {
-	return "io.kubevirt.v1.NodeSelectorRequirement"
+	return "com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorRequirement"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NodeSelectorTerm) OpenAPIModelName() string {
-	return "io.kubevirt.v1.NodeSelectorTerm"
+	return "com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorTerm"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PersistentVolumeClaimVolumeSource) OpenAPIModelName() string {
-	return "io.kubevirt.v1.PersistentVolumeClaimVolumeSource"
+	return "com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PodAffinity) OpenAPIModelName() string {
-	return "io.kubevirt.v1.PodAffinity"
+	return "com.github.vireo-dev.vireo.apis.core.v1.PodAffinity"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PodAffinityTerm) OpenAPIModelName() string {
-	return "io.kubevirt.v1.PodAffinityTerm"
+	return "com.github.vireo-dev.vireo.apis.core.v1.PodAffinityTerm"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PodAntiAffinity) OpenAPIModelName() string {
-	return "io.kubevirt.v1.PodAntiAffinity"
+	return "com.github.vireo-dev.vireo.apis.core.v1.PodAntiAffinity"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PodNetwork) OpenAPIModelName() string {
-	return "io.kubevirt.v1.PodNetwork"
+	return "com.github.vireo-dev.vireo.apis.core.v1.PodNetwork"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Port) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Port"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Port"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PreferredSchedulingTerm) OpenAPIModelName() string {
-	return "io.kubevirt.v1.PreferredSchedulingTerm"
+	return "com.github.vireo-dev.vireo.apis.core.v1.PreferredSchedulingTerm"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ResourceRequirements) OpenAPIModelName() string {
-	return "io.kubevirt.v1.ResourceRequirements"
+	return "com.github.vireo-dev.vireo.apis.core.v1.ResourceRequirements"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Rng) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Rng"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Rng"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Toleration) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Toleration"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Toleration"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachine) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachine"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachine"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineCondition) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineCondition"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineCondition"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstance) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstance"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstance"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceCondition) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceCondition"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceCondition"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceGuestOSInfo) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceGuestOSInfo"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceGuestOSInfo"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceList) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceList"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceList"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigration) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceMigration"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigration"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigrationCondition) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceMigrationCondition"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationCondition"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigrationList) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceMigrationList"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationList"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigrationPhaseTransitionTimestamp) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigrationSpec) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceMigrationSpec"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigrationState) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceMigrationState"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationState"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigrationStatus) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceMigrationStatus"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceNetworkInterface) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceNetworkInterface"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceNetworkInterface"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstancePhaseTransitionTimestamp) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstancePhaseTransitionTimestamp"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstancePhaseTransitionTimestamp"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceSpec) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceSpec"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceStatus) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceStatus"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceTemplateSpec) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineInstanceTemplateSpec"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceTemplateSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineList) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineList"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineList"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineSpec) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineSpec"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineStartFailure) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineStartFailure"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStartFailure"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineStateChangeRequest) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineStateChangeRequest"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStateChangeRequest"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineStatus) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VirtualMachineStatus"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Volume) OpenAPIModelName() string {
-	return "io.kubevirt.v1.Volume"
+	return "com.github.vireo-dev.vireo.apis.core.v1.Volume"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VolumeSource) OpenAPIModelName() string {
-	return "io.kubevirt.v1.VolumeSource"
+	return "com.github.vireo-dev.vireo.apis.core.v1.VolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in WeightedPodAffinityTerm) OpenAPIModelName() string {
-	return "io.kubevirt.v1.WeightedPodAffinityTerm"
+	return "com.github.vireo-dev.vireo.apis.core.v1.WeightedPodAffinityTerm"
 }

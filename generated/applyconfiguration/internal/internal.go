@@ -28,45 +28,1400 @@ var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolume
-  scalar: untyped
-  list:
-    elementType:
-      namedType: __untyped_atomic_
-    elementRelationship: atomic
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeStatus
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeBlankImage
   map:
     elementType:
-      namedType: __untyped_deduced_
-    elementRelationship: separable
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeCondition
+  map:
+    fields:
+    - name: lastHeartbeatTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSource
+  map:
+    fields:
+    - name: blank
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeBlankImage
+    - name: http
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourceHTTP
+    - name: pvc
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourcePVC
+    - name: registry
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourceRegistry
+    - name: upload
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourceUpload
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourceHTTP
+  map:
+    fields:
+    - name: certConfigMap
+      type:
+        scalar: string
+    - name: extraHeaders
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: secretRef
+      type:
+        scalar: string
+    - name: url
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourcePVC
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: namespace
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourceRegistry
+  map:
+    fields:
+    - name: secretRef
+      type:
+        scalar: string
+    - name: url
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSourceUpload
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSpec
+  map:
+    fields:
+    - name: checksum
+      type:
+        scalar: string
+    - name: contentType
+      type:
+        scalar: string
+    - name: pvc
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.PersistentVolumeClaimSpec
+    - name: source
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSource
+    - name: storage
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.StorageSpec
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeStatus
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: phase
+      type:
+        scalar: string
+    - name: progress
+      type:
+        scalar: string
+    - name: restartCount
+      type:
+        scalar: numeric
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.PersistentVolumeClaimSpec
+  map:
+    fields:
+    - name: accessModes
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: resources
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.VolumeResourceRequirements
+      default: {}
+    - name: storageClassName
+      type:
+        scalar: string
+    - name: volumeMode
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.StorageSpec
+  map:
+    fields:
+    - name: accessModes
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: resources
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.VolumeResourceRequirements
+      default: {}
+    - name: storageClassName
+      type:
+        scalar: string
+    - name: volumeMode
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.VolumeResourceRequirements
+  map:
+    fields:
+    - name: requests
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.core.v1.Affinity
+  map:
+    fields:
+    - name: nodeAffinity
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.NodeAffinity
+    - name: podAffinity
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PodAffinity
+    - name: podAntiAffinity
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PodAntiAffinity
+- name: com.github.vireo-dev.vireo.apis.core.v1.BIOS
+  map:
+    fields:
+    - name: useSerial
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.Bootloader
+  map:
+    fields:
+    - name: bios
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.BIOS
+    - name: efi
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.EFI
+- name: com.github.vireo-dev.vireo.apis.core.v1.CDRomTarget
+  map:
+    fields:
+    - name: bus
+      type:
+        scalar: string
+    - name: readonly
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.CPU
+  map:
+    fields:
+    - name: cores
+      type:
+        scalar: numeric
+    - name: model
+      type:
+        scalar: string
+    - name: sockets
+      type:
+        scalar: numeric
+    - name: threads
+      type:
+        scalar: numeric
+- name: com.github.vireo-dev.vireo.apis.core.v1.CloudInitNoCloudSource
+  map:
+    fields:
+    - name: networkData
+      type:
+        scalar: string
+    - name: secretRef
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference
+    - name: userData
+      type:
+        scalar: string
+    - name: userDataBase64
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskSource
+  map:
+    fields:
+    - name: image
+      type:
+        scalar: string
+      default: ""
+    - name: imagePullPolicy
+      type:
+        scalar: string
+    - name: path
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeSource
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateSpec
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSpec
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.Devices
+  map:
+    fields:
+    - name: autoattachGraphicsDevice
+      type:
+        scalar: boolean
+    - name: autoattachPodInterface
+      type:
+        scalar: boolean
+    - name: autoattachSerialConsole
+      type:
+        scalar: boolean
+    - name: disks
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.Disk
+          elementRelationship: atomic
+    - name: interfaces
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.Interface
+          elementRelationship: atomic
+    - name: rng
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Rng
+- name: com.github.vireo-dev.vireo.apis.core.v1.Disk
+  map:
+    fields:
+    - name: bootOrder
+      type:
+        scalar: numeric
+    - name: cache
+      type:
+        scalar: string
+    - name: cdrom
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.CDRomTarget
+    - name: disk
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DiskTarget
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: serial
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.DiskTarget
+  map:
+    fields:
+    - name: bus
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.DomainSpec
+  map:
+    fields:
+    - name: cpu
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.CPU
+    - name: devices
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Devices
+      default: {}
+    - name: features
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Features
+    - name: firmware
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Firmware
+    - name: machine
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Machine
+    - name: memory
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Memory
+    - name: resources
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ResourceRequirements
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.EFI
+  map:
+    fields:
+    - name: secureBoot
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.EmptyDiskSource
+  map:
+    fields:
+    - name: capacity
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.Features
+  map:
+    fields:
+    - name: acpi
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.Firmware
+  map:
+    fields:
+    - name: bootloader
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Bootloader
+    - name: kernelBoot
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.KernelBoot
+    - name: serial
+      type:
+        scalar: string
+    - name: uuid
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.Interface
+  map:
+    fields:
+    - name: bridge
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.InterfaceBridge
+    - name: macAddress
+      type:
+        scalar: string
+    - name: masquerade
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.InterfaceMasquerade
+    - name: model
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: ports
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.Port
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.InterfaceBridge
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.InterfaceMasquerade
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.KernelBoot
+  map:
+    fields:
+    - name: container
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.KernelBootContainer
+    - name: kernelArgs
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.KernelBootContainer
+  map:
+    fields:
+    - name: image
+      type:
+        scalar: string
+      default: ""
+    - name: imagePullPolicy
+      type:
+        scalar: string
+    - name: initrdPath
+      type:
+        scalar: string
+    - name: kernelPath
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.Machine
+  map:
+    fields:
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.Memory
+  map:
+    fields:
+    - name: guest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.core.v1.Network
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: pod
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PodNetwork
+- name: com.github.vireo-dev.vireo.apis.core.v1.NodeAffinity
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.PreferredSchedulingTerm
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.NodeSelector
+- name: com.github.vireo-dev.vireo.apis.core.v1.NodeSelector
+  map:
+    fields:
+    - name: nodeSelectorTerms
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorTerm
+          elementRelationship: atomic
+    elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorRequirement
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+      default: ""
+    - name: operator
+      type:
+        scalar: string
+      default: ""
+    - name: values
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorTerm
+  map:
+    fields:
+    - name: matchExpressions
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorRequirement
+          elementRelationship: atomic
+    - name: matchFields
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorRequirement
+          elementRelationship: atomic
+    elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+      default: ""
+    - name: readOnly
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.PodAffinity
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.WeightedPodAffinityTerm
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.PodAffinityTerm
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.PodAffinityTerm
+  map:
+    fields:
+    - name: labelSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: matchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: mismatchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: namespaceSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: namespaces
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: topologyKey
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.PodAntiAffinity
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.WeightedPodAffinityTerm
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.PodAffinityTerm
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.PodNetwork
+  map:
+    fields:
+    - name: vmNetworkCIDR
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.Port
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: port
+      type:
+        scalar: numeric
+      default: 0
+    - name: protocol
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.PreferredSchedulingTerm
+  map:
+    fields:
+    - name: preference
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorTerm
+      default: {}
+    - name: weight
+      type:
+        scalar: numeric
+      default: 0
+- name: com.github.vireo-dev.vireo.apis.core.v1.ResourceRequirements
+  map:
+    fields:
+    - name: limits
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: requests
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.core.v1.Rng
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.Toleration
+  map:
+    fields:
+    - name: effect
+      type:
+        scalar: string
+    - name: key
+      type:
+        scalar: string
+    - name: operator
+      type:
+        scalar: string
+    - name: tolerationSeconds
+      type:
+        scalar: numeric
+    - name: value
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachine
-  scalar: untyped
-  list:
-    elementType:
-      namedType: __untyped_atomic_
-    elementRelationship: atomic
   map:
-    elementType:
-      namedType: __untyped_deduced_
-    elementRelationship: separable
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStatus
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineCondition
+  map:
+    fields:
+    - name: lastProbeTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstance
-  scalar: untyped
-  list:
-    elementType:
-      namedType: __untyped_atomic_
-    elementRelationship: atomic
   map:
-    elementType:
-      namedType: __untyped_deduced_
-    elementRelationship: separable
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceStatus
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceCondition
+  map:
+    fields:
+    - name: lastProbeTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceGuestOSInfo
+  map:
+    fields:
+    - name: id
+      type:
+        scalar: string
+    - name: kernelRelease
+      type:
+        scalar: string
+    - name: kernelVersion
+      type:
+        scalar: string
+    - name: machine
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: prettyName
+      type:
+        scalar: string
+    - name: version
+      type:
+        scalar: string
+    - name: versionId
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigration
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationStatus
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationCondition
+  map:
+    fields:
+    - name: lastProbeTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp
+  map:
+    fields:
+    - name: phase
+      type:
+        scalar: string
+    - name: phaseTransitionTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationSpec
+  map:
+    fields:
+    - name: vmiName
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationState
+  map:
+    fields:
+    - name: abortRequested
+      type:
+        scalar: boolean
+    - name: abortStatus
+      type:
+        scalar: string
+    - name: completed
+      type:
+        scalar: boolean
+    - name: endTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: failed
+      type:
+        scalar: boolean
+    - name: failureReason
+      type:
+        scalar: string
+    - name: migrationUid
+      type:
+        scalar: string
+    - name: mode
+      type:
+        scalar: string
+    - name: sourceNode
+      type:
+        scalar: string
+    - name: sourcePod
+      type:
+        scalar: string
+    - name: startTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: targetNode
+      type:
+        scalar: string
+    - name: targetNodeAddress
+      type:
+        scalar: string
+    - name: targetNodeDomainDetected
+      type:
+        scalar: boolean
+    - name: targetPod
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: migrationState
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationState
+    - name: phase
+      type:
+        scalar: string
+    - name: phaseTransitionTimestamps
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceNetworkInterface
+  map:
+    fields:
+    - name: infoSource
+      type:
+        scalar: string
+    - name: interfaceName
+      type:
+        scalar: string
+    - name: ipAddress
+      type:
+        scalar: string
+    - name: ipAddresses
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: mac
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstancePhaseTransitionTimestamp
+  map:
+    fields:
+    - name: phase
+      type:
+        scalar: string
+    - name: phaseTransitionTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceSpec
+  map:
+    fields:
+    - name: affinity
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Affinity
+    - name: domain
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DomainSpec
+      default: {}
+    - name: evictionStrategy
+      type:
+        scalar: string
+    - name: hostname
+      type:
+        scalar: string
+    - name: networks
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.Network
+          elementRelationship: atomic
+    - name: nodeSelector
+      type:
+        map:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: startStrategy
+      type:
+        scalar: string
+    - name: subdomain
+      type:
+        scalar: string
+    - name: terminationGracePeriodSeconds
+      type:
+        scalar: numeric
+    - name: tolerations
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.Toleration
+          elementRelationship: atomic
+    - name: volumes
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.Volume
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceStatus
+  map:
+    fields:
+    - name: activePods
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: guestOSInfo
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceGuestOSInfo
+      default: {}
+    - name: interfaces
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceNetworkInterface
+          elementRelationship: atomic
+    - name: launcherContainerImageVersion
+      type:
+        scalar: string
+    - name: migrationState
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationState
+    - name: nodeName
+      type:
+        scalar: string
+    - name: phase
+      type:
+        scalar: string
+    - name: phaseTransitionTimestamps
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstancePhaseTransitionTimestamp
+          elementRelationship: atomic
+    - name: reason
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceTemplateSpec
+  map:
+    fields:
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceSpec
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineSpec
+  map:
+    fields:
+    - name: dataVolumeTemplates
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateSpec
+          elementRelationship: atomic
+    - name: runStrategy
+      type:
+        scalar: string
+    - name: running
+      type:
+        scalar: boolean
+    - name: template
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceTemplateSpec
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStartFailure
+  map:
+    fields:
+    - name: consecutiveFailCount
+      type:
+        scalar: numeric
+    - name: retryAfterTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStateChangeRequest
+  map:
+    fields:
+    - name: action
+      type:
+        scalar: string
+      default: ""
+    - name: data
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: uid
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: created
+      type:
+        scalar: boolean
+    - name: desiredGeneration
+      type:
+        scalar: numeric
+    - name: observedGeneration
+      type:
+        scalar: numeric
+    - name: printableStatus
+      type:
+        scalar: string
+    - name: ready
+      type:
+        scalar: boolean
+    - name: startFailure
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStartFailure
+    - name: stateChangeRequests
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStateChangeRequest
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.Volume
+  map:
+    fields:
+    - name: cloudInitNoCloud
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.CloudInitNoCloudSource
+    - name: containerDisk
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskSource
+    - name: dataVolume
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeSource
+    - name: emptyDisk
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.EmptyDiskSource
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: persistentVolumeClaim
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource
+- name: com.github.vireo-dev.vireo.apis.core.v1.WeightedPodAffinityTerm
+  map:
+    fields:
+    - name: podAffinityTerm
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PodAffinityTerm
+      default: {}
+    - name: weight
+      type:
+        scalar: numeric
+      default: 0
+- name: io.k8s.apimachinery.pkg.api.resource.Quantity
   scalar: untyped
-  list:
-    elementType:
-      namedType: __untyped_atomic_
-    elementRelationship: atomic
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1
   map:
     elementType:
-      namedType: __untyped_deduced_
-    elementRelationship: separable
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+  map:
+    fields:
+    - name: matchExpressions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement
+          elementRelationship: atomic
+    - name: matchLabels
+      type:
+        map:
+          elementType:
+            scalar: string
+    elementRelationship: atomic
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+      default: ""
+    - name: operator
+      type:
+        scalar: string
+      default: ""
+    - name: values
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: fieldsType
+      type:
+        scalar: string
+    - name: fieldsV1
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1
+    - name: manager
+      type:
+        scalar: string
+    - name: operation
+      type:
+        scalar: string
+    - name: subresource
+      type:
+        scalar: string
+    - name: time
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: creationTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: deletionGracePeriodSeconds
+      type:
+        scalar: numeric
+    - name: deletionTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: finalizers
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: generateName
+      type:
+        scalar: string
+    - name: generation
+      type:
+        scalar: numeric
+    - name: labels
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: managedFields
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry
+          elementRelationship: atomic
+    - name: name
+      type:
+        scalar: string
+    - name: namespace
+      type:
+        scalar: string
+    - name: ownerReferences
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference
+          elementRelationship: associative
+          keys:
+          - uid
+    - name: resourceVersion
+      type:
+        scalar: string
+    - name: selfLink
+      type:
+        scalar: string
+    - name: uid
+      type:
+        scalar: string
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+      default: ""
+    - name: blockOwnerDeletion
+      type:
+        scalar: boolean
+    - name: controller
+      type:
+        scalar: boolean
+    - name: kind
+      type:
+        scalar: string
+      default: ""
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: uid
+      type:
+        scalar: string
+      default: ""
+    elementRelationship: atomic
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+  scalar: untyped
 - name: __untyped_atomic_
   scalar: untyped
   list:
