@@ -5,7 +5,7 @@ BIN := $(OUT)/bin
 GO ?= go
 BINARIES := $(notdir $(wildcard cmd/*))
 
-.PHONY: help build up down test test-unit generate verify bench clean
+.PHONY: help build upstream up down test test-unit generate verify bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -14,15 +14,19 @@ build: ## Build every binary into _output/bin
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
 
-up: build ## Run Vireo on this machine (vireo-apiserver on its embedded etcd, for now)
+upstream: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl once (cached)
+	hack/build-upstream.sh
+
+up: build upstream ## Run Vireo on this machine: single-node Kubernetes with Vireo aggregated into it
 	hack/up.sh
 
 down: ## Stop what `make up` started (data is kept)
 	hack/down.sh
 
-test: ## Install what the tests need, then run every test
+test: ## Install what the tests need, build, then run every test (unit, integration, e2e)
 	hack/install-deps.sh
-	$(GO) test -count=1 ./...
+	$(MAKE) build upstream
+	$(GO) test -count=1 -timeout 30m ./...
 
 test-unit: ## Unit tests only (no servers)
 	$(GO) test -count=1 -short ./...

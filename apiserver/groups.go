@@ -29,6 +29,7 @@ var SubresourcesGroupVersion = metav1.GroupVersion{Group: "subresources.kubevirt
 
 func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter) error {
 	kubevirt := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
+	kubevirt.NegotiatedSerializer = servingSerializer(codecs)
 	kubevirtStorage := map[string]rest.Storage{}
 	if err := addStores(kubevirtStorage, "virtualmachineinstances", scheme, getter, vmi.Resource()); err != nil {
 		return err
@@ -42,6 +43,7 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	kubevirt.VersionedResourcesStorageMap[corev1.SchemeGroupVersion.Version] = kubevirtStorage
 
 	cdi := genericapiserver.NewDefaultAPIGroupInfo(cdiv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
+	cdi.NegotiatedSerializer = servingSerializer(codecs)
 	cdiStorage := map[string]rest.Storage{}
 	if err := addStores(cdiStorage, "datavolumes", scheme, getter, datavolume.Resource()); err != nil {
 		return err

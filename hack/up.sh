@@ -5,10 +5,12 @@ cd "$(dirname "$0")/.."
 _output/bin/vireo-local up --apply artifacts/examples/vmi-demo.yaml
 cat <<MSG
 
-Vireo's API is served by vireo-apiserver on its embedded etcd. Try:
-  export KUBECONFIG=$PWD/_output/local/kubeconfig
-  kubectl get vmi                       # the demo VirtualMachineInstance
+Vireo runs behind a real kube-apiserver (API aggregation). Try:
+  export KUBECONFIG=$PWD/_output/local/kubeconfig PATH=$PWD/_output/bin:\$PATH
+  kubectl get vmi                       # the demo VirtualMachineInstance, through the aggregator
   kubectl get vmi testvmi -o yaml       # with Vireo's defaults filled in
-  kubectl apply -f artifacts/examples/  # the other examples
-Stop it with: make down
+  kubectl explain vmi.spec.domain.devices
+  kubectl apply -f artifacts/examples/  # a VM, a migration and a DataVolume
+  _output/bin/vireo-local status        # components and APIServices
+Stop it with: make down   (data is kept; _output/bin/vireo-local down --purge deletes it)
 MSG

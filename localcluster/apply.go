@@ -3,6 +3,7 @@ package localcluster
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -22,66 +24,122 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// applyExamples creates each example object that does not exist yet.
-func (c *Cluster) applyExamples(ctx context.Context) error {
-	if len(c.opts.Examples) == 0 {
-		return nil
+// fieldManager owns what vireo-local applies.
+const fieldManager = "vireo-local"
+
+// Applier writes manifests to a cluster, as `kubectl apply --server-side` or `kubectl create` would.
+type Applier struct {
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+}
+
+// NewApplier connects to the cluster of cfg.
+func NewApplier(cfg *rest.Config) (*Applier, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
 	}
-	cfg, err := c.RESTConfig()
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Applier{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
+}
+
+// ApplyFile server-side applies every object of a YAML file (forcing ownership).
+func (a *Applier) ApplyFile(ctx context.Context, file, namespace string) error {
+	objs, err := ReadManifests(file)
 	if err != nil {
 		return err
 	}
-	for _, file := range c.opts.Examples {
-		if err := CreateFromFile(ctx, cfg, file, "default"); err != nil {
-			return err
+	return a.Apply(ctx, objs, namespace)
+}
+
+// CreateFile creates every object of a YAML file that does not exist yet.
+func (a *Applier) CreateFile(ctx context.Context, file, namespace string) error {
+	objs, err := ReadManifests(file)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		ri, err := a.resource(obj, namespace)
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Base(file), err)
 		}
-		c.say("created the objects of %s (if missing)", file)
+		_, err = ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("%s: creating %s %s: %w", filepath.Base(file), obj.GetKind(), obj.GetName(), err)
+		}
 	}
 	return nil
 }
 
-// CreateFromFile creates every object of a multi-document YAML file in namespace ns,
-// leaving objects that already exist untouched.
-func CreateFromFile(ctx context.Context, cfg *rest.Config, file, ns string) error {
+// Apply server-side applies objects, forcing ownership of the fields they set.
+func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, namespace string) error {
+	for _, obj := range objs {
+		ri, err := a.resource(obj, namespace)
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal(obj.Object)
+		if err != nil {
+			return err
+		}
+		force := true
+		_, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: fieldManager, Force: &force})
+		if err != nil {
+			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func (a *Applier) resource(obj *unstructured.Unstructured, namespace string) (dynamic.ResourceInterface, error) {
+	gvk := obj.GroupVersionKind()
+	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		// A kind served by a just-registered API group: refresh discovery once.
+		a.mapper.Reset()
+		m, err = a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", gvk, err)
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		return a.dyn.Resource(m.Resource), nil
+	}
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(namespace)
+	}
+	return a.dyn.Resource(m.Resource).Namespace(obj.GetNamespace()), nil
+}
+
+// ReadManifests decodes every object of a multi-document YAML or JSON file.
+func ReadManifests(file string) ([]*unstructured.Unstructured, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	objs, err := DecodeManifests(data)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
+	return objs, nil
+}
+
+// DecodeManifests decodes every object of multi-document YAML or JSON.
+func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		obj := &unstructured.Unstructured{}
 		if err := dec.Decode(&obj.Object); err == io.EOF {
-			return nil
+			return objs, nil
 		} else if err != nil {
-			return fmt.Errorf("%s: %w", filepath.Base(file), err)
+			return nil, err
 		}
-		if len(obj.Object) == 0 {
-			continue
-		}
-		gvk := obj.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", filepath.Base(file), gvk, err)
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			if obj.GetNamespace() == "" {
-				obj.SetNamespace(ns)
-			}
-			ri = dyn.Resource(m.Resource).Namespace(obj.GetNamespace())
-		}
-		_, err = ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: "vireo-local"})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("%s: creating %s %s: %w", filepath.Base(file), gvk.Kind, obj.GetName(), err)
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
 		}
 	}
 }

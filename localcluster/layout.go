@@ -11,19 +11,19 @@ type Layout struct {
 }
 
 // Logs is the directory of component logs.
-func (l *Layout) Logs() string { return filepath.Join(l.Root, "logs") }
+func (l Layout) Logs() string { return filepath.Join(l.Root, "logs") }
 
 // Run is the directory of pid files.
-func (l *Layout) Run() string { return filepath.Join(l.Root, "run") }
+func (l Layout) Run() string { return filepath.Join(l.Root, "run") }
 
 // PKI is the directory of the CA and certificates.
-func (l *Layout) PKI() string { return filepath.Join(l.Root, "pki") }
+func (l Layout) PKI() string { return filepath.Join(l.Root, "pki") }
 
 // Data is the data directory of one component.
-func (l *Layout) Data(component string) string { return filepath.Join(l.Root, "data", component) }
+func (l Layout) Data(component string) string { return filepath.Join(l.Root, "data", component) }
 
 // Kubeconfig is the admin kubeconfig users point kubectl at.
-func (l *Layout) Kubeconfig() string { return filepath.Join(l.Root, "kubeconfig") }
+func (l Layout) Kubeconfig() string { return filepath.Join(l.Root, "kubeconfig") }
 
 // Bin is the path of a binary.
-func (l *Layout) Bin(name string) string { return filepath.Join(l.BinDir, name) }
+func (l Layout) Bin(name string) string { return filepath.Join(l.BinDir, name) }

@@ -5,6 +5,7 @@ package localcluster
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +23,10 @@ type Component struct {
 	Path string
 	Args []string
 	Dir  *Layout
+	// Netns, when set, runs the process inside that network namespace.
+	Netns string
+	// Ready reports nil once the component serves; nil Ready means "process alive".
+	Ready func(ctx context.Context) error
 }
 
 // LogFile is where the component's output goes.
@@ -45,6 +50,10 @@ func (c Component) Start() error {
 	defer log.Close()
 	fmt.Fprintf(log, "\n==== %s starting %s %s\n", time.Now().Format(time.RFC3339), c.Path, strings.Join(c.Args, " "))
 	cmd := exec.Command(c.Path, c.Args...)
+	if c.Netns != "" {
+		// `ip netns exec` enters the namespace and execs the binary in the same process.
+		cmd = exec.Command("ip", append([]string{"netns", "exec", c.Netns, c.Path}, c.Args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -70,10 +79,17 @@ func (c Component) PID() (int, bool) {
 	}
 	// A recycled pid would belong to another program: check the executable name.
 	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-	if err != nil || filepath.Base(strings.TrimSuffix(exe, " (deleted)")) != filepath.Base(c.Path) {
+	if err != nil {
 		return 0, false
 	}
-	return pid, true
+	switch filepath.Base(strings.TrimSuffix(exe, " (deleted)")) {
+	case filepath.Base(c.Path):
+		return pid, true
+	case "ip":
+		// Still entering the network namespace, before exec'ing the binary.
+		return pid, c.Netns != ""
+	}
+	return 0, false
 }
 
 // Stop sends SIGTERM, waits up to grace for the process to exit, then kills it.

@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"strconv"
+	"path/filepath"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/vireo-dev/vireo/localcluster/pki"
 )
@@ -20,11 +17,24 @@ import (
 // Options configure an installation.
 type Options struct {
 	Layout
-	// APIServerPort is vireo-apiserver's secure port on 127.0.0.1.
-	APIServerPort int
-	// Examples are manifests applied once the API is ready (the demo objects).
+	Network Network
+	Ports   Ports
+	// ManifestsDir is the repository's artifacts directory (RBAC is applied from it).
+	ManifestsDir string
+	// Examples are manifests created once the API is ready (the demo objects).
 	Examples []string
 	Out      io.Writer
+}
+
+// DefaultOptions are those of `make up`.
+func DefaultOptions(out io.Writer) Options {
+	return Options{
+		Layout:       Layout{Root: "_output/local", BinDir: "_output/bin"},
+		Network:      DefaultNetwork(),
+		Ports:        DefaultPorts(),
+		ManifestsDir: "artifacts",
+		Out:          out,
+	}
 }
 
 // Cluster is a single-machine installation.
@@ -36,139 +46,187 @@ type Cluster struct {
 // New prepares an installation; nothing starts until Up.
 func New(opts Options) *Cluster { return &Cluster{opts: opts} }
 
-func (c *Cluster) apiServer() Component {
-	l := &c.opts.Layout
-	return Component{Name: "vireo-apiserver", Path: l.Bin("vireo-apiserver"), Dir: l, Args: []string{
-		"--data-dir", l.Data("vireo-apiserver"),
-		"--bind-address", "127.0.0.1",
-		"--secure-port", strconv.Itoa(c.opts.APIServerPort),
-		"--tls-cert-file", l.PKI() + "/vireo-apiserver.crt",
-		"--tls-private-key-file", l.PKI() + "/vireo-apiserver.key",
-		"--client-ca-file", l.PKI() + "/ca.crt",
-	}}
-}
+// Options returns the installation's options.
+func (c *Cluster) Options() Options { return c.opts }
 
-// Components lists the processes of the installation, in start order.
-func (c *Cluster) Components() []Component { return []Component{c.apiServer()} }
-
-// Up starts whatever is not running and returns once the API answers. On failure it
-// stops what it started and reports the failing component's log.
-func (c *Cluster) Up(ctx context.Context) error {
+// Up starts whatever is not running, in order, and returns once every APIService is
+// Available. It is idempotent. On failure it stops what this call started and reports
+// the failing component's log.
+func (c *Cluster) Up(ctx context.Context) (err error) {
+	var started []Component
+	defer func() {
+		if err != nil {
+			c.stopAll(started)
+		}
+	}()
+	c.say("preparing network namespace %s (%s <-> %s)", c.opts.Network.Netns, c.opts.Network.HostIP, c.opts.Network.NodeIP)
+	if err := c.opts.Network.Ensure(); err != nil {
+		return err
+	}
 	if err := c.certificates(); err != nil {
 		return fmt.Errorf("creating certificates in %s: %w", c.opts.PKI(), err)
 	}
-	var started []Component
-	for _, comp := range c.Components() {
-		if pid, ok := comp.PID(); ok {
-			c.say("%s already running (pid %d)", comp.Name, pid)
-			continue
-		}
-		if _, err := os.Stat(comp.Path); err != nil {
-			return fmt.Errorf("%s: binary %s missing; run `make build` first", comp.Name, comp.Path)
-		}
-		c.say("starting %s (log: %s)", comp.Name, comp.LogFile())
-		if err := comp.Start(); err != nil {
-			c.stopAll(started)
+	if err := c.writeKubeconfigs(); err != nil {
+		return err
+	}
+	for _, comp := range []Component{c.etcd(), c.kubeAPIServer()} {
+		if err := c.startAndWait(ctx, comp, &started); err != nil {
 			return err
 		}
-		started = append(started, comp)
 	}
-	if err := c.writeKubeconfig(); err != nil {
-		c.stopAll(started)
+	applier, err := c.applier()
+	if err != nil {
 		return err
 	}
-	c.say("waiting for vireo-apiserver to become ready")
-	if err := c.waitReady(ctx, c.apiServer()); err != nil {
-		c.stopAll(started)
+	c.say("applying Vireo's namespace, RBAC and the default StorageClass")
+	if err := c.bootstrap(ctx, applier); err != nil {
 		return err
 	}
-	if err := c.applyExamples(ctx); err != nil {
-		return fmt.Errorf("applying the demo objects: %w", err)
+	for _, comp := range []Component{c.controllerManager(), c.scheduler(), c.vireoAPIServer()} {
+		if err := c.startAndWait(ctx, comp, &started); err != nil {
+			return err
+		}
 	}
-	c.say("Vireo is up. Try:\n  export KUBECONFIG=%s", c.opts.Kubeconfig())
+	c.say("registering the APIServices and waiting until they are Available")
+	if err := c.registerAPIServices(ctx, applier); err != nil {
+		return err
+	}
+	if err := c.WaitForAPIServices(ctx, 90*time.Second); err != nil {
+		return fmt.Errorf("%w\nvireo-apiserver log %s ends with:\n%s", err, c.vireoAPIServer().LogFile(), c.vireoAPIServer().LogTail(20))
+	}
+	if err := c.startAndWait(ctx, c.vireoController(), &started); err != nil {
+		return err
+	}
+	for _, f := range c.opts.Examples {
+		if err := applier.CreateFile(ctx, f, "default"); err != nil {
+			return fmt.Errorf("creating the demo objects: %w", err)
+		}
+		c.say("created the objects of %s (existing ones are left alone)", f)
+	}
+	c.say("Vireo is up; kubeconfig: %s", c.abs(c.opts.Kubeconfig()))
 	return nil
 }
 
-// Down stops every component; purge also deletes all data, certificates and logs.
+// bootstrap applies what must exist before Vireo's components start.
+func (c *Cluster) bootstrap(ctx context.Context, a *Applier) error {
+	base := `apiVersion: v1
+kind: Namespace
+metadata: {name: vireo-system}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local-hostpath
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: kubernetes.io/host-path
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+`
+	objs, err := DecodeManifests([]byte(base))
+	if err != nil {
+		return err
+	}
+	if err := a.Apply(ctx, objs, ""); err != nil {
+		return err
+	}
+	for _, f := range []string{"roles.yaml", "apiserver.yaml", "controller.yaml", "nodeagent.yaml"} {
+		path := filepath.Join(c.opts.ManifestsDir, "base", "rbac", f)
+		if err := a.ApplyFile(ctx, path, "vireo-system"); err != nil {
+			return fmt.Errorf("applying %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) applier() (*Applier, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return NewApplier(cfg)
+}
+
+// startAndWait starts comp unless it runs, then waits until it is ready.
+func (c *Cluster) startAndWait(ctx context.Context, comp Component, started *[]Component) error {
+	if pid, ok := comp.PID(); ok {
+		c.say("%s already running (pid %d)", comp.Name, pid)
+	} else {
+		if _, err := os.Stat(comp.Path); err != nil {
+			return fmt.Errorf("%s: binary %s missing; run `make build` and hack/build-upstream.sh first", comp.Name, comp.Path)
+		}
+		c.say("starting %s (log: %s)", comp.Name, comp.LogFile())
+		if err := comp.Start(); err != nil {
+			return err
+		}
+		*started = append(*started, comp)
+	}
+	return c.waitReady(ctx, comp)
+}
+
+// Restart stops and starts one component and waits until it is ready.
+func (c *Cluster) Restart(ctx context.Context, name string) error {
+	comp, err := c.Component(name)
+	if err != nil {
+		return err
+	}
+	if err := comp.Stop(30 * time.Second); err != nil {
+		return err
+	}
+	var started []Component
+	return c.startAndWait(ctx, comp, &started)
+}
+
+// Down stops every component; purge also deletes data, certificates, logs and the network namespace.
 func (c *Cluster) Down(purge bool) error {
 	comps := c.Components()
 	for i := len(comps) - 1; i >= 0; i-- {
-		c.say("stopping %s", comps[i].Name)
+		if _, ok := comps[i].PID(); ok {
+			c.say("stopping %s", comps[i].Name)
+		}
 		if err := comps[i].Stop(30 * time.Second); err != nil {
 			return err
 		}
 	}
-	if purge {
-		c.say("deleting %s", c.opts.Root)
-		return os.RemoveAll(c.opts.Root)
+	if !purge {
+		return nil
 	}
-	return nil
+	c.say("deleting %s and network namespace %s", c.opts.Root, c.opts.Network.Netns)
+	if err := c.opts.Network.Delete(); err != nil {
+		return err
+	}
+	return os.RemoveAll(c.opts.Root)
 }
 
-// Status prints each component and whether the API answers.
+// Status prints each component and the APIServices.
 func (c *Cluster) Status(ctx context.Context) {
 	for _, comp := range c.Components() {
 		if pid, ok := comp.PID(); ok {
-			c.say("%-18s running (pid %d), log %s", comp.Name, pid, comp.LogFile())
+			c.say("%-24s running (pid %d), log %s", comp.Name, pid, comp.LogFile())
 		} else {
-			c.say("%-18s stopped", comp.Name)
+			c.say("%-24s stopped", comp.Name)
 		}
 	}
-	cfg, err := c.RESTConfig()
-	if err == nil {
-		err = ready(ctx, cfg)
-	}
+	st, err := c.APIServiceStatus(ctx)
 	if err != nil {
-		c.say("API: not ready: %v", err)
+		c.say("APIServices: cannot reach kube-apiserver: %v", err)
 		return
 	}
-	c.say("API: ready at %s", cfg.Host)
-}
-
-func (c *Cluster) certificates() error {
-	ca, err := pki.LoadOrCreateCA(c.opts.PKI(), "ca", "vireo-local-ca")
-	if err != nil {
-		return err
+	for _, gv := range APIServices {
+		name := gv.Version + "." + gv.Group
+		c.say("APIService %-28s %s", name, st[name])
 	}
-	c.ca = ca
-	if _, err := ca.ServingCert("vireo-apiserver", []string{"localhost", "vireo-apiserver"}, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
-		return err
-	}
-	_, err = ca.ClientCert("admin", "vireo-admin", []string{"system:masters"})
-	return err
-}
-
-func (c *Cluster) writeKubeconfig() error {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["vireo-local"] = &clientcmdapi.Cluster{
-		Server:               fmt.Sprintf("https://127.0.0.1:%d", c.opts.APIServerPort),
-		CertificateAuthority: c.abs(c.opts.PKI() + "/ca.crt"),
-	}
-	cfg.AuthInfos["vireo-admin"] = &clientcmdapi.AuthInfo{
-		ClientCertificate: c.abs(c.opts.PKI() + "/admin.crt"),
-		ClientKey:         c.abs(c.opts.PKI() + "/admin.key"),
-	}
-	cfg.Contexts["vireo-local"] = &clientcmdapi.Context{Cluster: "vireo-local", AuthInfo: "vireo-admin", Namespace: "default"}
-	cfg.CurrentContext = "vireo-local"
-	return clientcmd.WriteToFile(*cfg, c.opts.Kubeconfig())
-}
-
-// RESTConfig reads the admin kubeconfig.
-func (c *Cluster) RESTConfig() (*rest.Config, error) {
-	return clientcmd.BuildConfigFromFlags("", c.opts.Kubeconfig())
 }
 
 func (c *Cluster) waitReady(ctx context.Context, comp Component) error {
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return err
-	}
 	var lastErr error
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
 		if _, alive := comp.PID(); !alive {
 			return false, fmt.Errorf("%s exited", comp.Name)
 		}
-		lastErr = ready(ctx, cfg)
+		if comp.Ready == nil {
+			return true, nil
+		}
+		lastErr = comp.Ready(ctx)
 		return lastErr == nil, nil
 	})
 	if err != nil {
@@ -178,12 +236,26 @@ func (c *Cluster) waitReady(ctx context.Context, comp Component) error {
 	return nil
 }
 
-func ready(ctx context.Context, cfg *rest.Config) error {
+// apiReady checks kube-apiserver's /readyz as the admin.
+func (c *Cluster) apiReady(ctx context.Context) error {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
 	client, err := rest.UnversionedRESTClientFor(withNegotiatedSerializer(cfg))
 	if err != nil {
 		return err
 	}
 	_, err = client.Get().AbsPath("/readyz").DoRaw(ctx)
+	return err
+}
+
+func (c *Cluster) loadCA() error {
+	if c.ca != nil {
+		return nil
+	}
+	ca, err := pki.LoadOrCreateCA(c.opts.PKI(), "ca", "vireo-local-ca")
+	c.ca = ca
 	return err
 }
 

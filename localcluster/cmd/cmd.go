@@ -1,4 +1,4 @@
-// Package cmd is the command line of vireo-local: up, down and status.
+// Package cmd is the command line of vireo-local: up, down, status and artifact-certs.
 package cmd
 
 import (
@@ -11,23 +11,19 @@ import (
 
 // New returns the vireo-local command.
 func New(out io.Writer) *cobra.Command {
-	opts := localcluster.Options{
-		Layout:        localcluster.Layout{Root: "_output/local", BinDir: "_output/bin"},
-		APIServerPort: 8443,
-		Out:           out,
-	}
+	opts := localcluster.DefaultOptions(out)
 	root := &cobra.Command{
 		Use:          "vireo-local",
-		Short:        "Run Vireo on this machine",
+		Short:        "Run Vireo on this machine: a real single-node Kubernetes with Vireo aggregated into it",
 		SilenceUsage: true,
 	}
 	root.PersistentFlags().StringVar(&opts.Root, "root", opts.Root, "Directory for certificates, data, pid files and logs.")
 	root.PersistentFlags().StringVar(&opts.BinDir, "bin-dir", opts.BinDir, "Directory of the binaries to run.")
-	root.PersistentFlags().IntVar(&opts.APIServerPort, "apiserver-port", opts.APIServerPort, "Secure port of vireo-apiserver on 127.0.0.1.")
+	root.PersistentFlags().StringVar(&opts.ManifestsDir, "manifests", opts.ManifestsDir, "The repository's artifacts directory (RBAC is applied from it).")
 
 	up := &cobra.Command{
 		Use:   "up",
-		Short: "Start every component that is not running and wait until the API is ready",
+		Short: "Start every component that is not running and wait until the APIServices are Available",
 		RunE: func(c *cobra.Command, _ []string) error {
 			return localcluster.New(opts).Up(c.Context())
 		},
@@ -42,15 +38,25 @@ func New(out io.Writer) *cobra.Command {
 			return localcluster.New(opts).Down(purge)
 		},
 	}
-	down.Flags().BoolVar(&purge, "purge", false, "Also delete data, certificates and logs.")
+	down.Flags().BoolVar(&purge, "purge", false, "Also delete data, certificates, logs and the network namespace.")
 
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Show each component and whether the API answers",
+		Short: "Show each component and the APIServices",
 		Run: func(c *cobra.Command, _ []string) {
 			localcluster.New(opts).Status(c.Context())
 		},
 	}
-	root.AddCommand(up, down, status)
+
+	var certDir string
+	certs := &cobra.Command{
+		Use:   "artifact-certs",
+		Short: "Write the CA and certificates artifacts/base expects (for a real cluster)",
+		RunE: func(*cobra.Command, []string) error {
+			return localcluster.WriteArtifactCerts(certDir)
+		},
+	}
+	certs.Flags().StringVar(&certDir, "dir", "artifacts/base/certs", "Directory to write ca.crt, apiserver.{crt,key} and etcd-{server,peer,client}.{crt,key} to.")
+	root.AddCommand(up, down, status, certs)
 	return root
 }

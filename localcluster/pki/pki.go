@@ -163,3 +163,42 @@ func load(dir, name string) (*x509.Certificate, crypto.Signer, error) {
 	}
 	return cert, key, nil
 }
+
+// SigningKey creates (once) a bare key pair, <name>.key and <name>.pub, such as the
+// key kube-apiserver signs service-account tokens with.
+func SigningKey(dir, name string) (Issued, error) {
+	out := Issued{CertFile: filepath.Join(dir, name+".pub"), KeyFile: filepath.Join(dir, name+".key")}
+	if _, err := os.Stat(out.KeyFile); err == nil {
+		return out, nil
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return out, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return out, err
+	}
+	pubDER, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return out, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return out, err
+	}
+	if err := os.WriteFile(out.KeyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return out, err
+	}
+	return out, os.WriteFile(out.CertFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), 0o644)
+}
+
+// PeerCert issues (once) a certificate valid for both serving and client use, as etcd
+// peers need.
+func (ca *CA) PeerCert(name string, dnsNames []string, ips []net.IP) (Issued, error) {
+	return ca.issue(name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: dnsNames[0]},
+		DNSNames:    dnsNames,
+		IPAddresses: ips,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	})
+}

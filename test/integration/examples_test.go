@@ -19,8 +19,12 @@ func TestExamplesAreAcceptedAndDefaulted(t *testing.T) {
 	if err != nil || len(files) < 4 {
 		t.Fatalf("examples: %v (err %v), want at least 4", files, err)
 	}
+	applier, err := localcluster.NewApplier(server.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range files {
-		if err := localcluster.CreateFromFile(ctx, server.Config, f, ns); err != nil {
+		if err := applier.CreateFile(ctx, f, ns); err != nil {
 			t.Fatalf("%s rejected: %v", f, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/metadata"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
@@ -215,4 +216,33 @@ func hasCause(err error, path string) bool {
 		}
 	}
 	return false
+}
+
+// TestProtobufPreferringClients covers kube-controller-manager's metadata client (used by
+// the namespace and garbage collectors): it asks for protobuf first, which Vireo's types
+// do not have, and must get JSON instead of an error.
+func TestProtobufPreferringClients(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	for _, n := range []string{"m1", "m2"} {
+		m := &v1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1.VirtualMachineInstanceMigrationSpec{VMIName: "x"}}
+		if _, err := server.Client.KubevirtV1().VirtualMachineInstanceMigrations(ns).Create(ctx, m, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mc, err := metadata.NewForConfig(server.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vmims := mc.Resource(v1.SchemeGroupVersion.WithResource("virtualmachineinstancemigrations")).Namespace(ns)
+	list, err := vmims.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 2 {
+		t.Fatalf("metadata list: %v items, err %v", list, err)
+	}
+	if err := vmims.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatalf("metadata deletecollection: %v", err)
+	}
+	left, err := server.Client.KubevirtV1().VirtualMachineInstanceMigrations(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(left.Items) != 0 {
+		t.Fatalf("after deletecollection: %d left, err %v", len(left.Items), err)
+	}
 }

@@ -1,0 +1,120 @@
+// Package manager runs vireo-controller: it connects to the cluster, elects a leader
+// among replicas and runs the reconcilers on shared informers.
+package manager
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+
+	"github.com/vireo-dev/vireo/controllers/vmi"
+	"github.com/vireo-dev/vireo/generated/clientset/versioned"
+	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+)
+
+// Options are vireo-controller's command-line options.
+type Options struct {
+	Kubeconfig     string
+	LeaderElect    bool
+	LeaseNamespace string
+	Workers        int
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{LeaderElect: true, LeaseNamespace: "vireo-system", Workers: 10}
+}
+
+// AddFlags registers the options.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig to reach the cluster; empty means in-cluster.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect one active replica through a Lease.")
+	fs.StringVar(&o.LeaseNamespace, "lease-namespace", o.LeaseNamespace, "Namespace of the leader-election Lease.")
+	// KubeVirt runs 10 VMI workers (1 VMI/s with 3 was too slow at scale).
+	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
+}
+
+// Run connects and reconciles until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig %q: %w", o.Kubeconfig, err)
+	}
+	// KubeVirt's controller uses 200 QPS / 400 burst; client-go's 5/10 serialises large clusters.
+	cfg.QPS, cfg.Burst = 200, 400
+	cfg.UserAgent = "vireo-controller"
+	if !o.LeaderElect {
+		return runControllers(ctx, cfg, o)
+	}
+	return runElected(ctx, cfg, o)
+}
+
+func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	vireo, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	vf := vireoinformers.NewSharedInformerFactory(vireo, 10*time.Minute)
+	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute,
+		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.LabelSelector = vmi.LabelApp + "=" + vmi.LauncherAppValue
+		}))
+	vmiController, err := vmi.New(vireo, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods())
+	if err != nil {
+		return err
+	}
+	vf.Start(ctx.Done())
+	kf.Start(ctx.Done())
+	klog.InfoS("vireo-controller running", "workers", o.Workers)
+	return vmiController.Run(ctx, o.Workers)
+}
+
+func runElected(ctx context.Context, cfg *rest.Config, o *Options) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	id, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	id = fmt.Sprintf("%s_%d", id, os.Getpid())
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaseNamespace, "vireo-controller",
+		kube.CoreV1(), kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   15 * time.Second,
+		RenewDeadline:   10 * time.Second,
+		RetryPeriod:     2 * time.Second,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) { errc <- runControllers(ctx, cfg, o) },
+			OnStoppedLeading: func() { klog.InfoS("Lost leadership", "identity", id) },
+		},
+	})
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return ctx.Err()
+	}
+}

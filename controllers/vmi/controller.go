@@ -1,0 +1,170 @@
+// Package vmi reconciles VirtualMachineInstances. Today it finishes their deletion:
+// once a deleted VMI has no launcher Pod left, it releases the foreground-delete
+// finalizer so the object (and a terminating namespace) can go. Launcher Pod creation
+// and phase tracking build on this loop.
+package vmi
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/generated/clientset/versioned"
+	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
+	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+)
+
+const (
+	// FinalizerForegroundDelete holds a VMI until its launcher is gone (KubeVirt's name).
+	FinalizerForegroundDelete = "kubevirt.io/foregroundDeleteVirtualMachine"
+	// LabelCreatedBy on a launcher Pod holds the UID of its VMI.
+	LabelCreatedBy = "kubevirt.io/created-by"
+	// LabelApp marks launcher Pods.
+	LabelApp = "kubevirt.io"
+	// LauncherAppValue is LabelApp's value on launcher Pods.
+	LauncherAppValue = "virt-launcher"
+)
+
+// Controller is the VMI reconciler.
+type Controller struct {
+	client versioned.Interface
+	vmis   vireolisters.VirtualMachineInstanceLister
+	pods   corelisters.PodLister
+	synced []cache.InformerSynced
+	queue  workqueue.TypedRateLimitingInterface[string]
+}
+
+// New wires the controller to its informers.
+func New(client versioned.Interface, vmis vireoinformers.VirtualMachineInstanceInformer, pods coreinformers.PodInformer) (*Controller, error) {
+	c := &Controller{
+		client: client,
+		vmis:   vmis.Lister(),
+		pods:   pods.Lister(),
+		synced: []cache.InformerSynced{vmis.Informer().HasSynced, pods.Informer().HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "vmi"}),
+	}
+	if _, err := vmis.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueOwner}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// enqueueOwner requeues the VMI of a deleted launcher Pod.
+func (c *Controller) enqueueOwner(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	for _, ref := range pod.OwnerReferences {
+		if ref.Kind == "VirtualMachineInstance" {
+			c.queue.Add(pod.Namespace + "/" + ref.Name)
+		}
+	}
+}
+
+// Run processes the queue with workers until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer c.queue.ShutDown()
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return fmt.Errorf("vmi controller: caches did not sync")
+	}
+	for range workers {
+		go wait.UntilWithContext(ctx, c.work, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c *Controller) work(ctx context.Context) {
+	for c.processNext(ctx) {
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	if err := c.sync(ctx, key); err != nil {
+		klog.FromContext(ctx).Error(err, "Syncing VMI failed; retrying", "vmi", key)
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	vmi, err := c.vmis.VirtualMachineInstances(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if vmi.DeletionTimestamp == nil || !slices.Contains(vmi.Finalizers, FinalizerForegroundDelete) {
+		return nil
+	}
+	launchers, err := c.launcherPods(vmi)
+	if err != nil || len(launchers) > 0 {
+		// The node agent shuts the guest down; the Pod's deletion requeues us.
+		return err
+	}
+	return c.releaseFinalizer(ctx, vmi)
+}
+
+func (c *Controller) launcherPods(vmi *v1.VirtualMachineInstance) ([]*corev1.Pod, error) {
+	sel := labels.SelectorFromSet(labels.Set{LabelApp: LauncherAppValue, LabelCreatedBy: string(vmi.UID)})
+	return c.pods.Pods(vmi.Namespace).List(sel)
+}
+
+func (c *Controller) releaseFinalizer(ctx context.Context, vmi *v1.VirtualMachineInstance) error {
+	updated := vmi.DeepCopy()
+	updated.Finalizers = slices.DeleteFunc(updated.Finalizers, func(f string) bool { return f == FinalizerForegroundDelete })
+	_, err := c.client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Update(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		klog.FromContext(ctx).Info("Released the finalizer of a deleted VMI without launcher", "vmi", klog.KObj(vmi))
+	}
+	return err
+}

@@ -1,0 +1,83 @@
+package vmi
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kubeinformers "k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
+	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+)
+
+func deletedVMI(name string) *v1.VirtualMachineInstance {
+	now := metav1.Now()
+	return &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{
+		Name: name, Namespace: "ns", UID: types.UID("uid-" + name), DeletionTimestamp: &now,
+		Finalizers: []string{FinalizerForegroundDelete, "other.example/keep"},
+	}}
+}
+
+func launcher(vmiName string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: "virt-launcher-" + vmiName, Namespace: "ns",
+		Labels: map[string]string{LabelApp: LauncherAppValue, LabelCreatedBy: "uid-" + vmiName},
+	}}
+}
+
+func TestDeletedVMIReleasesFinalizerOnlyWithoutLauncher(t *testing.T) {
+	cases := []struct {
+		name        string
+		pods        []*corev1.Pod
+		wantRelease bool
+	}{
+		{"no launcher left", nil, true},
+		{"launcher still running", []*corev1.Pod{launcher("vm")}, false},
+		{"another VMI's launcher", []*corev1.Pod{launcher("other")}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			vireo := vireofake.NewClientset(deletedVMI("vm"))
+			kube := kubefake.NewClientset()
+			for _, p := range c.pods {
+				if _, err := kube.CoreV1().Pods("ns").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
+			kf := kubeinformers.NewSharedInformerFactory(kube, 0)
+			ctrl, err := New(vireo, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods())
+			if err != nil {
+				t.Fatal(err)
+			}
+			vf.Start(ctx.Done())
+			kf.Start(ctx.Done())
+			vf.WaitForCacheSync(ctx.Done())
+			kf.WaitForCacheSync(ctx.Done())
+
+			if err := ctrl.sync(ctx, "ns/vm"); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			got, err := vireo.KubevirtV1().VirtualMachineInstances("ns").Get(ctx, "vm", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			released := !slices.Contains(got.Finalizers, FinalizerForegroundDelete)
+			if released != c.wantRelease {
+				t.Errorf("finalizers %v: released=%v, want %v", got.Finalizers, released, c.wantRelease)
+			}
+			if !slices.Contains(got.Finalizers, "other.example/keep") {
+				t.Errorf("another owner's finalizer was removed: %v", got.Finalizers)
+			}
+		})
+	}
+}

@@ -1,0 +1,98 @@
+package localcluster
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+
+	"github.com/vireo-dev/vireo/localcluster/pki"
+)
+
+// Identities of the installation's clients (certificate CN and groups).
+const (
+	adminUser = "vireo-local-admin"
+	// apiServerUser is vireo-apiserver's identity towards kube-apiserver: the user name of
+	// its ServiceAccount, so artifacts/base RBAC applies to it unchanged.
+	apiServerUser = "system:serviceaccount:vireo-system:vireo-apiserver"
+	// controllerUser is vireo-controller's identity, its ServiceAccount's user name.
+	controllerUser = "system:serviceaccount:vireo-system:vireo-controller"
+	// frontProxyUser is the name vireo-apiserver accepts front-proxy requests from.
+	frontProxyUser = "front-proxy-client"
+)
+
+// serviceIP is the first address of the service range: the kubernetes Service.
+var serviceIP = net.IPv4(10, 96, 0, 1)
+
+// certificates creates every CA, certificate and key the installation needs, once.
+func (c *Cluster) certificates() error {
+	dir := c.opts.PKI()
+	ca, err := pki.LoadOrCreateCA(dir, "ca", "vireo-local-ca")
+	if err != nil {
+		return err
+	}
+	fp, err := pki.LoadOrCreateCA(dir, "front-proxy-ca", "vireo-local-front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	c.ca = ca
+	nw := c.opts.Network
+	loop := net4(127, 0, 0, 1)
+	steps := []func() (pki.Issued, error){
+		func() (pki.Issued, error) {
+			return ca.ServingCert("kube-apiserver", []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"}, []net.IP{loop, nw.HostIP, serviceIP})
+		},
+		func() (pki.Issued, error) {
+			return ca.ServingCert("vireo-apiserver", []string{"vireo-apiserver.vireo-system.svc", "localhost"}, []net.IP{loop, nw.NodeIP})
+		},
+		func() (pki.Issued, error) { return ca.PeerCert("etcd", []string{"localhost"}, []net.IP{loop}) },
+		func() (pki.Issued, error) { return ca.ClientCert("etcd-client", "kube-apiserver-etcd-client", nil) },
+		func() (pki.Issued, error) { return ca.ClientCert("admin", adminUser, []string{"system:masters"}) },
+		func() (pki.Issued, error) {
+			return ca.ClientCert("kube-controller-manager", "system:kube-controller-manager", nil)
+		},
+		func() (pki.Issued, error) { return ca.ClientCert("kube-scheduler", "system:kube-scheduler", nil) },
+		func() (pki.Issued, error) {
+			return ca.ClientCert("vireo-apiserver-client", apiServerUser, []string{"system:serviceaccounts", "system:serviceaccounts:vireo-system"})
+		},
+		func() (pki.Issued, error) {
+			return ca.ClientCert("vireo-controller-client", controllerUser, []string{"system:serviceaccounts", "system:serviceaccounts:vireo-system"})
+		},
+		func() (pki.Issued, error) { return fp.ClientCert("front-proxy-client", frontProxyUser, nil) },
+		func() (pki.Issued, error) { return pki.SigningKey(dir, "sa") },
+	}
+	for _, step := range steps {
+		if _, err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pkiFile is the path of a file in the PKI directory.
+func (c *Cluster) pkiFile(name string) string { return c.abs(filepath.Join(c.opts.PKI(), name)) }
+
+func net4(a, b, c, d byte) net.IP { return net.IPv4(a, b, c, d) }
+
+// WriteArtifactCerts writes the certificates artifacts/base expects into dir: a CA,
+// vireo-apiserver's serving pair and etcd's server, peer and client pairs, for the
+// in-cluster service names.
+func WriteArtifactCerts(dir string) error {
+	ca, err := pki.LoadOrCreateCA(dir, "ca", "vireo-ca")
+	if err != nil {
+		return err
+	}
+	etcdNames := []string{"vireo-etcd", "vireo-etcd.vireo-system.svc", "vireo-etcd-client.vireo-system.svc", "*.vireo-etcd.vireo-system.svc", "*.vireo-etcd.vireo-system.svc.cluster.local", "localhost"}
+	if _, err := ca.ServingCert("apiserver", []string{"vireo-apiserver.vireo-system.svc", "vireo-apiserver.vireo-system.svc.cluster.local"}, nil); err != nil {
+		return err
+	}
+	if _, err := ca.ServingCert("etcd-server", etcdNames, []net.IP{net4(127, 0, 0, 1)}); err != nil {
+		return err
+	}
+	if _, err := ca.PeerCert("etcd-peer", etcdNames, nil); err != nil {
+		return err
+	}
+	if _, err := ca.ClientCert("etcd-client", "vireo-apiserver", nil); err != nil {
+		return fmt.Errorf("etcd client certificate: %w", err)
+	}
+	return nil
+}

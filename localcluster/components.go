@@ -1,0 +1,175 @@
+package localcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Ports are the loopback ports of the host-side components.
+type Ports struct {
+	EtcdClient, EtcdPeer, KubeAPIServer, ControllerManager, Scheduler, VireoAPIServer int
+}
+
+// DefaultPorts are the usual Kubernetes ports; vireo-apiserver listens inside the namespace.
+func DefaultPorts() Ports {
+	return Ports{EtcdClient: 2379, EtcdPeer: 2380, KubeAPIServer: 6443, ControllerManager: 10257, Scheduler: 10259, VireoAPIServer: 8443}
+}
+
+func (c *Cluster) etcd() Component {
+	l, p := &c.opts.Layout, c.opts.Ports
+	client := fmt.Sprintf("https://127.0.0.1:%d", p.EtcdClient)
+	peer := fmt.Sprintf("https://127.0.0.1:%d", p.EtcdPeer)
+	return Component{Name: "etcd", Path: c.abs(l.Bin("etcd")), Dir: l, Args: []string{
+		"--name", "vireo-local",
+		"--data-dir", c.abs(l.Data("etcd")),
+		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "vireo-local=" + peer,
+		"--cert-file", c.pkiFile("etcd.crt"), "--key-file", c.pkiFile("etcd.key"),
+		"--trusted-ca-file", c.pkiFile("ca.crt"), "--client-cert-auth",
+		"--peer-cert-file", c.pkiFile("etcd.crt"), "--peer-key-file", c.pkiFile("etcd.key"),
+		"--peer-trusted-ca-file", c.pkiFile("ca.crt"), "--peer-client-cert-auth",
+		"--log-level", "warn",
+	}, Ready: tcpReady(fmt.Sprintf("127.0.0.1:%d", p.EtcdClient))}
+}
+
+func (c *Cluster) kubeAPIServer() Component {
+	l, p, nw := &c.opts.Layout, c.opts.Ports, c.opts.Network
+	return Component{Name: "kube-apiserver", Path: c.abs(l.Bin("kube-apiserver")), Dir: l, Args: []string{
+		"--advertise-address", nw.HostIP.String(),
+		"--bind-address", "0.0.0.0",
+		"--secure-port", strconv.Itoa(p.KubeAPIServer),
+		"--etcd-servers", fmt.Sprintf("https://127.0.0.1:%d", p.EtcdClient),
+		"--etcd-cafile", c.pkiFile("ca.crt"),
+		"--etcd-certfile", c.pkiFile("etcd-client.crt"), "--etcd-keyfile", c.pkiFile("etcd-client.key"),
+		"--tls-cert-file", c.pkiFile("kube-apiserver.crt"), "--tls-private-key-file", c.pkiFile("kube-apiserver.key"),
+		"--client-ca-file", c.pkiFile("ca.crt"),
+		"--authorization-mode", "RBAC",
+		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file", c.pkiFile("sa.pub"),
+		"--service-account-signing-key-file", c.pkiFile("sa.key"),
+		"--service-cluster-ip-range", "10.96.0.0/16",
+		"--requestheader-client-ca-file", c.pkiFile("front-proxy-ca.crt"),
+		"--requestheader-allowed-names", frontProxyUser,
+		"--requestheader-username-headers", "X-Remote-User",
+		"--requestheader-group-headers", "X-Remote-Group",
+		"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+		"--proxy-client-cert-file", c.pkiFile("front-proxy-client.crt"),
+		"--proxy-client-key-file", c.pkiFile("front-proxy-client.key"),
+		"--enable-aggregator-routing=true",
+		"--profiling=false",
+	}, Ready: c.apiReady}
+}
+
+func (c *Cluster) controllerManager() Component {
+	l := &c.opts.Layout
+	kc := c.abs(c.kubeconfigPath("kube-controller-manager"))
+	return Component{Name: "kube-controller-manager", Path: c.abs(l.Bin("kube-controller-manager")), Dir: l, Args: []string{
+		"--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
+		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(c.opts.Ports.ControllerManager),
+		"--leader-elect=false",
+		"--service-account-private-key-file", c.pkiFile("sa.key"),
+		"--root-ca-file", c.pkiFile("ca.crt"),
+		"--use-service-account-credentials=true",
+		"--enable-hostpath-provisioner=true",
+		"--profiling=false",
+	}, Ready: healthzReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.opts.Ports.ControllerManager), "")}
+}
+
+func (c *Cluster) scheduler() Component {
+	l := &c.opts.Layout
+	kc := c.abs(c.kubeconfigPath("kube-scheduler"))
+	return Component{Name: "kube-scheduler", Path: c.abs(l.Bin("kube-scheduler")), Dir: l, Args: []string{
+		"--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
+		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(c.opts.Ports.Scheduler),
+		"--leader-elect=false",
+		"--profiling=false",
+	}, Ready: healthzReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.opts.Ports.Scheduler), "")}
+}
+
+// VireoAPIServerAddress is where vireo-apiserver listens (inside the network namespace).
+func (c *Cluster) VireoAPIServerAddress() string {
+	return net.JoinHostPort(c.opts.Network.NodeIP.String(), strconv.Itoa(c.opts.Ports.VireoAPIServer))
+}
+
+func (c *Cluster) vireoAPIServer() Component {
+	l := &c.opts.Layout
+	kc := c.abs(c.kubeconfigPath("vireo-apiserver"))
+	return Component{Name: "vireo-apiserver", Path: c.abs(l.Bin("vireo-apiserver")), Dir: l, Netns: c.opts.Network.Netns, Args: []string{
+		"--data-dir", c.abs(l.Data("vireo-apiserver")),
+		"--bind-address", c.opts.Network.NodeIP.String(),
+		"--secure-port", strconv.Itoa(c.opts.Ports.VireoAPIServer),
+		"--tls-cert-file", c.pkiFile("vireo-apiserver.crt"), "--tls-private-key-file", c.pkiFile("vireo-apiserver.key"),
+		"--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
+	}, Ready: healthzReady("https://"+c.VireoAPIServerAddress()+"/readyz", c.pkiFile("ca.crt"))}
+}
+
+func (c *Cluster) vireoController() Component {
+	l := &c.opts.Layout
+	return Component{Name: "vireo-controller", Path: c.abs(l.Bin("vireo-controller")), Dir: l, Args: []string{
+		"--kubeconfig", c.abs(c.kubeconfigPath("vireo-controller")),
+	}}
+}
+
+// Components lists the processes of the installation, in start order.
+func (c *Cluster) Components() []Component {
+	return []Component{c.etcd(), c.kubeAPIServer(), c.controllerManager(), c.scheduler(), c.vireoAPIServer(), c.vireoController()}
+}
+
+// Component returns the named component.
+func (c *Cluster) Component(name string) (Component, error) {
+	for _, comp := range c.Components() {
+		if comp.Name == name {
+			return comp, nil
+		}
+	}
+	return Component{}, fmt.Errorf("no component %q", name)
+}
+
+func tcpReady(addr string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}
+}
+
+// healthzReady probes an HTTPS health endpoint; with no CA file it only checks that the
+// component answers (kube-controller-manager and kube-scheduler serve self-signed certificates).
+func healthzReady(url, caFile string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		tlsConfig := &tls.Config{InsecureSkipVerify: caFile == ""} //nolint:gosec // local self-signed health endpoints
+		if caFile != "" {
+			pem, err := os.ReadFile(caFile)
+			if err != nil {
+				return err
+			}
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(pem)
+			tlsConfig.RootCAs = pool
+		}
+		client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,138 @@
+package localcluster
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+)
+
+// APIServices are the group versions vireo-apiserver serves through aggregation.
+var APIServices = []schema.GroupVersion{
+	{Group: "kubevirt.io", Version: "v1"},
+	{Group: "subresources.kubevirt.io", Version: "v1"},
+	{Group: "cdi.kubevirt.io", Version: "v1beta1"},
+}
+
+var apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+
+// registrationManifest is the Service, its endpoints at vireo-apiserver's address in the
+// network namespace (a Service without selector, as the aggregator routes to endpoints
+// with --enable-aggregator-routing), and the APIServices.
+func (c *Cluster) registrationManifest() (string, error) {
+	caPEM, err := os.ReadFile(c.pkiFile("ca.crt"))
+	if err != nil {
+		return "", err
+	}
+	ip, port := c.opts.Network.NodeIP.String(), c.opts.Ports.VireoAPIServer
+	m := fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {name: vireo-apiserver, namespace: vireo-system}
+spec:
+  ports: [{name: https, port: 443, targetPort: %[2]d, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: vireo-apiserver-local
+  namespace: vireo-system
+  labels: {kubernetes.io/service-name: vireo-apiserver, endpointslice.kubernetes.io/managed-by: vireo-local}
+addressType: IPv4
+endpoints: [{addresses: ["%[1]s"], conditions: {ready: true}}]
+ports: [{name: https, port: %[2]d, protocol: TCP}]
+`, ip, port)
+	for _, gv := range APIServices {
+		m += fmt.Sprintf(`---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: %s.%s}
+spec:
+  group: %s
+  version: %s
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+  service: {name: vireo-apiserver, namespace: vireo-system, port: 443}
+  caBundle: %s
+`, gv.Version, gv.Group, gv.Group, gv.Version, base64.StdEncoding.EncodeToString(caPEM))
+	}
+	return m, nil
+}
+
+// registerAPIServices applies the registration objects.
+func (c *Cluster) registerAPIServices(ctx context.Context, a *Applier) error {
+	m, err := c.registrationManifest()
+	if err != nil {
+		return err
+	}
+	objs, err := DecodeManifests([]byte(m))
+	if err != nil {
+		return err
+	}
+	return a.Apply(ctx, objs, "vireo-system")
+}
+
+// APIServiceStatus reports whether each APIService is Available, with the reason when not.
+func (c *Cluster) APIServiceStatus(ctx context.Context) (map[string]string, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, gv := range APIServices {
+		name := gv.Version + "." + gv.Group
+		obj, err := dyn.Resource(apiServiceResource).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			out[name] = err.Error()
+			continue
+		}
+		out[name] = availability(obj)
+	}
+	return out, nil
+}
+
+func availability(obj *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Available" {
+			if m["status"] == "True" {
+				return "Available"
+			}
+			return fmt.Sprintf("not available: %v: %v", m["reason"], m["message"])
+		}
+	}
+	return "not available: no condition yet"
+}
+
+// WaitForAPIServices polls until every APIService is Available.
+func (c *Cluster) WaitForAPIServices(ctx context.Context, timeout time.Duration) error {
+	var last map[string]string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		st, err := c.APIServiceStatus(ctx)
+		if err != nil {
+			return false, nil
+		}
+		last = st
+		for _, s := range st {
+			if s != "Available" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("APIServices not Available within %s: %v", timeout, last)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/localcluster"
+)
+
+func vmiNamed(name string) *v1.VirtualMachineInstance {
+	return &v1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.VirtualMachineInstanceSpec{
+			Domain: v1.DomainSpec{Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}}},
+			Volumes: []v1.Volume{{Name: "root", VolumeSource: v1.VolumeSource{
+				ContainerDisk: &v1.ContainerDiskSource{Image: "registry.local/tiny:1.0"},
+			}}},
+		},
+	}
+}
+
+func TestRestartingVireoAPIServerKeepsObjects(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	for i := range 3 {
+		if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, vmiNamed(fmt.Sprintf("keep-%d", i)), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cluster.Restart(ctx, "vireo-apiserver"); err != nil {
+		t.Fatal(err)
+	}
+	// The aggregator notices the endpoint is back within its availability check period.
+	if err := cluster.WaitForAPIServices(ctx, 35*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	list, err := vireo.KubevirtV1().VirtualMachineInstances(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 3 {
+		t.Fatalf("after restart: %d VMIs (err %v), want 3", len(list.Items), err)
+	}
+}
+
+func TestDeletingANamespaceDeletesItsVMIs(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	for _, n := range []string{"a", "b"} {
+		if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, vmiNamed(n), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubectl(t, "delete", "namespace", ns, "--wait=false")
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		left, _ := vireo.KubevirtV1().VirtualMachineInstances(ns).List(ctx, metav1.ListOptions{})
+		t.Fatalf("namespace %s still exists; VMIs left: %d", ns, len(left.Items))
+	}
+}
+
+// TestArtifactsBaseDryRun renders the kustomize base with fresh certificates and sends
+// it to the local installation with a server-side dry run.
+func TestArtifactsBaseDryRun(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("cp", "-r", filepath.Join(repo, "artifacts", "base"), dir).CombinedOutput(); err != nil {
+		t.Fatalf("copying artifacts/base: %v: %s", err, out)
+	}
+	base := filepath.Join(dir, "base")
+	_ = os.RemoveAll(filepath.Join(base, "certs"))
+	if err := localcluster.WriteArtifactCerts(filepath.Join(base, "certs")); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := kubectlResult("apply", "--dry-run=server", "-k", base)
+	if err != nil {
+		t.Fatalf("kubectl apply --dry-run=server -k artifacts/base: %v\n%s\n%s", err, out, errOut)
+	}
+	for _, want := range []string{"apiservice.apiregistration.k8s.io/v1.kubevirt.io", "deployment.apps/vireo-apiserver", "statefulset.apps/vireo-etcd", "daemonset.apps/vireo-nodeagent", "clusterrole.rbac.authorization.k8s.io/kubevirt.io:view"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %s:\n%s", want, out)
+		}
+	}
+}

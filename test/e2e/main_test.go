@@ -1,0 +1,113 @@
+// Package e2e tests Vireo as a user meets it: a real kube-apiserver built from upstream
+// source with vireo-apiserver aggregated into it (vireo-local), driven with real kubectl.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/vireo-dev/vireo/generated/clientset/versioned"
+	"github.com/vireo-dev/vireo/localcluster"
+)
+
+var (
+	cluster *localcluster.Cluster
+	admin   *rest.Config
+	vireo   versioned.Interface
+	kube    kubernetes.Interface
+	repo    string
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e tests skipped with -short")
+		os.Exit(0)
+	}
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	var err error
+	if repo, err = filepath.Abs("../.."); err != nil {
+		return 0, err
+	}
+	opts := localcluster.DefaultOptions(os.Stderr)
+	opts.Root = filepath.Join(repo, "_output", "e2e")
+	opts.BinDir = filepath.Join(repo, "_output", "bin")
+	opts.ManifestsDir = filepath.Join(repo, "artifacts")
+	// Apart from `make up`'s installation, so both can run at once.
+	opts.Network = localcluster.Network{Netns: "vireo-e2e", HostIP: net.IPv4(10, 251, 0, 1), NodeIP: net.IPv4(10, 251, 0, 2), PrefixLen: 24}
+	opts.Ports = localcluster.Ports{EtcdClient: 12379, EtcdPeer: 12380, KubeAPIServer: 16443, ControllerManager: 20257, Scheduler: 20259, VireoAPIServer: 8443}
+	for _, bin := range []string{"kubectl", "kube-apiserver", "vireo-apiserver"} {
+		if _, err := os.Stat(filepath.Join(opts.BinDir, bin)); err != nil {
+			return 0, fmt.Errorf("%s not built: run `make build upstream` (make test does)", bin)
+		}
+	}
+	cluster = localcluster.New(opts)
+	_ = cluster.Down(true) // a clean installation per run
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := cluster.Up(ctx); err != nil {
+		_ = cluster.Down(false)
+		return 0, err
+	}
+	defer func() { _ = cluster.Down(true) }()
+	if admin, err = cluster.RESTConfig(); err != nil {
+		return 0, err
+	}
+	if vireo, err = versioned.NewForConfig(admin); err != nil {
+		return 0, err
+	}
+	if kube, err = kubernetes.NewForConfig(admin); err != nil {
+		return 0, err
+	}
+	return m.Run(), nil
+}
+
+// kubectl runs the upstream kubectl as the admin and returns its standard output.
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, err := kubectlResult(args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, errOut)
+	}
+	return out
+}
+
+// kubectlResult runs kubectl and returns stdout, stderr and the exit error.
+func kubectlResult(args ...string) (string, string, error) {
+	cmd := exec.Command(filepath.Join(cluster.Options().BinDir, "kubectl"), append([]string{"--kubeconfig", cluster.Options().Kubeconfig()}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+var nsCount int
+
+// namespace creates a fresh namespace for one test.
+func namespace(t *testing.T) string {
+	t.Helper()
+	nsCount++
+	ns := fmt.Sprintf("e2e-%d-%d", os.Getpid()%1000, nsCount)
+	kubectl(t, "create", "namespace", ns)
+	return ns
+}
