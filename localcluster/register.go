@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -115,12 +116,23 @@ func availability(obj *unstructured.Unstructured) string {
 	return "not available: no condition yet"
 }
 
-// WaitForAPIServices polls until every APIService is Available.
+// WaitForAPIServices polls until every APIService is Available and kube-apiserver's
+// aggregated discovery lists Vireo's resources (it refreshes a moment after availability;
+// kubectl reads it).
 func (c *Cluster) WaitForAPIServices(ctx context.Context, timeout time.Duration) error {
-	var last map[string]string
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var last any
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		st, err := c.APIServiceStatus(ctx)
 		if err != nil {
+			last = err
 			return false, nil
 		}
 		last = st
@@ -129,10 +141,35 @@ func (c *Cluster) WaitForAPIServices(ctx context.Context, timeout time.Duration)
 				return false, nil
 			}
 		}
-		return true, nil
+		missing := missingFromDiscovery(dc)
+		last = fmt.Sprintf("APIServices Available; discovery still lacks %v", missing)
+		return len(missing) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("APIServices not Available within %s: %v", timeout, last)
+		return fmt.Errorf("APIServices not ready within %s: %v", timeout, last)
 	}
 	return nil
+}
+
+// missingFromDiscovery lists the served group versions whose resources aggregated
+// discovery does not show yet.
+func missingFromDiscovery(dc discovery.DiscoveryInterface) []string {
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return []string{err.Error()}
+	}
+	seen := map[string]bool{}
+	for _, l := range lists {
+		if len(l.APIResources) > 0 {
+			seen[l.GroupVersion] = true
+		}
+	}
+	var missing []string
+	for _, gv := range APIServices {
+		// subresources.kubevirt.io lists no resources of its own yet.
+		if gv.Group != "subresources.kubevirt.io" && !seen[gv.String()] {
+			missing = append(missing, gv.String())
+		}
+	}
+	return missing
 }

@@ -15,13 +15,13 @@ func main() {
 	out := flag.String("out", "_output/bench", "Directory for the table and JSON results.")
 	n := flag.Int("n", 300, "Operations per measurement (create, get, watch); lists use n/10.")
 	flag.Parse()
-	if err := run(*out, *n); err != nil {
+	if err := bench(*out, *n); err != nil {
 		fmt.Fprintln(os.Stderr, "apibench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(outDir string, n int) error {
+func bench(outDir string, n int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "vireo-bench-")
@@ -34,12 +34,12 @@ func run(outDir string, n int) error {
 	if err != nil {
 		return err
 	}
-	defer api.close()
+	defer api.Close()
 	raw, err := newEtcdTarget(ctx, dir+"/etcd")
 	if err != nil {
 		return err
 	}
-	defer raw.close()
+	defer raw.Close()
 
 	var results []result
 	for _, clients := range []int{1, 8, 32} {
@@ -49,11 +49,11 @@ func run(outDir string, n int) error {
 				count = max(n/10, clients)
 			}
 			ns := fmt.Sprintf("bench-%s-%d", op, clients)
-			vireo, err := measure(ctx, api, op, ns, clients, count, n)
+			vireo, err := run(ctx, api, op, ns, clients, count, n)
 			if err != nil {
 				return fmt.Errorf("vireo %s x%d: %w", op, clients, err)
 			}
-			etcd, err := measure(ctx, raw, op, ns, clients, count, n)
+			etcd, err := run(ctx, raw, op, ns, clients, count, n)
 			if err != nil {
 				return fmt.Errorf("etcd %s x%d: %w", op, clients, err)
 			}

@@ -1,21 +1,20 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
+
+	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
 // result pairs the measurements of one operation and concurrency.
 type result struct {
-	Op      string `json:"op"`
-	Clients int    `json:"clients"`
-	Vireo   stats  `json:"vireo"`
-	Etcd    stats  `json:"etcd"`
+	Op      string        `json:"op"`
+	Clients int           `json:"clients"`
+	Vireo   measure.Stats `json:"vireo"`
+	Etcd    measure.Stats `json:"etcd"`
 	// ThroughputRatio is Vireo's throughput divided by raw etcd's (1 = no overhead).
 	ThroughputRatio float64 `json:"throughputRatioVireoToEtcd"`
 	// P50Ratio is Vireo's median latency divided by raw etcd's.
@@ -25,11 +24,8 @@ type result struct {
 func report(dir string, n int, results []result) error {
 	for i := range results {
 		r := &results[i]
-		r.ThroughputRatio = r.Vireo.Throughput / r.Etcd.Throughput
-		r.P50Ratio = r.Vireo.P50ms / r.Etcd.P50ms
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		r.ThroughputRatio = measure.Ratio(r.Vireo.Throughput, r.Etcd.Throughput)
+		r.P50Ratio = measure.Ratio(r.Vireo.P50ms, r.Etcd.P50ms)
 	}
 	doc := map[string]any{
 		"benchmark": "vireo-apiserver API operations vs. raw embedded etcd",
@@ -37,21 +33,7 @@ func report(dir string, n int, results []result) error {
 		"opsPerRun": n,
 		"results":   results,
 	}
-	data, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "api.json"), data, 0o644); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, "api.txt"))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	writeTable(io.MultiWriter(os.Stdout, f), results)
-	fmt.Printf("\nwritten: %s, %s\n", filepath.Join(dir, "api.txt"), filepath.Join(dir, "api.json"))
-	return nil
+	return measure.WriteResults(dir, "api", doc, func(w io.Writer) { writeTable(w, results) })
 }
 
 func writeTable(w io.Writer, results []result) {

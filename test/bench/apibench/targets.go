@@ -7,30 +7,14 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apiserver/embeddedetcd"
+	"github.com/vireo-dev/vireo/test/bench/measure"
 	"github.com/vireo-dev/vireo/test/framework"
 )
-
-// benchVMI is the object both targets store: a small but realistic VMI.
-func benchVMI(ns, name string) *v1.VirtualMachineInstance {
-	return &v1.VirtualMachineInstance{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachineInstance"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"bench": "yes"}},
-		Spec: v1.VirtualMachineInstanceSpec{
-			Domain: v1.DomainSpec{Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
-				v1.ResourceMemory: resource.MustParse("64Mi"),
-			}}},
-			Volumes: []v1.Volume{{Name: "root", VolumeSource: v1.VolumeSource{
-				ContainerDisk: &v1.ContainerDiskSource{Image: "registry.local/tiny:1.0"},
-			}}},
-		},
-	}
-}
 
 // apiTarget is vireo-apiserver in-process, reached over HTTPS through the clientset.
 type apiTarget struct{ s *framework.APIServer }
@@ -43,17 +27,17 @@ func newAPITarget(ctx context.Context, dir string) (*apiTarget, error) {
 	return &apiTarget{s: s}, nil
 }
 
-func (a *apiTarget) create(ctx context.Context, ns, name string) error {
-	_, err := a.s.Client.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, benchVMI(ns, name), metav1.CreateOptions{})
+func (a *apiTarget) Create(ctx context.Context, ns, name string) error {
+	_, err := a.s.Client.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, measure.VMI(ns, name), metav1.CreateOptions{})
 	return err
 }
 
-func (a *apiTarget) get(ctx context.Context, ns, name string) error {
+func (a *apiTarget) Get(ctx context.Context, ns, name string) error {
 	_, err := a.s.Client.KubevirtV1().VirtualMachineInstances(ns).Get(ctx, name, metav1.GetOptions{})
 	return err
 }
 
-func (a *apiTarget) list(ctx context.Context, ns string) (int, error) {
+func (a *apiTarget) List(ctx context.Context, ns string) (int, error) {
 	l, err := a.s.Client.KubevirtV1().VirtualMachineInstances(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, err
@@ -61,7 +45,7 @@ func (a *apiTarget) list(ctx context.Context, ns string) (int, error) {
 	return len(l.Items), nil
 }
 
-func (a *apiTarget) watch(ctx context.Context, ns string, seen func(string, time.Time)) (func(), error) {
+func (a *apiTarget) Watch(ctx context.Context, ns string, seen func(string, time.Time)) (func(), error) {
 	w, err := a.s.Client.KubevirtV1().VirtualMachineInstances(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -76,7 +60,7 @@ func (a *apiTarget) watch(ctx context.Context, ns string, seen func(string, time
 	return w.Stop, nil
 }
 
-func (a *apiTarget) close() { a.s.Stop() }
+func (a *apiTarget) Close() { a.s.Stop() }
 
 // etcdTarget stores the same objects as JSON straight in an embedded etcd: no HTTP,
 // no defaulting, validation, conversion or watch cache. It is the floor.
@@ -100,8 +84,8 @@ func newEtcdTarget(ctx context.Context, dir string) (*etcdTarget, error) {
 
 func key(ns, name string) string { return "/bench/" + ns + "/" + name }
 
-func (t *etcdTarget) create(ctx context.Context, ns, name string) error {
-	data, err := json.Marshal(benchVMI(ns, name))
+func (t *etcdTarget) Create(ctx context.Context, ns, name string) error {
+	data, err := json.Marshal(measure.VMI(ns, name))
 	if err != nil {
 		return err
 	}
@@ -114,7 +98,7 @@ func (t *etcdTarget) create(ctx context.Context, ns, name string) error {
 	return err
 }
 
-func (t *etcdTarget) get(ctx context.Context, ns, name string) error {
+func (t *etcdTarget) Get(ctx context.Context, ns, name string) error {
 	resp, err := t.c.Get(ctx, key(ns, name))
 	if err != nil {
 		return err
@@ -123,7 +107,7 @@ func (t *etcdTarget) get(ctx context.Context, ns, name string) error {
 	return json.Unmarshal(resp.Kvs[0].Value, &vmi)
 }
 
-func (t *etcdTarget) list(ctx context.Context, ns string) (int, error) {
+func (t *etcdTarget) List(ctx context.Context, ns string) (int, error) {
 	resp, err := t.c.Get(ctx, key(ns, ""), clientv3.WithPrefix())
 	if err != nil {
 		return 0, err
@@ -137,7 +121,7 @@ func (t *etcdTarget) list(ctx context.Context, ns string) (int, error) {
 	return len(resp.Kvs), nil
 }
 
-func (t *etcdTarget) watch(ctx context.Context, ns string, seen func(string, time.Time)) (func(), error) {
+func (t *etcdTarget) Watch(ctx context.Context, ns string, seen func(string, time.Time)) (func(), error) {
 	wctx, cancel := context.WithCancel(ctx)
 	wc := t.c.Watch(wctx, key(ns, ""), clientv3.WithPrefix())
 	go func() {
@@ -153,7 +137,7 @@ func (t *etcdTarget) watch(ctx context.Context, ns string, seen func(string, tim
 	return cancel, nil
 }
 
-func (t *etcdTarget) close() {
+func (t *etcdTarget) Close() {
 	_ = t.c.Close()
 	t.e.Close()
 }
