@@ -39,8 +39,9 @@ verify: ## Fail if generated code is stale, code is unformatted or go vet compla
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-bench: ## Measure API throughput and latency (1, 8, 32 clients) against raw etcd; writes _output/bench/
+bench: build upstream ## API throughput and latency (1, 8, 32 clients): vs. raw etcd, then aggregated API vs. CRD + webhooks; writes _output/bench/
 	$(GO) run ./test/bench/apibench -out $(OUT)/bench
+	$(GO) run ./test/bench/aggbench -out $(OUT)/bench
 
 clean: ## Remove build outputs (keeps the Go build cache)
 	rm -rf $(BIN) $(OUT)/bench

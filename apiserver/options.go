@@ -38,6 +38,10 @@ type Options struct {
 	Standalone bool
 	// EmbeddedEtcd is set by Complete when no --etcd-servers was given.
 	EmbeddedEtcd bool
+	// ShutdownSendRetryAfter answers new requests with 429 and Retry-After while shutting
+	// down, and closes long-running requests (watches proxied by the aggregator) 2 s after
+	// the others drained, instead of waiting up to the request timeout for them.
+	ShutdownSendRetryAfter bool
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -52,13 +56,14 @@ func NewOptions() *Options {
 	ro.SecureServing.ServerCert.PairName = "apiserver"
 	// Self-signed serving certificates go under --data-dir unless --cert-dir says otherwise.
 	ro.SecureServing.ServerCert.CertDirectory = ""
-	return &Options{Recommended: ro, DataDir: "_output/apiserver", scheme: scheme, codecs: codecs}
+	return &Options{Recommended: ro, DataDir: "_output/apiserver", ShutdownSendRetryAfter: true, scheme: scheme, codecs: codecs}
 }
 
 // AddFlags registers every option on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Recommended.AddFlags(fs)
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for the embedded etcd (used when --etcd-servers is empty) and generated serving certificates.")
+	fs.BoolVar(&o.ShutdownSendRetryAfter, "shutdown-send-retry-after", o.ShutdownSendRetryAfter, "While shutting down, answer new requests with 429 and Retry-After, and close watches 2s after other requests drained.")
 }
 
 // Complete fills in derived settings: certificate directory and standalone mode.
@@ -121,5 +126,6 @@ func (o *Options) Config() (*Config, error) {
 	if err := o.Recommended.ApplyTo(gc); err != nil {
 		return nil, err
 	}
+	gc.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
 	return &Config{Generic: gc, Scheme: o.scheme, Codecs: o.codecs}, nil
 }

@@ -60,7 +60,9 @@ func (c Component) Start() error {
 		return fmt.Errorf("starting %s (%s): %w", c.Name, c.Path, err)
 	}
 	pid := cmd.Process.Pid
-	_ = cmd.Process.Release()
+	// Reap the process if it exits while we live (tests restart components); once we
+	// exit, init adopts it.
+	go func() { _ = cmd.Wait() }()
 	return os.WriteFile(c.PIDFile(), []byte(strconv.Itoa(pid)+"\n"), 0o644)
 }
 

@@ -38,13 +38,16 @@ func TestRestartingVireoAPIServerKeepsObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	start := time.Now()
 	if err := cluster.Restart(ctx, "vireo-apiserver"); err != nil {
 		t.Fatal(err)
 	}
+	restarted := time.Now()
 	// The aggregator notices the endpoint is back within its availability check period.
 	if err := cluster.WaitForAPIServices(ctx, 35*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("vireo-apiserver restarted in %s; APIServices Available %s later", restarted.Sub(start).Round(time.Millisecond), time.Since(restarted).Round(time.Millisecond))
 	list, err := vireo.KubevirtV1().VirtualMachineInstances(ns).List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 3 {
 		t.Fatalf("after restart: %d VMIs (err %v), want 3", len(list.Items), err)
