@@ -32,12 +32,21 @@ type APIServer struct {
 // port and returns once it reports ready. Start it again on the same dataDir to
 // test persistence.
 func StartAPIServer(ctx context.Context, dataDir string) (*APIServer, error) {
+	return StartAPIServerWithOptions(ctx, dataDir, nil)
+}
+
+// StartAPIServerWithOptions is StartAPIServer with a hook to adjust the options, such as
+// --etcd-servers for an external etcd.
+func StartAPIServerWithOptions(ctx context.Context, dataDir string, adjust func(*apiserver.Options)) (*APIServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	opts := apiserver.NewOptions()
 	opts.DataDir = dataDir
+	if adjust != nil {
+		adjust(opts)
+	}
 	opts.Recommended.SecureServing.Listener = ln
 	opts.Recommended.SecureServing.BindPort = ln.Addr().(*net.TCPAddr).Port
 	opts.Recommended.SecureServing.BindAddress = net.ParseIP("127.0.0.1")

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
@@ -114,4 +115,59 @@ func names(l *v1.VirtualMachineInstanceList) []string {
 		out = append(out, i.Name)
 	}
 	return out
+}
+
+func TestStatusSubresourcesOfEveryKind(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	dvs := server.Client.CdiV1beta1().DataVolumes(ns)
+	dv := &cdiv1beta1.DataVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "dv"},
+		Spec: cdiv1beta1.DataVolumeSpec{
+			Source:  &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}},
+			Storage: &cdiv1beta1.StorageSpec{Resources: cdiv1beta1.VolumeResourceRequirements{Requests: cdiv1beta1.ResourceList{"storage": mustQuantity("1Gi")}}},
+		},
+	}
+	created, err := dvs.Create(ctx, dv, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create dv: %v", err)
+	}
+	created.Status.Phase = cdiv1beta1.Succeeded
+	created.Status.Progress = "100.0%"
+	created.Spec.ContentType = cdiv1beta1.DataVolumeArchive
+	got, err := dvs.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("dv status: %v", err)
+	}
+	if got.Status.Phase != cdiv1beta1.Succeeded || got.Status.Progress != "100.0%" || got.Spec.ContentType != "" {
+		t.Errorf("dv after status update: phase %q progress %q contentType %q", got.Status.Phase, got.Status.Progress, got.Spec.ContentType)
+	}
+
+	vmims := server.Client.KubevirtV1().VirtualMachineInstanceMigrations(ns)
+	w, err := vmims.Watch(ctx, metav1.ListOptions{FieldSelector: "spec.vmiName=target"})
+	if err != nil {
+		t.Fatalf("watch migrations by spec.vmiName: %v", err)
+	}
+	defer w.Stop()
+	for _, vmi := range []string{"other", "target"} {
+		m := &v1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Name: "to-" + vmi}, Spec: v1.VirtualMachineInstanceMigrationSpec{VMIName: vmi}}
+		if _, err := vmims.Create(ctx, m, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ev := nextEvent(t, w); ev.Object.(*v1.VirtualMachineInstanceMigration).Name != "to-target" {
+		t.Fatalf("watch spec.vmiName=target delivered %s", ev.Object.(*v1.VirtualMachineInstanceMigration).Name)
+	}
+	m, err := vmims.Get(ctx, "to-target", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Status.Phase = v1.MigrationRunning
+	m.Spec.VMIName = "changed"
+	got2, err := vmims.UpdateStatus(ctx, m, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("vmim status: %v", err)
+	}
+	if got2.Status.Phase != v1.MigrationRunning || got2.Spec.VMIName != "target" {
+		t.Errorf("vmim after status update: phase %q vmiName %q", got2.Status.Phase, got2.Spec.VMIName)
+	}
 }
