@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -87,7 +88,7 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	c.say("registering the APIServices and waiting until they are Available")
+	c.say("registering APIServices %s and waiting until they are Available and in discovery", apiServiceNames())
 	if err := c.registerAPIServices(ctx, applier); err != nil {
 		return err
 	}
@@ -105,6 +106,14 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	}
 	c.say("Vireo is up; kubeconfig: %s", c.abs(c.opts.Kubeconfig()))
 	return nil
+}
+
+func apiServiceNames() string {
+	var names []string
+	for _, gv := range APIServices {
+		names = append(names, gv.Version+"."+gv.Group)
+	}
+	return strings.Join(names, ", ")
 }
 
 // bootstrap applies what must exist before Vireo's components start.
