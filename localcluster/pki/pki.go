@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -95,11 +96,14 @@ func (ca *CA) ServingCert(name string, dnsNames []string, ips []net.IP) (Issued,
 
 func (ca *CA) issue(name string, tmpl *x509.Certificate) (Issued, error) {
 	out := Issued{CertFile: filepath.Join(ca.Dir, name+".crt"), KeyFile: filepath.Join(ca.Dir, name+".key")}
-	if _, _, err := load(ca.Dir, name); err == nil {
+	existing, _, err := load(ca.Dir, name)
+	if err == nil && ca.stillValid(existing, tmpl) {
 		return out, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return out, err
 	}
+	// Missing, or issued for other names, by another CA or about to expire: (re)issue.
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return out, err
@@ -113,6 +117,26 @@ func (ca *CA) issue(name string, tmpl *x509.Certificate) (Issued, error) {
 		return out, fmt.Errorf("issuing certificate %q: %w", name, err)
 	}
 	return out, save(ca.Dir, name, der, key)
+}
+
+// stillValid reports whether an existing certificate was issued by this CA for the same
+// subject, names, addresses and usages as tmpl, and stays valid for a while.
+func (ca *CA) stillValid(cert *x509.Certificate, tmpl *x509.Certificate) bool {
+	if cert.CheckSignatureFrom(ca.cert) != nil || time.Until(cert.NotAfter) < 30*24*time.Hour {
+		return false
+	}
+	ipStrings := func(ips []net.IP) []string {
+		out := make([]string, len(ips))
+		for i, ip := range ips {
+			out[i] = ip.String()
+		}
+		return out
+	}
+	return cert.Subject.CommonName == tmpl.Subject.CommonName &&
+		slices.Equal(cert.Subject.Organization, tmpl.Subject.Organization) &&
+		slices.Equal(cert.DNSNames, tmpl.DNSNames) &&
+		slices.Equal(ipStrings(cert.IPAddresses), ipStrings(tmpl.IPAddresses)) &&
+		slices.Equal(cert.ExtKeyUsage, tmpl.ExtKeyUsage)
 }
 
 func serial() *big.Int {

@@ -67,3 +67,25 @@ func loadLeaf(t *testing.T, is Issued) *x509.Certificate {
 	}
 	return leaf
 }
+
+func TestCertificateIsReissuedWhenItsNamesChange(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := LoadOrCreateCA(dir, "ca", "test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := ca.ServingCert("server", []string{"old.example"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.ServingCert("server", []string{"new.example"}, []net.IP{net.IPv4(10, 0, 0, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	leaf := loadLeaf(t, first)
+	if err := leaf.VerifyHostname("new.example"); err != nil {
+		t.Errorf("certificate not reissued for its new name: %v", err)
+	}
+	if err := leaf.VerifyHostname("10.0.0.2"); err != nil {
+		t.Errorf("certificate not reissued for its new address: %v", err)
+	}
+}
