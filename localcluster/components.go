@@ -37,7 +37,7 @@ func (c *Cluster) etcd() Component {
 		"--peer-cert-file", c.pkiFile("etcd.crt"), "--peer-key-file", c.pkiFile("etcd.key"),
 		"--peer-trusted-ca-file", c.pkiFile("ca.crt"), "--peer-client-cert-auth",
 		"--log-level", "warn",
-	}, Ready: tcpReady(fmt.Sprintf("127.0.0.1:%d", p.EtcdClient))}
+	}, Ready: httpsReady(client+"/health", c.pkiFile("ca.crt"), c.pkiFile("etcd-client"))}
 }
 
 func (c *Cluster) kubeAPIServer() Component {
@@ -133,21 +133,25 @@ func (c *Cluster) Component(name string) (Component, error) {
 	return Component{}, fmt.Errorf("no component %q", name)
 }
 
-func tcpReady(addr string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
-		if err == nil {
-			conn.Close()
-		}
-		return err
-	}
-}
-
 // healthzReady probes an HTTPS health endpoint; with no CA file it only checks that the
 // component answers (kube-controller-manager and kube-scheduler serve self-signed certificates).
 func healthzReady(url, caFile string) func(context.Context) error {
+	return httpsReady(url, caFile, "")
+}
+
+// httpsReady probes an HTTPS health endpoint, verifying the server against caFile and
+// presenting the client certificate <clientCert>.crt/.key when given. Verifying the CA
+// also tells our component from another installation's on the same port.
+func httpsReady(url, caFile, clientCert string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		tlsConfig := &tls.Config{InsecureSkipVerify: caFile == ""} //nolint:gosec // local self-signed health endpoints
+		if clientCert != "" {
+			pair, err := tls.LoadX509KeyPair(clientCert+".crt", clientCert+".key")
+			if err != nil {
+				return err
+			}
+			tlsConfig.Certificates = []tls.Certificate{pair}
+		}
 		if caFile != "" {
 			pem, err := os.ReadFile(caFile)
 			if err != nil {
