@@ -127,5 +127,8 @@ func (o *Options) Config() (*Config, error) {
 		return nil, err
 	}
 	gc.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
+	if rh := gc.Authentication.RequestHeaderConfig; rh != nil && gc.SecureServing != nil && gc.SecureServing.Listener != nil {
+		gc.AddReadyzChecks(frontProxyAccepted(rh.CAContentProvider, gc.SecureServing.Listener.Addr().String()))
+	}
 	return &Config{Generic: gc, Scheme: o.scheme, Codecs: o.codecs}, nil
 }

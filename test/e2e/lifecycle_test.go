@@ -43,6 +43,12 @@ func TestRestartingVireoAPIServerKeepsObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	restarted := time.Now()
+	// Ready means ready for the aggregator: its front-proxy requests are authenticated at once
+	// (before the fix, the first ~100 ms after readiness answered 403 to system:anonymous).
+	url := "https://" + cluster.VireoAPIServerAddress() + "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances"
+	if status := directRequest(t, url, cluster.Options().PKI()+"/front-proxy-client.crt"); status != 200 {
+		t.Fatalf("first front-proxy request after the restart: HTTP %d, want 200", status)
+	}
 	// The aggregator notices the endpoint is back within its availability check period.
 	if err := cluster.WaitForAPIServices(ctx, 35*time.Second); err != nil {
 		t.Fatal(err)

@@ -69,7 +69,8 @@ func run(m *testing.M) (int, error) {
 		_ = cluster.Down(false)
 		return 0, err
 	}
-	defer func() { _ = cluster.Down(true) }()
+	// VIREO_E2E_KEEP=1 keeps data and logs (stopped) for debugging a failure.
+	defer func() { _ = cluster.Down(os.Getenv("VIREO_E2E_KEEP") == "") }()
 	if admin, err = cluster.RESTConfig(); err != nil {
 		return 0, err
 	}
