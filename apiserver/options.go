@@ -127,6 +127,7 @@ func (o *Options) Config() (*Config, error) {
 		return nil, err
 	}
 	gc.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
+	gc.Authorization.Authorizer = withAnyNameFirst(gc.Authorization.Authorizer)
 	if rh := gc.Authentication.RequestHeaderConfig; rh != nil && gc.SecureServing != nil && gc.SecureServing.Listener != nil {
 		gc.AddReadyzChecks(frontProxyAccepted(rh.CAContentProvider, gc.SecureServing.Listener.Addr().String()))
 	}
