@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/vmi"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
@@ -72,7 +73,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	vf := vireoinformers.NewSharedInformerFactory(vireo, 10*time.Minute)
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute,
 		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-			lo.LabelSelector = vmi.LabelApp + "=" + vmi.LauncherAppValue
+			lo.LabelSelector = v1.AppLabel + "=" + v1.LauncherApp
 		}))
 	vmiController, err := vmi.New(vireo, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods())
 	if err != nil {

@@ -28,17 +28,6 @@ import (
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
 )
 
-const (
-	// FinalizerForegroundDelete holds a VMI until its launcher is gone (KubeVirt's name).
-	FinalizerForegroundDelete = "kubevirt.io/foregroundDeleteVirtualMachine"
-	// LabelCreatedBy on a launcher Pod holds the UID of its VMI.
-	LabelCreatedBy = "kubevirt.io/created-by"
-	// LabelApp marks launcher Pods.
-	LabelApp = "kubevirt.io"
-	// LauncherAppValue is LabelApp's value on launcher Pods.
-	LauncherAppValue = "virt-launcher"
-)
-
 // Controller is the VMI reconciler.
 type Controller struct {
 	client versioned.Interface
@@ -140,7 +129,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if vmi.DeletionTimestamp == nil || !slices.Contains(vmi.Finalizers, FinalizerForegroundDelete) {
+	if vmi.DeletionTimestamp == nil || !slices.Contains(vmi.Finalizers, v1.VirtualMachineInstanceFinalizer) {
 		return nil
 	}
 	launchers, err := c.launcherPods(vmi)
@@ -152,13 +141,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 }
 
 func (c *Controller) launcherPods(vmi *v1.VirtualMachineInstance) ([]*corev1.Pod, error) {
-	sel := labels.SelectorFromSet(labels.Set{LabelApp: LauncherAppValue, LabelCreatedBy: string(vmi.UID)})
+	sel := labels.SelectorFromSet(labels.Set{v1.AppLabel: v1.LauncherApp, v1.CreatedByLabel: string(vmi.UID)})
 	return c.pods.Pods(vmi.Namespace).List(sel)
 }
 
 func (c *Controller) releaseFinalizer(ctx context.Context, vmi *v1.VirtualMachineInstance) error {
 	updated := vmi.DeepCopy()
-	updated.Finalizers = slices.DeleteFunc(updated.Finalizers, func(f string) bool { return f == FinalizerForegroundDelete })
+	updated.Finalizers = slices.DeleteFunc(updated.Finalizers, func(f string) bool { return f == v1.VirtualMachineInstanceFinalizer })
 	_, err := c.client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Update(ctx, updated, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil

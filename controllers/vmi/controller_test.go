@@ -21,14 +21,14 @@ func deletedVMI(name string) *v1.VirtualMachineInstance {
 	now := metav1.Now()
 	return &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{
 		Name: name, Namespace: "ns", UID: types.UID("uid-" + name), DeletionTimestamp: &now,
-		Finalizers: []string{FinalizerForegroundDelete, "other.example/keep"},
+		Finalizers: []string{v1.VirtualMachineInstanceFinalizer, "other.example/keep"},
 	}}
 }
 
 func launcher(vmiName string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Name: "virt-launcher-" + vmiName, Namespace: "ns",
-		Labels: map[string]string{LabelApp: LauncherAppValue, LabelCreatedBy: "uid-" + vmiName},
+		Labels: map[string]string{v1.AppLabel: v1.LauncherApp, v1.CreatedByLabel: "uid-" + vmiName},
 	}}
 }
 
@@ -71,7 +71,7 @@ func TestDeletedVMIReleasesFinalizerOnlyWithoutLauncher(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			released := !slices.Contains(got.Finalizers, FinalizerForegroundDelete)
+			released := !slices.Contains(got.Finalizers, v1.VirtualMachineInstanceFinalizer)
 			if released != c.wantRelease {
 				t.Errorf("finalizers %v: released=%v, want %v", got.Finalizers, released, c.wantRelease)
 			}

@@ -4,6 +4,7 @@ package vmi
 
 import (
 	"context"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -12,12 +13,10 @@ import (
 
 	"github.com/vireo-dev/vireo/apis/core"
 	"github.com/vireo-dev/vireo/apis/core/defaults"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 )
-
-// FinalizerForegroundDelete holds a VMI until its guest has shut down (KubeVirt's name).
-const FinalizerForegroundDelete = "kubevirt.io/foregroundDeleteVirtualMachine"
 
 // Resource describes VirtualMachineInstances to the generic registry.
 func Resource() storeutil.Resource[*core.VirtualMachineInstance] {
@@ -53,8 +52,8 @@ func SelectableFields(o *core.VirtualMachineInstance) fields.Set {
 }
 
 func prepareForCreate(_ context.Context, o *core.VirtualMachineInstance) {
-	if !hasString(o.Finalizers, FinalizerForegroundDelete) {
-		o.Finalizers = append(o.Finalizers, FinalizerForegroundDelete)
+	if !slices.Contains(o.Finalizers, v1.VirtualMachineInstanceFinalizer) {
+		o.Finalizers = append(o.Finalizers, v1.VirtualMachineInstanceFinalizer)
 	}
 	defaults.SetVirtualMachineInstanceDefaults(o)
 	o.Status.Phase = core.Pending
@@ -81,13 +80,4 @@ func validateUpdate(ctx context.Context, o, old *core.VirtualMachineInstance) fi
 
 func validateStatusUpdate(_ context.Context, o, old *core.VirtualMachineInstance) field.ErrorList {
 	return validation.ValidateVirtualMachineInstanceStatusUpdate(o, old)
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +19,6 @@ import (
 	"github.com/vireo-dev/vireo/apis/core/install"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
-	vmiregistry "github.com/vireo-dev/vireo/registry/vmi"
 )
 
 // Admitter decides admission requests for VirtualMachineInstance custom resources with
@@ -106,8 +106,8 @@ func (a *Admitter) defaultingPatch(raw []byte) ([]Operation, error) {
 // prepareForCreate is what Vireo's VMI registry does to a VMI being created: the
 // foreground-delete finalizer, the defaults, phase Pending with its first transition timestamp.
 func prepareForCreate(o *core.VirtualMachineInstance) {
-	if !contains(o.Finalizers, vmiregistry.FinalizerForegroundDelete) {
-		o.Finalizers = append(o.Finalizers, vmiregistry.FinalizerForegroundDelete)
+	if !slices.Contains(o.Finalizers, v1.VirtualMachineInstanceFinalizer) {
+		o.Finalizers = append(o.Finalizers, v1.VirtualMachineInstanceFinalizer)
 	}
 	defaults.SetVirtualMachineInstanceDefaults(o)
 	o.Status.Phase = core.Pending
@@ -192,13 +192,4 @@ func errorResponse(req *admissionv1.AdmissionRequest, code int32, err error) *ad
 	return &admissionv1.AdmissionResponse{UID: req.UID, Allowed: false, Result: &metav1.Status{
 		Status: metav1.StatusFailure, Code: code, Message: err.Error(),
 	}}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

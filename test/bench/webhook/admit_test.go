@@ -14,7 +14,6 @@ import (
 
 	"github.com/vireo-dev/vireo/apis/core"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	vmiregistry "github.com/vireo-dev/vireo/registry/vmi"
 	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
@@ -78,8 +77,8 @@ func TestMutateCreateAppliesDefaults(t *testing.T) {
 	if got.APIVersion != group+"/v1" || got.Name != "obj-0" || got.Labels["bench"] != "yes" {
 		t.Errorf("the patch changed what defaulting does not own: %s", out)
 	}
-	if len(got.Finalizers) != 1 || got.Finalizers[0] != vmiregistry.FinalizerForegroundDelete {
-		t.Errorf("finalizers = %v, want [%s]", got.Finalizers, vmiregistry.FinalizerForegroundDelete)
+	if len(got.Finalizers) != 1 || got.Finalizers[0] != v1.VirtualMachineInstanceFinalizer {
+		t.Errorf("finalizers = %v, want [%s]", got.Finalizers, v1.VirtualMachineInstanceFinalizer)
 	}
 	if got.Status.Phase != v1.Pending || len(got.Status.PhaseTransitionTimestamps) != 1 {
 		t.Errorf("status = %+v, want phase Pending with one transition", got.Status)

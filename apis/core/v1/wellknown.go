@@ -1,0 +1,17 @@
+package v1
+
+// Well-known names shared by the API server, controllers and node agents. The values are
+// KubeVirt's, so tooling written for KubeVirt recognises Vireo's objects.
+const (
+	// VirtualMachineInstanceFinalizer holds a VMI until its guest has shut down and its
+	// launcher Pod is gone.
+	VirtualMachineInstanceFinalizer = "kubevirt.io/foregroundDeleteVirtualMachine"
+	// AppLabel marks Pods that belong to Vireo; launcher Pods carry AppLabel=LauncherApp.
+	AppLabel = "kubevirt.io"
+	// LauncherApp is AppLabel's value on launcher Pods.
+	LauncherApp = "virt-launcher"
+	// CreatedByLabel on a launcher Pod holds the UID of its VMI.
+	CreatedByLabel = "kubevirt.io/created-by"
+	// NodeNameLabel on a VMI names the node it runs on.
+	NodeNameLabel = "kubevirt.io/nodeName"
+)
