@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -130,7 +131,11 @@ func (c *Cluster) Component(name string) (Component, error) {
 			return comp, nil
 		}
 	}
-	return Component{}, fmt.Errorf("no component %q", name)
+	var names []string
+	for _, comp := range c.Components() {
+		names = append(names, comp.Name)
+	}
+	return Component{}, fmt.Errorf("no component %q; the components are %s", name, strings.Join(names, ", "))
 }
 
 // healthzReady probes an HTTPS health endpoint; with no CA file it only checks that the

@@ -178,6 +178,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	c.say("restarting %s", name)
 	if err := comp.Stop(30 * time.Second); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-// Package cmd is the command line of vireo-local: up, down, status and artifact-certs.
+// Package cmd is the command line of vireo-local: up, down, status, restart and artifact-certs.
 package cmd
 
 import (
@@ -48,6 +48,15 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 
+	restart := &cobra.Command{
+		Use:   "restart COMPONENT",
+		Short: "Stop and start one component (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, vireo-apiserver, vireo-controller) and wait until it is ready",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return localcluster.New(opts).Restart(c.Context(), args[0])
+		},
+	}
+
 	var certDir string
 	certs := &cobra.Command{
 		Use:   "artifact-certs",
@@ -57,6 +66,6 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 	certs.Flags().StringVar(&certDir, "dir", "artifacts/base/certs", "Directory to write ca.crt, apiserver.{crt,key} and etcd-{server,peer,client}.{crt,key} to.")
-	root.AddCommand(up, down, status, certs)
+	root.AddCommand(up, down, status, restart, certs)
 	return root
 }
