@@ -66,7 +66,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ShutdownSendRetryAfter, "shutdown-send-retry-after", o.ShutdownSendRetryAfter, "While shutting down, answer new requests with 429 and Retry-After, and close watches 2s after other requests drained.")
 }
 
-// Complete fills in derived settings: certificate directory and standalone mode.
+// Complete fills in derived settings: the certificate directory, the embedded etcd endpoint
+// (when --etcd-servers is empty) and standalone mode.
 func (o *Options) Complete() error {
 	if o.Recommended.SecureServing.ServerCert.CertDirectory == "" {
 		o.Recommended.SecureServing.ServerCert.CertDirectory = filepath.Join(o.DataDir, "certs")
