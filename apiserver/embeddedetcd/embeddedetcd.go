@@ -4,6 +4,8 @@ package embeddedetcd
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
@@ -31,11 +33,12 @@ func Start(ctx context.Context, dataDir string) (*Server, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded etcd: creating data directory %q: %w", dataDir, err)
 	}
-	clientURL := clientURL(dataDir)
-	peerURL := url.URL{Scheme: "unix", Path: filepath.Join(dataDir, "etcd-peer.sock")}
-	if n := len(clientURL.Path); n > 100 {
-		return nil, fmt.Errorf("embedded etcd: data directory %q is too long for a unix socket path (%d bytes, limit ~100); choose a shorter --data-dir", dataDir, n)
+	sockets := socketDir(dataDir)
+	if err := os.MkdirAll(sockets, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded etcd: creating socket directory %q: %w", sockets, err)
 	}
+	clientURL := clientURL(dataDir)
+	peerURL := url.URL{Scheme: "unix", Path: filepath.Join(sockets, "etcd-peer.sock")}
 
 	cfg := embed.NewConfig()
 	cfg.Name = "vireo"
@@ -81,7 +84,18 @@ func ClientURL(dataDir string) (string, error) {
 }
 
 func clientURL(absDataDir string) url.URL {
-	return url.URL{Scheme: "unix", Path: filepath.Join(absDataDir, "etcd-client.sock")}
+	return url.URL{Scheme: "unix", Path: filepath.Join(socketDir(absDataDir), "etcd-client.sock")}
+}
+
+// socketDir is where the sockets live: the data directory, or, when its path is too long
+// for a unix socket (108 bytes on Linux), a directory under the system's temporary
+// directory named after a hash of it, so the endpoint still follows from the data directory.
+func socketDir(absDataDir string) string {
+	if len(absDataDir) <= 80 {
+		return absDataDir
+	}
+	sum := sha256.Sum256([]byte(absDataDir))
+	return filepath.Join(os.TempDir(), "vireo-etcd-"+hex.EncodeToString(sum[:6]))
 }
 
 // Err reports a fatal error of the running member.
