@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vireo-dev/vireo/apis/core"
-	"github.com/vireo-dev/vireo/apis/core/defaults"
 	"github.com/vireo-dev/vireo/apis/core/install"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
+	vmiregistry "github.com/vireo-dev/vireo/registry/vmi"
 )
 
 // Admitter decides admission requests for VirtualMachineInstance custom resources with
@@ -66,7 +65,7 @@ func (a *Admitter) defaultingPatch(raw []byte) ([]Operation, error) {
 	if err != nil {
 		return nil, err
 	}
-	prepareForCreate(vmi)
+	vmiregistry.PrepareForCreate(vmi)
 	var out v1.VirtualMachineInstance
 	if err := a.scheme.Convert(vmi, &out, nil); err != nil {
 		return nil, err
@@ -101,19 +100,6 @@ func (a *Admitter) defaultingPatch(raw []byte) ([]Operation, error) {
 	}
 	mutated["metadata"] = newMeta
 	return Diff(orig, mutated), nil
-}
-
-// prepareForCreate is what Vireo's VMI registry does to a VMI being created: the
-// foreground-delete finalizer, the defaults, phase Pending with its first transition timestamp.
-func prepareForCreate(o *core.VirtualMachineInstance) {
-	if !slices.Contains(o.Finalizers, v1.VirtualMachineInstanceFinalizer) {
-		o.Finalizers = append(o.Finalizers, v1.VirtualMachineInstanceFinalizer)
-	}
-	defaults.SetVirtualMachineInstanceDefaults(o)
-	o.Status.Phase = core.Pending
-	o.Status.PhaseTransitionTimestamps = []core.VirtualMachineInstancePhaseTransitionTimestamp{
-		{Phase: core.Pending, PhaseTransitionTimestamp: metav1.Now()},
-	}
 }
 
 // statusRevertPatch puts back the old status when an update changed it.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vireo-dev/vireo/apis/core"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	vmiregistry "github.com/vireo-dev/vireo/registry/vmi"
 	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
@@ -89,7 +90,7 @@ func TestMutateCreateAppliesDefaults(t *testing.T) {
 	if err := a.scheme.Convert(measure.VMI("ns", "obj-0"), internal, nil); err != nil {
 		t.Fatal(err)
 	}
-	prepareForCreate(internal)
+	vmiregistry.PrepareForCreate(internal)
 	var want v1.VirtualMachineInstance
 	if err := a.scheme.Convert(internal, &want, nil); err != nil {
 		t.Fatal(err)
