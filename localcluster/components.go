@@ -70,29 +70,31 @@ func (c *Cluster) kubeAPIServer() Component {
 }
 
 func (c *Cluster) controllerManager() Component {
-	l := &c.opts.Layout
-	kc := c.abs(c.kubeconfigPath("kube-controller-manager"))
-	return Component{Name: "kube-controller-manager", Path: c.abs(l.Bin("kube-controller-manager")), Dir: l, Args: []string{
-		"--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
-		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(c.opts.Ports.ControllerManager),
-		"--leader-elect=false",
+	return c.kubeController("kube-controller-manager", c.opts.Ports.ControllerManager,
 		"--service-account-private-key-file", c.pkiFile("sa.key"),
 		"--root-ca-file", c.pkiFile("ca.crt"),
 		"--use-service-account-credentials=true",
 		"--enable-hostpath-provisioner=true",
-		"--profiling=false",
-	}, Ready: healthzReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.opts.Ports.ControllerManager), "")}
+	)
 }
 
 func (c *Cluster) scheduler() Component {
+	return c.kubeController("kube-scheduler", c.opts.Ports.Scheduler)
+}
+
+// kubeController is kube-controller-manager or kube-scheduler: a client of kube-apiserver
+// with its own kubeconfig, a health port on loopback and no leader election (one replica).
+func (c *Cluster) kubeController(name string, port int, extra ...string) Component {
 	l := &c.opts.Layout
-	kc := c.abs(c.kubeconfigPath("kube-scheduler"))
-	return Component{Name: "kube-scheduler", Path: c.abs(l.Bin("kube-scheduler")), Dir: l, Args: []string{
+	kc := c.abs(c.kubeconfigPath(name))
+	args := append([]string{
 		"--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
-		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(c.opts.Ports.Scheduler),
+		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
 		"--leader-elect=false",
 		"--profiling=false",
-	}, Ready: healthzReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.opts.Ports.Scheduler), "")}
+	}, extra...)
+	return Component{Name: name, Path: c.abs(l.Bin(name)), Dir: l, Args: args,
+		Ready: healthzReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", port), "")}
 }
 
 // VireoAPIServerAddress is where vireo-apiserver listens (inside the network namespace).
