@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vireo-dev/vireo/localcluster"
+)
+
+// TestVireoLocalLifecycle covers `vireo-local up` on a running installation (reports it,
+// changes nothing), a failing `up` (stops what it started, names the failure) and `down`
+// followed by `up` (keeps the data).
+func TestVireoLocalLifecycle(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, vmiNamed("survivor"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := pids(t)
+	if err := cluster.Up(ctx); err != nil {
+		t.Fatalf("second up: %v", err)
+	}
+	if after := pids(t); !equalPIDs(before, after) {
+		t.Fatalf("second up restarted components: %v -> %v", before, after)
+	}
+
+	if err := cluster.Down(false); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	if running := pids(t); len(running) != 0 {
+		t.Fatalf("after down still running: %v", running)
+	}
+
+	// A broken manifests directory fails `up` after etcd and kube-apiserver started.
+	broken := cluster.Options()
+	broken.ManifestsDir = t.TempDir()
+	upCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	err := localcluster.New(broken).Up(upCtx)
+	if err == nil || !strings.Contains(err.Error(), "rbac") {
+		t.Fatalf("up with missing RBAC manifests: %v, want an error naming them", err)
+	}
+	if running := pids(t); len(running) != 0 {
+		t.Fatalf("a failed up left components running: %v", running)
+	}
+
+	if err := cluster.Up(upCtx); err != nil {
+		t.Fatalf("up after down: %v", err)
+	}
+	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(ctx, "survivor", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the VMI did not survive down and up: %v", err)
+	}
+}
+
+// pids maps each running component to its process id.
+func pids(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, c := range cluster.Components() {
+		if pid, ok := c.PID(); ok {
+			out[c.Name] = pid
+		}
+	}
+	return out
+}
+
+func equalPIDs(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
