@@ -120,8 +120,8 @@ func seed(ctx context.Context, c config, vireo, crd *target) error {
 
 // measureAll measures every operation at every concurrency on both targets, taking turns at
 // going first so neither systematically runs on a warmer or busier machine.
-func measureAll(ctx context.Context, c config, vireo, crd *target) ([]result, error) {
-	var results []result
+func measureAll(ctx context.Context, c config, vireo, crd *target) ([]measure.Comparison, error) {
+	var results []measure.Comparison
 	turn := 0
 	for _, clients := range concurrencies {
 		for _, op := range ops {
@@ -138,7 +138,7 @@ func measureAll(ctx context.Context, c config, vireo, crd *target) ([]result, er
 				}
 				stats[t] = s
 			}
-			results = append(results, newResult(op, clients, stats[vireo], stats[crd]))
+			results = append(results, measure.Compare(op, clients, stats[vireo], stats[crd]))
 			say("measured %s with %d clients: vireo %.0f ops/s p50 %.2f ms, crd %.0f ops/s p50 %.2f ms",
 				op, clients, stats[vireo].Throughput, stats[vireo].P50ms, stats[crd].Throughput, stats[crd].P50ms)
 		}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
 func main() {
@@ -41,7 +43,7 @@ func bench(outDir string, n int) error {
 	}
 	defer raw.Close()
 
-	var results []result
+	var results []measure.Comparison
 	for _, clients := range []int{1, 8, 32} {
 		for _, op := range []string{"create", "get", "list", "watch"} {
 			count := n
@@ -57,7 +59,7 @@ func bench(outDir string, n int) error {
 			if err != nil {
 				return fmt.Errorf("etcd %s x%d: %w", op, clients, err)
 			}
-			results = append(results, result{Op: op, Clients: clients, Vireo: vireo, Etcd: etcd})
+			results = append(results, measure.Compare(op, clients, vireo, etcd))
 			fmt.Fprintf(os.Stderr, "measured %s with %d clients\n", op, clients)
 		}
 	}
