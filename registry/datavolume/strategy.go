@@ -10,43 +10,43 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/cdi"
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	"github.com/vireo-dev/vireo/apis/cdi/validation"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
 // Resource describes DataVolumes to the generic registry.
-func Resource() storeutil.Resource[*cdi.DataVolume] {
-	return storeutil.Resource[*cdi.DataVolume]{
-		Plural:     cdi.Resource("datavolumes"),
-		Singular:   cdi.Resource("datavolume"),
+func Resource() storeutil.Resource[*cdiv1beta1.DataVolume] {
+	return storeutil.Resource[*cdiv1beta1.DataVolume]{
+		Plural:     cdiv1beta1.Resource("datavolumes"),
+		Singular:   cdiv1beta1.Resource("datavolume"),
 		ShortNames: []string{"dv", "dvs"},
-		New:        func() runtime.Object { return &cdi.DataVolume{} },
-		NewList:    func() runtime.Object { return &cdi.DataVolumeList{} },
-		Hooks: storeutil.Hooks[*cdi.DataVolume]{
-			APIVersion: "cdi.kubevirt.io/v1beta1",
-			Validate: func(_ context.Context, o *cdi.DataVolume) field.ErrorList {
+		New:        func() runtime.Object { return &cdiv1beta1.DataVolume{} },
+		NewList:    func() runtime.Object { return &cdiv1beta1.DataVolumeList{} },
+		Hooks: storeutil.Hooks[*cdiv1beta1.DataVolume]{
+			APIVersion: "cdiv1beta1.kubevirt.io/v1beta1",
+			Validate: func(_ context.Context, o *cdiv1beta1.DataVolume) field.ErrorList {
 				return validation.ValidateDataVolume(o)
 			},
-			ValidateUpdate: func(_ context.Context, o, old *cdi.DataVolume) field.ErrorList {
+			ValidateUpdate: func(_ context.Context, o, old *cdiv1beta1.DataVolume) field.ErrorList {
 				return validation.ValidateDataVolumeUpdate(o, old)
 			},
-			ResetStatus: func(o *cdi.DataVolume) { o.Status = cdi.DataVolumeStatus{} },
-			CopyStatus:  func(dst, src *cdi.DataVolume) { dst.Status = src.Status },
-			CopySpec:    func(dst, src *cdi.DataVolume) { dst.Spec = src.Spec },
-			Spec:        func(o *cdi.DataVolume) any { return o.Spec },
+			ResetStatus: func(o *cdiv1beta1.DataVolume) { o.Status = cdiv1beta1.DataVolumeStatus{} },
+			CopyStatus:  func(dst, src *cdiv1beta1.DataVolume) { dst.Status = src.Status },
+			CopySpec:    func(dst, src *cdiv1beta1.DataVolume) { dst.Spec = src.Spec },
+			Spec:        func(o *cdiv1beta1.DataVolume) any { return o.Spec },
 		},
-		SelectableFields: func(o *cdi.DataVolume) fields.Set {
+		SelectableFields: func(o *cdiv1beta1.DataVolume) fields.Set {
 			return fields.Set{"status.phase": string(o.Status.Phase)}
 		},
-		Table: storeutil.Table[*cdi.DataVolume]{
+		Table: storeutil.Table[*cdiv1beta1.DataVolume]{
 			Columns: []metav1.TableColumnDefinition{
 				storeutil.Column("Phase", "Phase of the import.", 0),
 				storeutil.Column("Progress", "Import progress in percent.", 0),
 				{Name: "Restarts", Type: "integer", Description: "Restarts of the importer."},
 				storeutil.AgeColumn,
 			},
-			Cells: func(o *cdi.DataVolume, age string) []any {
+			Cells: func(o *cdiv1beta1.DataVolume, age string) []any {
 				return []any{storeutil.OrNil(string(o.Status.Phase)), storeutil.OrNil(string(o.Status.Progress)), int64(o.Status.RestartCount), age}
 			},
 		},

@@ -10,48 +10,48 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/core"
 	"github.com/vireo-dev/vireo/apis/core/defaults"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
 // Resource describes VirtualMachines to the generic registry.
-func Resource() storeutil.Resource[*core.VirtualMachine] {
-	return storeutil.Resource[*core.VirtualMachine]{
-		Plural:     core.Resource("virtualmachines"),
-		Singular:   core.Resource("virtualmachine"),
+func Resource() storeutil.Resource[*v1.VirtualMachine] {
+	return storeutil.Resource[*v1.VirtualMachine]{
+		Plural:     v1.Resource("virtualmachines"),
+		Singular:   v1.Resource("virtualmachine"),
 		ShortNames: []string{"vm", "vms"},
-		New:        func() runtime.Object { return &core.VirtualMachine{} },
-		NewList:    func() runtime.Object { return &core.VirtualMachineList{} },
-		Hooks: storeutil.Hooks[*core.VirtualMachine]{
+		New:        func() runtime.Object { return &v1.VirtualMachine{} },
+		NewList:    func() runtime.Object { return &v1.VirtualMachineList{} },
+		Hooks: storeutil.Hooks[*v1.VirtualMachine]{
 			APIVersion:       "kubevirt.io/v1",
-			PrepareForCreate: func(_ context.Context, o *core.VirtualMachine) { defaults.SetVirtualMachineDefaults(o) },
-			PrepareForUpdate: func(_ context.Context, o, _ *core.VirtualMachine) { defaults.SetVirtualMachineDefaults(o) },
+			PrepareForCreate: func(_ context.Context, o *v1.VirtualMachine) { defaults.SetVirtualMachineDefaults(o) },
+			PrepareForUpdate: func(_ context.Context, o, _ *v1.VirtualMachine) { defaults.SetVirtualMachineDefaults(o) },
 			Validate:         validate,
 			ValidateUpdate:   validateUpdate,
-			ResetStatus:      func(o *core.VirtualMachine) { o.Status = core.VirtualMachineStatus{} },
-			CopyStatus:       func(dst, src *core.VirtualMachine) { dst.Status = src.Status },
-			CopySpec:         func(dst, src *core.VirtualMachine) { dst.Spec = src.Spec },
-			Spec:             func(o *core.VirtualMachine) any { return o.Spec },
+			ResetStatus:      func(o *v1.VirtualMachine) { o.Status = v1.VirtualMachineStatus{} },
+			CopyStatus:       func(dst, src *v1.VirtualMachine) { dst.Status = src.Status },
+			CopySpec:         func(dst, src *v1.VirtualMachine) { dst.Spec = src.Spec },
+			Spec:             func(o *v1.VirtualMachine) any { return o.Spec },
 		},
-		SelectableFields: func(o *core.VirtualMachine) fields.Set {
+		SelectableFields: func(o *v1.VirtualMachine) fields.Set {
 			return fields.Set{"status.printableStatus": string(o.Status.PrintableStatus)}
 		},
-		Table: storeutil.Table[*core.VirtualMachine]{
+		Table: storeutil.Table[*v1.VirtualMachine]{
 			Columns: []metav1.TableColumnDefinition{
 				storeutil.AgeColumn,
 				storeutil.Column("Status", "Human-readable status of the virtual machine.", 0),
 				storeutil.Column("Ready", "Status of the Ready condition.", 0),
 			},
-			Cells: func(o *core.VirtualMachine, age string) []any {
+			Cells: func(o *v1.VirtualMachine, age string) []any {
 				return []any{age, storeutil.OrNil(string(o.Status.PrintableStatus)), storeutil.OrNil(readyStatus(o))}
 			},
 		},
 	}
 }
 
-func validate(ctx context.Context, o *core.VirtualMachine) field.ErrorList {
+func validate(ctx context.Context, o *v1.VirtualMachine) field.ErrorList {
 	errs := validation.ValidateVirtualMachine(o)
 	if !storeutil.IsVireoComponent(ctx) {
 		errs = append(errs, validation.ValidateReservedLabels(o.Labels, nil, field.NewPath("metadata", "labels"))...)
@@ -59,7 +59,7 @@ func validate(ctx context.Context, o *core.VirtualMachine) field.ErrorList {
 	return errs
 }
 
-func validateUpdate(ctx context.Context, o, old *core.VirtualMachine) field.ErrorList {
+func validateUpdate(ctx context.Context, o, old *v1.VirtualMachine) field.ErrorList {
 	errs := validation.ValidateVirtualMachineUpdate(o, old)
 	if !storeutil.IsVireoComponent(ctx) {
 		errs = append(errs, validation.ValidateReservedLabels(o.Labels, old.Labels, field.NewPath("metadata", "labels"))...)
@@ -67,9 +67,9 @@ func validateUpdate(ctx context.Context, o, old *core.VirtualMachine) field.Erro
 	return errs
 }
 
-func readyStatus(o *core.VirtualMachine) string {
+func readyStatus(o *v1.VirtualMachine) string {
 	for _, c := range o.Status.Conditions {
-		if c.Type == core.VirtualMachineReady {
+		if c.Type == v1.VirtualMachineReady {
 			return string(c.Status)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/core"
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
@@ -19,23 +18,23 @@ import (
 )
 
 // Resource describes VirtualMachineInstances to the generic registry.
-func Resource() storeutil.Resource[*core.VirtualMachineInstance] {
-	return storeutil.Resource[*core.VirtualMachineInstance]{
-		Plural:     core.Resource("virtualmachineinstances"),
-		Singular:   core.Resource("virtualmachineinstance"),
+func Resource() storeutil.Resource[*v1.VirtualMachineInstance] {
+	return storeutil.Resource[*v1.VirtualMachineInstance]{
+		Plural:     v1.Resource("virtualmachineinstances"),
+		Singular:   v1.Resource("virtualmachineinstance"),
 		ShortNames: []string{"vmi", "vmis"},
-		New:        func() runtime.Object { return &core.VirtualMachineInstance{} },
-		NewList:    func() runtime.Object { return &core.VirtualMachineInstanceList{} },
-		Hooks: storeutil.Hooks[*core.VirtualMachineInstance]{
+		New:        func() runtime.Object { return &v1.VirtualMachineInstance{} },
+		NewList:    func() runtime.Object { return &v1.VirtualMachineInstanceList{} },
+		Hooks: storeutil.Hooks[*v1.VirtualMachineInstance]{
 			APIVersion:           "kubevirt.io/v1",
-			PrepareForCreate:     func(_ context.Context, o *core.VirtualMachineInstance) { PrepareForCreate(o) },
+			PrepareForCreate:     func(_ context.Context, o *v1.VirtualMachineInstance) { PrepareForCreate(o) },
 			Validate:             validate,
 			ValidateUpdate:       validateUpdate,
 			ValidateStatusUpdate: validateStatusUpdate,
-			ResetStatus:          func(o *core.VirtualMachineInstance) { o.Status = core.VirtualMachineInstanceStatus{} },
-			CopyStatus:           func(dst, src *core.VirtualMachineInstance) { dst.Status = src.Status },
-			CopySpec:             func(dst, src *core.VirtualMachineInstance) { dst.Spec = src.Spec },
-			Spec:                 func(o *core.VirtualMachineInstance) any { return o.Spec },
+			ResetStatus:          func(o *v1.VirtualMachineInstance) { o.Status = v1.VirtualMachineInstanceStatus{} },
+			CopyStatus:           func(dst, src *v1.VirtualMachineInstance) { dst.Status = src.Status },
+			CopySpec:             func(dst, src *v1.VirtualMachineInstance) { dst.Spec = src.Spec },
+			Spec:                 func(o *v1.VirtualMachineInstance) any { return o.Spec },
 		},
 		SelectableFields: SelectableFields,
 		Table:            table,
@@ -44,7 +43,7 @@ func Resource() storeutil.Resource[*core.VirtualMachineInstance] {
 
 // SelectableFields lets node agents watch only their node's VMIs (status.nodeName)
 // and controllers filter by phase.
-func SelectableFields(o *core.VirtualMachineInstance) fields.Set {
+func SelectableFields(o *v1.VirtualMachineInstance) fields.Set {
 	return fields.Set{
 		"status.nodeName": o.Status.NodeName,
 		"status.phase":    string(o.Status.Phase),
@@ -54,18 +53,18 @@ func SelectableFields(o *core.VirtualMachineInstance) fields.Set {
 // PrepareForCreate is what a new VMI gets before validation: the foreground-delete
 // finalizer, KubeVirt's defaults, and phase Pending with its first transition timestamp.
 // (The CRD + webhook benchmark applies the same from its mutating webhook.)
-func PrepareForCreate(o *core.VirtualMachineInstance) {
+func PrepareForCreate(o *v1.VirtualMachineInstance) {
 	if !slices.Contains(o.Finalizers, v1.VirtualMachineInstanceFinalizer) {
 		o.Finalizers = append(o.Finalizers, v1.VirtualMachineInstanceFinalizer)
 	}
 	defaults.SetVirtualMachineInstanceDefaults(o)
-	o.Status.Phase = core.Pending
-	o.Status.PhaseTransitionTimestamps = []core.VirtualMachineInstancePhaseTransitionTimestamp{
-		{Phase: core.Pending, PhaseTransitionTimestamp: metav1.Now()},
+	o.Status.Phase = v1.Pending
+	o.Status.PhaseTransitionTimestamps = []v1.VirtualMachineInstancePhaseTransitionTimestamp{
+		{Phase: v1.Pending, PhaseTransitionTimestamp: metav1.Now()},
 	}
 }
 
-func validate(ctx context.Context, o *core.VirtualMachineInstance) field.ErrorList {
+func validate(ctx context.Context, o *v1.VirtualMachineInstance) field.ErrorList {
 	errs := validation.ValidateVirtualMachineInstance(o)
 	if !storeutil.IsVireoComponent(ctx) {
 		errs = append(errs, validation.ValidateReservedLabels(o.Labels, nil, field.NewPath("metadata", "labels"))...)
@@ -73,7 +72,7 @@ func validate(ctx context.Context, o *core.VirtualMachineInstance) field.ErrorLi
 	return errs
 }
 
-func validateUpdate(ctx context.Context, o, old *core.VirtualMachineInstance) field.ErrorList {
+func validateUpdate(ctx context.Context, o, old *v1.VirtualMachineInstance) field.ErrorList {
 	errs := validation.ValidateVirtualMachineInstanceUpdate(o, old)
 	if !storeutil.IsVireoComponent(ctx) {
 		errs = append(errs, validation.ValidateReservedLabels(o.Labels, old.Labels, field.NewPath("metadata", "labels"))...)
@@ -81,6 +80,6 @@ func validateUpdate(ctx context.Context, o, old *core.VirtualMachineInstance) fi
 	return errs
 }
 
-func validateStatusUpdate(_ context.Context, o, old *core.VirtualMachineInstance) field.ErrorList {
+func validateStatusUpdate(_ context.Context, o, old *v1.VirtualMachineInstance) field.ErrorList {
 	return validation.ValidateVirtualMachineInstanceStatusUpdate(o, old)
 }

@@ -4,7 +4,6 @@
 // +k8s:deepcopy-gen=package
 // +k8s:openapi-gen=true
 // +k8s:openapi-model-package=com.github.vireo-dev.vireo.apis.cdi.v1beta1
-// +k8s:conversion-gen=github.com/vireo-dev/vireo/apis/cdi
 // +k8s:defaulter-gen=TypeMeta
 // +groupName=cdi.kubevirt.io
 package v1beta1

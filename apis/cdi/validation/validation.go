@@ -1,4 +1,4 @@
-// Package validation checks cdi.kubevirt.io DataVolumes (on their internal types) before they are
+// Package validation checks cdiv1beta1.kubevirt.io DataVolumes (on their internal types) before they are
 // stored, with CDI's rules, so that an import that cannot work is refused at the API with every
 // problem listed by its full field path instead of failing later in an importer pod.
 package validation
@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/cdi"
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 )
 
 // sourceNames lists the DataVolume sources, for messages.
@@ -23,25 +23,25 @@ const sourceNames = "http, registry, upload, blank, pvc"
 var checksumPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // accessModes are the access modes a volume may ask for.
-var accessModes = []cdi.PersistentVolumeAccessMode{
-	cdi.ReadWriteOnce, cdi.ReadOnlyMany, cdi.ReadWriteMany, cdi.ReadWriteOncePod,
+var accessModes = []cdiv1beta1.PersistentVolumeAccessMode{
+	cdiv1beta1.ReadWriteOnce, cdiv1beta1.ReadOnlyMany, cdiv1beta1.ReadWriteMany, cdiv1beta1.ReadWriteOncePod,
 }
 
 // volumeModes are the volume modes a volume may ask for.
-var volumeModes = []cdi.PersistentVolumeMode{cdi.PersistentVolumeFilesystem, cdi.PersistentVolumeBlock}
+var volumeModes = []cdiv1beta1.PersistentVolumeMode{cdiv1beta1.PersistentVolumeFilesystem, cdiv1beta1.PersistentVolumeBlock}
 
 // contentTypes are the content types a DataVolume may declare.
-var contentTypes = []cdi.DataVolumeContentType{cdi.DataVolumeKubeVirt, cdi.DataVolumeArchive}
+var contentTypes = []cdiv1beta1.DataVolumeContentType{cdiv1beta1.DataVolumeKubeVirt, cdiv1beta1.DataVolumeArchive}
 
 // ValidateDataVolume validates a DataVolume that is being created: its metadata and its spec.
-func ValidateDataVolume(dv *cdi.DataVolume) field.ErrorList {
+func ValidateDataVolume(dv *cdiv1beta1.DataVolume) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&dv.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(errs, ValidateDataVolumeSpec(&dv.Spec, field.NewPath("spec"))...)
 }
 
 // ValidateDataVolumeUpdate validates an update of a DataVolume: like CDI, Vireo refuses any change
 // of the spec, since the import it describes has already been started.
-func ValidateDataVolumeUpdate(dv, old *cdi.DataVolume) field.ErrorList {
+func ValidateDataVolumeUpdate(dv, old *cdiv1beta1.DataVolume) field.ErrorList {
 	errs := apivalidation.ValidateObjectMetaUpdate(&dv.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	if !apiequality.Semantic.DeepEqual(dv.Spec, old.Spec) {
 		errs = append(errs, field.Forbidden(field.NewPath("spec"),
@@ -52,7 +52,7 @@ func ValidateDataVolumeUpdate(dv, old *cdi.DataVolume) field.ErrorList {
 
 // ValidateDataVolumeSpec validates a DataVolume spec found at fldPath; VirtualMachines use it for
 // their dataVolumeTemplates too.
-func ValidateDataVolumeSpec(spec *cdi.DataVolumeSpec, fldPath *field.Path) field.ErrorList {
+func ValidateDataVolumeSpec(spec *cdiv1beta1.DataVolumeSpec, fldPath *field.Path) field.ErrorList {
 	errs := validateSource(spec.Source, fldPath.Child("source"))
 	isClone := spec.Source != nil && spec.Source.PVC != nil
 	switch {
@@ -78,7 +78,7 @@ func ValidateDataVolumeSpec(spec *cdi.DataVolumeSpec, fldPath *field.Path) field
 }
 
 // validateSource checks that exactly one source is set and that it is complete.
-func validateSource(src *cdi.DataVolumeSource, fldPath *field.Path) field.ErrorList {
+func validateSource(src *cdiv1beta1.DataVolumeSource, fldPath *field.Path) field.ErrorList {
 	if src == nil {
 		return field.ErrorList{field.Required(fldPath, "must specify exactly one source: "+sourceNames)}
 	}
@@ -137,7 +137,7 @@ func validateURL(raw string, schemes []string, fldPath *field.Path, example stri
 }
 
 // validateSourcePVC checks the claim to clone; its namespace defaults to the DataVolume's.
-func validateSourcePVC(src *cdi.DataVolumeSourcePVC, fldPath *field.Path) field.ErrorList {
+func validateSourcePVC(src *cdiv1beta1.DataVolumeSourcePVC, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if src.Name == "" {
 		errs = append(errs, field.Required(fldPath.Child("name"), "the name of the PersistentVolumeClaim to clone is required"))
@@ -156,14 +156,14 @@ func validateSourcePVC(src *cdi.DataVolumeSourcePVC, fldPath *field.Path) field.
 
 // validateVolume checks the access modes, size and volume mode of the volume to create. The size
 // may be left out only when cloning, where it is taken from the source claim.
-func validateVolume(modes []cdi.PersistentVolumeAccessMode, res cdi.VolumeResourceRequirements,
-	mode *cdi.PersistentVolumeMode, isClone bool, fldPath *field.Path) field.ErrorList {
+func validateVolume(modes []cdiv1beta1.PersistentVolumeAccessMode, res cdiv1beta1.VolumeResourceRequirements,
+	mode *cdiv1beta1.PersistentVolumeMode, isClone bool, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, m := range modes {
 		errs = append(errs, validateEnum(m, accessModes, fldPath.Child("accessModes").Index(i))...)
 	}
 	sizePath := fldPath.Child("resources", "requests", "storage")
-	size, hasSize := res.Requests[cdi.ResourceStorage]
+	size, hasSize := res.Requests[cdiv1beta1.ResourceStorage]
 	switch {
 	case !hasSize && !isClone:
 		errs = append(errs, field.Required(sizePath, "the size of the volume, such as 10Gi, is required"))
@@ -178,7 +178,7 @@ func validateVolume(modes []cdi.PersistentVolumeAccessMode, res cdi.VolumeResour
 
 // validateContentType checks the content type, and that an archive comes from http or upload and
 // goes to a filesystem volume, where it can be extracted.
-func validateContentType(spec *cdi.DataVolumeSpec, fldPath *field.Path) field.ErrorList {
+func validateContentType(spec *cdiv1beta1.DataVolumeSpec, fldPath *field.Path) field.ErrorList {
 	ctPath := fldPath.Child("contentType")
 	if spec.ContentType == "" {
 		return nil
@@ -186,20 +186,20 @@ func validateContentType(spec *cdi.DataVolumeSpec, fldPath *field.Path) field.Er
 	if errs := validateEnum(spec.ContentType, contentTypes, ctPath); len(errs) > 0 {
 		return errs
 	}
-	if spec.ContentType != cdi.DataVolumeArchive {
+	if spec.ContentType != cdiv1beta1.DataVolumeArchive {
 		return nil
 	}
 	var errs field.ErrorList
 	if src := spec.Source; src != nil && src.HTTP == nil && src.Upload == nil {
 		errs = append(errs, field.Invalid(ctPath, spec.ContentType, "archive content is only supported with the http and upload sources"))
 	}
-	var mode *cdi.PersistentVolumeMode
+	var mode *cdiv1beta1.PersistentVolumeMode
 	if spec.Storage != nil {
 		mode = spec.Storage.VolumeMode
 	} else if spec.PVC != nil {
 		mode = spec.PVC.VolumeMode
 	}
-	if mode != nil && *mode == cdi.PersistentVolumeBlock {
+	if mode != nil && *mode == cdiv1beta1.PersistentVolumeBlock {
 		errs = append(errs, field.Invalid(ctPath, spec.ContentType, "archive content must go to a Filesystem volume, not a Block one"))
 	}
 	return errs

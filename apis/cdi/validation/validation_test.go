@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/cdi"
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 )
 
 // fe is an expected field error: its type and full path.
@@ -45,20 +45,20 @@ func expectErrors(t *testing.T, got field.ErrorList, want ...fe) {
 func ptr[T any](v T) *T { return &v }
 
 // size returns volume resources asking for s ("" = no size).
-func size(s string) cdi.VolumeResourceRequirements {
+func size(s string) cdiv1beta1.VolumeResourceRequirements {
 	if s == "" {
-		return cdi.VolumeResourceRequirements{}
+		return cdiv1beta1.VolumeResourceRequirements{}
 	}
-	return cdi.VolumeResourceRequirements{Requests: cdi.ResourceList{cdi.ResourceStorage: resource.MustParse(s)}}
+	return cdiv1beta1.VolumeResourceRequirements{Requests: cdiv1beta1.ResourceList{cdiv1beta1.ResourceStorage: resource.MustParse(s)}}
 }
 
 // validDV returns a DataVolume importing a qcow2 image over HTTPS into a 10Gi volume.
-func validDV() *cdi.DataVolume {
-	return &cdi.DataVolume{
+func validDV() *cdiv1beta1.DataVolume {
+	return &cdiv1beta1.DataVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: "fedora", Namespace: "default"},
-		Spec: cdi.DataVolumeSpec{
-			Source:  &cdi.DataVolumeSource{HTTP: &cdi.DataVolumeSourceHTTP{URL: "https://example.com/images/fedora.qcow2"}},
-			Storage: &cdi.StorageSpec{Resources: size("10Gi")},
+		Spec: cdiv1beta1.DataVolumeSpec{
+			Source:  &cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{URL: "https://example.com/images/fedora.qcow2"}},
+			Storage: &cdiv1beta1.StorageSpec{Resources: size("10Gi")},
 		},
 	}
 }
@@ -66,7 +66,7 @@ func validDV() *cdi.DataVolume {
 // dvCase is a table case that changes validDV and expects errors.
 type dvCase struct {
 	name   string
-	mutate func(s *cdi.DataVolumeSpec)
+	mutate func(s *cdiv1beta1.DataVolumeSpec)
 	want   []fe
 }
 
@@ -85,16 +85,16 @@ func runDVCases(t *testing.T, cases []dvCase) {
 }
 
 // setSource returns a mutation that replaces the source.
-func setSource(src *cdi.DataVolumeSource) func(s *cdi.DataVolumeSpec) {
-	return func(s *cdi.DataVolumeSpec) { s.Source = src }
+func setSource(src *cdiv1beta1.DataVolumeSource) func(s *cdiv1beta1.DataVolumeSpec) {
+	return func(s *cdiv1beta1.DataVolumeSpec) { s.Source = src }
 }
 
 func TestDataVolumeSources(t *testing.T) {
-	registry := func(u string) *cdi.DataVolumeSource {
-		return &cdi.DataVolumeSource{Registry: &cdi.DataVolumeSourceRegistry{URL: &u}}
+	registry := func(u string) *cdiv1beta1.DataVolumeSource {
+		return &cdiv1beta1.DataVolumeSource{Registry: &cdiv1beta1.DataVolumeSourceRegistry{URL: &u}}
 	}
-	http := func(u string) *cdi.DataVolumeSource {
-		return &cdi.DataVolumeSource{HTTP: &cdi.DataVolumeSourceHTTP{URL: u}}
+	http := func(u string) *cdiv1beta1.DataVolumeSource {
+		return &cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{URL: u}}
 	}
 	runDVCases(t, []dvCase{
 		{name: "valid http"},
@@ -109,22 +109,22 @@ func TestDataVolumeSources(t *testing.T) {
 			want: []fe{{invalid, "spec.source.registry.url"}}},
 		{name: "registry with https scheme", mutate: setSource(registry("https://quay.io/containerdisks/fedora")),
 			want: []fe{{invalid, "spec.source.registry.url"}}},
-		{name: "registry without url", mutate: setSource(&cdi.DataVolumeSource{Registry: &cdi.DataVolumeSourceRegistry{}}),
+		{name: "registry without url", mutate: setSource(&cdiv1beta1.DataVolumeSource{Registry: &cdiv1beta1.DataVolumeSourceRegistry{}}),
 			want: []fe{{required, "spec.source.registry.url"}}},
-		{name: "upload", mutate: setSource(&cdi.DataVolumeSource{Upload: &cdi.DataVolumeSourceUpload{}})},
-		{name: "blank", mutate: setSource(&cdi.DataVolumeSource{Blank: &cdi.DataVolumeBlankImage{}})},
+		{name: "upload", mutate: setSource(&cdiv1beta1.DataVolumeSource{Upload: &cdiv1beta1.DataVolumeSourceUpload{}})},
+		{name: "blank", mutate: setSource(&cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}})},
 		{name: "no source", mutate: setSource(nil), want: []fe{{required, "spec.source"}}},
-		{name: "empty source", mutate: setSource(&cdi.DataVolumeSource{}), want: []fe{{required, "spec.source"}}},
-		{name: "two sources", mutate: setSource(&cdi.DataVolumeSource{Upload: &cdi.DataVolumeSourceUpload{}, Blank: &cdi.DataVolumeBlankImage{}}),
+		{name: "empty source", mutate: setSource(&cdiv1beta1.DataVolumeSource{}), want: []fe{{required, "spec.source"}}},
+		{name: "two sources", mutate: setSource(&cdiv1beta1.DataVolumeSource{Upload: &cdiv1beta1.DataVolumeSourceUpload{}, Blank: &cdiv1beta1.DataVolumeBlankImage{}}),
 			want: []fe{{invalid, "spec.source"}}},
 	})
 }
 
 func TestDataVolumeCloneSource(t *testing.T) {
-	clone := func(ns, name, sz string) func(s *cdi.DataVolumeSpec) {
-		return func(s *cdi.DataVolumeSpec) {
-			s.Source = &cdi.DataVolumeSource{PVC: &cdi.DataVolumeSourcePVC{Namespace: ns, Name: name}}
-			s.Storage = &cdi.StorageSpec{Resources: size(sz)}
+	clone := func(ns, name, sz string) func(s *cdiv1beta1.DataVolumeSpec) {
+		return func(s *cdiv1beta1.DataVolumeSpec) {
+			s.Source = &cdiv1beta1.DataVolumeSource{PVC: &cdiv1beta1.DataVolumeSourcePVC{Namespace: ns, Name: name}}
+			s.Storage = &cdiv1beta1.StorageSpec{Resources: size(sz)}
 		}
 	}
 	runDVCases(t, []dvCase{
@@ -138,66 +138,68 @@ func TestDataVolumeCloneSource(t *testing.T) {
 }
 
 func TestDataVolumeTarget(t *testing.T) {
-	storage := func(sz string, modes []cdi.PersistentVolumeAccessMode, vm *cdi.PersistentVolumeMode) func(s *cdi.DataVolumeSpec) {
-		return func(s *cdi.DataVolumeSpec) {
-			s.Storage = &cdi.StorageSpec{Resources: size(sz), AccessModes: modes, VolumeMode: vm}
+	storage := func(sz string, modes []cdiv1beta1.PersistentVolumeAccessMode, vm *cdiv1beta1.PersistentVolumeMode) func(s *cdiv1beta1.DataVolumeSpec) {
+		return func(s *cdiv1beta1.DataVolumeSpec) {
+			s.Storage = &cdiv1beta1.StorageSpec{Resources: size(sz), AccessModes: modes, VolumeMode: vm}
 		}
 	}
 	runDVCases(t, []dvCase{
-		{name: "all access modes", mutate: storage("1Gi", []cdi.PersistentVolumeAccessMode{
-			cdi.ReadWriteOnce, cdi.ReadOnlyMany, cdi.ReadWriteMany, cdi.ReadWriteOncePod}, ptr(cdi.PersistentVolumeBlock))},
-		{name: "filesystem", mutate: storage("1Gi", nil, ptr(cdi.PersistentVolumeFilesystem))},
-		{name: "bad access mode", mutate: storage("1Gi", []cdi.PersistentVolumeAccessMode{cdi.ReadWriteOnce, "ReadWriteSome"}, nil),
+		{name: "all access modes", mutate: storage("1Gi", []cdiv1beta1.PersistentVolumeAccessMode{
+			cdiv1beta1.ReadWriteOnce, cdiv1beta1.ReadOnlyMany, cdiv1beta1.ReadWriteMany, cdiv1beta1.ReadWriteOncePod}, ptr(cdiv1beta1.PersistentVolumeBlock))},
+		{name: "filesystem", mutate: storage("1Gi", nil, ptr(cdiv1beta1.PersistentVolumeFilesystem))},
+		{name: "bad access mode", mutate: storage("1Gi", []cdiv1beta1.PersistentVolumeAccessMode{cdiv1beta1.ReadWriteOnce, "ReadWriteSome"}, nil),
 			want: []fe{{notSupported, "spec.storage.accessModes[1]"}}},
-		{name: "bad volume mode", mutate: storage("1Gi", nil, ptr(cdi.PersistentVolumeMode("Raw"))),
+		{name: "bad volume mode", mutate: storage("1Gi", nil, ptr(cdiv1beta1.PersistentVolumeMode("Raw"))),
 			want: []fe{{notSupported, "spec.storage.volumeMode"}}},
-		{name: "empty volume mode", mutate: storage("1Gi", nil, ptr(cdi.PersistentVolumeMode(""))),
+		{name: "empty volume mode", mutate: storage("1Gi", nil, ptr(cdiv1beta1.PersistentVolumeMode(""))),
 			want: []fe{{notSupported, "spec.storage.volumeMode"}}},
 		{name: "no size", mutate: storage("", nil, nil), want: []fe{{required, "spec.storage.resources.requests.storage"}}},
 		{name: "zero size", mutate: storage("0", nil, nil), want: []fe{{invalid, "spec.storage.resources.requests.storage"}}},
 		{name: "negative size", mutate: storage("-1Gi", nil, nil), want: []fe{{invalid, "spec.storage.resources.requests.storage"}}},
-		{name: "pvc instead of storage", mutate: func(s *cdi.DataVolumeSpec) {
+		{name: "pvc instead of storage", mutate: func(s *cdiv1beta1.DataVolumeSpec) {
 			s.Storage = nil
-			s.PVC = &cdi.PersistentVolumeClaimSpec{Resources: size("5Gi"), AccessModes: []cdi.PersistentVolumeAccessMode{cdi.ReadWriteOnce}}
+			s.PVC = &cdiv1beta1.PersistentVolumeClaimSpec{Resources: size("5Gi"), AccessModes: []cdiv1beta1.PersistentVolumeAccessMode{cdiv1beta1.ReadWriteOnce}}
 		}},
-		{name: "pvc checked too", mutate: func(s *cdi.DataVolumeSpec) {
+		{name: "pvc checked too", mutate: func(s *cdiv1beta1.DataVolumeSpec) {
 			s.Storage = nil
-			s.PVC = &cdi.PersistentVolumeClaimSpec{AccessModes: []cdi.PersistentVolumeAccessMode{"RWO"}, VolumeMode: ptr(cdi.PersistentVolumeMode("raw"))}
+			s.PVC = &cdiv1beta1.PersistentVolumeClaimSpec{AccessModes: []cdiv1beta1.PersistentVolumeAccessMode{"RWO"}, VolumeMode: ptr(cdiv1beta1.PersistentVolumeMode("raw"))}
 		}, want: []fe{{notSupported, "spec.pvc.accessModes[0]"}, {required, "spec.pvc.resources.requests.storage"}, {notSupported, "spec.pvc.volumeMode"}}},
-		{name: "neither storage nor pvc", mutate: func(s *cdi.DataVolumeSpec) { s.Storage = nil },
+		{name: "neither storage nor pvc", mutate: func(s *cdiv1beta1.DataVolumeSpec) { s.Storage = nil },
 			want: []fe{{required, "spec.storage"}}},
-		{name: "both storage and pvc", mutate: func(s *cdi.DataVolumeSpec) { s.PVC = &cdi.PersistentVolumeClaimSpec{Resources: size("1Gi")} },
+		{name: "both storage and pvc", mutate: func(s *cdiv1beta1.DataVolumeSpec) {
+			s.PVC = &cdiv1beta1.PersistentVolumeClaimSpec{Resources: size("1Gi")}
+		},
 			want: []fe{{forbidden, "spec.pvc"}}},
 	})
 }
 
 func TestDataVolumeContentTypeAndChecksum(t *testing.T) {
 	hex64 := strings.Repeat("0123456789abcdef", 4)
-	set := func(f func(s *cdi.DataVolumeSpec)) func(s *cdi.DataVolumeSpec) { return f }
+	set := func(f func(s *cdiv1beta1.DataVolumeSpec)) func(s *cdiv1beta1.DataVolumeSpec) { return f }
 	runDVCases(t, []dvCase{
-		{name: "kubevirt", mutate: set(func(s *cdi.DataVolumeSpec) { s.ContentType = cdi.DataVolumeKubeVirt })},
-		{name: "archive over http", mutate: set(func(s *cdi.DataVolumeSpec) { s.ContentType = cdi.DataVolumeArchive })},
-		{name: "archive by upload", mutate: set(func(s *cdi.DataVolumeSpec) {
-			s.ContentType, s.Source = cdi.DataVolumeArchive, &cdi.DataVolumeSource{Upload: &cdi.DataVolumeSourceUpload{}}
+		{name: "kubevirt", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.ContentType = cdiv1beta1.DataVolumeKubeVirt })},
+		{name: "archive over http", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.ContentType = cdiv1beta1.DataVolumeArchive })},
+		{name: "archive by upload", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) {
+			s.ContentType, s.Source = cdiv1beta1.DataVolumeArchive, &cdiv1beta1.DataVolumeSource{Upload: &cdiv1beta1.DataVolumeSourceUpload{}}
 		})},
-		{name: "unknown content type", mutate: set(func(s *cdi.DataVolumeSpec) { s.ContentType = "iso" }),
+		{name: "unknown content type", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.ContentType = "iso" }),
 			want: []fe{{notSupported, "spec.contentType"}}},
-		{name: "archive from blank", mutate: set(func(s *cdi.DataVolumeSpec) {
-			s.ContentType, s.Source = cdi.DataVolumeArchive, &cdi.DataVolumeSource{Blank: &cdi.DataVolumeBlankImage{}}
+		{name: "archive from blank", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) {
+			s.ContentType, s.Source = cdiv1beta1.DataVolumeArchive, &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}}
 		}), want: []fe{{invalid, "spec.contentType"}}},
-		{name: "archive to block", mutate: set(func(s *cdi.DataVolumeSpec) {
-			s.ContentType, s.Storage.VolumeMode = cdi.DataVolumeArchive, ptr(cdi.PersistentVolumeBlock)
+		{name: "archive to block", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) {
+			s.ContentType, s.Storage.VolumeMode = cdiv1beta1.DataVolumeArchive, ptr(cdiv1beta1.PersistentVolumeBlock)
 		}), want: []fe{{invalid, "spec.contentType"}}},
-		{name: "checksum", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = "sha256:" + hex64 })},
-		{name: "checksum uppercase", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = "sha256:" + strings.ToUpper(hex64) }),
+		{name: "checksum", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = "sha256:" + hex64 })},
+		{name: "checksum uppercase", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = "sha256:" + strings.ToUpper(hex64) }),
 			want: []fe{{invalid, "spec.checksum"}}},
-		{name: "checksum too short", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = "sha256:" + hex64[:63] }),
+		{name: "checksum too short", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = "sha256:" + hex64[:63] }),
 			want: []fe{{invalid, "spec.checksum"}}},
-		{name: "checksum too long", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = "sha256:" + hex64 + "0" }),
+		{name: "checksum too long", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = "sha256:" + hex64 + "0" }),
 			want: []fe{{invalid, "spec.checksum"}}},
-		{name: "checksum md5", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = "md5:0123456789abcdef0123456789abcdef" }),
+		{name: "checksum md5", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = "md5:0123456789abcdef0123456789abcdef" }),
 			want: []fe{{invalid, "spec.checksum"}}},
-		{name: "checksum without algorithm", mutate: set(func(s *cdi.DataVolumeSpec) { s.Checksum = hex64 }),
+		{name: "checksum without algorithm", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = hex64 }),
 			want: []fe{{invalid, "spec.checksum"}}},
 	})
 }
@@ -214,7 +216,7 @@ func TestDataVolumeUpdate(t *testing.T) {
 
 	same := old.DeepCopy()
 	same.Labels = map[string]string{"a": "b"}
-	same.Status.Phase = cdi.ImportInProgress
+	same.Status.Phase = cdiv1beta1.ImportInProgress
 	expectErrors(t, ValidateDataVolumeUpdate(same, old))
 
 	sameSize := old.DeepCopy()

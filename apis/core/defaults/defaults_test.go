@@ -6,43 +6,43 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // ptr returns a pointer to v.
 func ptr[T any](v T) *T { return &v }
 
 // newVMI returns a VMI named testvmi with the given spec.
-func newVMI(spec core.VirtualMachineInstanceSpec) *core.VirtualMachineInstance {
-	return &core.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "testvmi", Namespace: "default"}, Spec: spec}
+func newVMI(spec v1.VirtualMachineInstanceSpec) *v1.VirtualMachineInstance {
+	return &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "testvmi", Namespace: "default"}, Spec: spec}
 }
 
 // withResources returns a spec with the given CPU and memory requests and limits ("" = unset).
-func withResources(cpuReq, cpuLim, memReq, memLim string) core.VirtualMachineInstanceSpec {
-	res := core.ResourceRequirements{}
-	set := func(l *core.ResourceList, name core.ResourceName, v string) {
+func withResources(cpuReq, cpuLim, memReq, memLim string) v1.VirtualMachineInstanceSpec {
+	res := v1.ResourceRequirements{}
+	set := func(l *v1.ResourceList, name v1.ResourceName, v string) {
 		if v == "" {
 			return
 		}
 		if *l == nil {
-			*l = core.ResourceList{}
+			*l = v1.ResourceList{}
 		}
 		(*l)[name] = resource.MustParse(v)
 	}
-	set(&res.Requests, core.ResourceCPU, cpuReq)
-	set(&res.Limits, core.ResourceCPU, cpuLim)
-	set(&res.Requests, core.ResourceMemory, memReq)
-	set(&res.Limits, core.ResourceMemory, memLim)
-	return core.VirtualMachineInstanceSpec{Domain: core.DomainSpec{Resources: res}}
+	set(&res.Requests, v1.ResourceCPU, cpuReq)
+	set(&res.Limits, v1.ResourceCPU, cpuLim)
+	set(&res.Requests, v1.ResourceMemory, memReq)
+	set(&res.Limits, v1.ResourceMemory, memLim)
+	return v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Resources: res}}
 }
 
 func TestMachineTypeDefault(t *testing.T) {
-	vmi := newVMI(core.VirtualMachineInstanceSpec{})
+	vmi := newVMI(v1.VirtualMachineInstanceSpec{})
 	SetVirtualMachineInstanceDefaults(vmi)
 	if got := vmi.Spec.Domain.Machine.Type; got != "q35" {
 		t.Errorf("machine type = %q, want q35", got)
 	}
-	vmi = newVMI(core.VirtualMachineInstanceSpec{Domain: core.DomainSpec{Machine: &core.Machine{Type: "pc-q35-rhel9.4.0"}}})
+	vmi = newVMI(v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Machine: &v1.Machine{Type: "pc-q35-rhel9.4.0"}}})
 	SetVirtualMachineInstanceDefaults(vmi)
 	if got := vmi.Spec.Domain.Machine.Type; got != "pc-q35-rhel9.4.0" {
 		t.Errorf("machine type = %q, want the user's pc-q35-rhel9.4.0", got)
@@ -52,8 +52,8 @@ func TestMachineTypeDefault(t *testing.T) {
 func TestCPUTopologyDefaults(t *testing.T) {
 	cases := []struct {
 		name                   string
-		spec                   core.VirtualMachineInstanceSpec
-		cpu                    *core.CPU
+		spec                   v1.VirtualMachineInstanceSpec
+		cpu                    *v1.CPU
 		sockets, cores, thread uint32
 	}{
 		{name: "no cpu, no resources", spec: withResources("", "", "", ""), sockets: 1, cores: 1, thread: 1},
@@ -61,10 +61,10 @@ func TestCPUTopologyDefaults(t *testing.T) {
 		{name: "limit wins over request", spec: withResources("1", "4", "", ""), sockets: 4, cores: 1, thread: 1},
 		{name: "from request, rounded up", spec: withResources("1500m", "", "", ""), sockets: 2, cores: 1, thread: 1},
 		{name: "small request gives one", spec: withResources("100m", "", "", ""), sockets: 1, cores: 1, thread: 1},
-		{name: "empty cpu struct", spec: withResources("2", "", "", ""), cpu: &core.CPU{}, sockets: 2, cores: 1, thread: 1},
-		{name: "partial: cores", spec: withResources("8", "", "", ""), cpu: &core.CPU{Cores: 2}, sockets: 1, cores: 2, thread: 1},
-		{name: "partial: sockets and threads", spec: withResources("", "", "", ""), cpu: &core.CPU{Sockets: 2, Threads: 2}, sockets: 2, cores: 1, thread: 2},
-		{name: "complete kept", spec: withResources("1", "", "", ""), cpu: &core.CPU{Sockets: 2, Cores: 3, Threads: 2}, sockets: 2, cores: 3, thread: 2},
+		{name: "empty cpu struct", spec: withResources("2", "", "", ""), cpu: &v1.CPU{}, sockets: 2, cores: 1, thread: 1},
+		{name: "partial: cores", spec: withResources("8", "", "", ""), cpu: &v1.CPU{Cores: 2}, sockets: 1, cores: 2, thread: 1},
+		{name: "partial: sockets and threads", spec: withResources("", "", "", ""), cpu: &v1.CPU{Sockets: 2, Threads: 2}, sockets: 2, cores: 1, thread: 2},
+		{name: "complete kept", spec: withResources("1", "", "", ""), cpu: &v1.CPU{Sockets: 2, Cores: 3, Threads: 2}, sockets: 2, cores: 3, thread: 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,7 +95,7 @@ func TestCPURequestDefault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			vmi := newVMI(withResources(tc.req, tc.lim, "", ""))
 			SetVirtualMachineInstanceDefaults(vmi)
-			got, ok := vmi.Spec.Domain.Resources.Requests[core.ResourceCPU]
+			got, ok := vmi.Spec.Domain.Resources.Requests[v1.ResourceCPU]
 			if tc.want == "" {
 				if ok {
 					t.Errorf("cpu request = %s, want none", got.String())
@@ -122,7 +122,7 @@ func TestGuestMemoryDefault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := withResources("", "", tc.req, tc.lim)
 			if tc.guest != "" {
-				spec.Domain.Memory = &core.Memory{Guest: ptr(resource.MustParse(tc.guest))}
+				spec.Domain.Memory = &v1.Memory{Guest: ptr(resource.MustParse(tc.guest))}
 			}
 			vmi := newVMI(spec)
 			SetVirtualMachineInstanceDefaults(vmi)
@@ -144,7 +144,7 @@ func TestGuestMemoryDefaultIsACopy(t *testing.T) {
 	vmi := newVMI(withResources("", "", "1Gi", ""))
 	SetVirtualMachineInstanceDefaults(vmi)
 	vmi.Spec.Domain.Memory.Guest.Add(resource.MustParse("1Gi"))
-	if got := vmi.Spec.Domain.Resources.Requests[core.ResourceMemory]; got.Cmp(resource.MustParse("1Gi")) != 0 {
+	if got := vmi.Spec.Domain.Resources.Requests[v1.ResourceMemory]; got.Cmp(resource.MustParse("1Gi")) != 0 {
 		t.Errorf("changing the guest memory changed the request to %s", got.String())
 	}
 }

@@ -5,17 +5,17 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 func TestVMRunStrategyDefaults(t *testing.T) {
-	always, halted, manual := core.RunStrategyAlways, core.RunStrategyHalted, core.RunStrategyManual
+	always, halted, manual := v1.RunStrategyAlways, v1.RunStrategyHalted, v1.RunStrategyManual
 	cases := []struct {
 		name        string
 		running     *bool
-		strategy    *core.VirtualMachineRunStrategy
+		strategy    *v1.VirtualMachineRunStrategy
 		wantRunning *bool
-		want        *core.VirtualMachineRunStrategy
+		want        *v1.VirtualMachineRunStrategy
 	}{
 		{name: "running true", running: ptr(true), want: &always},
 		{name: "running false", running: ptr(false), want: &halted},
@@ -26,7 +26,7 @@ func TestVMRunStrategyDefaults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			vm := &core.VirtualMachine{Spec: core.VirtualMachineSpec{Running: tc.running, RunStrategy: tc.strategy}}
+			vm := &v1.VirtualMachine{Spec: v1.VirtualMachineSpec{Running: tc.running, RunStrategy: tc.strategy}}
 			SetVirtualMachineDefaults(vm)
 			if !apiequality.Semantic.DeepEqual(vm.Spec.RunStrategy, tc.want) {
 				t.Errorf("runStrategy = %v, want %v", vm.Spec.RunStrategy, tc.want)
@@ -39,8 +39,8 @@ func TestVMRunStrategyDefaults(t *testing.T) {
 }
 
 func TestVMTemplateDefaults(t *testing.T) {
-	vm := &core.VirtualMachine{Spec: core.VirtualMachineSpec{Template: &core.VirtualMachineInstanceTemplateSpec{
-		Spec: core.VirtualMachineInstanceSpec{Volumes: []core.Volume{volume("a")}},
+	vm := &v1.VirtualMachine{Spec: v1.VirtualMachineSpec{Template: &v1.VirtualMachineInstanceTemplateSpec{
+		Spec: v1.VirtualMachineInstanceSpec{Volumes: []v1.Volume{volume("a")}},
 	}}}
 	SetVirtualMachineDefaults(vm)
 	tmpl := vm.Spec.Template.Spec
@@ -48,9 +48,9 @@ func TestVMTemplateDefaults(t *testing.T) {
 		t.Errorf("template machine = %+v, want type q35", tmpl.Domain.Machine)
 	}
 	// Nothing else of the template is defaulted.
-	want := core.VirtualMachineInstanceSpec{
-		Domain:  core.DomainSpec{Machine: &core.Machine{Type: "q35"}},
-		Volumes: []core.Volume{volume("a")},
+	want := v1.VirtualMachineInstanceSpec{
+		Domain:  v1.DomainSpec{Machine: &v1.Machine{Type: "q35"}},
+		Volumes: []v1.Volume{volume("a")},
 	}
 	if !apiequality.Semantic.DeepEqual(tmpl, want) {
 		t.Errorf("template spec = %+v, want only the machine type added: %+v", tmpl, want)
@@ -62,7 +62,7 @@ func TestVMTemplateDefaults(t *testing.T) {
 		t.Errorf("template machine type = %q, want the user's pc-q35-9.0", got)
 	}
 
-	noTemplate := &core.VirtualMachine{}
+	noTemplate := &v1.VirtualMachine{}
 	SetVirtualMachineDefaults(noTemplate) // must not panic
 	if noTemplate.Spec.Template != nil {
 		t.Errorf("a template was invented: %+v", noTemplate.Spec.Template)

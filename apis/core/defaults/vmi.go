@@ -3,7 +3,7 @@ package defaults
 import (
 	"strings"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // DefaultMachineType is the machine type a guest gets when it names none (KubeVirt's amd64 default).
@@ -11,7 +11,7 @@ const DefaultMachineType = "q35"
 
 // DefaultDiskBus is the bus of a disk or CD-ROM that names none. SATA is KubeVirt's amd64 default
 // because it boots without virtio drivers in the guest.
-const DefaultDiskBus = core.DiskBusSATA
+const DefaultDiskBus = v1.DiskBusSATA
 
 // DefaultNetworkName is the name of the pod network and interface added to a VMI that has none.
 const DefaultNetworkName = "default"
@@ -21,7 +21,7 @@ const DefaultNetworkName = "default"
 // for volumes and their buses, the termination grace period, the firmware UUID and image pull
 // policies. Fields the user set are never changed. The lifecycle fields (finalizer, phase) are the
 // strategy's business, not this function's.
-func SetVirtualMachineInstanceDefaults(vmi *core.VirtualMachineInstance) {
+func SetVirtualMachineInstanceDefaults(vmi *v1.VirtualMachineInstance) {
 	spec := &vmi.Spec
 	setMachineDefaults(&spec.Domain)
 	setCPUTopologyDefaults(&spec.Domain)
@@ -30,7 +30,7 @@ func SetVirtualMachineInstanceDefaults(vmi *core.VirtualMachineInstance) {
 	setPodNetworkDefaults(spec)
 	setDiskDefaults(spec)
 	if spec.TerminationGracePeriodSeconds == nil {
-		grace := core.DefaultGracePeriodSeconds
+		grace := v1.DefaultGracePeriodSeconds
 		spec.TerminationGracePeriodSeconds = &grace
 	}
 	setFirmwareUUIDDefault(&spec.Domain, vmi.Name)
@@ -38,9 +38,9 @@ func SetVirtualMachineInstanceDefaults(vmi *core.VirtualMachineInstance) {
 }
 
 // setMachineDefaults sets domain.machine.type to q35 when it is empty.
-func setMachineDefaults(domain *core.DomainSpec) {
+func setMachineDefaults(domain *v1.DomainSpec) {
 	if domain.Machine == nil {
-		domain.Machine = &core.Machine{}
+		domain.Machine = &v1.Machine{}
 	}
 	if domain.Machine.Type == "" {
 		domain.Machine.Type = DefaultMachineType
@@ -52,9 +52,9 @@ func setMachineDefaults(domain *core.DomainSpec) {
 // rounded up, and one core and thread each; with a partial topology the missing counts are 1.
 // The CPU model is deliberately left empty: Vireo may run under software emulation (TCG), where
 // host-model is not available, so the node agent picks the model.
-func setCPUTopologyDefaults(domain *core.DomainSpec) {
+func setCPUTopologyDefaults(domain *v1.DomainSpec) {
 	if domain.CPU == nil {
-		domain.CPU = &core.CPU{}
+		domain.CPU = &v1.CPU{}
 	}
 	cpu := domain.CPU
 	if cpu.Sockets == 0 && cpu.Cores == 0 && cpu.Threads == 0 {
@@ -75,10 +75,10 @@ func setCPUTopologyDefaults(domain *core.DomainSpec) {
 
 // vCPUsFromResources returns the whole number of vCPUs the CPU limit (or else the CPU request)
 // asks for, rounded up, and at least 1.
-func vCPUsFromResources(res *core.ResourceRequirements) uint32 {
-	q, ok := res.Limits[core.ResourceCPU]
+func vCPUsFromResources(res *v1.ResourceRequirements) uint32 {
+	q, ok := res.Limits[v1.ResourceCPU]
 	if !ok {
-		q, ok = res.Requests[core.ResourceCPU]
+		q, ok = res.Requests[v1.ResourceCPU]
 	}
 	if !ok {
 		return 1
@@ -95,34 +95,34 @@ func vCPUsFromResources(res *core.ResourceRequirements) uint32 {
 }
 
 // setCPURequestDefaults copies the CPU limit to the CPU request when only a limit is set, as a pod would.
-func setCPURequestDefaults(res *core.ResourceRequirements) {
-	limit, hasLimit := res.Limits[core.ResourceCPU]
+func setCPURequestDefaults(res *v1.ResourceRequirements) {
+	limit, hasLimit := res.Limits[v1.ResourceCPU]
 	if !hasLimit {
 		return
 	}
-	if _, hasRequest := res.Requests[core.ResourceCPU]; hasRequest {
+	if _, hasRequest := res.Requests[v1.ResourceCPU]; hasRequest {
 		return
 	}
 	if res.Requests == nil {
-		res.Requests = core.ResourceList{}
+		res.Requests = v1.ResourceList{}
 	}
-	res.Requests[core.ResourceCPU] = limit.DeepCopy()
+	res.Requests[v1.ResourceCPU] = limit.DeepCopy()
 }
 
 // setGuestMemoryDefaults sets domain.memory.guest from the memory request, or else the memory limit.
-func setGuestMemoryDefaults(domain *core.DomainSpec) {
+func setGuestMemoryDefaults(domain *v1.DomainSpec) {
 	if domain.Memory != nil && domain.Memory.Guest != nil {
 		return
 	}
-	q, ok := domain.Resources.Requests[core.ResourceMemory]
+	q, ok := domain.Resources.Requests[v1.ResourceMemory]
 	if !ok {
-		q, ok = domain.Resources.Limits[core.ResourceMemory]
+		q, ok = domain.Resources.Limits[v1.ResourceMemory]
 	}
 	if !ok {
 		return
 	}
 	if domain.Memory == nil {
-		domain.Memory = &core.Memory{}
+		domain.Memory = &v1.Memory{}
 	}
 	guest := q.DeepCopy()
 	domain.Memory.Guest = &guest
@@ -131,7 +131,7 @@ func setGuestMemoryDefaults(domain *core.DomainSpec) {
 // setPodNetworkDefaults connects a VMI that has neither networks nor interfaces to the pod network
 // through a masquerade interface, unless autoattachPodInterface is false. Masquerade (not KubeVirt's
 // bridge) is the default because it is the only binding Vireo's runtime implements.
-func setPodNetworkDefaults(spec *core.VirtualMachineInstanceSpec) {
+func setPodNetworkDefaults(spec *v1.VirtualMachineInstanceSpec) {
 	devices := &spec.Domain.Devices
 	if len(spec.Networks) > 0 || len(devices.Interfaces) > 0 {
 		return
@@ -139,19 +139,19 @@ func setPodNetworkDefaults(spec *core.VirtualMachineInstanceSpec) {
 	if devices.AutoattachPodInterface != nil && !*devices.AutoattachPodInterface {
 		return
 	}
-	spec.Networks = []core.Network{{
+	spec.Networks = []v1.Network{{
 		Name:          DefaultNetworkName,
-		NetworkSource: core.NetworkSource{Pod: &core.PodNetwork{}},
+		NetworkSource: v1.NetworkSource{Pod: &v1.PodNetwork{}},
 	}}
-	devices.Interfaces = []core.Interface{{
+	devices.Interfaces = []v1.Interface{{
 		Name:                   DefaultNetworkName,
-		InterfaceBindingMethod: core.InterfaceBindingMethod{Masquerade: &core.InterfaceMasquerade{}},
+		InterfaceBindingMethod: v1.InterfaceBindingMethod{Masquerade: &v1.InterfaceMasquerade{}},
 	}}
 }
 
 // setDiskDefaults adds a disk for every volume that has none, attaches every disk that says neither
 // disk nor cdrom as a disk, and fills in buses and the CD-ROM read-only flag.
-func setDiskDefaults(spec *core.VirtualMachineInstanceSpec) {
+func setDiskDefaults(spec *v1.VirtualMachineInstanceSpec) {
 	devices := &spec.Domain.Devices
 	named := make(map[string]bool, len(devices.Disks))
 	for _, d := range devices.Disks {
@@ -159,14 +159,14 @@ func setDiskDefaults(spec *core.VirtualMachineInstanceSpec) {
 	}
 	for _, v := range spec.Volumes {
 		if !named[v.Name] {
-			devices.Disks = append(devices.Disks, core.Disk{Name: v.Name})
+			devices.Disks = append(devices.Disks, v1.Disk{Name: v.Name})
 			named[v.Name] = true
 		}
 	}
 	for i := range devices.Disks {
 		d := &devices.Disks[i]
 		if d.Disk == nil && d.CDRom == nil {
-			d.Disk = &core.DiskTarget{}
+			d.Disk = &v1.DiskTarget{}
 		}
 		if d.Disk != nil && d.Disk.Bus == "" {
 			d.Disk.Bus = DefaultDiskBus
@@ -185,9 +185,9 @@ func setDiskDefaults(spec *core.VirtualMachineInstanceSpec) {
 
 // setFirmwareUUIDDefault gives the guest a stable SMBIOS UUID derived from the object's name, so
 // that the VMIs a VirtualMachine creates one after another present the same system UUID.
-func setFirmwareUUIDDefault(domain *core.DomainSpec, name string) {
+func setFirmwareUUIDDefault(domain *v1.DomainSpec, name string) {
 	if domain.Firmware == nil {
-		domain.Firmware = &core.Firmware{}
+		domain.Firmware = &v1.Firmware{}
 	}
 	if domain.Firmware.UUID == "" {
 		domain.Firmware.UUID = FirmwareUUID(name)
@@ -195,7 +195,7 @@ func setFirmwareUUIDDefault(domain *core.DomainSpec, name string) {
 }
 
 // setImagePullPolicyDefaults sets the pull policy of container disks and the kernel boot container.
-func setImagePullPolicyDefaults(spec *core.VirtualMachineInstanceSpec) {
+func setImagePullPolicyDefaults(spec *v1.VirtualMachineInstanceSpec) {
 	for i := range spec.Volumes {
 		cd := spec.Volumes[i].ContainerDisk
 		if cd != nil && cd.ImagePullPolicy == "" {
@@ -213,16 +213,16 @@ func setImagePullPolicyDefaults(spec *core.VirtualMachineInstanceSpec) {
 
 // DefaultPullPolicy returns the pull policy Kubernetes would pick for image: Always for an image
 // tagged "latest" or carrying no tag nor digest, IfNotPresent otherwise.
-func DefaultPullPolicy(image string) core.PullPolicy {
+func DefaultPullPolicy(image string) v1.PullPolicy {
 	if strings.Contains(image, "@") {
-		return core.PullIfNotPresent
+		return v1.PullIfNotPresent
 	}
 	tag := ""
 	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
 		tag = image[i+1:]
 	}
 	if tag == "" || tag == "latest" {
-		return core.PullAlways
+		return v1.PullAlways
 	}
-	return core.PullIfNotPresent
+	return v1.PullIfNotPresent
 }

@@ -5,7 +5,6 @@
 // +k8s:deepcopy-gen=package
 // +k8s:openapi-gen=true
 // +k8s:openapi-model-package=com.github.vireo-dev.vireo.apis.core.v1
-// +k8s:conversion-gen=github.com/vireo-dev/vireo/apis/core
 // +k8s:defaulter-gen=TypeMeta
 // +groupName=kubevirt.io
 package v1

@@ -14,11 +14,11 @@ var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1"}
 
 var (
 	// SchemeBuilder collects the functions that register this version's kinds,
-	// generated conversions and defaulters with a scheme.
+	// defaulters with a scheme.
 	SchemeBuilder runtime.SchemeBuilder
-	// localSchemeBuilder lets generated code (conversions) register into SchemeBuilder.
+	// localSchemeBuilder lets generated code (defaulters) register into SchemeBuilder.
 	localSchemeBuilder = &SchemeBuilder
-	// AddToScheme registers this version's kinds, conversions and defaulters with a scheme.
+	// AddToScheme registers this version's kinds, field selectors and defaulters with a scheme.
 	AddToScheme = localSchemeBuilder.AddToScheme
 )
 
@@ -36,15 +36,21 @@ func Resource(resource string) schema.GroupResource {
 	return SchemeGroupVersion.WithResource(resource).GroupResource()
 }
 
-func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(SchemeGroupVersion,
+// KnownTypes returns a new empty object of every kind of this version. vireo-apiserver also
+// registers them as the group's internal (hub) version; clients register them only as this one.
+func KnownTypes() []runtime.Object {
+	return []runtime.Object{
 		&VirtualMachineInstance{},
 		&VirtualMachineInstanceList{},
 		&VirtualMachine{},
 		&VirtualMachineList{},
 		&VirtualMachineInstanceMigration{},
 		&VirtualMachineInstanceMigrationList{},
-	)
+	}
+}
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(SchemeGroupVersion, KnownTypes()...)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }

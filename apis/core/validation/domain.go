@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // MinGuestMemory is the least memory, in bytes, a guest may be given (KubeVirt's 1M).
@@ -22,13 +22,13 @@ const MaxVCPUs = 512
 var EmulatedMachines = []string{"q35*", "pc-q35*"}
 
 // pullPolicies are the allowed image pull policies.
-var pullPolicies = []core.PullPolicy{core.PullAlways, core.PullIfNotPresent, core.PullNever}
+var pullPolicies = []v1.PullPolicy{v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}
 
 // uuidPattern matches a UUID in its canonical textual form.
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // validateDomain validates the guest's virtual hardware.
-func validateDomain(domain *core.DomainSpec, fldPath *field.Path) field.ErrorList {
+func validateDomain(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateMemory(domain, fldPath)...)
 	errs = append(errs, validateCPU(domain, fldPath)...)
@@ -54,11 +54,11 @@ func machineTypeSupported(machineType string) bool {
 
 // validateMemory checks that the guest gets memory, at least 1M of it, and that no request
 // (including the guest memory) exceeds the memory limit.
-func validateMemory(domain *core.DomainSpec, fldPath *field.Path) field.ErrorList {
+func validateMemory(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	resPath := fldPath.Child("resources")
-	request, hasRequest := domain.Resources.Requests[core.ResourceMemory]
-	limit, hasLimit := domain.Resources.Limits[core.ResourceMemory]
+	request, hasRequest := domain.Resources.Requests[v1.ResourceMemory]
+	limit, hasLimit := domain.Resources.Limits[v1.ResourceMemory]
 	var guest *resource.Quantity
 	if domain.Memory != nil {
 		guest = domain.Memory.Guest
@@ -100,11 +100,11 @@ func validateMemoryQuantity(q resource.Quantity, fldPath *field.Path) field.Erro
 }
 
 // validateCPU checks the CPU request and limit and the vCPU topology.
-func validateCPU(domain *core.DomainSpec, fldPath *field.Path) field.ErrorList {
+func validateCPU(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	resPath := fldPath.Child("resources")
-	request, hasRequest := domain.Resources.Requests[core.ResourceCPU]
-	limit, hasLimit := domain.Resources.Limits[core.ResourceCPU]
+	request, hasRequest := domain.Resources.Requests[v1.ResourceCPU]
+	limit, hasLimit := domain.Resources.Limits[v1.ResourceCPU]
 	if hasRequest {
 		errs = append(errs, validateNonNegativeQuantity(request, resPath.Child("requests", "cpu"))...)
 	}
@@ -136,7 +136,7 @@ func atLeastOne(n uint32) int64 {
 }
 
 // validateFirmware checks the firmware UUID, the bootloader choice and direct kernel boot.
-func validateFirmware(fw *core.Firmware, fldPath *field.Path) field.ErrorList {
+func validateFirmware(fw *v1.Firmware, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if fw.UUID != "" && !uuidPattern.MatchString(string(fw.UUID)) {
 		errs = append(errs, field.Invalid(fldPath.Child("uuid"), string(fw.UUID),
@@ -153,7 +153,7 @@ func validateFirmware(fw *core.Firmware, fldPath *field.Path) field.ErrorList {
 }
 
 // validateKernelBoot checks that direct kernel boot names an image and something to boot in it.
-func validateKernelBoot(kb *core.KernelBoot, fldPath *field.Path) field.ErrorList {
+func validateKernelBoot(kb *v1.KernelBoot, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	c := kb.Container
 	if c == nil {

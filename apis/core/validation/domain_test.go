@@ -3,7 +3,7 @@ package validation
 import (
 	"testing"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 const (
@@ -29,27 +29,27 @@ func TestVMIMetadata(t *testing.T) {
 }
 
 func TestMemoryValidation(t *testing.T) {
-	setMem := func(req, lim, guest string) func(s *core.VirtualMachineInstanceSpec) {
-		return func(s *core.VirtualMachineInstanceSpec) {
-			s.Domain.Resources.Requests = core.ResourceList{}
-			s.Domain.Resources.Limits = core.ResourceList{}
+	setMem := func(req, lim, guest string) func(s *v1.VirtualMachineInstanceSpec) {
+		return func(s *v1.VirtualMachineInstanceSpec) {
+			s.Domain.Resources.Requests = v1.ResourceList{}
+			s.Domain.Resources.Limits = v1.ResourceList{}
 			s.Domain.Memory = nil
 			if req != "" {
-				s.Domain.Resources.Requests[core.ResourceMemory] = q(req)
+				s.Domain.Resources.Requests[v1.ResourceMemory] = q(req)
 			}
 			if lim != "" {
-				s.Domain.Resources.Limits[core.ResourceMemory] = q(lim)
+				s.Domain.Resources.Limits[v1.ResourceMemory] = q(lim)
 			}
 			if guest != "" {
-				s.Domain.Memory = &core.Memory{Guest: qp(guest)}
+				s.Domain.Memory = &v1.Memory{Guest: qp(guest)}
 			}
 		}
 	}
 	runSpecCases(t, []specCase{
 		{name: "no memory requested", mutate: setMem("", "", ""), want: []fe{{required, memReqPath}}},
-		{name: "empty memory struct", mutate: func(s *core.VirtualMachineInstanceSpec) {
+		{name: "empty memory struct", mutate: func(s *v1.VirtualMachineInstanceSpec) {
 			setMem("", "", "")(s)
-			s.Domain.Memory = &core.Memory{}
+			s.Domain.Memory = &v1.Memory{}
 		}, want: []fe{{required, memReqPath}}},
 		{name: "only request", mutate: setMem("64Mi", "", "")},
 		{name: "only limit", mutate: setMem("", "64Mi", "")},
@@ -67,21 +67,21 @@ func TestMemoryValidation(t *testing.T) {
 }
 
 func TestCPUValidation(t *testing.T) {
-	setCPU := func(req, lim string) func(s *core.VirtualMachineInstanceSpec) {
-		return func(s *core.VirtualMachineInstanceSpec) {
-			delete(s.Domain.Resources.Requests, core.ResourceCPU)
-			s.Domain.Resources.Limits = core.ResourceList{}
+	setCPU := func(req, lim string) func(s *v1.VirtualMachineInstanceSpec) {
+		return func(s *v1.VirtualMachineInstanceSpec) {
+			delete(s.Domain.Resources.Requests, v1.ResourceCPU)
+			s.Domain.Resources.Limits = v1.ResourceList{}
 			if req != "" {
-				s.Domain.Resources.Requests[core.ResourceCPU] = q(req)
+				s.Domain.Resources.Requests[v1.ResourceCPU] = q(req)
 			}
 			if lim != "" {
-				s.Domain.Resources.Limits[core.ResourceCPU] = q(lim)
+				s.Domain.Resources.Limits[v1.ResourceCPU] = q(lim)
 			}
 		}
 	}
-	setTopology := func(sockets, cores, threads uint32) func(s *core.VirtualMachineInstanceSpec) {
-		return func(s *core.VirtualMachineInstanceSpec) {
-			s.Domain.CPU = &core.CPU{Sockets: sockets, Cores: cores, Threads: threads}
+	setTopology := func(sockets, cores, threads uint32) func(s *v1.VirtualMachineInstanceSpec) {
+		return func(s *v1.VirtualMachineInstanceSpec) {
+			s.Domain.CPU = &v1.CPU{Sockets: sockets, Cores: cores, Threads: threads}
 		}
 	}
 	runSpecCases(t, []specCase{
@@ -99,67 +99,67 @@ func TestCPUValidation(t *testing.T) {
 }
 
 func TestMachineTypeValidation(t *testing.T) {
-	setType := func(mt string) func(s *core.VirtualMachineInstanceSpec) {
-		return func(s *core.VirtualMachineInstanceSpec) { s.Domain.Machine = &core.Machine{Type: mt} }
+	setType := func(mt string) func(s *v1.VirtualMachineInstanceSpec) {
+		return func(s *v1.VirtualMachineInstanceSpec) { s.Domain.Machine = &v1.Machine{Type: mt} }
 	}
 	runSpecCases(t, []specCase{
 		{name: "q35", mutate: setType("q35")},
 		{name: "versioned pc-q35", mutate: setType("pc-q35-rhel9.4.0")},
 		{name: "q35 alias", mutate: setType("q35-custom")},
 		{name: "empty", mutate: setType("")},
-		{name: "no machine", mutate: func(s *core.VirtualMachineInstanceSpec) { s.Domain.Machine = nil }},
+		{name: "no machine", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.Domain.Machine = nil }},
 		{name: "i440fx refused", mutate: setType("pc-i440fx-9.0"), want: []fe{{invalid, "spec.domain.machine.type"}}},
 		{name: "arm virt refused", mutate: setType("virt"), want: []fe{{invalid, "spec.domain.machine.type"}}},
 	})
 }
 
 func TestFirmwareValidation(t *testing.T) {
-	setFW := func(fw *core.Firmware) func(s *core.VirtualMachineInstanceSpec) {
-		return func(s *core.VirtualMachineInstanceSpec) { s.Domain.Firmware = fw }
+	setFW := func(fw *v1.Firmware) func(s *v1.VirtualMachineInstanceSpec) {
+		return func(s *v1.VirtualMachineInstanceSpec) { s.Domain.Firmware = fw }
 	}
-	container := func(c core.KernelBootContainer) *core.Firmware {
-		return &core.Firmware{KernelBoot: &core.KernelBoot{KernelArgs: "console=ttyS0", Container: &c}}
+	container := func(c v1.KernelBootContainer) *v1.Firmware {
+		return &v1.Firmware{KernelBoot: &v1.KernelBoot{KernelArgs: "console=ttyS0", Container: &c}}
 	}
 	runSpecCases(t, []specCase{
-		{name: "bios", mutate: setFW(&core.Firmware{Bootloader: &core.Bootloader{BIOS: &core.BIOS{}}})},
-		{name: "efi", mutate: setFW(&core.Firmware{Bootloader: &core.Bootloader{EFI: &core.EFI{SecureBoot: ptr(false)}}})},
-		{name: "bios and efi", mutate: setFW(&core.Firmware{Bootloader: &core.Bootloader{BIOS: &core.BIOS{}, EFI: &core.EFI{}}}),
+		{name: "bios", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{BIOS: &v1.BIOS{}}})},
+		{name: "efi", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{EFI: &v1.EFI{SecureBoot: ptr(false)}}})},
+		{name: "bios and efi", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{BIOS: &v1.BIOS{}, EFI: &v1.EFI{}}}),
 			want: []fe{{invalid, fwPath + ".bootloader"}}},
-		{name: "bad uuid", mutate: setFW(&core.Firmware{UUID: "not-a-uuid"}), want: []fe{{invalid, fwPath + ".uuid"}}},
-		{name: "kernel boot", mutate: setFW(container(core.KernelBootContainer{Image: "kernels:6.8", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd"}))},
-		{name: "kernel boot without image", mutate: setFW(container(core.KernelBootContainer{KernelPath: "/boot/vmlinuz"})),
+		{name: "bad uuid", mutate: setFW(&v1.Firmware{UUID: "not-a-uuid"}), want: []fe{{invalid, fwPath + ".uuid"}}},
+		{name: "kernel boot", mutate: setFW(container(v1.KernelBootContainer{Image: "kernels:6.8", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd"}))},
+		{name: "kernel boot without image", mutate: setFW(container(v1.KernelBootContainer{KernelPath: "/boot/vmlinuz"})),
 			want: []fe{{required, kbPath + ".container.image"}}},
-		{name: "kernel boot without paths", mutate: setFW(container(core.KernelBootContainer{Image: "kernels:6.8"})),
+		{name: "kernel boot without paths", mutate: setFW(container(v1.KernelBootContainer{Image: "kernels:6.8"})),
 			want: []fe{{required, kbPath + ".container"}}},
-		{name: "relative kernel path", mutate: setFW(container(core.KernelBootContainer{Image: "k:1", KernelPath: "boot/vmlinuz", InitrdPath: "initrd"})),
+		{name: "relative kernel path", mutate: setFW(container(v1.KernelBootContainer{Image: "k:1", KernelPath: "boot/vmlinuz", InitrdPath: "initrd"})),
 			want: []fe{{invalid, kbPath + ".container.kernelPath"}, {invalid, kbPath + ".container.initrdPath"}}},
-		{name: "kernel boot pull policy", mutate: setFW(container(core.KernelBootContainer{Image: "k:1", KernelPath: "/k", ImagePullPolicy: "Sometimes"})),
+		{name: "kernel boot pull policy", mutate: setFW(container(v1.KernelBootContainer{Image: "k:1", KernelPath: "/k", ImagePullPolicy: "Sometimes"})),
 			want: []fe{{notSupported, kbPath + ".container.imagePullPolicy"}}},
-		{name: "kernel args without container", mutate: setFW(&core.Firmware{KernelBoot: &core.KernelBoot{KernelArgs: "quiet"}}),
+		{name: "kernel args without container", mutate: setFW(&v1.Firmware{KernelBoot: &v1.KernelBoot{KernelArgs: "quiet"}}),
 			want: []fe{{required, kbPath + ".container"}}},
 	})
 }
 
 func TestTopLevelSpecValidation(t *testing.T) {
 	runSpecCases(t, []specCase{
-		{name: "grace 0", mutate: func(s *core.VirtualMachineInstanceSpec) { s.TerminationGracePeriodSeconds = ptr(int64(0)) }},
-		{name: "negative grace", mutate: func(s *core.VirtualMachineInstanceSpec) { s.TerminationGracePeriodSeconds = ptr(int64(-1)) },
+		{name: "grace 0", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.TerminationGracePeriodSeconds = ptr(int64(0)) }},
+		{name: "negative grace", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.TerminationGracePeriodSeconds = ptr(int64(-1)) },
 			want: []fe{{invalid, "spec.terminationGracePeriodSeconds"}}},
-		{name: "eviction LiveMigrate", mutate: func(s *core.VirtualMachineInstanceSpec) {
-			s.EvictionStrategy = ptr(core.EvictionStrategyLiveMigrate)
+		{name: "eviction LiveMigrate", mutate: func(s *v1.VirtualMachineInstanceSpec) {
+			s.EvictionStrategy = ptr(v1.EvictionStrategyLiveMigrate)
 		}},
-		{name: "eviction External", mutate: func(s *core.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr(core.EvictionStrategyExternal) }},
-		{name: "unknown eviction", mutate: func(s *core.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr(core.EvictionStrategy("Migrate")) },
+		{name: "eviction External", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr(v1.EvictionStrategyExternal) }},
+		{name: "unknown eviction", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr(v1.EvictionStrategy("Migrate")) },
 			want: []fe{{notSupported, "spec.evictionStrategy"}}},
-		{name: "empty eviction", mutate: func(s *core.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr(core.EvictionStrategy("")) },
+		{name: "empty eviction", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr(v1.EvictionStrategy("")) },
 			want: []fe{{notSupported, "spec.evictionStrategy"}}},
-		{name: "start paused", mutate: func(s *core.VirtualMachineInstanceSpec) { s.StartStrategy = ptr(core.StartStrategyPaused) }},
-		{name: "unknown start strategy", mutate: func(s *core.VirtualMachineInstanceSpec) { s.StartStrategy = ptr(core.StartStrategy("Running")) },
+		{name: "start paused", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.StartStrategy = ptr(v1.StartStrategyPaused) }},
+		{name: "unknown start strategy", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.StartStrategy = ptr(v1.StartStrategy("Running")) },
 			want: []fe{{notSupported, "spec.startStrategy"}}},
-		{name: "hostname and subdomain", mutate: func(s *core.VirtualMachineInstanceSpec) { s.Hostname, s.Subdomain = "vm-1", "web.svc" }},
-		{name: "hostname with dots", mutate: func(s *core.VirtualMachineInstanceSpec) { s.Hostname = "vm.example" },
+		{name: "hostname and subdomain", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.Hostname, s.Subdomain = "vm-1", "web.svc" }},
+		{name: "hostname with dots", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.Hostname = "vm.example" },
 			want: []fe{{invalid, "spec.hostname"}}},
-		{name: "bad subdomain", mutate: func(s *core.VirtualMachineInstanceSpec) { s.Subdomain = "Web_Svc" },
+		{name: "bad subdomain", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.Subdomain = "Web_Svc" },
 			want: []fe{{invalid, "spec.subdomain"}}},
 	})
 }

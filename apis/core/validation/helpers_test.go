@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // fe is an expected field error: its type and full path.
@@ -61,41 +61,41 @@ func ptr[T any](v T) *T { return &v }
 
 // validVMISpec returns a complete, defaulted VMI spec that passes validation: a container disk and
 // a cloud-init disk, and the pod network through masquerade.
-func validVMISpec() core.VirtualMachineInstanceSpec {
-	return core.VirtualMachineInstanceSpec{
-		Domain: core.DomainSpec{
-			Resources: core.ResourceRequirements{
-				Requests: core.ResourceList{core.ResourceMemory: q("128Mi"), core.ResourceCPU: q("1")},
+func validVMISpec() v1.VirtualMachineInstanceSpec {
+	return v1.VirtualMachineInstanceSpec{
+		Domain: v1.DomainSpec{
+			Resources: v1.ResourceRequirements{
+				Requests: v1.ResourceList{v1.ResourceMemory: q("128Mi"), v1.ResourceCPU: q("1")},
 			},
-			CPU:      &core.CPU{Sockets: 1, Cores: 1, Threads: 1},
-			Memory:   &core.Memory{Guest: qp("128Mi")},
-			Machine:  &core.Machine{Type: "q35"},
-			Firmware: &core.Firmware{UUID: "5d307ca9-b3ef-428c-8861-06e72d69f223"},
-			Devices: core.Devices{
-				Disks: []core.Disk{
-					{Name: "rootdisk", DiskDevice: core.DiskDevice{Disk: &core.DiskTarget{Bus: core.DiskBusVirtio}}},
-					{Name: "cloudinit", DiskDevice: core.DiskDevice{Disk: &core.DiskTarget{Bus: core.DiskBusSATA}}},
+			CPU:      &v1.CPU{Sockets: 1, Cores: 1, Threads: 1},
+			Memory:   &v1.Memory{Guest: qp("128Mi")},
+			Machine:  &v1.Machine{Type: "q35"},
+			Firmware: &v1.Firmware{UUID: "5d307ca9-b3ef-428c-8861-06e72d69f223"},
+			Devices: v1.Devices{
+				Disks: []v1.Disk{
+					{Name: "rootdisk", DiskDevice: v1.DiskDevice{Disk: &v1.DiskTarget{Bus: v1.DiskBusVirtio}}},
+					{Name: "cloudinit", DiskDevice: v1.DiskDevice{Disk: &v1.DiskTarget{Bus: v1.DiskBusSATA}}},
 				},
-				Interfaces: []core.Interface{{
+				Interfaces: []v1.Interface{{
 					Name:                   "default",
-					InterfaceBindingMethod: core.InterfaceBindingMethod{Masquerade: &core.InterfaceMasquerade{}},
+					InterfaceBindingMethod: v1.InterfaceBindingMethod{Masquerade: &v1.InterfaceMasquerade{}},
 				}},
 			},
 		},
-		Volumes: []core.Volume{
-			{Name: "rootdisk", VolumeSource: core.VolumeSource{ContainerDisk: &core.ContainerDiskSource{
-				Image: "quay.io/containerdisks/fedora:41", ImagePullPolicy: core.PullIfNotPresent}}},
-			{Name: "cloudinit", VolumeSource: core.VolumeSource{CloudInitNoCloud: &core.CloudInitNoCloudSource{
+		Volumes: []v1.Volume{
+			{Name: "rootdisk", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{
+				Image: "quay.io/containerdisks/fedora:41", ImagePullPolicy: v1.PullIfNotPresent}}},
+			{Name: "cloudinit", VolumeSource: v1.VolumeSource{CloudInitNoCloud: &v1.CloudInitNoCloudSource{
 				UserData: "#cloud-config\npassword: fedora\n"}}},
 		},
-		Networks:                      []core.Network{{Name: "default", NetworkSource: core.NetworkSource{Pod: &core.PodNetwork{}}}},
+		Networks:                      []v1.Network{{Name: "default", NetworkSource: v1.NetworkSource{Pod: &v1.PodNetwork{}}}},
 		TerminationGracePeriodSeconds: ptr(int64(30)),
 	}
 }
 
 // validVMI returns a VMI with validVMISpec.
-func validVMI() *core.VirtualMachineInstance {
-	return &core.VirtualMachineInstance{
+func validVMI() *v1.VirtualMachineInstance {
+	return &v1.VirtualMachineInstance{
 		ObjectMeta: metav1.ObjectMeta{Name: "testvmi", Namespace: "default"},
 		Spec:       validVMISpec(),
 	}
@@ -104,7 +104,7 @@ func validVMI() *core.VirtualMachineInstance {
 // specCase is a table case that changes a valid VMI spec and expects errors.
 type specCase struct {
 	name   string
-	mutate func(s *core.VirtualMachineInstanceSpec)
+	mutate func(s *v1.VirtualMachineInstanceSpec)
 	want   []fe
 }
 

@@ -4,17 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vireo-dev/vireo/apis/core"
 	"github.com/vireo-dev/vireo/apis/core/defaults"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 func TestDefaultedMinimalVMIIsValid(t *testing.T) {
-	vmi := &core.VirtualMachineInstance{}
+	vmi := &v1.VirtualMachineInstance{}
 	vmi.Name, vmi.Namespace = "minimal", "default"
-	vmi.Spec.Domain.Resources.Requests = core.ResourceList{core.ResourceMemory: q("64Mi")}
-	vmi.Spec.Volumes = []core.Volume{
-		{Name: "root", VolumeSource: core.VolumeSource{ContainerDisk: &core.ContainerDiskSource{Image: "quay.io/containerdisks/cirros"}}},
-		{Name: "ci", VolumeSource: core.VolumeSource{CloudInitNoCloud: &core.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}},
+	vmi.Spec.Domain.Resources.Requests = v1.ResourceList{v1.ResourceMemory: q("64Mi")}
+	vmi.Spec.Volumes = []v1.Volume{
+		{Name: "root", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{Image: "quay.io/containerdisks/cirros"}}},
+		{Name: "ci", VolumeSource: v1.VolumeSource{CloudInitNoCloud: &v1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}},
 	}
 	defaults.SetVirtualMachineInstanceDefaults(vmi)
 	expectErrors(t, ValidateVirtualMachineInstance(vmi))
@@ -23,27 +23,27 @@ func TestDefaultedMinimalVMIIsValid(t *testing.T) {
 func TestVMIUpdate(t *testing.T) {
 	cases := []struct {
 		name   string
-		mutate func(vmi *core.VirtualMachineInstance)
+		mutate func(vmi *v1.VirtualMachineInstance)
 		want   []fe
 		field  string
 	}{
-		{name: "labels and status may change", mutate: func(vmi *core.VirtualMachineInstance) {
+		{name: "labels and status may change", mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Labels = map[string]string{"app": "web"}
-			vmi.Status.Phase = core.Running
+			vmi.Status.Phase = v1.Running
 		}},
-		{name: "equal quantities in another form", mutate: func(vmi *core.VirtualMachineInstance) {
-			vmi.Spec.Domain.Resources.Requests[core.ResourceMemory] = q("134217728")
+		{name: "equal quantities in another form", mutate: func(vmi *v1.VirtualMachineInstance) {
+			vmi.Spec.Domain.Resources.Requests[v1.ResourceMemory] = q("134217728")
 		}},
-		{name: "domain changed", mutate: func(vmi *core.VirtualMachineInstance) {
+		{name: "domain changed", mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Spec.Domain.CPU.Sockets = 2
 		}, want: []fe{{forbidden, "spec"}}, field: "spec.domain"},
-		{name: "volumes changed", mutate: func(vmi *core.VirtualMachineInstance) {
+		{name: "volumes changed", mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Spec.Volumes[0].ContainerDisk.Image = "quay.io/containerdisks/fedora:42"
 		}, want: []fe{{forbidden, "spec"}}, field: "spec.volumes"},
-		{name: "grace changed", mutate: func(vmi *core.VirtualMachineInstance) {
+		{name: "grace changed", mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
 		}, want: []fe{{forbidden, "spec"}}, field: "spec.terminationGracePeriodSeconds"},
-		{name: "name changed", mutate: func(vmi *core.VirtualMachineInstance) {
+		{name: "name changed", mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Name = "other"
 		}, want: []fe{{invalid, "metadata.name"}}},
 	}
@@ -63,29 +63,29 @@ func TestVMIUpdate(t *testing.T) {
 }
 
 func TestVMIStatusUpdate(t *testing.T) {
-	cond := func(typ core.VirtualMachineInstanceConditionType, status core.ConditionStatus) core.VirtualMachineInstanceCondition {
-		return core.VirtualMachineInstanceCondition{Type: typ, Status: status}
+	cond := func(typ v1.VirtualMachineInstanceConditionType, status v1.ConditionStatus) v1.VirtualMachineInstanceCondition {
+		return v1.VirtualMachineInstanceCondition{Type: typ, Status: status}
 	}
 	cases := []struct {
 		name   string
-		status core.VirtualMachineInstanceStatus
+		status v1.VirtualMachineInstanceStatus
 		want   []fe
 	}{
 		{name: "empty"},
-		{name: "running and ready", status: core.VirtualMachineInstanceStatus{Phase: core.Running, Conditions: []core.VirtualMachineInstanceCondition{
-			cond(core.VirtualMachineInstanceReady, core.ConditionTrue), cond(core.VirtualMachineInstancePaused, core.ConditionFalse),
-			cond("SomethingNew", core.ConditionUnknown)}}},
-		{name: "every phase", status: core.VirtualMachineInstanceStatus{Phase: core.Unknown}},
-		{name: "unknown phase", status: core.VirtualMachineInstanceStatus{Phase: "Booting"},
+		{name: "running and ready", status: v1.VirtualMachineInstanceStatus{Phase: v1.Running, Conditions: []v1.VirtualMachineInstanceCondition{
+			cond(v1.VirtualMachineInstanceReady, v1.ConditionTrue), cond(v1.VirtualMachineInstancePaused, v1.ConditionFalse),
+			cond("SomethingNew", v1.ConditionUnknown)}}},
+		{name: "every phase", status: v1.VirtualMachineInstanceStatus{Phase: v1.Unknown}},
+		{name: "unknown phase", status: v1.VirtualMachineInstanceStatus{Phase: "Booting"},
 			want: []fe{{notSupported, "status.phase"}}},
-		{name: "condition without type", status: core.VirtualMachineInstanceStatus{Conditions: []core.VirtualMachineInstanceCondition{
-			cond(core.VirtualMachineInstanceReady, core.ConditionTrue), cond("", core.ConditionTrue)}},
+		{name: "condition without type", status: v1.VirtualMachineInstanceStatus{Conditions: []v1.VirtualMachineInstanceCondition{
+			cond(v1.VirtualMachineInstanceReady, v1.ConditionTrue), cond("", v1.ConditionTrue)}},
 			want: []fe{{required, "status.conditions[1].type"}}},
-		{name: "condition with bad status", status: core.VirtualMachineInstanceStatus{Conditions: []core.VirtualMachineInstanceCondition{
-			cond(core.VirtualMachineInstanceReady, "true")}},
+		{name: "condition with bad status", status: v1.VirtualMachineInstanceStatus{Conditions: []v1.VirtualMachineInstanceCondition{
+			cond(v1.VirtualMachineInstanceReady, "true")}},
 			want: []fe{{notSupported, "status.conditions[0].status"}}},
-		{name: "condition without status", status: core.VirtualMachineInstanceStatus{Conditions: []core.VirtualMachineInstanceCondition{
-			cond(core.VirtualMachineInstanceReady, "")}},
+		{name: "condition without status", status: v1.VirtualMachineInstanceStatus{Conditions: []v1.VirtualMachineInstanceCondition{
+			cond(v1.VirtualMachineInstanceReady, "")}},
 			want: []fe{{notSupported, "status.conditions[0].status"}}},
 	}
 	for _, tc := range cases {

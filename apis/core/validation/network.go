@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // networkNamePattern is what network and interface names may consist of.
@@ -21,7 +21,7 @@ var portProtocols = []string{"TCP", "UDP"}
 
 // validateNetworking validates the networks and the interfaces connected to them: they pair up one
 // to one by name, there is at most one pod network, and every interface uses the masquerade binding.
-func validateNetworking(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
+func validateNetworking(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	networksPath := fldPath.Child("networks")
 	ifacesPath := fldPath.Child("domain", "devices", "interfaces")
@@ -94,7 +94,7 @@ func validateVMNetworkCIDR(cidr string, fldPath *field.Path) field.ErrorList {
 }
 
 // validateInterface checks an interface's binding, model, MAC address and ports.
-func validateInterface(iface *core.Interface, fldPath *field.Path) field.ErrorList {
+func validateInterface(iface *v1.Interface, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	bindings := 0
 	if iface.Masquerade != nil {

@@ -3,7 +3,7 @@ package validation
 import (
 	"testing"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 const (
@@ -12,77 +12,77 @@ const (
 )
 
 // masq returns a masquerade interface named name.
-func masq(name string) core.Interface {
-	return core.Interface{Name: name, InterfaceBindingMethod: core.InterfaceBindingMethod{Masquerade: &core.InterfaceMasquerade{}}}
+func masq(name string) v1.Interface {
+	return v1.Interface{Name: name, InterfaceBindingMethod: v1.InterfaceBindingMethod{Masquerade: &v1.InterfaceMasquerade{}}}
 }
 
 // podNet returns a pod network named name.
-func podNet(name string) core.Network {
-	return core.Network{Name: name, NetworkSource: core.NetworkSource{Pod: &core.PodNetwork{}}}
+func podNet(name string) v1.Network {
+	return v1.Network{Name: name, NetworkSource: v1.NetworkSource{Pod: &v1.PodNetwork{}}}
 }
 
 // setNetworking returns a mutation that replaces the networks and interfaces.
-func setNetworking(nets []core.Network, ifaces ...core.Interface) func(s *core.VirtualMachineInstanceSpec) {
-	return func(s *core.VirtualMachineInstanceSpec) {
+func setNetworking(nets []v1.Network, ifaces ...v1.Interface) func(s *v1.VirtualMachineInstanceSpec) {
+	return func(s *v1.VirtualMachineInstanceSpec) {
 		s.Networks = nets
 		s.Domain.Devices.Interfaces = ifaces
 	}
 }
 
 // setIface returns a mutation that replaces the default interface with iface.
-func setIface(iface core.Interface) func(s *core.VirtualMachineInstanceSpec) {
-	return func(s *core.VirtualMachineInstanceSpec) { s.Domain.Devices.Interfaces[0] = iface }
+func setIface(iface v1.Interface) func(s *v1.VirtualMachineInstanceSpec) {
+	return func(s *v1.VirtualMachineInstanceSpec) { s.Domain.Devices.Interfaces[0] = iface }
 }
 
 func TestNetworkValidation(t *testing.T) {
-	cidr := func(c string) core.Network {
-		return core.Network{Name: "default", NetworkSource: core.NetworkSource{Pod: &core.PodNetwork{VMNetworkCIDR: c}}}
+	cidr := func(c string) v1.Network {
+		return v1.Network{Name: "default", NetworkSource: v1.NetworkSource{Pod: &v1.PodNetwork{VMNetworkCIDR: c}}}
 	}
 	runSpecCases(t, []specCase{
 		{name: "no networking at all", mutate: setNetworking(nil)},
-		{name: "underscore name", mutate: setNetworking([]core.Network{podNet("pod_net-1")}, masq("pod_net-1"))},
-		{name: "bad name", mutate: setNetworking([]core.Network{podNet("pod.net")}, masq("pod.net")),
+		{name: "underscore name", mutate: setNetworking([]v1.Network{podNet("pod_net-1")}, masq("pod_net-1"))},
+		{name: "bad name", mutate: setNetworking([]v1.Network{podNet("pod.net")}, masq("pod.net")),
 			want: []fe{{invalid, networksPath + "[0].name"}, {invalid, ifacesPath + "[0].name"}}},
-		{name: "unnamed", mutate: setNetworking([]core.Network{podNet("")}, masq("")),
+		{name: "unnamed", mutate: setNetworking([]v1.Network{podNet("")}, masq("")),
 			want: []fe{{required, networksPath + "[0].name"}, {required, ifacesPath + "[0].name"}}},
-		{name: "duplicate network", mutate: setNetworking([]core.Network{podNet("a"), podNet("a")}, masq("a")),
+		{name: "duplicate network", mutate: setNetworking([]v1.Network{podNet("a"), podNet("a")}, masq("a")),
 			want: []fe{{duplicate, networksPath + "[1].name"}, {invalid, networksPath + "[1].pod"}}},
-		{name: "two pod networks", mutate: setNetworking([]core.Network{podNet("a"), podNet("b")}, masq("a"), masq("b")),
+		{name: "two pod networks", mutate: setNetworking([]v1.Network{podNet("a"), podNet("b")}, masq("a"), masq("b")),
 			want: []fe{{invalid, networksPath + "[1].pod"}}},
-		{name: "network without source", mutate: setNetworking([]core.Network{{Name: "default"}}, masq("default")),
+		{name: "network without source", mutate: setNetworking([]v1.Network{{Name: "default"}}, masq("default")),
 			want: []fe{{required, networksPath + "[0].pod"}}},
-		{name: "network without interface", mutate: setNetworking([]core.Network{podNet("default")}),
+		{name: "network without interface", mutate: setNetworking([]v1.Network{podNet("default")}),
 			want: []fe{{invalid, networksPath + "[0].name"}}},
 		{name: "interface without network", mutate: setNetworking(nil, masq("default")),
 			want: []fe{{invalid, ifacesPath + "[0].name"}}},
-		{name: "interface names another network", mutate: setNetworking([]core.Network{podNet("a")}, masq("b")),
+		{name: "interface names another network", mutate: setNetworking([]v1.Network{podNet("a")}, masq("b")),
 			want: []fe{{invalid, ifacesPath + "[0].name"}, {invalid, networksPath + "[0].name"}}},
-		{name: "duplicate interface", mutate: setNetworking([]core.Network{podNet("a")}, masq("a"), masq("a")),
+		{name: "duplicate interface", mutate: setNetworking([]v1.Network{podNet("a")}, masq("a"), masq("a")),
 			want: []fe{{duplicate, ifacesPath + "[1].name"}}},
-		{name: "vm network cidr", mutate: setNetworking([]core.Network{cidr("10.11.0.0/24")}, masq("default"))},
-		{name: "bad vm network cidr", mutate: setNetworking([]core.Network{cidr("10.11.0.0")}, masq("default")),
+		{name: "vm network cidr", mutate: setNetworking([]v1.Network{cidr("10.11.0.0/24")}, masq("default"))},
+		{name: "bad vm network cidr", mutate: setNetworking([]v1.Network{cidr("10.11.0.0")}, masq("default")),
 			want: []fe{{invalid, networksPath + "[0].pod.vmNetworkCIDR"}}},
-		{name: "ipv6 vm network cidr", mutate: setNetworking([]core.Network{cidr("fd10::/64")}, masq("default")),
+		{name: "ipv6 vm network cidr", mutate: setNetworking([]v1.Network{cidr("fd10::/64")}, masq("default")),
 			want: []fe{{invalid, networksPath + "[0].pod.vmNetworkCIDR"}}},
 	})
 }
 
 func TestInterfaceBindingValidation(t *testing.T) {
 	i0 := ifacesPath + "[0]"
-	bridge := core.Interface{Name: "default", InterfaceBindingMethod: core.InterfaceBindingMethod{Bridge: &core.InterfaceBridge{}}}
-	both := core.Interface{Name: "default", InterfaceBindingMethod: core.InterfaceBindingMethod{
-		Bridge: &core.InterfaceBridge{}, Masquerade: &core.InterfaceMasquerade{}}}
+	bridge := v1.Interface{Name: "default", InterfaceBindingMethod: v1.InterfaceBindingMethod{Bridge: &v1.InterfaceBridge{}}}
+	both := v1.Interface{Name: "default", InterfaceBindingMethod: v1.InterfaceBindingMethod{
+		Bridge: &v1.InterfaceBridge{}, Masquerade: &v1.InterfaceMasquerade{}}}
 	runSpecCases(t, []specCase{
 		{name: "bridge refused", mutate: setIface(bridge), want: []fe{{forbidden, i0 + ".bridge"}}},
-		{name: "no binding", mutate: setIface(core.Interface{Name: "default"}), want: []fe{{required, i0 + ".masquerade"}}},
+		{name: "no binding", mutate: setIface(v1.Interface{Name: "default"}), want: []fe{{required, i0 + ".masquerade"}}},
 		{name: "two bindings", mutate: setIface(both), want: []fe{{forbidden, i0 + ".bridge"}, {invalid, i0}}},
 	})
 }
 
 func TestBridgeMessage(t *testing.T) {
 	vmi := validVMI()
-	vmi.Spec.Domain.Devices.Interfaces[0] = core.Interface{Name: "default",
-		InterfaceBindingMethod: core.InterfaceBindingMethod{Bridge: &core.InterfaceBridge{}}}
+	vmi.Spec.Domain.Devices.Interfaces[0] = v1.Interface{Name: "default",
+		InterfaceBindingMethod: v1.InterfaceBindingMethod{Bridge: &v1.InterfaceBridge{}}}
 	errs := ValidateVirtualMachineInstance(vmi)
 	want := "spec.domain.devices.interfaces[0].bridge: Forbidden: bridge binding is not supported by Vireo's runtime; use masquerade"
 	if len(errs) != 1 || errs[0].Error() != want {
@@ -92,33 +92,33 @@ func TestBridgeMessage(t *testing.T) {
 
 func TestInterfaceDetailsValidation(t *testing.T) {
 	i0 := ifacesPath + "[0]"
-	with := func(f func(i *core.Interface)) func(s *core.VirtualMachineInstanceSpec) {
-		return func(s *core.VirtualMachineInstanceSpec) { f(&s.Domain.Devices.Interfaces[0]) }
+	with := func(f func(i *v1.Interface)) func(s *v1.VirtualMachineInstanceSpec) {
+		return func(s *v1.VirtualMachineInstanceSpec) { f(&s.Domain.Devices.Interfaces[0]) }
 	}
-	ports := func(p ...core.Port) func(s *core.VirtualMachineInstanceSpec) {
-		return with(func(i *core.Interface) { i.Ports = p })
+	ports := func(p ...v1.Port) func(s *v1.VirtualMachineInstanceSpec) {
+		return with(func(i *v1.Interface) { i.Ports = p })
 	}
 	runSpecCases(t, []specCase{
-		{name: "e1000e", mutate: with(func(i *core.Interface) { i.Model = "e1000e" })},
-		{name: "rtl8139", mutate: with(func(i *core.Interface) { i.Model = "rtl8139" })},
-		{name: "unknown model", mutate: with(func(i *core.Interface) { i.Model = "ne2k_pci" }),
+		{name: "e1000e", mutate: with(func(i *v1.Interface) { i.Model = "e1000e" })},
+		{name: "rtl8139", mutate: with(func(i *v1.Interface) { i.Model = "rtl8139" })},
+		{name: "unknown model", mutate: with(func(i *v1.Interface) { i.Model = "ne2k_pci" }),
 			want: []fe{{notSupported, i0 + ".model"}}},
-		{name: "mac", mutate: with(func(i *core.Interface) { i.MacAddress = "02:00:00:ab:CD:ef" })},
-		{name: "mac with dashes", mutate: with(func(i *core.Interface) { i.MacAddress = "02-00-00-ab-cd-ef" })},
-		{name: "bad mac", mutate: with(func(i *core.Interface) { i.MacAddress = "02:00:00:ab:cd" }),
+		{name: "mac", mutate: with(func(i *v1.Interface) { i.MacAddress = "02:00:00:ab:CD:ef" })},
+		{name: "mac with dashes", mutate: with(func(i *v1.Interface) { i.MacAddress = "02-00-00-ab-cd-ef" })},
+		{name: "bad mac", mutate: with(func(i *v1.Interface) { i.MacAddress = "02:00:00:ab:cd" }),
 			want: []fe{{invalid, i0 + ".macAddress"}}},
-		{name: "64-bit mac", mutate: with(func(i *core.Interface) { i.MacAddress = "02:00:00:00:00:ab:cd:ef" }),
+		{name: "64-bit mac", mutate: with(func(i *v1.Interface) { i.MacAddress = "02:00:00:00:00:ab:cd:ef" }),
 			want: []fe{{invalid, i0 + ".macAddress"}}},
-		{name: "multicast mac", mutate: with(func(i *core.Interface) { i.MacAddress = "01:00:5e:00:00:01" }),
+		{name: "multicast mac", mutate: with(func(i *v1.Interface) { i.MacAddress = "01:00:5e:00:00:01" }),
 			want: []fe{{invalid, i0 + ".macAddress"}}},
-		{name: "ports", mutate: ports(core.Port{Name: "http", Port: 80}, core.Port{Name: "dns", Protocol: "UDP", Port: 53},
-			core.Port{Protocol: "TCP", Port: 65535}, core.Port{Port: 1})},
-		{name: "port 0", mutate: ports(core.Port{Port: 0}), want: []fe{{invalid, i0 + ".ports[0].port"}}},
-		{name: "port 65536", mutate: ports(core.Port{Port: 65536}), want: []fe{{invalid, i0 + ".ports[0].port"}}},
-		{name: "bad protocol", mutate: ports(core.Port{Port: 22, Protocol: "SCTP"}), want: []fe{{notSupported, i0 + ".ports[0].protocol"}}},
-		{name: "lowercase protocol", mutate: ports(core.Port{Port: 22, Protocol: "tcp"}), want: []fe{{notSupported, i0 + ".ports[0].protocol"}}},
-		{name: "duplicate port name", mutate: ports(core.Port{Name: "a", Port: 1}, core.Port{Name: "a", Port: 2}),
+		{name: "ports", mutate: ports(v1.Port{Name: "http", Port: 80}, v1.Port{Name: "dns", Protocol: "UDP", Port: 53},
+			v1.Port{Protocol: "TCP", Port: 65535}, v1.Port{Port: 1})},
+		{name: "port 0", mutate: ports(v1.Port{Port: 0}), want: []fe{{invalid, i0 + ".ports[0].port"}}},
+		{name: "port 65536", mutate: ports(v1.Port{Port: 65536}), want: []fe{{invalid, i0 + ".ports[0].port"}}},
+		{name: "bad protocol", mutate: ports(v1.Port{Port: 22, Protocol: "SCTP"}), want: []fe{{notSupported, i0 + ".ports[0].protocol"}}},
+		{name: "lowercase protocol", mutate: ports(v1.Port{Port: 22, Protocol: "tcp"}), want: []fe{{notSupported, i0 + ".ports[0].protocol"}}},
+		{name: "duplicate port name", mutate: ports(v1.Port{Name: "a", Port: 1}, v1.Port{Name: "a", Port: 2}),
 			want: []fe{{duplicate, i0 + ".ports[1].name"}}},
-		{name: "unnamed ports may repeat", mutate: ports(core.Port{Port: 1}, core.Port{Port: 2})},
+		{name: "unnamed ports may repeat", mutate: ports(v1.Port{Port: 1}, v1.Port{Port: 2})},
 	})
 }

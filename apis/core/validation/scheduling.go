@@ -7,28 +7,28 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // tolerationOperators are the operators a toleration may use.
-var tolerationOperators = []core.TolerationOperator{
-	core.TolerationOpEqual, core.TolerationOpExists, core.TolerationOpLt, core.TolerationOpGt,
+var tolerationOperators = []v1.TolerationOperator{
+	v1.TolerationOpEqual, v1.TolerationOpExists, v1.TolerationOpLt, v1.TolerationOpGt,
 }
 
 // taintEffects are the taint effects a toleration may name.
-var taintEffects = []core.TaintEffect{
-	core.TaintEffectNoSchedule, core.TaintEffectPreferNoSchedule, core.TaintEffectNoExecute,
+var taintEffects = []v1.TaintEffect{
+	v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute,
 }
 
 // nodeSelectorOperators are the operators a node selector requirement may use.
-var nodeSelectorOperators = []core.NodeSelectorOperator{
-	core.NodeSelectorOpIn, core.NodeSelectorOpNotIn, core.NodeSelectorOpExists,
-	core.NodeSelectorOpDoesNotExist, core.NodeSelectorOpGt, core.NodeSelectorOpLt,
+var nodeSelectorOperators = []v1.NodeSelectorOperator{
+	v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn, v1.NodeSelectorOpExists,
+	v1.NodeSelectorOpDoesNotExist, v1.NodeSelectorOpGt, v1.NodeSelectorOpLt,
 }
 
 // validateScheduling makes the basic checks of the placement fields copied to the launcher pod,
 // so that a mistake is reported here rather than as a failure to create the pod.
-func validateScheduling(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
+func validateScheduling(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
 	errs := metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))
 	for i := range spec.Tolerations {
 		errs = append(errs, validateToleration(&spec.Tolerations[i], fldPath.Child("tolerations").Index(i))...)
@@ -51,22 +51,22 @@ func validateScheduling(spec *core.VirtualMachineInstanceSpec, fldPath *field.Pa
 }
 
 // validateToleration checks a toleration's key, operator, value and effect the way a pod's are checked.
-func validateToleration(t *core.Toleration, fldPath *field.Path) field.ErrorList {
+func validateToleration(t *v1.Toleration, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if t.Key != "" {
 		errs = append(errs, validateQualifiedName(t.Key, fldPath.Child("key"))...)
 	}
 	errs = append(errs, validateEnum(t.Operator, tolerationOperators, fldPath.Child("operator"))...)
-	if t.Key == "" && t.Operator != core.TolerationOpExists {
+	if t.Key == "" && t.Operator != v1.TolerationOpExists {
 		errs = append(errs, field.Invalid(fldPath.Child("operator"), t.Operator,
 			"a toleration without a key must use operator Exists (it then tolerates every taint)"))
 	}
-	if t.Operator == core.TolerationOpExists && t.Value != "" {
+	if t.Operator == v1.TolerationOpExists && t.Value != "" {
 		errs = append(errs, field.Invalid(fldPath.Child("value"), t.Value,
 			"must be empty when the operator is Exists"))
 	}
 	errs = append(errs, validateEnum(t.Effect, taintEffects, fldPath.Child("effect"))...)
-	if t.TolerationSeconds != nil && t.Effect != core.TaintEffectNoExecute {
+	if t.TolerationSeconds != nil && t.Effect != v1.TaintEffectNoExecute {
 		errs = append(errs, field.Invalid(fldPath.Child("effect"), t.Effect,
 			"must be NoExecute when tolerationSeconds is set"))
 	}
@@ -79,7 +79,7 @@ func validateQualifiedName(name string, fldPath *field.Path) field.ErrorList {
 }
 
 // validateNodeAffinity checks node selector terms and preference weights.
-func validateNodeAffinity(na *core.NodeAffinity, fldPath *field.Path) field.ErrorList {
+func validateNodeAffinity(na *v1.NodeAffinity, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
 		rPath := fldPath.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
@@ -100,7 +100,7 @@ func validateNodeAffinity(na *core.NodeAffinity, fldPath *field.Path) field.Erro
 }
 
 // validateNodeSelectorTerm checks every requirement of a node selector term.
-func validateNodeSelectorTerm(term *core.NodeSelectorTerm, fldPath *field.Path) field.ErrorList {
+func validateNodeSelectorTerm(term *v1.NodeSelectorTerm, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i := range term.MatchExpressions {
 		errs = append(errs, validateNodeSelectorRequirement(&term.MatchExpressions[i], fldPath.Child("matchExpressions").Index(i))...)
@@ -112,19 +112,19 @@ func validateNodeSelectorTerm(term *core.NodeSelectorTerm, fldPath *field.Path) 
 }
 
 // validateNodeSelectorRequirement checks that the values of a requirement suit its operator.
-func validateNodeSelectorRequirement(r *core.NodeSelectorRequirement, fldPath *field.Path) field.ErrorList {
+func validateNodeSelectorRequirement(r *v1.NodeSelectorRequirement, fldPath *field.Path) field.ErrorList {
 	errs := validateQualifiedName(r.Key, fldPath.Child("key"))
 	valuesPath := fldPath.Child("values")
 	switch r.Operator {
-	case core.NodeSelectorOpIn, core.NodeSelectorOpNotIn:
+	case v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn:
 		if len(r.Values) == 0 {
 			errs = append(errs, field.Required(valuesPath, "operators In and NotIn need at least one value"))
 		}
-	case core.NodeSelectorOpExists, core.NodeSelectorOpDoesNotExist:
+	case v1.NodeSelectorOpExists, v1.NodeSelectorOpDoesNotExist:
 		if len(r.Values) > 0 {
 			errs = append(errs, field.Forbidden(valuesPath, "operators Exists and DoesNotExist take no values"))
 		}
-	case core.NodeSelectorOpGt, core.NodeSelectorOpLt:
+	case v1.NodeSelectorOpGt, v1.NodeSelectorOpLt:
 		if len(r.Values) != 1 {
 			errs = append(errs, field.Required(valuesPath, "operators Gt and Lt need exactly one value"))
 		} else if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil {
@@ -138,7 +138,7 @@ func validateNodeSelectorRequirement(r *core.NodeSelectorRequirement, fldPath *f
 }
 
 // validatePodAffinityTerms checks required and preferred pod (anti-)affinity terms.
-func validatePodAffinityTerms(required []core.PodAffinityTerm, preferred []core.WeightedPodAffinityTerm, fldPath *field.Path) field.ErrorList {
+func validatePodAffinityTerms(required []v1.PodAffinityTerm, preferred []v1.WeightedPodAffinityTerm, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i := range required {
 		errs = append(errs, validatePodAffinityTerm(&required[i],
@@ -153,7 +153,7 @@ func validatePodAffinityTerms(required []core.PodAffinityTerm, preferred []core.
 }
 
 // validatePodAffinityTerm checks a term's topology key and selectors.
-func validatePodAffinityTerm(term *core.PodAffinityTerm, fldPath *field.Path) field.ErrorList {
+func validatePodAffinityTerm(term *v1.PodAffinityTerm, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if term.TopologyKey == "" {
 		errs = append(errs, field.Required(fldPath.Child("topologyKey"),

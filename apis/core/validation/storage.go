@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // MaxInlineCloudInitBytes is the largest cloud-init user-data or network-data that may be given
@@ -15,20 +15,20 @@ import (
 const MaxInlineCloudInitBytes = 2048
 
 // diskBuses are the buses a disk may be attached to.
-var diskBuses = []core.DiskBus{core.DiskBusVirtio, core.DiskBusSATA, core.DiskBusSCSI, core.DiskBusUSB}
+var diskBuses = []v1.DiskBus{v1.DiskBusVirtio, v1.DiskBusSATA, v1.DiskBusSCSI, v1.DiskBusUSB}
 
 // cdromBuses are the buses a CD-ROM may be attached to; QEMU has no virtio CD-ROM.
-var cdromBuses = []core.DiskBus{core.DiskBusSATA, core.DiskBusSCSI, core.DiskBusUSB}
+var cdromBuses = []v1.DiskBus{v1.DiskBusSATA, v1.DiskBusSCSI, v1.DiskBusUSB}
 
 // diskCaches are the allowed disk cache modes.
-var diskCaches = []core.DriverCache{core.CacheNone, core.CacheWriteThrough, core.CacheWriteBack}
+var diskCaches = []v1.DriverCache{v1.CacheNone, v1.CacheWriteThrough, v1.CacheWriteBack}
 
 // volumeSourceNames lists the volume sources, for messages.
 const volumeSourceNames = "containerDisk, persistentVolumeClaim, dataVolume, cloudInitNoCloud, emptyDisk"
 
 // validateStorage validates the volumes and the disks that attach them: they pair up one to one by
 // name (in a template a volume may still lack its disk), and each is well-formed.
-func validateStorage(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path, opts specOptions) field.ErrorList {
+func validateStorage(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, opts specOptions) field.ErrorList {
 	var errs field.ErrorList
 	volumesPath := fldPath.Child("volumes")
 	disksPath := fldPath.Child("domain", "devices", "disks")
@@ -87,7 +87,7 @@ func validateDeviceName(name string, seen map[string]bool, fldPath *field.Path) 
 
 // validateDisk checks how a disk is attached: as at most one of disk and cdrom, on a known bus,
 // with a known cache mode.
-func validateDisk(d *core.Disk, fldPath *field.Path) field.ErrorList {
+func validateDisk(d *v1.Disk, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if d.Disk != nil && d.CDRom != nil {
 		errs = append(errs, field.Invalid(fldPath, "disk and cdrom",
@@ -103,7 +103,7 @@ func validateDisk(d *core.Disk, fldPath *field.Path) field.ErrorList {
 }
 
 // validateVolumeSource checks that a volume has exactly one source and that the source is complete.
-func validateVolumeSource(src *core.VolumeSource, fldPath *field.Path) field.ErrorList {
+func validateVolumeSource(src *v1.VolumeSource, fldPath *field.Path) field.ErrorList {
 	var set []string
 	var errs field.ErrorList
 	if s := src.ContainerDisk; s != nil {
@@ -147,7 +147,7 @@ func validateVolumeSource(src *core.VolumeSource, fldPath *field.Path) field.Err
 
 // validateCloudInitNoCloud checks the cloud-init data: at most one user-data source, some data at
 // all, valid base64, and inline data no larger than MaxInlineCloudInitBytes.
-func validateCloudInitNoCloud(s *core.CloudInitNoCloudSource, fldPath *field.Path) field.ErrorList {
+func validateCloudInitNoCloud(s *v1.CloudInitNoCloudSource, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	sources := 0
 	for _, set := range []bool{s.UserData != "", s.UserDataBase64 != "", s.UserDataSecretRef != nil} {

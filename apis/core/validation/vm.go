@@ -9,31 +9,31 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	cdivalidation "github.com/vireo-dev/vireo/apis/cdi/validation"
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // runStrategies are the run strategies a VirtualMachine may use.
-var runStrategies = []core.VirtualMachineRunStrategy{
-	core.RunStrategyAlways, core.RunStrategyRerunOnFailure, core.RunStrategyManual,
-	core.RunStrategyHalted, core.RunStrategyOnce,
+var runStrategies = []v1.VirtualMachineRunStrategy{
+	v1.RunStrategyAlways, v1.RunStrategyRerunOnFailure, v1.RunStrategyManual,
+	v1.RunStrategyHalted, v1.RunStrategyOnce,
 }
 
 // ValidateVirtualMachine validates a VirtualMachine that is being created: its metadata, run
 // strategy, VMI template and DataVolume templates.
-func ValidateVirtualMachine(vm *core.VirtualMachine) field.ErrorList {
+func ValidateVirtualMachine(vm *v1.VirtualMachine) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&vm.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(errs, validateVirtualMachineSpec(vm, field.NewPath("spec"))...)
 }
 
 // ValidateVirtualMachineUpdate validates an update of a VirtualMachine. Its spec may change, so it
 // is checked as on create.
-func ValidateVirtualMachineUpdate(vm, old *core.VirtualMachine) field.ErrorList {
+func ValidateVirtualMachineUpdate(vm, old *v1.VirtualMachine) field.ErrorList {
 	errs := apivalidation.ValidateObjectMetaUpdate(&vm.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	return append(errs, validateVirtualMachineSpec(vm, field.NewPath("spec"))...)
 }
 
 // validateVirtualMachineSpec validates the spec of vm, found at fldPath.
-func validateVirtualMachineSpec(vm *core.VirtualMachine, fldPath *field.Path) field.ErrorList {
+func validateVirtualMachineSpec(vm *v1.VirtualMachine, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	spec := &vm.Spec
 	if spec.Running != nil && spec.RunStrategy != nil {
@@ -56,7 +56,7 @@ func validateVirtualMachineSpec(vm *core.VirtualMachine, fldPath *field.Path) fi
 
 // validateDataVolumeTemplates checks that every DataVolume template has a unique, valid name, lives
 // in the VM's namespace, is used by a volume of the VMI template and has a valid DataVolume spec.
-func validateDataVolumeTemplates(vm *core.VirtualMachine, fldPath *field.Path) field.ErrorList {
+func validateDataVolumeTemplates(vm *v1.VirtualMachine, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	used := map[string]bool{}
 	if vm.Spec.Template != nil {
@@ -95,14 +95,14 @@ func validateDataVolumeTemplates(vm *core.VirtualMachine, fldPath *field.Path) f
 }
 
 // ValidateVirtualMachineInstanceMigration validates a migration that is being created.
-func ValidateVirtualMachineInstanceMigration(m *core.VirtualMachineInstanceMigration) field.ErrorList {
+func ValidateVirtualMachineInstanceMigration(m *v1.VirtualMachineInstanceMigration) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&m.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(errs, validateObjectName(m.Spec.VMIName, field.NewPath("spec", "vmiName"), "VirtualMachineInstance to migrate")...)
 }
 
 // ValidateVirtualMachineInstanceMigrationUpdate validates an update of a migration: its spec may
 // not change once the migration was requested.
-func ValidateVirtualMachineInstanceMigrationUpdate(m, old *core.VirtualMachineInstanceMigration) field.ErrorList {
+func ValidateVirtualMachineInstanceMigrationUpdate(m, old *v1.VirtualMachineInstanceMigration) field.ErrorList {
 	errs := apivalidation.ValidateObjectMetaUpdate(&m.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	if !apiequality.Semantic.DeepEqual(m.Spec, old.Spec) {
 		errs = append(errs, immutableSpecError(m.Spec, old.Spec, field.NewPath("spec"),

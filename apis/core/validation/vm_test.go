@@ -6,43 +6,43 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vireo-dev/vireo/apis/cdi"
-	"github.com/vireo-dev/vireo/apis/core"
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	"github.com/vireo-dev/vireo/apis/core/defaults"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // validVM returns a VM as a user writes it: an undefaulted template whose volumes have no disks and
 // which has no networks, and a DataVolume template its rootdisk volume uses.
-func validVM() *core.VirtualMachine {
-	tmpl := core.VirtualMachineInstanceSpec{
-		Domain: core.DomainSpec{Resources: core.ResourceRequirements{
-			Requests: core.ResourceList{core.ResourceMemory: q("1Gi")}}},
-		Volumes: []core.Volume{
-			{Name: "rootdisk", VolumeSource: core.VolumeSource{DataVolume: &core.DataVolumeSource{Name: "fedora-root"}}},
-			{Name: "cloudinit", VolumeSource: core.VolumeSource{CloudInitNoCloud: &core.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}},
+func validVM() *v1.VirtualMachine {
+	tmpl := v1.VirtualMachineInstanceSpec{
+		Domain: v1.DomainSpec{Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceMemory: q("1Gi")}}},
+		Volumes: []v1.Volume{
+			{Name: "rootdisk", VolumeSource: v1.VolumeSource{DataVolume: &v1.DataVolumeSource{Name: "fedora-root"}}},
+			{Name: "cloudinit", VolumeSource: v1.VolumeSource{CloudInitNoCloud: &v1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}}},
 		},
 	}
-	return &core.VirtualMachine{
+	return &v1.VirtualMachine{
 		ObjectMeta: metav1.ObjectMeta{Name: "fedora", Namespace: "default"},
-		Spec: core.VirtualMachineSpec{
-			RunStrategy: ptr(core.RunStrategyAlways),
-			Template: &core.VirtualMachineInstanceTemplateSpec{
+		Spec: v1.VirtualMachineSpec{
+			RunStrategy: ptr(v1.RunStrategyAlways),
+			Template: &v1.VirtualMachineInstanceTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"kubevirt.io/vm": "fedora"}},
 				Spec:       tmpl,
 			},
-			DataVolumeTemplates: []core.DataVolumeTemplateSpec{validDVTemplate("fedora-root")},
+			DataVolumeTemplates: []v1.DataVolumeTemplateSpec{validDVTemplate("fedora-root")},
 		},
 	}
 }
 
 // validDVTemplate returns a DataVolume template named name importing over HTTP.
-func validDVTemplate(name string) core.DataVolumeTemplateSpec {
-	return core.DataVolumeTemplateSpec{
+func validDVTemplate(name string) v1.DataVolumeTemplateSpec {
+	return v1.DataVolumeTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: cdi.DataVolumeSpec{
-			Source: &cdi.DataVolumeSource{HTTP: &cdi.DataVolumeSourceHTTP{URL: "https://example.com/fedora.qcow2"}},
-			Storage: &cdi.StorageSpec{Resources: cdi.VolumeResourceRequirements{
-				Requests: cdi.ResourceList{cdi.ResourceStorage: q("10Gi")}}},
+		Spec: cdiv1beta1.DataVolumeSpec{
+			Source: &cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{URL: "https://example.com/fedora.qcow2"}},
+			Storage: &cdiv1beta1.StorageSpec{Resources: cdiv1beta1.VolumeResourceRequirements{
+				Requests: cdiv1beta1.ResourceList{cdiv1beta1.ResourceStorage: q("10Gi")}}},
 		},
 	}
 }
@@ -52,51 +52,51 @@ func TestValidateVirtualMachine(t *testing.T) {
 	dvt := "spec.dataVolumeTemplates"
 	cases := []struct {
 		name   string
-		mutate func(vm *core.VirtualMachine)
+		mutate func(vm *v1.VirtualMachine)
 		want   []fe
 	}{
 		{name: "valid"},
-		{name: "running only", mutate: func(vm *core.VirtualMachine) { vm.Spec.RunStrategy, vm.Spec.Running = nil, ptr(true) }},
-		{name: "neither running nor runStrategy", mutate: func(vm *core.VirtualMachine) { vm.Spec.RunStrategy = nil }},
-		{name: "running and runStrategy", mutate: func(vm *core.VirtualMachine) { vm.Spec.Running = ptr(false) },
+		{name: "running only", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy, vm.Spec.Running = nil, ptr(true) }},
+		{name: "neither running nor runStrategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy = nil }},
+		{name: "running and runStrategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.Running = ptr(false) },
 			want: []fe{{invalid, "spec.running"}}},
-		{name: "every run strategy", mutate: func(vm *core.VirtualMachine) { vm.Spec.RunStrategy = ptr(core.RunStrategyOnce) }},
-		{name: "unknown run strategy", mutate: func(vm *core.VirtualMachine) {
-			vm.Spec.RunStrategy = ptr(core.VirtualMachineRunStrategy("WaitAsReceiver"))
+		{name: "every run strategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy = ptr(v1.RunStrategyOnce) }},
+		{name: "unknown run strategy", mutate: func(vm *v1.VirtualMachine) {
+			vm.Spec.RunStrategy = ptr(v1.VirtualMachineRunStrategy("WaitAsReceiver"))
 		}, want: []fe{{notSupported, "spec.runStrategy"}}},
-		{name: "no template", mutate: func(vm *core.VirtualMachine) { vm.Spec.Template, vm.Spec.DataVolumeTemplates = nil, nil },
+		{name: "no template", mutate: func(vm *v1.VirtualMachine) { vm.Spec.Template, vm.Spec.DataVolumeTemplates = nil, nil },
 			want: []fe{{required, "spec.template"}}},
-		{name: "template errors have template paths", mutate: func(vm *core.VirtualMachine) {
+		{name: "template errors have template paths", mutate: func(vm *v1.VirtualMachine) {
 			vm.Spec.Template.Spec.Domain.Resources.Requests = nil
-			vm.Spec.Template.Spec.Domain.Devices.Disks = []core.Disk{{Name: "nosuchvolume"}}
+			vm.Spec.Template.Spec.Domain.Devices.Disks = []v1.Disk{{Name: "nosuchvolume"}}
 		}, want: []fe{{required, tspec + ".domain.resources.requests.memory"}, {invalid, tspec + ".domain.devices.disks[0].name"}}},
-		{name: "template interface without network", mutate: func(vm *core.VirtualMachine) {
-			vm.Spec.Template.Spec.Domain.Devices.Interfaces = []core.Interface{masq("default")}
+		{name: "template interface without network", mutate: func(vm *v1.VirtualMachine) {
+			vm.Spec.Template.Spec.Domain.Devices.Interfaces = []v1.Interface{masq("default")}
 		}, want: []fe{{invalid, tspec + ".domain.devices.interfaces[0].name"}}},
-		{name: "template bridge refused", mutate: func(vm *core.VirtualMachine) {
-			vm.Spec.Template.Spec.Networks = []core.Network{podNet("default")}
-			vm.Spec.Template.Spec.Domain.Devices.Interfaces = []core.Interface{{Name: "default",
-				InterfaceBindingMethod: core.InterfaceBindingMethod{Bridge: &core.InterfaceBridge{}}}}
+		{name: "template bridge refused", mutate: func(vm *v1.VirtualMachine) {
+			vm.Spec.Template.Spec.Networks = []v1.Network{podNet("default")}
+			vm.Spec.Template.Spec.Domain.Devices.Interfaces = []v1.Interface{{Name: "default",
+				InterfaceBindingMethod: v1.InterfaceBindingMethod{Bridge: &v1.InterfaceBridge{}}}}
 		}, want: []fe{{forbidden, tspec + ".domain.devices.interfaces[0].bridge"}}},
-		{name: "template labels", mutate: func(vm *core.VirtualMachine) {
+		{name: "template labels", mutate: func(vm *v1.VirtualMachine) {
 			vm.Spec.Template.ObjectMeta.Labels = map[string]string{"kubevirt.io/nodeName": "n1", "bad key": "v"}
 		}, want: []fe{{invalid, "spec.template.metadata.labels"}}},
-		{name: "DV template without name", mutate: func(vm *core.VirtualMachine) { vm.Spec.DataVolumeTemplates[0].ObjectMeta.Name = "" },
+		{name: "DV template without name", mutate: func(vm *v1.VirtualMachine) { vm.Spec.DataVolumeTemplates[0].ObjectMeta.Name = "" },
 			want: []fe{{required, dvt + "[0].metadata.name"}}},
-		{name: "DV template bad name", mutate: func(vm *core.VirtualMachine) {
+		{name: "DV template bad name", mutate: func(vm *v1.VirtualMachine) {
 			vm.Spec.DataVolumeTemplates[0].ObjectMeta.Name = "Fedora_Root"
 			vm.Spec.Template.Spec.Volumes[0].DataVolume.Name = "Fedora_Root"
 		}, want: []fe{{invalid, tspec + ".volumes[0].dataVolume.name"}, {invalid, dvt + "[0].metadata.name"}}},
-		{name: "duplicate DV template", mutate: func(vm *core.VirtualMachine) {
+		{name: "duplicate DV template", mutate: func(vm *v1.VirtualMachine) {
 			vm.Spec.DataVolumeTemplates = append(vm.Spec.DataVolumeTemplates, validDVTemplate("fedora-root"))
 		}, want: []fe{{duplicate, dvt + "[1].metadata.name"}}},
-		{name: "unused DV template", mutate: func(vm *core.VirtualMachine) {
+		{name: "unused DV template", mutate: func(vm *v1.VirtualMachine) {
 			vm.Spec.DataVolumeTemplates = append(vm.Spec.DataVolumeTemplates, validDVTemplate("unused"))
 		}, want: []fe{{invalid, dvt + "[1].metadata.name"}}},
-		{name: "DV template in another namespace", mutate: func(vm *core.VirtualMachine) { vm.Spec.DataVolumeTemplates[0].ObjectMeta.Namespace = "other" },
+		{name: "DV template in another namespace", mutate: func(vm *v1.VirtualMachine) { vm.Spec.DataVolumeTemplates[0].ObjectMeta.Namespace = "other" },
 			want: []fe{{invalid, dvt + "[0].metadata.namespace"}}},
-		{name: "DV template in the VM's namespace", mutate: func(vm *core.VirtualMachine) { vm.Spec.DataVolumeTemplates[0].ObjectMeta.Namespace = "default" }},
-		{name: "DV template spec", mutate: func(vm *core.VirtualMachine) { vm.Spec.DataVolumeTemplates[0].Spec.Source = nil },
+		{name: "DV template in the VM's namespace", mutate: func(vm *v1.VirtualMachine) { vm.Spec.DataVolumeTemplates[0].ObjectMeta.Namespace = "default" }},
+		{name: "DV template spec", mutate: func(vm *v1.VirtualMachine) { vm.Spec.DataVolumeTemplates[0].Spec.Source = nil },
 			want: []fe{{required, dvt + "[0].spec.source"}}},
 	}
 	for _, tc := range cases {
@@ -129,7 +129,7 @@ func TestDefaultedVMIsValid(t *testing.T) {
 	defaults.SetVirtualMachineDefaults(vm)
 	expectErrors(t, ValidateVirtualMachine(vm))
 	// The VMI made from the template, once defaulted, is valid too.
-	vmi := &core.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: vm.Name, Namespace: vm.Namespace},
+	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: vm.Name, Namespace: vm.Namespace},
 		Spec: *vm.Spec.Template.Spec.DeepCopy()}
 	defaults.SetVirtualMachineInstanceDefaults(vmi)
 	expectErrors(t, ValidateVirtualMachineInstance(vmi))
@@ -155,9 +155,9 @@ func TestValidateMigration(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &core.VirtualMachineInstanceMigration{
+			m := &v1.VirtualMachineInstanceMigration{
 				ObjectMeta: metav1.ObjectMeta{Name: "mig1", Namespace: "default"},
-				Spec:       core.VirtualMachineInstanceMigrationSpec{VMIName: tc.vmiName},
+				Spec:       v1.VirtualMachineInstanceMigrationSpec{VMIName: tc.vmiName},
 			}
 			expectErrors(t, ValidateVirtualMachineInstanceMigration(m), tc.want...)
 		})
@@ -165,13 +165,13 @@ func TestValidateMigration(t *testing.T) {
 }
 
 func TestValidateMigrationUpdate(t *testing.T) {
-	old := &core.VirtualMachineInstanceMigration{
+	old := &v1.VirtualMachineInstanceMigration{
 		ObjectMeta: metav1.ObjectMeta{Name: "mig1", Namespace: "default", ResourceVersion: "1"},
-		Spec:       core.VirtualMachineInstanceMigrationSpec{VMIName: "fedora"},
+		Spec:       v1.VirtualMachineInstanceMigrationSpec{VMIName: "fedora"},
 	}
 	same := old.DeepCopy()
 	same.Labels = map[string]string{"a": "b"}
-	same.Status.Phase = core.MigrationRunning
+	same.Status.Phase = v1.MigrationRunning
 	expectErrors(t, ValidateVirtualMachineInstanceMigrationUpdate(same, old))
 
 	changed := old.DeepCopy()

@@ -5,7 +5,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/core"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // specOptions adjusts the checks of a VMI spec to where the spec is found.
@@ -17,18 +17,18 @@ type specOptions struct {
 }
 
 // ValidateVirtualMachineInstance validates a VMI that is being created: its metadata and its spec.
-func ValidateVirtualMachineInstance(vmi *core.VirtualMachineInstance) field.ErrorList {
+func ValidateVirtualMachineInstance(vmi *v1.VirtualMachineInstance) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&vmi.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(errs, ValidateVirtualMachineInstanceSpec(&vmi.Spec, field.NewPath("spec"))...)
 }
 
 // ValidateVirtualMachineInstanceSpec validates a defaulted VMI spec found at fldPath.
-func ValidateVirtualMachineInstanceSpec(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
+func ValidateVirtualMachineInstanceSpec(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
 	return validateSpec(spec, fldPath, specOptions{})
 }
 
 // validateSpec validates a VMI spec found at fldPath, as opts says.
-func validateSpec(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path, opts specOptions) field.ErrorList {
+func validateSpec(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, opts specOptions) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateDomain(&spec.Domain, fldPath.Child("domain"))...)
 	errs = append(errs, validateStorage(spec, fldPath, opts)...)
@@ -39,13 +39,13 @@ func validateSpec(spec *core.VirtualMachineInstanceSpec, fldPath *field.Path, op
 			"must be 0 (stop at once) or a positive number of seconds"))
 	}
 	if s := spec.EvictionStrategy; s != nil {
-		errs = append(errs, validateEnumRequired(*s, []core.EvictionStrategy{
-			core.EvictionStrategyNone, core.EvictionStrategyLiveMigrate,
-			core.EvictionStrategyLiveMigrateIfPossible, core.EvictionStrategyExternal,
+		errs = append(errs, validateEnumRequired(*s, []v1.EvictionStrategy{
+			v1.EvictionStrategyNone, v1.EvictionStrategyLiveMigrate,
+			v1.EvictionStrategyLiveMigrateIfPossible, v1.EvictionStrategyExternal,
 		}, fldPath.Child("evictionStrategy"))...)
 	}
 	if s := spec.StartStrategy; s != nil {
-		errs = append(errs, validateEnumRequired(*s, []core.StartStrategy{core.StartStrategyPaused},
+		errs = append(errs, validateEnumRequired(*s, []v1.StartStrategy{v1.StartStrategyPaused},
 			fldPath.Child("startStrategy"))...)
 	}
 	if spec.Hostname != "" {
@@ -67,7 +67,7 @@ func validateEnumRequired[T ~string](value T, allowed []T, fldPath *field.Path) 
 
 // ValidateVirtualMachineInstanceUpdate validates an update of a VMI: the spec may not change,
 // because the running guest cannot follow it.
-func ValidateVirtualMachineInstanceUpdate(vmi, old *core.VirtualMachineInstance) field.ErrorList {
+func ValidateVirtualMachineInstanceUpdate(vmi, old *v1.VirtualMachineInstance) field.ErrorList {
 	errs := apivalidation.ValidateObjectMetaUpdate(&vmi.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	if !apiequality.Semantic.DeepEqual(vmi.Spec, old.Spec) {
 		errs = append(errs, immutableSpecError(vmi.Spec, old.Spec, field.NewPath("spec"),
@@ -78,14 +78,14 @@ func ValidateVirtualMachineInstanceUpdate(vmi, old *core.VirtualMachineInstance)
 }
 
 // vmiPhases are the phases a VMI status may report.
-var vmiPhases = []core.VirtualMachineInstancePhase{
-	core.Pending, core.Scheduling, core.Scheduled, core.Running,
-	core.Succeeded, core.Failed, core.Unknown,
+var vmiPhases = []v1.VirtualMachineInstancePhase{
+	v1.Pending, v1.Scheduling, v1.Scheduled, v1.Running,
+	v1.Succeeded, v1.Failed, v1.Unknown,
 }
 
 // ValidateVirtualMachineInstanceStatusUpdate validates a write of a VMI's status: a known phase
 // and well-formed conditions.
-func ValidateVirtualMachineInstanceStatusUpdate(vmi, _ *core.VirtualMachineInstance) field.ErrorList {
+func ValidateVirtualMachineInstanceStatusUpdate(vmi, _ *v1.VirtualMachineInstance) field.ErrorList {
 	statusPath := field.NewPath("status")
 	errs := validateEnum(vmi.Status.Phase, vmiPhases, statusPath.Child("phase"))
 	for i, c := range vmi.Status.Conditions {
@@ -95,10 +95,10 @@ func ValidateVirtualMachineInstanceStatusUpdate(vmi, _ *core.VirtualMachineInsta
 }
 
 // conditionStatuses are the values a condition's status may have.
-var conditionStatuses = []core.ConditionStatus{core.ConditionTrue, core.ConditionFalse, core.ConditionUnknown}
+var conditionStatuses = []v1.ConditionStatus{v1.ConditionTrue, v1.ConditionFalse, v1.ConditionUnknown}
 
 // validateCondition checks that a condition has a type and a True, False or Unknown status.
-func validateCondition(condType string, status core.ConditionStatus, fldPath *field.Path) field.ErrorList {
+func validateCondition(condType string, status v1.ConditionStatus, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if condType == "" {
 		errs = append(errs, field.Required(fldPath.Child("type"), "every condition needs a type, such as Ready"))

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/vireo-dev/vireo/apis/core"
 	"github.com/vireo-dev/vireo/apis/core/install"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
@@ -162,12 +161,12 @@ func (a *Admitter) Validate(req *admissionv1.AdmissionRequest) *admissionv1.Admi
 }
 
 // toInternal decodes a custom resource (any group, kubevirt.io/v1's schema) into the internal VMI.
-func (a *Admitter) toInternal(raw []byte) (*core.VirtualMachineInstance, error) {
+func (a *Admitter) toInternal(raw []byte) (*v1.VirtualMachineInstance, error) {
 	var in v1.VirtualMachineInstance
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, fmt.Errorf("decoding the VirtualMachineInstance: %w", err)
 	}
-	out := &core.VirtualMachineInstance{}
+	out := &v1.VirtualMachineInstance{}
 	if err := a.scheme.Convert(&in, out, nil); err != nil {
 		return nil, fmt.Errorf("converting the VirtualMachineInstance: %w", err)
 	}

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/vireo-dev/vireo/apis/core"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	vmiregistry "github.com/vireo-dev/vireo/registry/vmi"
 	"github.com/vireo-dev/vireo/test/bench/measure"
@@ -86,7 +85,7 @@ func TestMutateCreateAppliesDefaults(t *testing.T) {
 	}
 
 	// The spec must be exactly what the registry's preparation makes of the same VMI.
-	internal := &core.VirtualMachineInstance{}
+	internal := &v1.VirtualMachineInstance{}
 	if err := a.scheme.Convert(measure.VMI("ns", "obj-0"), internal, nil); err != nil {
 		t.Fatal(err)
 	}
