@@ -31,21 +31,25 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	kubevirt := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
 	kubevirt.NegotiatedSerializer = servingSerializer(codecs)
 	kubevirtStorage := map[string]rest.Storage{}
-	if err := addStores(kubevirtStorage, "virtualmachineinstances", scheme, getter, vmi.Resource()); err != nil {
+	vmis, err := addStores(kubevirtStorage, "virtualmachineinstances", scheme, getter, vmi.Resource())
+	if err != nil {
 		return err
 	}
-	if err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource()); err != nil {
+	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource()); err != nil {
 		return err
 	}
-	if err := addStores(kubevirtStorage, "virtualmachineinstancemigrations", scheme, getter, migration.Resource()); err != nil {
+	migrationLookups := &migration.Lookups{VMIs: vmis}
+	migrations, err := addStores(kubevirtStorage, "virtualmachineinstancemigrations", scheme, getter, migration.Resource(migrationLookups))
+	if err != nil {
 		return err
 	}
+	migrationLookups.Migrations = migrations
 	kubevirt.VersionedResourcesStorageMap[corev1.SchemeGroupVersion.Version] = kubevirtStorage
 
 	cdi := genericapiserver.NewDefaultAPIGroupInfo(cdiv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
 	cdi.NegotiatedSerializer = servingSerializer(codecs)
 	cdiStorage := map[string]rest.Storage{}
-	if err := addStores(cdiStorage, "datavolumes", scheme, getter, datavolume.Resource()); err != nil {
+	if _, err := addStores(cdiStorage, "datavolumes", scheme, getter, datavolume.Resource()); err != nil {
 		return err
 	}
 	cdi.VersionedResourcesStorageMap[cdiv1beta1.SchemeGroupVersion.Version] = cdiStorage
@@ -56,15 +60,15 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	return installSubresourcesDiscovery(gs)
 }
 
-// addStores puts a resource and its /status into a version's storage map.
-func addStores[T storeutil.Object](m map[string]rest.Storage, name string, scheme *runtime.Scheme, getter generic.RESTOptionsGetter, res storeutil.Resource[T]) error {
+// addStores puts a resource and its /status into a version's storage map and returns the main store.
+func addStores[T storeutil.Object](m map[string]rest.Storage, name string, scheme *runtime.Scheme, getter generic.RESTOptionsGetter, res storeutil.Resource[T]) (*storeutil.REST, error) {
 	main, status, err := storeutil.NewStores(scheme, getter, res)
 	if err != nil {
-		return fmt.Errorf("%s storage: %w", name, err)
+		return nil, fmt.Errorf("%s storage: %w", name, err)
 	}
 	m[name] = main
 	m[name+"/status"] = status
-	return nil
+	return main, nil
 }
 
 // installSubresourcesDiscovery publishes subresources.kubevirt.io/v1 in discovery.

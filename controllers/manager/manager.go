@@ -4,6 +4,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/migration"
 	"github.com/vireo-dev/vireo/controllers/vmi"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
@@ -79,10 +81,32 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	migrationController, err := migration.New(vireo, vf.Kubevirt().V1().VirtualMachineInstanceMigrations())
+	if err != nil {
+		return err
+	}
 	vf.Start(ctx.Done())
 	kf.Start(ctx.Done())
 	klog.InfoS("vireo-controller running", "workers", o.Workers)
-	return vmiController.Run(ctx, o.Workers)
+	// The controllers run until ctx ends; when one stops early, all stop.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runners := []interface {
+		Run(context.Context, int) error
+	}{vmiController, migrationController}
+	errc := make(chan error, len(runners))
+	for _, r := range runners {
+		go func() {
+			err := r.Run(ctx, o.Workers)
+			cancel()
+			errc <- err
+		}()
+	}
+	var errs []error
+	for range runners {
+		errs = append(errs, <-errc)
+	}
+	return errors.Join(errs...)
 }
 
 func runElected(ctx context.Context, cfg *rest.Config, o *Options) error {

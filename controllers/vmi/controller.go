@@ -6,23 +6,19 @@ package vmi
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
@@ -30,26 +26,19 @@ import (
 
 // Controller is the VMI reconciler.
 type Controller struct {
+	*reconcile.Loop
 	client versioned.Interface
 	vmis   vireolisters.VirtualMachineInstanceLister
 	pods   corelisters.PodLister
-	synced []cache.InformerSynced
-	queue  workqueue.TypedRateLimitingInterface[string]
 }
 
 // New wires the controller to its informers.
 func New(client versioned.Interface, vmis vireoinformers.VirtualMachineInstanceInformer, pods coreinformers.PodInformer) (*Controller, error) {
-	c := &Controller{
-		client: client,
-		vmis:   vmis.Lister(),
-		pods:   pods.Lister(),
-		synced: []cache.InformerSynced{vmis.Informer().HasSynced, pods.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "vmi"}),
-	}
+	c := &Controller{client: client, vmis: vmis.Lister(), pods: pods.Lister()}
+	c.Loop = reconcile.NewLoop("vmi", c.sync, vmis.Informer().HasSynced, pods.Informer().HasSynced)
 	if _, err := vmis.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+		AddFunc:    c.Enqueue,
+		UpdateFunc: func(_, obj any) { c.Enqueue(obj) },
 	}); err != nil {
 		return nil, err
 	}
@@ -57,15 +46,6 @@ func New(client versioned.Interface, vmis vireoinformers.VirtualMachineInstanceI
 		return nil, err
 	}
 	return c, nil
-}
-
-func (c *Controller) enqueue(obj any) {
-	key, err := cache.MetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	c.queue.Add(key)
 }
 
 // enqueueOwner requeues the VMI of a deleted launcher Pod.
@@ -79,42 +59,9 @@ func (c *Controller) enqueueOwner(obj any) {
 	}
 	for _, ref := range pod.OwnerReferences {
 		if ref.Kind == "VirtualMachineInstance" {
-			c.queue.Add(pod.Namespace + "/" + ref.Name)
+			c.EnqueueKey(pod.Namespace + "/" + ref.Name)
 		}
 	}
-}
-
-// Run processes the queue with workers until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("vmi controller: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.work, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) work(ctx context.Context) {
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		klog.FromContext(ctx).Error(err, "Syncing VMI failed; retrying", "vmi", key)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -129,7 +76,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if vmi.DeletionTimestamp == nil || !slices.Contains(vmi.Finalizers, v1.VirtualMachineInstanceFinalizer) {
+	if vmi.DeletionTimestamp == nil || !slices.ContainsFunc(vmi.Finalizers, isVMIFinalizer) {
 		return nil
 	}
 	launchers, err := c.launcherPods(vmi)
@@ -147,7 +94,7 @@ func (c *Controller) launcherPods(vmi *v1.VirtualMachineInstance) ([]*corev1.Pod
 
 func (c *Controller) releaseFinalizer(ctx context.Context, vmi *v1.VirtualMachineInstance) error {
 	updated := vmi.DeepCopy()
-	updated.Finalizers = slices.DeleteFunc(updated.Finalizers, func(f string) bool { return f == v1.VirtualMachineInstanceFinalizer })
+	updated.Finalizers = slices.DeleteFunc(updated.Finalizers, isVMIFinalizer)
 	_, err := c.client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).Update(ctx, updated, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -156,4 +103,9 @@ func (c *Controller) releaseFinalizer(ctx context.Context, vmi *v1.VirtualMachin
 		klog.FromContext(ctx).Info("Released the finalizer of a deleted VMI without launcher", "vmi", klog.KObj(vmi))
 	}
 	return err
+}
+
+// isVMIFinalizer reports whether f is Vireo's VMI finalizer, under its current or earlier name.
+func isVMIFinalizer(f string) bool {
+	return f == v1.VirtualMachineInstanceFinalizer || f == v1.LegacyVirtualMachineInstanceFinalizer
 }

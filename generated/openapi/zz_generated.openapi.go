@@ -44,6 +44,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.CloudInitNoCloudSource{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref),
 		v1.ContainerDiskSource{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ContainerDiskSource(ref),
 		v1.DataVolumeSource{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_DataVolumeSource(ref),
+		v1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName():                           schema_vireo_apis_core_v1_DataVolumeTemplateDummyStatus(ref),
 		v1.DataVolumeTemplateSpec{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_DataVolumeTemplateSpec(ref),
 		v1.Devices{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Devices(ref),
 		v1.Disk{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_Disk(ref),
@@ -853,6 +854,13 @@ func schema_vireo_apis_core_v1_CDRomTarget(ref common.ReferenceCallback) common.
 							Format:      "",
 						},
 					},
+					"tray": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tray is whether the drive's tray is open (no medium) or closed. Defaults to closed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
@@ -1000,6 +1008,17 @@ func schema_vireo_apis_core_v1_DataVolumeSource(ref common.ReferenceCallback) co
 	}
 }
 
+func schema_vireo_apis_core_v1_DataVolumeTemplateDummyStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DataVolumeTemplateDummyStatus is the placeholder status of a DataVolume template; it has no fields.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_DataVolumeTemplateSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1035,12 +1054,18 @@ func schema_vireo_apis_core_v1_DataVolumeTemplateSpec(ref common.ReferenceCallba
 							Ref:         ref(v1beta1.DataVolumeSpec{}.OpenAPIModelName()),
 						},
 					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is accepted and ignored, as by KubeVirt: manifests exported from a cluster (and KubeVirt's own client) carry it. The DataVolume's real status is on the DataVolume.",
+							Ref:         ref(v1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"spec"},
 			},
 		},
 		Dependencies: []string{
-			v1beta1.DataVolumeSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+			v1beta1.DataVolumeSpec{}.OpenAPIModelName(), v1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -3262,6 +3287,13 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref common.ReferenceCa
 					"subdomain": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Subdomain, when set, gives the VMI the fully qualified name \"<hostname>.<subdomain>.<namespace>.svc.<cluster domain>\", through a headless Service of that name. Must be a DNS-1123 subdomain.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"architecture": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Architecture is the CPU architecture of the guest (amd64, arm64 or s390x); it selects the machine type and device defaults. Defaults to the cluster's architecture (amd64).",
 							Type:        []string{"string"},
 							Format:      "",
 						},

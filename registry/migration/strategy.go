@@ -1,4 +1,5 @@
-// Package migration is the registry of VirtualMachineInstanceMigrations: validation,
+// Package migration is the registry of VirtualMachineInstanceMigrations: defaults, validation
+// (also against the VMI and its other migrations),
 // status separation, the spec.vmiName field selector and kubectl columns.
 package migration
 
@@ -10,13 +11,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
-// Resource describes VirtualMachineInstanceMigrations to the generic registry.
-func Resource() storeutil.Resource[*v1.VirtualMachineInstanceMigration] {
+// Resource describes VirtualMachineInstanceMigrations to the generic registry. lookups lets
+// creation check the VMI and the other migrations of it; its fields are filled in once the stores
+// exist.
+func Resource(lookups *Lookups) storeutil.Resource[*v1.VirtualMachineInstanceMigration] {
 	return storeutil.Resource[*v1.VirtualMachineInstanceMigration]{
 		Plural:     v1.Resource("virtualmachineinstancemigrations"),
 		Singular:   v1.Resource("virtualmachineinstancemigration"),
@@ -26,8 +30,12 @@ func Resource() storeutil.Resource[*v1.VirtualMachineInstanceMigration] {
 		Hooks: storeutil.Hooks[*v1.VirtualMachineInstanceMigration]{
 			APIVersion:       "kubevirt.io/v1",
 			PrepareForCreate: prepareForCreate,
-			Validate: func(_ context.Context, o *v1.VirtualMachineInstanceMigration) field.ErrorList {
-				return validation.ValidateVirtualMachineInstanceMigration(o)
+			Validate: func(ctx context.Context, o *v1.VirtualMachineInstanceMigration) field.ErrorList {
+				errs := validation.ValidateVirtualMachineInstanceMigration(o)
+				if len(errs) > 0 {
+					return errs
+				}
+				return lookups.validateTarget(ctx, o)
 			},
 			ValidateUpdate: func(_ context.Context, o, old *v1.VirtualMachineInstanceMigration) field.ErrorList {
 				return validation.ValidateVirtualMachineInstanceMigrationUpdate(o, old)
@@ -56,6 +64,7 @@ func Resource() storeutil.Resource[*v1.VirtualMachineInstanceMigration] {
 }
 
 func prepareForCreate(_ context.Context, o *v1.VirtualMachineInstanceMigration) {
+	defaults.SetMigrationDefaults(o)
 	o.Status.Phase = v1.MigrationPending
 	o.Status.PhaseTransitionTimestamps = []v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp{
 		{Phase: v1.MigrationPending, PhaseTransitionTimestamp: metav1.Now()},

@@ -41,6 +41,9 @@ type Hooks[T Object] struct {
 	CopySpec func(dst, src T)
 	// Spec returns obj's spec; a change of it bumps metadata.generation.
 	Spec func(obj T) any
+	// Warnings returns the API warnings (deprecations) of a created or updated object; kubectl
+	// shows them.
+	Warnings func(obj T) []string
 	// APIVersion names the served version for server-side apply's field resets,
 	// e.g. "kubevirt.io/v1".
 	APIVersion string
@@ -104,12 +107,20 @@ func (s Strategy[T]) ValidateUpdate(ctx context.Context, obj, old runtime.Object
 	return s.hooks.ValidateUpdate(ctx, obj.(T), old.(T))
 }
 
-// WarningsOnCreate returns no warnings.
-func (Strategy[T]) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
+// WarningsOnCreate returns the resource's warnings about the new object.
+func (s Strategy[T]) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	if s.hooks.Warnings == nil {
+		return nil
+	}
+	return s.hooks.Warnings(obj.(T))
+}
 
-// WarningsOnUpdate returns no warnings.
-func (Strategy[T]) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
+// WarningsOnUpdate returns the resource's warnings about the updated object.
+func (s Strategy[T]) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+	if s.hooks.Warnings == nil {
+		return nil
+	}
+	return s.hooks.Warnings(obj.(T))
 }
 
 // Canonicalize does nothing: stored objects are already canonical.

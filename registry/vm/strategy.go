@@ -25,15 +25,22 @@ func Resource() storeutil.Resource[*v1.VirtualMachine] {
 		New:        func() runtime.Object { return &v1.VirtualMachine{} },
 		NewList:    func() runtime.Object { return &v1.VirtualMachineList{} },
 		Hooks: storeutil.Hooks[*v1.VirtualMachine]{
-			APIVersion:       "kubevirt.io/v1",
-			PrepareForCreate: func(_ context.Context, o *v1.VirtualMachine) { defaults.SetVirtualMachineDefaults(o) },
-			PrepareForUpdate: func(_ context.Context, o, _ *v1.VirtualMachine) { defaults.SetVirtualMachineDefaults(o) },
-			Validate:         validate,
-			ValidateUpdate:   validateUpdate,
-			ResetStatus:      func(o *v1.VirtualMachine) { o.Status = v1.VirtualMachineStatus{} },
-			CopyStatus:       func(dst, src *v1.VirtualMachine) { dst.Status = src.Status },
-			CopySpec:         func(dst, src *v1.VirtualMachine) { dst.Spec = src.Spec },
-			Spec:             func(o *v1.VirtualMachine) any { return o.Spec },
+			APIVersion: "kubevirt.io/v1",
+			PrepareForCreate: func(_ context.Context, o *v1.VirtualMachine) {
+				defaults.SetVirtualMachineDefaults(o)
+				defaults.SetVirtualMachineIdentity(o)
+			},
+			PrepareForUpdate: func(_ context.Context, o, old *v1.VirtualMachine) {
+				defaults.SetVirtualMachineDefaults(o)
+				defaults.RetainVirtualMachineIdentity(o, old)
+			},
+			Validate:       validate,
+			ValidateUpdate: validateUpdate,
+			ResetStatus:    func(o *v1.VirtualMachine) { o.Status = v1.VirtualMachineStatus{} },
+			CopyStatus:     func(dst, src *v1.VirtualMachine) { dst.Status = src.Status },
+			CopySpec:       func(dst, src *v1.VirtualMachine) { dst.Spec = src.Spec },
+			Spec:           func(o *v1.VirtualMachine) any { return o.Spec },
+			Warnings:       warnings,
 		},
 		SelectableFields: func(o *v1.VirtualMachine) fields.Set {
 			return fields.Set{"status.printableStatus": string(o.Status.PrintableStatus)}
@@ -49,6 +56,17 @@ func Resource() storeutil.Resource[*v1.VirtualMachine] {
 			},
 		},
 	}
+}
+
+// RunningDeprecated is KubeVirt's warning for a VM that uses spec.running.
+const RunningDeprecated = "spec.running is deprecated, please use spec.runStrategy instead."
+
+// warnings tells users of spec.running that it is deprecated, as KubeVirt does.
+func warnings(o *v1.VirtualMachine) []string {
+	if o.Spec.Running != nil {
+		return []string{RunningDeprecated}
+	}
+	return nil
 }
 
 func validate(ctx context.Context, o *v1.VirtualMachine) field.ErrorList {

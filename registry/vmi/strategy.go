@@ -28,6 +28,7 @@ func Resource() storeutil.Resource[*v1.VirtualMachineInstance] {
 		Hooks: storeutil.Hooks[*v1.VirtualMachineInstance]{
 			APIVersion:           "kubevirt.io/v1",
 			PrepareForCreate:     func(_ context.Context, o *v1.VirtualMachineInstance) { PrepareForCreate(o) },
+			PrepareForUpdate:     func(_ context.Context, o, old *v1.VirtualMachineInstance) { PrepareForUpdate(o, old) },
 			Validate:             validate,
 			ValidateUpdate:       validateUpdate,
 			ValidateStatusUpdate: validateStatusUpdate,
@@ -62,6 +63,14 @@ func PrepareForCreate(o *v1.VirtualMachineInstance) {
 	o.Status.PhaseTransitionTimestamps = []v1.VirtualMachineInstancePhaseTransitionTimestamp{
 		{Phase: v1.Pending, PhaseTransitionTimestamp: metav1.Now()},
 	}
+}
+
+// PrepareForUpdate defaults an updated VMI exactly as a new one, keeping the values the server
+// chose at creation (the firmware UUID), so that re-applying an unchanged manifest, whose lists
+// carry none of the defaults, compares equal to the stored spec instead of "changing" it.
+func PrepareForUpdate(o, old *v1.VirtualMachineInstance) {
+	defaults.RetainVirtualMachineInstanceIdentity(o, old)
+	defaults.SetVirtualMachineInstanceDefaults(o)
 }
 
 func validate(ctx context.Context, o *v1.VirtualMachineInstance) field.ErrorList {

@@ -42,8 +42,8 @@ func TestCreateAppliesDefaults(t *testing.T) {
 	if len(spec.Domain.Devices.Interfaces) != 1 || spec.Domain.Devices.Interfaces[0].Masquerade == nil {
 		t.Errorf("masquerade interface not defaulted: %+v", spec.Domain.Devices.Interfaces)
 	}
-	if spec.TerminationGracePeriodSeconds == nil || *spec.TerminationGracePeriodSeconds != 30 {
-		t.Errorf("terminationGracePeriodSeconds not 30: %v", spec.TerminationGracePeriodSeconds)
+	if spec.TerminationGracePeriodSeconds != nil {
+		t.Errorf("terminationGracePeriodSeconds = %d, want it left unset as KubeVirt does", *spec.TerminationGracePeriodSeconds)
 	}
 	if spec.Domain.Memory == nil || spec.Domain.Memory.Guest == nil || spec.Domain.Memory.Guest.String() != "64Mi" {
 		t.Errorf("memory.guest not taken from requests: %+v", spec.Domain.Memory)
@@ -54,7 +54,7 @@ func TestCreateAppliesDefaults(t *testing.T) {
 	if got.Status.Phase != v1.Pending || len(got.Status.PhaseTransitionTimestamps) != 1 {
 		t.Errorf("status not Pending with one transition: %+v", got.Status)
 	}
-	if !containsString(got.Finalizers, "kubevirt.io/foregroundDeleteVirtualMachine") {
+	if !containsString(got.Finalizers, "foregroundDeleteVirtualMachine") {
 		t.Errorf("finalizer missing: %v", got.Finalizers)
 	}
 	if got.Generation != 1 {

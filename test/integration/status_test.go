@@ -149,6 +149,9 @@ func TestStatusSubresourcesOfEveryKind(t *testing.T) {
 	}
 	defer w.Stop()
 	for _, vmi := range []string{"other", "target"} {
+		if _, err := server.Client.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, newVMI(vmi), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		m := &v1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Name: "to-" + vmi}, Spec: v1.VirtualMachineInstanceMigrationSpec{VMIName: vmi}}
 		if _, err := vmims.Create(ctx, m, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

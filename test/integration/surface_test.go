@@ -224,7 +224,10 @@ func hasCause(err error, path string) bool {
 func TestProtobufPreferringClients(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
 	for _, n := range []string{"m1", "m2"} {
-		m := &v1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1.VirtualMachineInstanceMigrationSpec{VMIName: "x"}}
+		if _, err := server.Client.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, newVMI("vmi-"+n), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		m := &v1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1.VirtualMachineInstanceMigrationSpec{VMIName: "vmi-" + n}}
 		if _, err := server.Client.KubevirtV1().VirtualMachineInstanceMigrations(ns).Create(ctx, m, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -241,8 +244,14 @@ func TestProtobufPreferringClients(t *testing.T) {
 	if err := vmims.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatalf("metadata deletecollection: %v", err)
 	}
+	// KubeVirt's migration finalizer holds them (vireo-controller releases it; none runs here).
 	left, err := server.Client.KubevirtV1().VirtualMachineInstanceMigrations(ns).List(ctx, metav1.ListOptions{})
-	if err != nil || len(left.Items) != 0 {
-		t.Fatalf("after deletecollection: %d left, err %v", len(left.Items), err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range left.Items {
+		if m.DeletionTimestamp == nil {
+			t.Errorf("after deletecollection %s is not being deleted", m.Name)
+		}
 	}
 }

@@ -62,8 +62,9 @@ func TestCPUTopologyDefaults(t *testing.T) {
 		{name: "from request, rounded up", spec: withResources("1500m", "", "", ""), sockets: 2, cores: 1, thread: 1},
 		{name: "small request gives one", spec: withResources("100m", "", "", ""), sockets: 1, cores: 1, thread: 1},
 		{name: "empty cpu struct", spec: withResources("2", "", "", ""), cpu: &v1.CPU{}, sockets: 2, cores: 1, thread: 1},
-		{name: "partial: cores", spec: withResources("8", "", "", ""), cpu: &v1.CPU{Cores: 2}, sockets: 1, cores: 2, thread: 1},
-		{name: "partial: sockets and threads", spec: withResources("", "", "", ""), cpu: &v1.CPU{Sockets: 2, Threads: 2}, sockets: 2, cores: 1, thread: 2},
+		// A partial topology is kept as written, as KubeVirt keeps it.
+		{name: "partial: cores", spec: withResources("8", "", "", ""), cpu: &v1.CPU{Cores: 2}, sockets: 0, cores: 2, thread: 0},
+		{name: "partial: sockets and threads", spec: withResources("", "", "", ""), cpu: &v1.CPU{Sockets: 2, Threads: 2}, sockets: 2, cores: 0, thread: 2},
 		{name: "complete kept", spec: withResources("1", "", "", ""), cpu: &v1.CPU{Sockets: 2, Cores: 3, Threads: 2}, sockets: 2, cores: 3, thread: 2},
 	}
 	for _, tc := range cases {
@@ -146,5 +147,26 @@ func TestGuestMemoryDefaultIsACopy(t *testing.T) {
 	vmi.Spec.Domain.Memory.Guest.Add(resource.MustParse("1Gi"))
 	if got := vmi.Spec.Domain.Resources.Requests[v1.ResourceMemory]; got.Cmp(resource.MustParse("1Gi")) != 0 {
 		t.Errorf("changing the guest memory changed the request to %s", got.String())
+	}
+}
+
+func TestACPIDefault(t *testing.T) {
+	vmi := newVMI(v1.VirtualMachineInstanceSpec{})
+	SetVirtualMachineInstanceDefaults(vmi)
+	if f := vmi.Spec.Domain.Features; f == nil || f.ACPI.Enabled == nil || !*f.ACPI.Enabled {
+		t.Errorf("features = %+v, want acpi.enabled true", f)
+	}
+	vmi = newVMI(v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Features: &v1.Features{ACPI: v1.FeatureState{Enabled: ptr(false)}}}})
+	SetVirtualMachineInstanceDefaults(vmi)
+	if e := vmi.Spec.Domain.Features.ACPI.Enabled; *e {
+		t.Errorf("acpi.enabled = %v, want the user's false", *e)
+	}
+}
+
+func TestArchitectureDefault(t *testing.T) {
+	vmi := newVMI(v1.VirtualMachineInstanceSpec{})
+	SetVirtualMachineInstanceDefaults(vmi)
+	if got := vmi.Spec.Architecture; got != "amd64" {
+		t.Errorf("architecture = %q, want amd64", got)
 	}
 }

@@ -3,6 +3,7 @@ package defaults
 import (
 	"testing"
 
+	"github.com/google/uuid"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -74,14 +75,14 @@ func TestDiskDefaults(t *testing.T) {
 		{name: "disk without device becomes a sata disk", disks: []v1.Disk{{Name: "a"}}, want: []v1.Disk{sataDisk("a")}},
 		{name: "empty disk target gets sata", disks: []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{Disk: &v1.DiskTarget{}}}}, want: []v1.Disk{sataDisk("a")}},
 		{
-			name:  "cdrom gets sata and readonly",
+			name:  "cdrom gets sata, readonly and a closed tray",
 			disks: []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{}}}},
-			want:  []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSATA, ReadOnly: ptr(true)}}}},
+			want:  []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSATA, ReadOnly: ptr(true), Tray: v1.TrayStateClosed}}}},
 		},
 		{
 			name:  "cdrom settings kept",
-			disks: []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSCSI, ReadOnly: ptr(false)}}}},
-			want:  []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSCSI, ReadOnly: ptr(false)}}}},
+			disks: []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSCSI, ReadOnly: ptr(false), Tray: v1.TrayStateOpen}}}},
+			want:  []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSCSI, ReadOnly: ptr(false), Tray: v1.TrayStateOpen}}}},
 		},
 	}
 	for _, tc := range cases {
@@ -96,38 +97,63 @@ func TestDiskDefaults(t *testing.T) {
 	}
 }
 
-func TestTerminationGracePeriodDefault(t *testing.T) {
+func TestTerminationGracePeriodStaysUnset(t *testing.T) {
 	vmi := newVMI(v1.VirtualMachineInstanceSpec{})
 	SetVirtualMachineInstanceDefaults(vmi)
-	if g := vmi.Spec.TerminationGracePeriodSeconds; g == nil || *g != 30 {
-		t.Errorf("terminationGracePeriodSeconds = %v, want 30", g)
+	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
+		t.Errorf("terminationGracePeriodSeconds = %d, want unset (KubeVirt applies 30 where it is used)", *g)
 	}
 	vmi = newVMI(v1.VirtualMachineInstanceSpec{TerminationGracePeriodSeconds: ptr(int64(0))})
 	SetVirtualMachineInstanceDefaults(vmi)
-	if g := vmi.Spec.TerminationGracePeriodSeconds; *g != 0 {
-		t.Errorf("terminationGracePeriodSeconds = %d, want the user's 0", *g)
+	if g := vmi.Spec.TerminationGracePeriodSeconds; g == nil || *g != 0 {
+		t.Errorf("terminationGracePeriodSeconds = %v, want the user's 0", g)
 	}
 }
 
 func TestFirmwareUUIDDefault(t *testing.T) {
-	// Expected values computed independently (Python's uuid.uuid5) under FirmwareUUIDNamespace.
-	for name, want := range map[string]string{
-		"testvmi": "1cdc5eb9-6297-506a-8b81-1115691a0322",
-		"my-vm":   "da436a89-9320-5d13-9d80-a1c2ef62f952",
-	} {
-		if got := FirmwareUUID(name); string(got) != want {
-			t.Errorf("FirmwareUUID(%q) = %s, want %s", name, got, want)
-		}
+	first, second := newVMI(v1.VirtualMachineInstanceSpec{}), newVMI(v1.VirtualMachineInstanceSpec{})
+	SetVirtualMachineInstanceDefaults(first)
+	SetVirtualMachineInstanceDefaults(second)
+	a, b := first.Spec.Domain.Firmware.UUID, second.Spec.Domain.Firmware.UUID
+	if _, err := uuid.Parse(string(a)); err != nil {
+		t.Fatalf("firmware uuid %q is not a UUID: %v", a, err)
 	}
-	vmi := newVMI(v1.VirtualMachineInstanceSpec{})
-	SetVirtualMachineInstanceDefaults(vmi)
-	if got := vmi.Spec.Domain.Firmware.UUID; got != "1cdc5eb9-6297-506a-8b81-1115691a0322" {
-		t.Errorf("firmware uuid = %s, want the name-based UUID of testvmi", got)
+	if a == b {
+		t.Errorf("two VMIs named testvmi got the same firmware uuid %s; want random ones", a)
 	}
-	vmi = newVMI(v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Firmware: &v1.Firmware{UUID: "user-uuid", Serial: "s1"}}})
+	vmi := newVMI(v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Firmware: &v1.Firmware{UUID: "user-uuid", Serial: "s1"}}})
 	SetVirtualMachineInstanceDefaults(vmi)
 	if fw := vmi.Spec.Domain.Firmware; fw.UUID != "user-uuid" || fw.Serial != "s1" {
 		t.Errorf("firmware = %+v, want the user's uuid and serial kept", fw)
+	}
+}
+
+func TestRetainVirtualMachineInstanceIdentity(t *testing.T) {
+	old := newVMI(v1.VirtualMachineInstanceSpec{})
+	SetVirtualMachineInstanceDefaults(old)
+	update := newVMI(v1.VirtualMachineInstanceSpec{})
+	RetainVirtualMachineInstanceIdentity(update, old)
+	SetVirtualMachineInstanceDefaults(update)
+	if !apiequality.Semantic.DeepEqual(update.Spec, old.Spec) {
+		t.Errorf("an unchanged VMI defaulted on update differs from the stored one:\n got %+v\nwant %+v", update.Spec, old.Spec)
+	}
+	update = newVMI(v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Firmware: &v1.Firmware{UUID: "mine"}}})
+	RetainVirtualMachineInstanceIdentity(update, old)
+	if got := update.Spec.Domain.Firmware.UUID; got != "mine" {
+		t.Errorf("uuid = %s, want the one the update sets", got)
+	}
+}
+
+func TestLegacyFirmwareUUID(t *testing.T) {
+	// Expected values computed independently (Python's uuid.uuid5) under KubeVirt's namespace
+	// 6a1a24a1-4061-4607-8bf4-a3963d0c5895.
+	for name, want := range map[string]string{
+		"testvm": "5a9fc181-957e-5c32-9e5a-2de5e9673531",
+		"my-vm":  "41256f5f-3759-54d0-9c60-26dff9079ab1",
+	} {
+		if got := LegacyFirmwareUUID(name); string(got) != want {
+			t.Errorf("LegacyFirmwareUUID(%q) = %s, want %s", name, got, want)
+		}
 	}
 }
 

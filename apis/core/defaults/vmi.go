@@ -1,8 +1,6 @@
 package defaults
 
 import (
-	"strings"
-
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
@@ -16,24 +14,29 @@ const DefaultDiskBus = v1.DiskBusSATA
 // DefaultNetworkName is the name of the pod network and interface added to a VMI that has none.
 const DefaultNetworkName = "default"
 
-// SetVirtualMachineInstanceDefaults fills in the defaults of a VMI that is being created, in
-// KubeVirt's order: machine type, CPU topology and request, guest memory, the pod network, disks
-// for volumes and their buses, the termination grace period, the firmware UUID and image pull
-// policies. Fields the user set are never changed. The lifecycle fields (finalizer, phase) are the
-// strategy's business, not this function's.
+// DefaultArchitecture is the guest architecture a VMI gets when it names none: the cluster's
+// (Vireo runs amd64 nodes).
+const DefaultArchitecture = "amd64"
+
+// SetVirtualMachineInstanceDefaults fills in the defaults of a VMI, as KubeVirt's VMI mutator and
+// its generated defaulters do: architecture and machine type, CPU topology and request, guest
+// memory, the pod network, disks for volumes and their buses, CD-ROM read-only and tray, the
+// firmware UUID, ACPI, and image pull policies. Fields the user set are never changed. The
+// termination grace period stays unset (30 s applies where it is used), and the lifecycle fields
+// (finalizer, phase) are the strategy's business, not this function's.
 func SetVirtualMachineInstanceDefaults(vmi *v1.VirtualMachineInstance) {
 	spec := &vmi.Spec
+	if spec.Architecture == "" {
+		spec.Architecture = DefaultArchitecture
+	}
 	setMachineDefaults(&spec.Domain)
 	setCPUTopologyDefaults(&spec.Domain)
 	setCPURequestDefaults(&spec.Domain.Resources)
 	setGuestMemoryDefaults(&spec.Domain)
 	setPodNetworkDefaults(spec)
 	setDiskDefaults(spec)
-	if spec.TerminationGracePeriodSeconds == nil {
-		grace := v1.DefaultGracePeriodSeconds
-		spec.TerminationGracePeriodSeconds = &grace
-	}
-	setFirmwareUUIDDefault(&spec.Domain, vmi.Name)
+	setFirmwareUUIDDefault(&spec.Domain)
+	setFeatureDefaults(&spec.Domain)
 	setImagePullPolicyDefaults(spec)
 }
 
@@ -47,30 +50,20 @@ func setMachineDefaults(domain *v1.DomainSpec) {
 	}
 }
 
-// setCPUTopologyDefaults gives the guest a complete sockets/cores/threads topology. With no
-// topology at all, the guest gets one socket per vCPU of the CPU limit (or else the request),
-// rounded up, and one core and thread each; with a partial topology the missing counts are 1.
-// The CPU model is deliberately left empty: Vireo may run under software emulation (TCG), where
-// host-model is not available, so the node agent picks the model.
+// setCPUTopologyDefaults gives a guest that names no topology at all one socket per vCPU of the
+// CPU limit (or else the request), rounded up, and one core and thread each. A partial topology is
+// left as written (the converter treats a zero count as 1), as KubeVirt does. The CPU model is
+// deliberately left empty: Vireo may run under software emulation (TCG), where host-model is not
+// available, so the node agent picks the model.
 func setCPUTopologyDefaults(domain *v1.DomainSpec) {
+	if domain.CPU != nil && (domain.CPU.Sockets != 0 || domain.CPU.Cores != 0 || domain.CPU.Threads != 0) {
+		return
+	}
 	if domain.CPU == nil {
 		domain.CPU = &v1.CPU{}
 	}
-	cpu := domain.CPU
-	if cpu.Sockets == 0 && cpu.Cores == 0 && cpu.Threads == 0 {
-		cpu.Sockets = vCPUsFromResources(&domain.Resources)
-		cpu.Cores, cpu.Threads = 1, 1
-		return
-	}
-	if cpu.Sockets == 0 {
-		cpu.Sockets = 1
-	}
-	if cpu.Cores == 0 {
-		cpu.Cores = 1
-	}
-	if cpu.Threads == 0 {
-		cpu.Threads = 1
-	}
+	domain.CPU.Sockets = vCPUsFromResources(&domain.Resources)
+	domain.CPU.Cores, domain.CPU.Threads = 1, 1
 }
 
 // vCPUsFromResources returns the whole number of vCPUs the CPU limit (or else the CPU request)
@@ -128,101 +121,14 @@ func setGuestMemoryDefaults(domain *v1.DomainSpec) {
 	domain.Memory.Guest = &guest
 }
 
-// setPodNetworkDefaults connects a VMI that has neither networks nor interfaces to the pod network
-// through a masquerade interface, unless autoattachPodInterface is false. Masquerade (not KubeVirt's
-// bridge) is the default because it is the only binding Vireo's runtime implements.
-func setPodNetworkDefaults(spec *v1.VirtualMachineInstanceSpec) {
-	devices := &spec.Domain.Devices
-	if len(spec.Networks) > 0 || len(devices.Interfaces) > 0 {
-		return
+// setFeatureDefaults turns ACPI on unless the user turned it off: graceful shutdown needs it.
+// (KubeVirt's FeatureState defaulter does the same, so a defaulted VMI always shows acpi.enabled.)
+func setFeatureDefaults(domain *v1.DomainSpec) {
+	if domain.Features == nil {
+		domain.Features = &v1.Features{}
 	}
-	if devices.AutoattachPodInterface != nil && !*devices.AutoattachPodInterface {
-		return
+	if domain.Features.ACPI.Enabled == nil {
+		enabled := true
+		domain.Features.ACPI.Enabled = &enabled
 	}
-	spec.Networks = []v1.Network{{
-		Name:          DefaultNetworkName,
-		NetworkSource: v1.NetworkSource{Pod: &v1.PodNetwork{}},
-	}}
-	devices.Interfaces = []v1.Interface{{
-		Name:                   DefaultNetworkName,
-		InterfaceBindingMethod: v1.InterfaceBindingMethod{Masquerade: &v1.InterfaceMasquerade{}},
-	}}
-}
-
-// setDiskDefaults adds a disk for every volume that has none, attaches every disk that says neither
-// disk nor cdrom as a disk, and fills in buses and the CD-ROM read-only flag.
-func setDiskDefaults(spec *v1.VirtualMachineInstanceSpec) {
-	devices := &spec.Domain.Devices
-	named := make(map[string]bool, len(devices.Disks))
-	for _, d := range devices.Disks {
-		named[d.Name] = true
-	}
-	for _, v := range spec.Volumes {
-		if !named[v.Name] {
-			devices.Disks = append(devices.Disks, v1.Disk{Name: v.Name})
-			named[v.Name] = true
-		}
-	}
-	for i := range devices.Disks {
-		d := &devices.Disks[i]
-		if d.Disk == nil && d.CDRom == nil {
-			d.Disk = &v1.DiskTarget{}
-		}
-		if d.Disk != nil && d.Disk.Bus == "" {
-			d.Disk.Bus = DefaultDiskBus
-		}
-		if d.CDRom != nil {
-			if d.CDRom.Bus == "" {
-				d.CDRom.Bus = DefaultDiskBus
-			}
-			if d.CDRom.ReadOnly == nil {
-				readOnly := true
-				d.CDRom.ReadOnly = &readOnly
-			}
-		}
-	}
-}
-
-// setFirmwareUUIDDefault gives the guest a stable SMBIOS UUID derived from the object's name, so
-// that the VMIs a VirtualMachine creates one after another present the same system UUID.
-func setFirmwareUUIDDefault(domain *v1.DomainSpec, name string) {
-	if domain.Firmware == nil {
-		domain.Firmware = &v1.Firmware{}
-	}
-	if domain.Firmware.UUID == "" {
-		domain.Firmware.UUID = FirmwareUUID(name)
-	}
-}
-
-// setImagePullPolicyDefaults sets the pull policy of container disks and the kernel boot container.
-func setImagePullPolicyDefaults(spec *v1.VirtualMachineInstanceSpec) {
-	for i := range spec.Volumes {
-		cd := spec.Volumes[i].ContainerDisk
-		if cd != nil && cd.ImagePullPolicy == "" {
-			cd.ImagePullPolicy = DefaultPullPolicy(cd.Image)
-		}
-	}
-	fw := spec.Domain.Firmware
-	if fw != nil && fw.KernelBoot != nil && fw.KernelBoot.Container != nil {
-		c := fw.KernelBoot.Container
-		if c.ImagePullPolicy == "" {
-			c.ImagePullPolicy = DefaultPullPolicy(c.Image)
-		}
-	}
-}
-
-// DefaultPullPolicy returns the pull policy Kubernetes would pick for image: Always for an image
-// tagged "latest" or carrying no tag nor digest, IfNotPresent otherwise.
-func DefaultPullPolicy(image string) v1.PullPolicy {
-	if strings.Contains(image, "@") {
-		return v1.PullIfNotPresent
-	}
-	tag := ""
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		tag = image[i+1:]
-	}
-	if tag == "" || tag == "latest" {
-		return v1.PullAlways
-	}
-	return v1.PullIfNotPresent
 }

@@ -241,7 +241,20 @@ type CDRomTarget struct {
 	// ReadOnly exposes the medium read-only. Defaults to true.
 	// +optional
 	ReadOnly *bool `json:"readonly,omitempty"`
+	// Tray is whether the drive's tray is open (no medium) or closed. Defaults to closed.
+	// +optional
+	Tray TrayState `json:"tray,omitempty"`
 }
+
+// TrayState is the state of a CD-ROM drive's tray.
+type TrayState string
+
+const (
+	// TrayStateOpen means the drive has no medium inserted.
+	TrayStateOpen TrayState = "open"
+	// TrayStateClosed means the volume is inserted as the drive's medium.
+	TrayStateClosed TrayState = "closed"
+)
 
 // DriverCache is the host page cache mode used for a disk.
 type DriverCache string

@@ -95,7 +95,14 @@ type DataVolumeTemplateSpec struct {
 	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec of the DataVolume to create.
 	Spec cdiv1beta1.DataVolumeSpec `json:"spec"`
+	// Status is accepted and ignored, as by KubeVirt: manifests exported from a cluster (and
+	// KubeVirt's own client) carry it. The DataVolume's real status is on the DataVolume.
+	// +optional
+	Status *DataVolumeTemplateDummyStatus `json:"status,omitempty"`
 }
+
+// DataVolumeTemplateDummyStatus is the placeholder status of a DataVolume template; it has no fields.
+type DataVolumeTemplateDummyStatus struct{}
 
 // VirtualMachinePrintableStatus is a one-word summary of a VirtualMachine's state, shown by kubectl get.
 type VirtualMachinePrintableStatus string

@@ -105,6 +105,10 @@ type VirtualMachineInstanceSpec struct {
 	// Must be a DNS-1123 subdomain.
 	// +optional
 	Subdomain string `json:"subdomain,omitempty"`
+	// Architecture is the CPU architecture of the guest (amd64, arm64 or s390x); it selects the
+	// machine type and device defaults. Defaults to the cluster's architecture (amd64).
+	// +optional
+	Architecture string `json:"architecture,omitempty"`
 }
 
 // VirtualMachineInstancePhase is the coarse lifecycle state of a VMI.

@@ -4,8 +4,16 @@ package v1
 // KubeVirt's, so tooling written for KubeVirt recognises Vireo's objects.
 const (
 	// VirtualMachineInstanceFinalizer holds a VMI until its guest has shut down and its
-	// launcher Pod is gone.
-	VirtualMachineInstanceFinalizer = "kubevirt.io/foregroundDeleteVirtualMachine"
+	// launcher Pod is gone. (KubeVirt's name has no domain prefix.)
+	VirtualMachineInstanceFinalizer = "foregroundDeleteVirtualMachine"
+	// LegacyVirtualMachineInstanceFinalizer is the finalizer earlier Vireo versions put on VMIs;
+	// the controller still releases it.
+	LegacyVirtualMachineInstanceFinalizer = "kubevirt.io/foregroundDeleteVirtualMachine"
+	// VirtualMachineInstanceMigrationFinalizer holds a migration until the controller has cleaned
+	// up after it.
+	VirtualMachineInstanceMigrationFinalizer = "kubevirt.io/migrationJobFinalize"
+	// MigrationSelectorLabel on a migration names the VMI it migrates.
+	MigrationSelectorLabel = "kubevirt.io/vmi-name"
 	// AppLabel marks Pods that belong to Vireo; launcher Pods carry AppLabel=LauncherApp.
 	AppLabel = "kubevirt.io"
 	// LauncherApp is AppLabel's value on launcher Pods.

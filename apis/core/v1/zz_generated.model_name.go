@@ -50,6 +50,11 @@ func (in DataVolumeSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DataVolumeTemplateDummyStatus) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateDummyStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeTemplateSpec) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateSpec"
 }

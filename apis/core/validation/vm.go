@@ -40,6 +40,10 @@ func validateVirtualMachineSpec(vm *v1.VirtualMachine, fldPath *field.Path) fiel
 		errs = append(errs, field.Invalid(fldPath.Child("running"), *spec.Running,
 			"spec.running and spec.runStrategy are mutually exclusive; remove spec.running and use only spec.runStrategy"))
 	}
+	if spec.Running == nil && spec.RunStrategy == nil {
+		errs = append(errs, field.Required(fldPath.Child("runStrategy"),
+			"spec.runStrategy must be specified (Always, RerunOnFailure, Manual, Halted or Once; spec.running is deprecated)"))
+	}
 	if spec.RunStrategy != nil {
 		errs = append(errs, validateEnumRequired(*spec.RunStrategy, runStrategies, fldPath.Child("runStrategy"))...)
 	}

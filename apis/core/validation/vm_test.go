@@ -57,7 +57,8 @@ func TestValidateVirtualMachine(t *testing.T) {
 	}{
 		{name: "valid"},
 		{name: "running only", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy, vm.Spec.Running = nil, ptr(true) }},
-		{name: "neither running nor runStrategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy = nil }},
+		{name: "neither running nor runStrategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy = nil },
+			want: []fe{{required, "spec.runStrategy"}}},
 		{name: "running and runStrategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.Running = ptr(false) },
 			want: []fe{{invalid, "spec.running"}}},
 		{name: "every run strategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy = ptr(v1.RunStrategyOnce) }},

@@ -275,6 +275,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readonly
       type:
         scalar: boolean
+    - name: tray
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.CPU
   map:
     fields:
@@ -325,6 +328,18 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateDummyStatus
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateSpec
   map:
     fields:
@@ -342,6 +357,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSpec
       default: {}
+    - name: status
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateDummyStatus
 - name: com.github.vireo-dev.vireo.apis.core.v1.Devices
   map:
     fields:
@@ -1050,6 +1068,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: affinity
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Affinity
+    - name: architecture
+      type:
+        scalar: string
     - name: domain
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.DomainSpec

@@ -94,6 +94,11 @@ func TestMutateCreateAppliesDefaults(t *testing.T) {
 	if err := a.scheme.Convert(internal, &want, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The firmware UUID is random, as KubeVirt's: it must be set, not equal.
+	if got.Spec.Domain.Firmware == nil || got.Spec.Domain.Firmware.UUID == "" {
+		t.Fatalf("firmware uuid not set by the patch: %+v", got.Spec.Domain.Firmware)
+	}
+	want.Spec.Domain.Firmware.UUID = got.Spec.Domain.Firmware.UUID
 	if !apiequality.Semantic.DeepEqual(got.Spec, want.Spec) {
 		t.Errorf("spec after the patch:\n%+v\nwant:\n%+v", got.Spec, want.Spec)
 	}

@@ -19,6 +19,8 @@ type CDRomTargetApplyConfiguration struct {
 	Bus *corev1.DiskBus `json:"bus,omitempty"`
 	// ReadOnly exposes the medium read-only. Defaults to true.
 	ReadOnly *bool `json:"readonly,omitempty"`
+	// Tray is whether the drive's tray is open (no medium) or closed. Defaults to closed.
+	Tray *corev1.TrayState `json:"tray,omitempty"`
 }
 
 // CDRomTargetApplyConfiguration constructs a declarative configuration of the CDRomTarget type for use with
@@ -40,5 +42,13 @@ func (b *CDRomTargetApplyConfiguration) WithBus(value corev1.DiskBus) *CDRomTarg
 // If called multiple times, the ReadOnly field is set to the value of the last call.
 func (b *CDRomTargetApplyConfiguration) WithReadOnly(value bool) *CDRomTargetApplyConfiguration {
 	b.ReadOnly = &value
+	return b
+}
+
+// WithTray sets the Tray field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Tray field is set to the value of the last call.
+func (b *CDRomTargetApplyConfiguration) WithTray(value corev1.TrayState) *CDRomTargetApplyConfiguration {
+	b.Tray = &value
 	return b
 }

@@ -7,6 +7,7 @@ Copyright The Vireo Authors.
 package v1
 
 import (
+	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
 	v1beta1 "github.com/vireo-dev/vireo/generated/applyconfiguration/cdi/v1beta1"
 	metav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
@@ -23,6 +24,9 @@ type DataVolumeTemplateSpecApplyConfiguration struct {
 	ObjectMeta *metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	// Spec of the DataVolume to create.
 	Spec *v1beta1.DataVolumeSpecApplyConfiguration `json:"spec,omitempty"`
+	// Status is accepted and ignored, as by KubeVirt: manifests exported from a cluster (and
+	// KubeVirt's own client) carry it. The DataVolume's real status is on the DataVolume.
+	Status *corev1.DataVolumeTemplateDummyStatus `json:"status,omitempty"`
 }
 
 // DataVolumeTemplateSpecApplyConfiguration constructs a declarative configuration of the DataVolumeTemplateSpec type for use with
@@ -65,6 +69,14 @@ func (b *DataVolumeTemplateSpecApplyConfiguration) WithObjectMeta(value *metav1.
 // If called multiple times, the Spec field is set to the value of the last call.
 func (b *DataVolumeTemplateSpecApplyConfiguration) WithSpec(value *v1beta1.DataVolumeSpecApplyConfiguration) *DataVolumeTemplateSpecApplyConfiguration {
 	b.Spec = value
+	return b
+}
+
+// WithStatus sets the Status field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Status field is set to the value of the last call.
+func (b *DataVolumeTemplateSpecApplyConfiguration) WithStatus(value corev1.DataVolumeTemplateDummyStatus) *DataVolumeTemplateSpecApplyConfiguration {
+	b.Status = &value
 	return b
 }
 

@@ -42,6 +42,9 @@ type VirtualMachineInstanceSpecApplyConfiguration struct {
 	// "<hostname>.<subdomain>.<namespace>.svc.<cluster domain>", through a headless Service of that name.
 	// Must be a DNS-1123 subdomain.
 	Subdomain *string `json:"subdomain,omitempty"`
+	// Architecture is the CPU architecture of the guest (amd64, arm64 or s390x); it selects the
+	// machine type and device defaults. Defaults to the cluster's architecture (amd64).
+	Architecture *string `json:"architecture,omitempty"`
 }
 
 // VirtualMachineInstanceSpecApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceSpec type for use with
@@ -156,5 +159,13 @@ func (b *VirtualMachineInstanceSpecApplyConfiguration) WithHostname(value string
 // If called multiple times, the Subdomain field is set to the value of the last call.
 func (b *VirtualMachineInstanceSpecApplyConfiguration) WithSubdomain(value string) *VirtualMachineInstanceSpecApplyConfiguration {
 	b.Subdomain = &value
+	return b
+}
+
+// WithArchitecture sets the Architecture field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Architecture field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithArchitecture(value string) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.Architecture = &value
 	return b
 }

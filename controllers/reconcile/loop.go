@@ -1,0 +1,85 @@
+// Package reconcile is the work loop every Vireo controller shares: a rate-limited queue of
+// namespace/name keys, workers that call the controller's sync function, and retries with
+// back-off when it fails. Controllers supply only their informers and their sync.
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// SyncFunc brings the object named by key ("namespace/name") to its desired state. A returned
+// error requeues the key with back-off.
+type SyncFunc func(ctx context.Context, key string) error
+
+// Loop is a controller's queue and workers.
+type Loop struct {
+	name   string
+	sync   SyncFunc
+	synced []cache.InformerSynced
+	queue  workqueue.TypedRateLimitingInterface[string]
+}
+
+// NewLoop builds the loop of the controller called name; Run waits for synced before working.
+func NewLoop(name string, sync SyncFunc, synced ...cache.InformerSynced) *Loop {
+	return &Loop{
+		name:   name,
+		sync:   sync,
+		synced: synced,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
+	}
+}
+
+// Enqueue queues an informer object (or its tombstone) by key.
+func (l *Loop) Enqueue(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	l.queue.Add(key)
+}
+
+// EnqueueKey queues a "namespace/name" key.
+func (l *Loop) EnqueueKey(key string) { l.queue.Add(key) }
+
+// Run processes the queue with workers until ctx ends.
+func (l *Loop) Run(ctx context.Context, workers int) error {
+	defer l.queue.ShutDown()
+	if !cache.WaitForCacheSync(ctx.Done(), l.synced...) {
+		return fmt.Errorf("%s controller: caches did not sync", l.name)
+	}
+	for range workers {
+		go wait.UntilWithContext(ctx, l.work, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (l *Loop) work(ctx context.Context) {
+	for l.processNext(ctx) {
+	}
+}
+
+func (l *Loop) processNext(ctx context.Context) bool {
+	key, quit := l.queue.Get()
+	if quit {
+		return false
+	}
+	defer l.queue.Done(key)
+	if err := l.sync(ctx, key); err != nil {
+		klog.FromContext(ctx).Error(err, "Sync failed; retrying", "controller", l.name, "key", key)
+		l.queue.AddRateLimited(key)
+		return true
+	}
+	l.queue.Forget(key)
+	return true
+}
