@@ -33,12 +33,12 @@ func (c *Cluster) etcd() Component {
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", "vireo-local=" + peer,
-		"--cert-file", c.pkiFile("etcd.crt"), "--key-file", c.pkiFile("etcd.key"),
-		"--trusted-ca-file", c.pkiFile("ca.crt"), "--client-cert-auth",
-		"--peer-cert-file", c.pkiFile("etcd.crt"), "--peer-key-file", c.pkiFile("etcd.key"),
-		"--peer-trusted-ca-file", c.pkiFile("ca.crt"), "--peer-client-cert-auth",
+		"--cert-file", c.pkiFile(etcdServer + ".crt"), "--key-file", c.pkiFile(etcdServer + ".key"),
+		"--trusted-ca-file", c.pkiFile(etcdCA + ".crt"), "--client-cert-auth",
+		"--peer-cert-file", c.pkiFile(etcdPeer + ".crt"), "--peer-key-file", c.pkiFile(etcdPeer + ".key"),
+		"--peer-trusted-ca-file", c.pkiFile(etcdCA + ".crt"), "--peer-client-cert-auth",
 		"--log-level", "warn",
-	}, Ready: httpsReady(client+"/health", c.pkiFile("ca.crt"), c.pkiFile("etcd-client"))}
+	}, Ready: httpsReady(client+"/health", c.pkiFile(etcdCA+".crt"), c.pkiFile(apiServerEtcdCert))}
 }
 
 func (c *Cluster) kubeAPIServer() Component {
@@ -48,8 +48,8 @@ func (c *Cluster) kubeAPIServer() Component {
 		"--bind-address", "0.0.0.0",
 		"--secure-port", strconv.Itoa(p.KubeAPIServer),
 		"--etcd-servers", fmt.Sprintf("https://127.0.0.1:%d", p.EtcdClient),
-		"--etcd-cafile", c.pkiFile("ca.crt"),
-		"--etcd-certfile", c.pkiFile("etcd-client.crt"), "--etcd-keyfile", c.pkiFile("etcd-client.key"),
+		"--etcd-cafile", c.pkiFile(etcdCA + ".crt"),
+		"--etcd-certfile", c.pkiFile(apiServerEtcdCert + ".crt"), "--etcd-keyfile", c.pkiFile(apiServerEtcdCert + ".key"),
 		"--tls-cert-file", c.pkiFile("kube-apiserver.crt"), "--tls-private-key-file", c.pkiFile("kube-apiserver.key"),
 		"--client-ca-file", c.pkiFile("ca.crt"),
 		"--authorization-mode", "RBAC",
