@@ -21,6 +21,9 @@ type Server struct {
 	// ClientURL is the endpoint clients use: a unix socket inside the data directory,
 	// so the unauthenticated etcd port is reachable only through the filesystem.
 	ClientURL string
+	// socketDir is the fallback socket directory, removed on Close; empty when the
+	// sockets are in the data directory.
+	socketDir string
 }
 
 // Start launches etcd with its data under dataDir and returns once it serves requests
@@ -34,8 +37,10 @@ func Start(ctx context.Context, dataDir string) (*Server, error) {
 		return nil, fmt.Errorf("embedded etcd: creating data directory %q: %w", dataDir, err)
 	}
 	sockets := socketDir(dataDir)
-	if err := os.MkdirAll(sockets, 0o700); err != nil {
-		return nil, fmt.Errorf("embedded etcd: creating socket directory %q: %w", sockets, err)
+	if sockets != dataDir {
+		if err := ensurePrivateDir(sockets); err != nil {
+			return nil, fmt.Errorf("embedded etcd: the data directory's path is too long for a unix socket, so the sockets go to another directory: %w", err)
+		}
 	}
 	clientURL := clientURL(dataDir)
 	peerURL := url.URL{Scheme: "unix", Path: filepath.Join(sockets, "etcd-peer.sock")}
@@ -70,7 +75,11 @@ func Start(ctx context.Context, dataDir string) (*Server, error) {
 		e.Close()
 		return nil, ctx.Err()
 	}
-	return &Server{etcd: e, ClientURL: clientURL.String()}, nil
+	srv := &Server{etcd: e, ClientURL: clientURL.String()}
+	if sockets != dataDir {
+		srv.socketDir = sockets
+	}
+	return srv, nil
 }
 
 // ClientURL is the endpoint of the embedded etcd whose data is in dataDir.
@@ -89,7 +98,9 @@ func clientURL(absDataDir string) url.URL {
 
 // socketDir is where the sockets live: the data directory, or, when its path is too long
 // for a unix socket (108 bytes on Linux), a directory under the system's temporary
-// directory named after a hash of it, so the endpoint still follows from the data directory.
+// directory named after a hash of it, so the endpoint still follows from the data
+// directory. That directory is shared with other users, so Start accepts it only if it
+// is private (see ensurePrivateDir).
 func socketDir(absDataDir string) string {
 	if len(absDataDir) <= 80 {
 		return absDataDir
@@ -101,5 +112,11 @@ func socketDir(absDataDir string) string {
 // Err reports a fatal error of the running member.
 func (s *Server) Err() <-chan error { return s.etcd.Err() }
 
-// Close stops the member and waits until its files are released.
-func (s *Server) Close() { s.etcd.Close() }
+// Close stops the member, waits until its files are released and removes the fallback
+// socket directory, so the next Start creates it afresh.
+func (s *Server) Close() {
+	s.etcd.Close()
+	if s.socketDir != "" {
+		_ = os.RemoveAll(s.socketDir)
+	}
+}
