@@ -56,6 +56,13 @@ func TestVireoLocalLifecycle(t *testing.T) {
 	if err := cluster.Up(upCtx); err != nil {
 		t.Fatalf("up after down: %v", err)
 	}
+	// "Up" means usable: kubectl explain works at once, with a kube-apiserver that has
+	// just started and must aggregate Vireo's OpenAPI documents anew.
+	for _, kind := range []string{"vmi", "dv"} {
+		if out, errOut, err := kubectlResult("explain", kind); err != nil || !strings.Contains(out, "KIND:") {
+			t.Errorf("kubectl explain %s right after up: %v\n%s%s", kind, err, out, errOut)
+		}
+	}
 	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(ctx, "survivor", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the VMI did not survive down and up (with etcd's certificates migrated to its own CA): %v", err)
 	}
