@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -24,6 +25,8 @@ type Server struct {
 	// socketDir is the fallback socket directory, removed on Close; empty when the
 	// sockets are in the data directory.
 	socketDir string
+	// closing is set when Close begins, so the logger knows closed-listener errors are expected.
+	closing *atomic.Bool
 }
 
 // Start launches etcd with its data under dataDir and returns once it serves requests
@@ -53,8 +56,10 @@ func Start(ctx context.Context, dataDir string) (*Server, error) {
 	cfg.ListenPeerUrls = []url.URL{peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.LogLevel = "error"
+	// etcd logs through klog (see klogCore), quietly unless something is wrong.
+	logger, closing := newLogger()
 	cfg.Logger = "zap"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger)
 	// Keep the database small on long-running development installations.
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "5m"
@@ -63,23 +68,23 @@ func Start(ctx context.Context, dataDir string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded etcd: starting in %q: %w", cfg.Dir, err)
 	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		e.Close()
-		return nil, fmt.Errorf("embedded etcd: failed while starting: %w", err)
-	case <-time.After(60 * time.Second):
-		e.Close()
-		return nil, fmt.Errorf("embedded etcd: not ready after 60s (data directory %q)", cfg.Dir)
-	case <-ctx.Done():
-		e.Close()
-		return nil, ctx.Err()
-	}
-	srv := &Server{etcd: e, ClientURL: clientURL.String()}
+	srv := &Server{etcd: e, ClientURL: clientURL.String(), closing: closing}
 	if sockets != dataDir {
 		srv.socketDir = sockets
 	}
-	return srv, nil
+	select {
+	case <-e.Server.ReadyNotify():
+		return srv, nil
+	case err := <-e.Err():
+		srv.Close()
+		return nil, fmt.Errorf("embedded etcd: failed while starting: %w", err)
+	case <-time.After(60 * time.Second):
+		srv.Close()
+		return nil, fmt.Errorf("embedded etcd: not ready after 60s (data directory %q)", cfg.Dir)
+	case <-ctx.Done():
+		srv.Close()
+		return nil, ctx.Err()
+	}
 }
 
 // ClientURL is the endpoint of the embedded etcd whose data is in dataDir.
@@ -115,6 +120,7 @@ func (s *Server) Err() <-chan error { return s.etcd.Err() }
 // Close stops the member, waits until its files are released and removes the fallback
 // socket directory, so the next Start creates it afresh.
 func (s *Server) Close() {
+	s.closing.Store(true)
 	s.etcd.Close()
 	if s.socketDir != "" {
 		_ = os.RemoveAll(s.socketDir)
