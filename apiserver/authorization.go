@@ -12,7 +12,8 @@ import (
 // reading 1000 different VMIs meant 1000 reviews; the name-less question is the same
 // for all of them and stays cached. It changes no decision: a review without a name
 // means "all names", so allowing it implies allowing any one name, and when it is not
-// allowed the named question is asked as before (rules with resourceNames still work).
+// allowed (denied, no opinion, or an error) the named question is asked as before and
+// decides alone (rules with resourceNames still work).
 type anyNameFirst struct {
 	inner authorizer.Authorizer
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,6 +43,11 @@ type Options struct {
 	// down, and closes long-running requests (watches proxied by the aggregator) 2 s after
 	// the others drained, instead of waiting up to the request timeout for them.
 	ShutdownSendRetryAfter bool
+	// ShutdownWatchTerminationGracePeriod is how long shutdown waits for open watches to
+	// end; they are told to end as soon as the server stops accepting requests, so they
+	// close cleanly (the client re-establishes them) instead of being cut when the HTTP
+	// server's shutdown times out.
+	ShutdownWatchTerminationGracePeriod time.Duration
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -56,7 +62,8 @@ func NewOptions() *Options {
 	ro.SecureServing.ServerCert.PairName = "apiserver"
 	// Self-signed serving certificates go under --data-dir unless --cert-dir says otherwise.
 	ro.SecureServing.ServerCert.CertDirectory = ""
-	return &Options{Recommended: ro, DataDir: "_output/apiserver", ShutdownSendRetryAfter: true, scheme: scheme, codecs: codecs}
+	return &Options{Recommended: ro, DataDir: "_output/apiserver", ShutdownSendRetryAfter: true,
+		ShutdownWatchTerminationGracePeriod: 5 * time.Second, scheme: scheme, codecs: codecs}
 }
 
 // AddFlags registers every option on fs.
@@ -64,6 +71,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Recommended.AddFlags(fs)
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for the embedded etcd (used when --etcd-servers is empty) and generated serving certificates.")
 	fs.BoolVar(&o.ShutdownSendRetryAfter, "shutdown-send-retry-after", o.ShutdownSendRetryAfter, "While shutting down, answer new requests with 429 and Retry-After, and close watches 2s after other requests drained.")
+	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod, "While shutting down, end open watches and wait up to this long for them to close (0: leave them to be cut when the HTTP server stops).")
 }
 
 // Complete fills in derived settings: the certificate directory, the embedded etcd endpoint
@@ -103,7 +111,11 @@ func (o *Options) Complete() error {
 
 // Validate reports every invalid option.
 func (o *Options) Validate() error {
-	return utilerrors.NewAggregate(o.Recommended.Validate())
+	errs := o.Recommended.Validate()
+	if o.ShutdownWatchTerminationGracePeriod < 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period %s: must not be negative (0 turns it off)", o.ShutdownWatchTerminationGracePeriod))
+	}
+	return utilerrors.NewAggregate(errs)
 }
 
 // Config turns completed options into a server configuration.
@@ -128,6 +140,7 @@ func (o *Options) Config() (*Config, error) {
 		return nil, err
 	}
 	gc.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
+	gc.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	gc.Authorization.Authorizer = withAnyNameFirst(gc.Authorization.Authorizer)
 	if rh := gc.Authentication.RequestHeaderConfig; rh != nil && gc.SecureServing != nil && gc.SecureServing.Listener != nil {
 		gc.AddReadyzChecks(frontProxyAccepted(rh.CAContentProvider, gc.SecureServing.Listener.Addr().String()))

@@ -1,8 +1,10 @@
 package localcluster
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 
 	"github.com/vireo-dev/vireo/localcluster/pki"
@@ -23,6 +25,20 @@ const (
 // serviceIP is the first address of the service range: the kubernetes Service.
 var serviceIP = net.IPv4(10, 96, 0, 1)
 
+// Files of etcd's own PKI. etcd trusts only its CA, which issues nothing but etcd's
+// server and peer certificates and kube-apiserver's etcd client certificate: no
+// certificate of the Kubernetes or front-proxy CA (users, controllers, tests) opens etcd.
+const (
+	etcdCA            = "etcd-ca"
+	etcdServer        = "etcd-server"
+	etcdPeer          = "etcd-peer"
+	apiServerEtcdCert = "apiserver-etcd-client"
+)
+
+// obsoleteFiles are certificates and keys earlier versions wrote (etcd's, issued by the
+// Kubernetes CA); they are deleted so no such credential stays around.
+var obsoleteFiles = []string{"etcd.crt", "etcd.key", "etcd-client.crt", "etcd-client.key"}
+
 // certificates creates every CA, certificate and key the installation needs, once.
 func (c *Cluster) certificates() error {
 	dir := c.opts.PKI()
@@ -31,6 +47,10 @@ func (c *Cluster) certificates() error {
 		return err
 	}
 	fp, err := pki.LoadOrCreateCA(dir, "front-proxy-ca", "vireo-local-front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	etcd, err := pki.LoadOrCreateCA(dir, etcdCA, "vireo-local-etcd-ca")
 	if err != nil {
 		return err
 	}
@@ -44,8 +64,13 @@ func (c *Cluster) certificates() error {
 		func() (pki.Issued, error) {
 			return ca.ServingCert("vireo-apiserver", []string{"vireo-apiserver.vireo-system.svc", "localhost"}, []net.IP{loop, nw.NodeIP})
 		},
-		func() (pki.Issued, error) { return ca.PeerCert("etcd", []string{"localhost"}, []net.IP{loop}) },
-		func() (pki.Issued, error) { return ca.ClientCert("etcd-client", "kube-apiserver-etcd-client", nil) },
+		// etcd presents its serving certificate as a client too (to its own gRPC gateway),
+		// so it carries both usages, as kubeadm's does.
+		func() (pki.Issued, error) { return etcd.PeerCert(etcdServer, []string{"localhost"}, []net.IP{loop}) },
+		func() (pki.Issued, error) { return etcd.PeerCert(etcdPeer, []string{"localhost"}, []net.IP{loop}) },
+		func() (pki.Issued, error) {
+			return etcd.ClientCert(apiServerEtcdCert, "kube-apiserver-etcd-client", nil)
+		},
 		func() (pki.Issued, error) { return ca.ClientCert("admin", adminUser, []string{"system:masters"}) },
 		func() (pki.Issued, error) {
 			return ca.ClientCert("kube-controller-manager", "system:kube-controller-manager", nil)
@@ -63,6 +88,11 @@ func (c *Cluster) certificates() error {
 	for _, step := range steps {
 		if _, err := step(); err != nil {
 			return err
+		}
+	}
+	for _, f := range obsoleteFiles {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("deleting the obsolete %s: %w", f, err)
 		}
 	}
 	return nil

@@ -13,7 +13,9 @@ import (
 	"time"
 )
 
-// Ports are the loopback ports of the host-side components.
+// Ports are the ports of the host-side components: etcd, kube-controller-manager and
+// kube-scheduler listen on loopback, kube-apiserver on the host end of the network
+// namespace's link (Network.HostIP), vireo-apiserver on its namespace end.
 type Ports struct {
 	EtcdClient, EtcdPeer, KubeAPIServer, ControllerManager, Scheduler, VireoAPIServer int
 }
@@ -33,23 +35,27 @@ func (c *Cluster) etcd() Component {
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", "vireo-local=" + peer,
-		"--cert-file", c.pkiFile("etcd.crt"), "--key-file", c.pkiFile("etcd.key"),
-		"--trusted-ca-file", c.pkiFile("ca.crt"), "--client-cert-auth",
-		"--peer-cert-file", c.pkiFile("etcd.crt"), "--peer-key-file", c.pkiFile("etcd.key"),
-		"--peer-trusted-ca-file", c.pkiFile("ca.crt"), "--peer-client-cert-auth",
+		"--cert-file", c.pkiFile(etcdServer + ".crt"), "--key-file", c.pkiFile(etcdServer + ".key"),
+		"--trusted-ca-file", c.pkiFile(etcdCA + ".crt"), "--client-cert-auth",
+		"--peer-cert-file", c.pkiFile(etcdPeer + ".crt"), "--peer-key-file", c.pkiFile(etcdPeer + ".key"),
+		"--peer-trusted-ca-file", c.pkiFile(etcdCA + ".crt"), "--peer-client-cert-auth",
 		"--log-level", "warn",
-	}, Ready: httpsReady(client+"/health", c.pkiFile("ca.crt"), c.pkiFile("etcd-client"))}
+	}, Ready: httpsReady(client+"/health", c.pkiFile(etcdCA+".crt"), c.pkiFile(apiServerEtcdCert))}
 }
 
+// kubeAPIServer listens on one address only (--bind-address takes one): the host end of
+// the network namespace's link. vireo-apiserver in the namespace reaches it there, and so
+// does every client on the host, since the address is the host's own; no other interface
+// of the machine exposes it.
 func (c *Cluster) kubeAPIServer() Component {
 	l, p, nw := &c.opts.Layout, c.opts.Ports, c.opts.Network
 	return Component{Name: "kube-apiserver", Path: c.abs(l.Bin("kube-apiserver")), Dir: l, Args: []string{
 		"--advertise-address", nw.HostIP.String(),
-		"--bind-address", "0.0.0.0",
+		"--bind-address", nw.HostIP.String(),
 		"--secure-port", strconv.Itoa(p.KubeAPIServer),
 		"--etcd-servers", fmt.Sprintf("https://127.0.0.1:%d", p.EtcdClient),
-		"--etcd-cafile", c.pkiFile("ca.crt"),
-		"--etcd-certfile", c.pkiFile("etcd-client.crt"), "--etcd-keyfile", c.pkiFile("etcd-client.key"),
+		"--etcd-cafile", c.pkiFile(etcdCA + ".crt"),
+		"--etcd-certfile", c.pkiFile(apiServerEtcdCert + ".crt"), "--etcd-keyfile", c.pkiFile(apiServerEtcdCert + ".key"),
 		"--tls-cert-file", c.pkiFile("kube-apiserver.crt"), "--tls-private-key-file", c.pkiFile("kube-apiserver.key"),
 		"--client-ca-file", c.pkiFile("ca.crt"),
 		"--authorization-mode", "RBAC",
@@ -67,6 +73,12 @@ func (c *Cluster) kubeAPIServer() Component {
 		"--enable-aggregator-routing=true",
 		"--profiling=false",
 	}, Ready: c.apiReady}
+}
+
+// KubeAPIServerURL is where every client, on the host or in the network namespace,
+// reaches kube-apiserver.
+func (c *Cluster) KubeAPIServerURL() string {
+	return "https://" + net.JoinHostPort(c.opts.Network.HostIP.String(), strconv.Itoa(c.opts.Ports.KubeAPIServer))
 }
 
 func (c *Cluster) controllerManager() Component {

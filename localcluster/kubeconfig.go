@@ -14,20 +14,19 @@ func (c *Cluster) kubeconfigPath(component string) string {
 	return filepath.Join(c.opts.Root, "kubeconfigs", component+".kubeconfig")
 }
 
-// writeKubeconfigs writes the admin kubeconfig and one per component.
+// writeKubeconfigs writes the admin kubeconfig and one per component, all pointing at
+// kube-apiserver's one listening address (vireo-apiserver, in the network namespace,
+// reaches it over the link; host processes at the host's own end of it).
 func (c *Cluster) writeKubeconfigs() error {
-	loopback := fmt.Sprintf("https://127.0.0.1:%d", c.opts.Ports.KubeAPIServer)
-	// vireo-apiserver runs in the network namespace and reaches kube-apiserver over the link.
-	fromNetns := fmt.Sprintf("https://%s:%d", c.opts.Network.HostIP, c.opts.Ports.KubeAPIServer)
-	files := []struct{ path, server, cert string }{
-		{c.opts.Kubeconfig(), loopback, "admin"},
-		{c.kubeconfigPath("kube-controller-manager"), loopback, "kube-controller-manager"},
-		{c.kubeconfigPath("kube-scheduler"), loopback, "kube-scheduler"},
-		{c.kubeconfigPath("vireo-apiserver"), fromNetns, "vireo-apiserver-client"},
-		{c.kubeconfigPath("vireo-controller"), loopback, "vireo-controller-client"},
+	files := []struct{ path, cert string }{
+		{c.opts.Kubeconfig(), "admin"},
+		{c.kubeconfigPath("kube-controller-manager"), "kube-controller-manager"},
+		{c.kubeconfigPath("kube-scheduler"), "kube-scheduler"},
+		{c.kubeconfigPath("vireo-apiserver"), "vireo-apiserver-client"},
+		{c.kubeconfigPath("vireo-controller"), "vireo-controller-client"},
 	}
 	for _, f := range files {
-		if err := c.writeKubeconfig(f.path, f.server, f.cert); err != nil {
+		if err := c.writeKubeconfig(f.path, c.KubeAPIServerURL(), f.cert); err != nil {
 			return fmt.Errorf("writing %s: %w", f.path, err)
 		}
 	}

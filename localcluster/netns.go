@@ -14,7 +14,8 @@ import (
 type Network struct {
 	// Netns is the namespace's name (ip netns).
 	Netns string
-	// HostIP is the host end of the veth pair; kube-apiserver advertises it.
+	// HostIP is the host end of the veth pair; kube-apiserver listens there (and only
+	// there) and advertises it.
 	HostIP net.IP
 	// NodeIP is the namespace end; vireo-apiserver listens there.
 	NodeIP net.IP

@@ -3,16 +3,19 @@ package localcluster
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/openapi"
 )
 
 // APIServices are the group versions vireo-apiserver serves through aggregation.
@@ -116,9 +119,11 @@ func availability(obj *unstructured.Unstructured) string {
 	return "not available: no condition yet"
 }
 
-// WaitForAPIServices polls until every APIService is Available and kube-apiserver's
-// aggregated discovery lists Vireo's resources (it refreshes a moment after availability;
-// kubectl reads it).
+// WaitForAPIServices polls until every APIService is Available, kube-apiserver's
+// aggregated discovery lists Vireo's resources (it refreshes a moment after
+// availability; kubectl reads it), and its OpenAPI v3 index lists Vireo's group
+// versions with documents that describe their kinds (aggregated a moment later still;
+// `kubectl explain` reads them).
 func (c *Cluster) WaitForAPIServices(ctx context.Context, timeout time.Duration) error {
 	cfg, err := c.RESTConfig()
 	if err != nil {
@@ -141,14 +146,82 @@ func (c *Cluster) WaitForAPIServices(ctx context.Context, timeout time.Duration)
 				return false, nil
 			}
 		}
-		missing := missingFromDiscovery(dc)
-		last = fmt.Sprintf("APIServices Available; discovery still lacks %v", missing)
-		return len(missing) == 0, nil
+		if missing := missingFromDiscovery(dc); len(missing) > 0 {
+			last = fmt.Sprintf("APIServices Available; discovery still lacks %v", missing)
+			return false, nil
+		}
+		if missing := missingFromOpenAPI(ctx, dc); len(missing) > 0 {
+			last = fmt.Sprintf("APIServices Available and in discovery; OpenAPI v3 still lacks %v", missing)
+			return false, nil
+		}
+		return true, nil
 	})
 	if err != nil {
 		return fmt.Errorf("APIServices not ready within %s: %v", timeout, last)
 	}
 	return nil
+}
+
+// servedKinds are the group versions whose kinds users look up (subresources.kubevirt.io
+// lists no resources of its own yet).
+func servedKinds() []schema.GroupVersion {
+	var out []schema.GroupVersion
+	for _, gv := range APIServices {
+		if gv.Group != "subresources.kubevirt.io" {
+			out = append(out, gv)
+		}
+	}
+	return out
+}
+
+// missingFromOpenAPI lists the served group versions that kube-apiserver's OpenAPI v3
+// index (/openapi/v3) does not list yet, or whose document cannot be fetched or
+// describes none of the group version's kinds.
+func missingFromOpenAPI(ctx context.Context, dc discovery.DiscoveryInterface) []string {
+	paths, err := openapi.ToClientWithContext(dc.OpenAPIV3()).PathsWithContext(ctx)
+	if err != nil {
+		return []string{"/openapi/v3: " + err.Error()}
+	}
+	var missing []string
+	for _, gv := range servedKinds() {
+		doc, ok := paths["apis/"+gv.Group+"/"+gv.Version]
+		if !ok {
+			missing = append(missing, gv.String()+" (not in the index)")
+			continue
+		}
+		body, err := doc.SchemaWithContext(ctx, runtime.ContentTypeJSON)
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("%s (document: %v)", gv, err))
+			continue
+		}
+		if !describesKindsOf(body, gv) {
+			missing = append(missing, gv.String()+" (document describes none of its kinds)")
+		}
+	}
+	return missing
+}
+
+// describesKindsOf reports whether an OpenAPI v3 document has a schema tagged with a
+// kind of gv, the way `kubectl explain` finds one.
+func describesKindsOf(doc []byte, gv schema.GroupVersion) bool {
+	var parsed struct {
+		Components struct {
+			Schemas map[string]struct {
+				GVKs []schema.GroupVersionKind `json:"x-kubernetes-group-version-kind"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if json.Unmarshal(doc, &parsed) != nil {
+		return false
+	}
+	for _, s := range parsed.Components.Schemas {
+		for _, gvk := range s.GVKs {
+			if gvk.GroupVersion() == gv {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // missingFromDiscovery lists the served group versions whose resources aggregated
@@ -165,9 +238,8 @@ func missingFromDiscovery(dc discovery.DiscoveryInterface) []string {
 		}
 	}
 	var missing []string
-	for _, gv := range APIServices {
-		// subresources.kubevirt.io lists no resources of its own yet.
-		if gv.Group != "subresources.kubevirt.io" && !seen[gv.String()] {
+	for _, gv := range servedKinds() {
+		if !seen[gv.String()] {
 			missing = append(missing, gv.String())
 		}
 	}

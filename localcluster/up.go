@@ -88,7 +88,7 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	c.say("registering APIServices %s and waiting until they are Available and in discovery", apiServiceNames())
+	c.say("registering APIServices %s and waiting until they are Available, in discovery and in OpenAPI", apiServiceNames())
 	if err := c.registerAPIServices(ctx, applier); err != nil {
 		return err
 	}

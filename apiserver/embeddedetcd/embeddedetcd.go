@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -21,6 +22,11 @@ type Server struct {
 	// ClientURL is the endpoint clients use: a unix socket inside the data directory,
 	// so the unauthenticated etcd port is reachable only through the filesystem.
 	ClientURL string
+	// socketDir is the fallback socket directory, removed on Close; empty when the
+	// sockets are in the data directory.
+	socketDir string
+	// closing is set when Close begins, so the logger knows closed-listener errors are expected.
+	closing *atomic.Bool
 }
 
 // Start launches etcd with its data under dataDir and returns once it serves requests
@@ -34,8 +40,10 @@ func Start(ctx context.Context, dataDir string) (*Server, error) {
 		return nil, fmt.Errorf("embedded etcd: creating data directory %q: %w", dataDir, err)
 	}
 	sockets := socketDir(dataDir)
-	if err := os.MkdirAll(sockets, 0o700); err != nil {
-		return nil, fmt.Errorf("embedded etcd: creating socket directory %q: %w", sockets, err)
+	if sockets != dataDir {
+		if err := ensurePrivateDir(sockets); err != nil {
+			return nil, fmt.Errorf("embedded etcd: the data directory's path is too long for a unix socket, so the sockets go to another directory: %w", err)
+		}
 	}
 	clientURL := clientURL(dataDir)
 	peerURL := url.URL{Scheme: "unix", Path: filepath.Join(sockets, "etcd-peer.sock")}
@@ -48,8 +56,10 @@ func Start(ctx context.Context, dataDir string) (*Server, error) {
 	cfg.ListenPeerUrls = []url.URL{peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.LogLevel = "error"
+	// etcd logs through klog (see klogCore), quietly unless something is wrong.
+	logger, closing := newLogger()
 	cfg.Logger = "zap"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger)
 	// Keep the database small on long-running development installations.
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "5m"
@@ -58,19 +68,23 @@ func Start(ctx context.Context, dataDir string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded etcd: starting in %q: %w", cfg.Dir, err)
 	}
+	srv := &Server{etcd: e, ClientURL: clientURL.String(), closing: closing}
+	if sockets != dataDir {
+		srv.socketDir = sockets
+	}
 	select {
 	case <-e.Server.ReadyNotify():
+		return srv, nil
 	case err := <-e.Err():
-		e.Close()
+		srv.Close()
 		return nil, fmt.Errorf("embedded etcd: failed while starting: %w", err)
 	case <-time.After(60 * time.Second):
-		e.Close()
+		srv.Close()
 		return nil, fmt.Errorf("embedded etcd: not ready after 60s (data directory %q)", cfg.Dir)
 	case <-ctx.Done():
-		e.Close()
+		srv.Close()
 		return nil, ctx.Err()
 	}
-	return &Server{etcd: e, ClientURL: clientURL.String()}, nil
 }
 
 // ClientURL is the endpoint of the embedded etcd whose data is in dataDir.
@@ -89,7 +103,9 @@ func clientURL(absDataDir string) url.URL {
 
 // socketDir is where the sockets live: the data directory, or, when its path is too long
 // for a unix socket (108 bytes on Linux), a directory under the system's temporary
-// directory named after a hash of it, so the endpoint still follows from the data directory.
+// directory named after a hash of it, so the endpoint still follows from the data
+// directory. That directory is shared with other users, so Start accepts it only if it
+// is private (see ensurePrivateDir).
 func socketDir(absDataDir string) string {
 	if len(absDataDir) <= 80 {
 		return absDataDir
@@ -101,5 +117,12 @@ func socketDir(absDataDir string) string {
 // Err reports a fatal error of the running member.
 func (s *Server) Err() <-chan error { return s.etcd.Err() }
 
-// Close stops the member and waits until its files are released.
-func (s *Server) Close() { s.etcd.Close() }
+// Close stops the member, waits until its files are released and removes the fallback
+// socket directory, so the next Start creates it afresh.
+func (s *Server) Close() {
+	s.closing.Store(true)
+	s.etcd.Close()
+	if s.socketDir != "" {
+		_ = os.RemoveAll(s.socketDir)
+	}
+}

@@ -2,6 +2,8 @@ package embeddedetcd
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,5 +47,37 @@ func TestLongDataDirectory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		sockets := filepath.Dir(strings.TrimPrefix(s.ClientURL, "unix://"))
+		if _, err := os.Lstat(sockets); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the fallback socket directory %s is left after Close (%v)", sockets, err)
+		}
+	}
+}
+
+// TestStartRefusesAFallbackSocketDirectoryOthersCanEnter plants the fallback socket
+// directory before Start, as another local user could under /tmp.
+func TestStartRefusesAFallbackSocketDirectoryOthersCanEnter(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join(t.TempDir(), strings.Repeat("a-rather-long-directory-name/", 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := socketDir(dir)
+	if planted == dir {
+		t.Fatal("test setup: the data directory's path is short enough for its own sockets")
+	}
+	if err := os.Mkdir(planted, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(planted) })
+	if err := os.Chmod(planted, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(context.Background(), dir)
+	if err == nil {
+		s.Close()
+		t.Fatal("started with a world-writable socket directory")
+	}
+	if !strings.Contains(err.Error(), planted) || !strings.Contains(err.Error(), "want 0700") {
+		t.Errorf("error %q does not name the directory and its problem", err)
 	}
 }

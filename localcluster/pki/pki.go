@@ -3,6 +3,7 @@
 package pki
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -38,17 +39,21 @@ func (ca *CA) PEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
 }
 
-// LoadOrCreateCA reads the CA from dir, creating it on first use.
+// LoadOrCreateCA reads the CA from dir, creating it on first use or anew when its files
+// are unusable (not PEM, or a certificate that does not match the key).
 func LoadOrCreateCA(dir, name, commonName string) (*CA, error) {
 	ca := &CA{Dir: dir, Name: name}
 	cert, key, err := load(dir, name)
-	if err == nil {
+	if err == nil && matches(cert, key) {
 		ca.cert, ca.key = cert, key
 		return ca, nil
 	}
-	if !errors.Is(err, os.ErrNotExist) {
+	if err != nil && !replaceable(err) {
 		return nil, err
 	}
+	// Missing, unreadable as PEM, or a certificate that is not the key's (a write cut
+	// short between the two files): a new CA, after which every certificate it issued
+	// is reissued as well.
 	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -96,14 +101,15 @@ func (ca *CA) ServingCert(name string, dnsNames []string, ips []net.IP) (Issued,
 
 func (ca *CA) issue(name string, tmpl *x509.Certificate) (Issued, error) {
 	out := Issued{CertFile: filepath.Join(ca.Dir, name+".crt"), KeyFile: filepath.Join(ca.Dir, name+".key")}
-	existing, _, err := load(ca.Dir, name)
-	if err == nil && ca.stillValid(existing, tmpl) {
+	existing, existingKey, err := load(ca.Dir, name)
+	if err == nil && matches(existing, existingKey) && ca.stillValid(existing, tmpl) {
 		return out, nil
 	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err != nil && !replaceable(err) {
 		return out, err
 	}
-	// Missing, or issued for other names, by another CA or about to expire: (re)issue.
+	// Missing, unparsable, not matching its key, issued for other names, by another CA or about to
+	// expire: (re)issue.
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return out, err
@@ -147,20 +153,34 @@ func serial() *big.Int {
 	return n
 }
 
+// matches reports whether cert certifies key's public key.
+func matches(cert *x509.Certificate, key crypto.Signer) bool {
+	pub, ok := cert.PublicKey.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && pub.Equal(key.Public())
+}
+
+// save writes the key and then the certificate, each atomically.
 func save(dir, name string, der []byte, key *ecdsa.PrivateKey) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		return err
 	}
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-	if err := os.WriteFile(filepath.Join(dir, name+".key"), keyPEM, 0o600); err != nil {
+	if err := writeFileAtomic(filepath.Join(dir, name+".key"), keyPEM, 0o600); err != nil {
 		return err
 	}
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	return os.WriteFile(filepath.Join(dir, name+".crt"), certPEM, 0o644)
+	return writeFileAtomic(filepath.Join(dir, name+".crt"), certPEM, 0o644)
+}
+
+// errUnusable marks a certificate or key file that exists but cannot be used; like a
+// missing one, it is replaced.
+var errUnusable = errors.New("unusable")
+
+// replaceable reports whether a load error means "create the file anew" rather than a
+// problem the user must fix (such as a permission error).
+func replaceable(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, errUnusable)
 }
 
 func load(dir, name string) (*x509.Certificate, crypto.Signer, error) {
@@ -168,52 +188,68 @@ func load(dir, name string) (*x509.Certificate, crypto.Signer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	keyPEM, err := os.ReadFile(filepath.Join(dir, name+".key"))
-	if err != nil {
-		return nil, nil, err
-	}
 	cb, _ := pem.Decode(certPEM)
-	kb, _ := pem.Decode(keyPEM)
-	if cb == nil || kb == nil {
-		return nil, nil, fmt.Errorf("%s: not PEM; delete %s.crt and %s.key to recreate them", filepath.Join(dir, name), name, name)
+	if cb == nil {
+		return nil, nil, fmt.Errorf("%s.crt in %s: not PEM: %w", name, dir, errUnusable)
 	}
 	cert, err := x509.ParseCertificate(cb.Bytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s.crt in %s: %v: %w", name, dir, err, errUnusable)
 	}
-	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	key, err := loadKey(filepath.Join(dir, name+".key"))
 	if err != nil {
 		return nil, nil, err
 	}
 	return cert, key, nil
 }
 
+// loadKey reads a PEM-encoded EC private key.
+func loadKey(path string) (*ecdsa.PrivateKey, error) {
+	keyPEM, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	kb, _ := pem.Decode(keyPEM)
+	if kb == nil {
+		return nil, fmt.Errorf("%s: not PEM: %w", path, errUnusable)
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v: %w", path, err, errUnusable)
+	}
+	return key, nil
+}
+
 // SigningKey creates (once) a bare key pair, <name>.key and <name>.pub, such as the
-// key kube-apiserver signs service-account tokens with.
+// key kube-apiserver signs service-account tokens with. A missing or stale <name>.pub
+// is rewritten from the key.
 func SigningKey(dir, name string) (Issued, error) {
 	out := Issued{CertFile: filepath.Join(dir, name+".pub"), KeyFile: filepath.Join(dir, name+".key")}
-	if _, err := os.Stat(out.KeyFile); err == nil {
-		return out, nil
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return out, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
+	key, err := loadKey(out.KeyFile)
+	if err != nil && replaceable(err) {
+		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return out, err
+		}
+		keyDER, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			return out, err
+		}
+		if err := writeFileAtomic(out.KeyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+			return out, err
+		}
+	} else if err != nil {
 		return out, err
 	}
 	pubDER, err := x509.MarshalPKIXPublicKey(key.Public())
 	if err != nil {
 		return out, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return out, err
+	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})
+	if have, err := os.ReadFile(out.CertFile); err == nil && bytes.Equal(have, pubPEM) {
+		return out, nil
 	}
-	if err := os.WriteFile(out.KeyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		return out, err
-	}
-	return out, os.WriteFile(out.CertFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), 0o644)
+	return out, writeFileAtomic(out.CertFile, pubPEM, 0o644)
 }
 
 // PeerCert issues (once) a certificate valid for both serving and client use, as etcd

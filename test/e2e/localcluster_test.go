@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,11 +50,26 @@ func TestVireoLocalLifecycle(t *testing.T) {
 		t.Fatalf("a failed up left components running: %v", running)
 	}
 
+	// An installation made before etcd had a CA of its own migrates on the next up:
+	// new certificates, the old ones deleted, the data kept.
+	writeOldEtcdPKI(t, cluster.Options().PKI())
 	if err := cluster.Up(upCtx); err != nil {
 		t.Fatalf("up after down: %v", err)
 	}
+	// "Up" means usable: kubectl explain works at once, with a kube-apiserver that has
+	// just started and must aggregate Vireo's OpenAPI documents anew.
+	for _, kind := range []string{"vmi", "dv"} {
+		if out, errOut, err := kubectlResult("explain", kind); err != nil || !strings.Contains(out, "KIND:") {
+			t.Errorf("kubectl explain %s right after up: %v\n%s%s", kind, err, out, errOut)
+		}
+	}
 	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(ctx, "survivor", metav1.GetOptions{}); err != nil {
-		t.Fatalf("the VMI did not survive down and up: %v", err)
+		t.Fatalf("the VMI did not survive down and up (with etcd's certificates migrated to its own CA): %v", err)
+	}
+	for _, old := range []string{"etcd.crt", "etcd.key", "etcd-client.crt", "etcd-client.key"} {
+		if _, err := os.Stat(filepath.Join(cluster.Options().PKI(), old)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("obsolete %s still there after up (stat: %v)", old, err)
+		}
 	}
 }
 
