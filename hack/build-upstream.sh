@@ -63,7 +63,7 @@ progress() {
 }
 
 echo "building upstream Kubernetes v1.37.2 and etcd into _output/bin: ${BINARIES[*]}"
-echo "(the first build takes about 30 minutes on 2 cores, downloads included (1857 s measured); later builds reuse Go's cache)"
+echo "(the first build takes 7-10 minutes on 2 idle cores, downloads included, and longer while other builds run; later builds reuse Go's cache)"
 mkdir -p "${BIN}"
 cd "${ROOT}/hack/tools"
 echo "  [$(elapsed)] listing the packages involved (the first run downloads the modules)"
