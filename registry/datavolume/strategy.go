@@ -6,7 +6,6 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -36,9 +35,7 @@ func Resource() storeutil.Resource[*cdiv1beta1.DataVolume] {
 			CopySpec:    func(dst, src *cdiv1beta1.DataVolume) { dst.Spec = src.Spec },
 			Spec:        func(o *cdiv1beta1.DataVolume) any { return o.Spec },
 		},
-		SelectableFields: func(o *cdiv1beta1.DataVolume) fields.Set {
-			return fields.Set{"status.phase": string(o.Status.Phase)}
-		},
+		SelectableFields: cdiv1beta1.DataVolumeFields,
 		Table: storeutil.Table[*cdiv1beta1.DataVolume]{
 			Columns: []metav1.TableColumnDefinition{
 				storeutil.Column("Phase", "Phase of the import.", 0),

@@ -7,7 +7,6 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -47,9 +46,7 @@ func Resource(lookups *Lookups) storeutil.Resource[*v1.VirtualMachineInstanceMig
 			CopySpec:   func(dst, src *v1.VirtualMachineInstanceMigration) { dst.Spec = src.Spec },
 			Spec:       func(o *v1.VirtualMachineInstanceMigration) any { return o.Spec },
 		},
-		SelectableFields: func(o *v1.VirtualMachineInstanceMigration) fields.Set {
-			return fields.Set{"spec.vmiName": o.Spec.VMIName, "status.phase": string(o.Status.Phase)}
-		},
+		SelectableFields: v1.VirtualMachineInstanceMigrationFields,
 		// KubeVirt's migration columns have no AGE.
 		Table: storeutil.Table[*v1.VirtualMachineInstanceMigration]{
 			Columns: []metav1.TableColumnDefinition{

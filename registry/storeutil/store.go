@@ -2,6 +2,7 @@ package storeutil
 
 import (
 	"context"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -12,6 +13,7 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -26,7 +28,10 @@ type Resource[T Object] struct {
 	// SelectableFields returns the fields beyond metadata.name/namespace that field
 	// selectors may use; nil means none.
 	SelectableFields func(obj T) fields.Set
-	Table            rest.TableConvertor
+	// IndexedFields are selectable fields the watch cache indexes: a list or watch that selects
+	// one value of such a field is served from the index instead of filtering every object.
+	IndexedFields []string
+	Table         rest.TableConvertor
 }
 
 // REST is the storage of a main resource.
@@ -90,7 +95,7 @@ func NewStores[T Object](scheme *runtime.Scheme, getter generic.RESTOptionsGette
 		DefaultQualifiedResource:  res.Plural,
 		SingularQualifiedResource: res.Singular,
 		PredicateFunc: func(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
-			return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: attrs}
+			return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: attrs, IndexFields: res.IndexedFields}
 		},
 		CreateStrategy:      strategy,
 		UpdateStrategy:      strategy,
@@ -98,7 +103,7 @@ func NewStores[T Object](scheme *runtime.Scheme, getter generic.RESTOptionsGette
 		ResetFieldsStrategy: strategy,
 		TableConvertor:      res.Table,
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: getter, AttrFunc: attrs}); err != nil {
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: getter, AttrFunc: attrs, Indexers: indexers(res)}); err != nil {
 		return nil, nil, err
 	}
 	statusStore := *store
@@ -115,4 +120,22 @@ func addObjectMetaFields(set fields.Set, obj metav1.Object) fields.Set {
 	set["metadata.name"] = obj.GetName()
 	set["metadata.namespace"] = obj.GetNamespace()
 	return set
+}
+
+// indexers builds the watch cache's indexers of a resource's IndexedFields.
+func indexers[T Object](res Resource[T]) *cache.Indexers {
+	if len(res.IndexedFields) == 0 || res.SelectableFields == nil {
+		return nil
+	}
+	idx := cache.Indexers{}
+	for _, f := range res.IndexedFields {
+		idx[storage.FieldIndex(f)] = func(obj any) ([]string, error) {
+			o, ok := obj.(T)
+			if !ok {
+				return nil, fmt.Errorf("indexing %s: unexpected object %T", f, obj)
+			}
+			return []string{res.SelectableFields(o)[f]}, nil
+		}
+	}
+	return &idx
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -42,9 +41,7 @@ func Resource() storeutil.Resource[*v1.VirtualMachine] {
 			Spec:           func(o *v1.VirtualMachine) any { return o.Spec },
 			Warnings:       warnings,
 		},
-		SelectableFields: func(o *v1.VirtualMachine) fields.Set {
-			return fields.Set{"status.printableStatus": string(o.Status.PrintableStatus)}
-		},
+		SelectableFields: v1.VirtualMachineFields,
 		Table: storeutil.Table[*v1.VirtualMachine]{
 			Columns: []metav1.TableColumnDefinition{
 				storeutil.AgeColumn,

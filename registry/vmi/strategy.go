@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -37,17 +36,11 @@ func Resource() storeutil.Resource[*v1.VirtualMachineInstance] {
 			CopySpec:             func(dst, src *v1.VirtualMachineInstance) { dst.Spec = src.Spec },
 			Spec:                 func(o *v1.VirtualMachineInstance) any { return o.Spec },
 		},
-		SelectableFields: SelectableFields,
-		Table:            table,
-	}
-}
-
-// SelectableFields lets node agents watch only their node's VMIs (status.nodeName)
-// and controllers filter by phase.
-func SelectableFields(o *v1.VirtualMachineInstance) fields.Set {
-	return fields.Set{
-		"status.nodeName": o.Status.NodeName,
-		"status.phase":    string(o.Status.Phase),
+		SelectableFields: v1.VirtualMachineInstanceFields,
+		// Each node agent watches the VMIs of its node: the watch cache indexes them by node
+		// instead of testing every VMI event against every node agent's selector.
+		IndexedFields: []string{"status.nodeName"},
+		Table:         table,
 	}
 }
 

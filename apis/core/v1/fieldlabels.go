@@ -3,41 +3,49 @@ package v1
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Field selectors the server accepts, besides metadata.name and metadata.namespace. Each node
-// agent watches only the VMIs on its node (status.nodeName); the registry's GetAttrs must report
-// the same fields.
-var fieldSelectors = map[string][]string{
-	"VirtualMachineInstance":          {"status.nodeName", "status.phase"},
-	"VirtualMachineInstanceMigration": {"spec.vmiName", "status.phase"},
-	"VirtualMachine":                  {"status.printableStatus"},
+// VirtualMachineInstanceFields are the fields a VMI can be selected by, besides metadata.name and
+// metadata.namespace: each node agent watches only the VMIs of its node (status.nodeName, also an
+// index of the server's watch cache) and controllers filter by phase. The server's field
+// selectors and the registry's attributes both come from here.
+func VirtualMachineInstanceFields(o *VirtualMachineInstance) fields.Set {
+	return fields.Set{"status.nodeName": o.Status.NodeName, "status.phase": string(o.Status.Phase)}
 }
 
-// FieldSelectors returns the field selector labels, other than metadata.name and
-// metadata.namespace, that the given kind supports.
-func FieldSelectors(kind string) []string {
-	return append([]string(nil), fieldSelectors[kind]...)
+// VirtualMachineFields are the fields a VirtualMachine can be selected by, besides its name and namespace.
+func VirtualMachineFields(o *VirtualMachine) fields.Set {
+	return fields.Set{"status.printableStatus": string(o.Status.PrintableStatus)}
+}
+
+// VirtualMachineInstanceMigrationFields are the fields a migration can be selected by, besides its
+// name and namespace: the VMI it migrates and its phase.
+func VirtualMachineInstanceMigrationFields(o *VirtualMachineInstanceMigration) fields.Set {
+	return fields.Set{"spec.vmiName": o.Spec.VMIName, "status.phase": string(o.Status.Phase)}
 }
 
 // addFieldLabelConversions lets clients select objects of this version by the fields above.
 func addFieldLabelConversions(scheme *runtime.Scheme) error {
-	for kind, fields := range fieldSelectors {
-		allowed := map[string]bool{}
-		for _, f := range fields {
-			allowed[f] = true
-		}
-		err := scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind(kind),
-			func(label, value string) (string, string, error) {
-				if allowed[label] {
-					return label, value, nil
-				}
-				return runtime.DefaultMetaV1FieldSelectorConversion(label, value)
-			})
-		if err != nil {
+	for kind, set := range map[string]fields.Set{
+		"VirtualMachineInstance":          VirtualMachineInstanceFields(&VirtualMachineInstance{}),
+		"VirtualMachine":                  VirtualMachineFields(&VirtualMachine{}),
+		"VirtualMachineInstanceMigration": VirtualMachineInstanceMigrationFields(&VirtualMachineInstanceMigration{}),
+	} {
+		if err := scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind(kind), fieldLabelConversion(set)); err != nil {
 			return fmt.Errorf("registering field selectors of %s: %w", kind, err)
 		}
 	}
 	return nil
+}
+
+// fieldLabelConversion accepts the labels of set and the object metadata fields.
+func fieldLabelConversion(set fields.Set) runtime.FieldLabelConversionFunc {
+	return func(label, value string) (string, string, error) {
+		if _, ok := set[label]; ok {
+			return label, value, nil
+		}
+		return runtime.DefaultMetaV1FieldSelectorConversion(label, value)
+	}
 }
