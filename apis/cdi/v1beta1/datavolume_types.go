@@ -204,6 +204,7 @@ type DataVolumeStatus struct {
 	// +optional
 	Progress DataVolumeProgress `json:"progress,omitempty"`
 	// Conditions are the current observed conditions of the DataVolume, one per type.
+	// Server-side apply merges them by type.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -359,13 +359,17 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Disk
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - name
     - name: interfaces
       type:
         list:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Interface
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - name
     - name: rng
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Rng
@@ -487,7 +491,10 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Port
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - port
+          - protocol
 - name: com.github.vireo-dev.vireo.apis.core.v1.InterfaceBridge
   map:
     elementType:
@@ -712,6 +719,7 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: protocol
       type:
         scalar: string
+      default: TCP
 - name: com.github.vireo-dev.vireo.apis.core.v1.PreferredSchedulingTerm
   map:
     fields:
@@ -1065,7 +1073,9 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Network
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - name
     - name: nodeSelector
       type:
         map:
@@ -1092,7 +1102,9 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Volume
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - name
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceStatus
   map:
     fields:
