@@ -427,6 +427,13 @@ func schema_vireo_apis_cdi_v1beta1_DataVolumeSourceHTTP(ref common.ReferenceCall
 							},
 						},
 					},
+					"checksum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Checksum, when set, is the expected digest of the file exactly as downloaded (before decompression or format conversion), as \"algorithm:hex\" with algorithm md5, sha1, sha256 or sha512, such as \"sha256:9f86d0...0a08\"; the import fails when it does not match.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"url"},
 			},
@@ -530,13 +537,6 @@ func schema_vireo_apis_cdi_v1beta1_DataVolumeSpec(ref common.ReferenceCallback) 
 					"contentType": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ContentType is kubevirt (a disk image, the default) or archive (a tar archive).",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"checksum": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Checksum, when set, is the digest of the source file exactly as fetched (before decompression or format conversion), in the form \"sha256:<hex>\"; the import fails when it does not match.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

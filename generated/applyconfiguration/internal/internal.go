@@ -107,6 +107,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: certConfigMap
       type:
         scalar: string
+    - name: checksum
+      type:
+        scalar: string
     - name: extraHeaders
       type:
         list:
@@ -155,9 +158,6 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSpec
   map:
     fields:
-    - name: checksum
-      type:
-        scalar: string
     - name: contentType
       type:
         scalar: string
