@@ -35,7 +35,7 @@ spec:
       source:
         http:
           url: https://images.example.com/disk.qcow2.xz
-      checksum: sha256:00ff
+          checksum: sha256:00ff
   template:
     metadata:
       labels:
@@ -139,7 +139,7 @@ func TestKubeVirtManifestDecodes(t *testing.T) {
 	if got := dvt.Spec.Storage.Resources.Requests.Storage(); got.Cmp(resource.MustParse("2Gi")) != 0 {
 		t.Errorf("dataVolumeTemplates[0] storage = %v, want 2Gi", got)
 	}
-	if dvt.Spec.Source.HTTP == nil || dvt.Spec.Checksum != "sha256:00ff" {
+	if dvt.Spec.Source.HTTP == nil || dvt.Spec.Source.HTTP.Checksum != "sha256:00ff" {
 		t.Errorf("dataVolumeTemplates[0] source/checksum not decoded: %+v", dvt.Spec)
 	}
 	if len(dvt.Spec.Storage.AccessModes) != 1 || dvt.Spec.Storage.AccessModes[0] != cdiv1beta1.ReadWriteMany {

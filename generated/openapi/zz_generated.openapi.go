@@ -428,6 +428,13 @@ func schema_vireo_apis_cdi_v1beta1_DataVolumeSourceHTTP(ref common.ReferenceCall
 							},
 						},
 					},
+					"checksum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Checksum, when set, is the expected digest of the file exactly as downloaded (before decompression or format conversion), as \"algorithm:hex\" with algorithm md5, sha1, sha256 or sha512, such as \"sha256:9f86d0...0a08\"; the import fails when it does not match.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"url"},
 			},
@@ -535,13 +542,6 @@ func schema_vireo_apis_cdi_v1beta1_DataVolumeSpec(ref common.ReferenceCallback) 
 							Format:      "",
 						},
 					},
-					"checksum": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Checksum, when set, is the digest of the source file exactly as fetched (before decompression or format conversion), in the form \"sha256:<hex>\"; the import fails when it does not match.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
 				},
 			},
 		},
@@ -581,7 +581,7 @@ func schema_vireo_apis_cdi_v1beta1_DataVolumeStatus(ref common.ReferenceCallback
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Conditions are the current observed conditions of the DataVolume, one per type.",
+							Description: "Conditions are the current observed conditions of the DataVolume, one per type. Server-side apply merges them by type.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1079,11 +1079,14 @@ func schema_vireo_apis_core_v1_Devices(ref common.ReferenceCallback) common.Open
 					"disks": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
-								"x-kubernetes-list-type": "atomic",
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Disks are the block devices the guest sees; each refers by name to an entry in spec.volumes.",
+							Description: "Disks are the block devices the guest sees; each refers by name to an entry in spec.volumes. Server-side apply merges them by name.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1097,11 +1100,14 @@ func schema_vireo_apis_core_v1_Devices(ref common.ReferenceCallback) common.Open
 					"interfaces": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
-								"x-kubernetes-list-type": "atomic",
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Interfaces are the guest's network interfaces; each refers by name to an entry in spec.networks.",
+							Description: "Interfaces are the guest's network interfaces; each refers by name to an entry in spec.networks. Server-side apply merges them by name.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1473,11 +1479,15 @@ func schema_vireo_apis_core_v1_Interface(ref common.ReferenceCallback) common.Op
 					"ports": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
-								"x-kubernetes-list-type": "atomic",
+								"x-kubernetes-list-map-keys": []interface{}{
+									"port",
+									"protocol",
+								},
+								"x-kubernetes-list-type": "map",
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Ports limits which ports are forwarded to the guest with the masquerade binding; all ports are forwarded when empty.",
+							Description: "Ports limits which ports are forwarded to the guest with the masquerade binding; all ports are forwarded when empty. Server-side apply merges them by port and protocol.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -2186,6 +2196,7 @@ func schema_vireo_apis_core_v1_Port(ref common.ReferenceCallback) common.OpenAPI
 					"protocol": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Protocol is TCP (the default) or UDP.",
+							Default:     "TCP",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -3179,11 +3190,14 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref common.ReferenceCa
 					"volumes": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
-								"x-kubernetes-list-type": "atomic",
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Volumes are the sources of data that disks in domain.devices.disks attach.",
+							Description: "Volumes are the sources of data that disks in domain.devices.disks attach. Server-side apply merges them by name.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -3197,11 +3211,14 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref common.ReferenceCa
 					"networks": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
-								"x-kubernetes-list-type": "atomic",
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Networks are the networks that interfaces in domain.devices.interfaces connect to.",
+							Description: "Networks are the networks that interfaces in domain.devices.interfaces connect to. Server-side apply merges them by name.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

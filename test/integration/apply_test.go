@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	applyv1 "github.com/vireo-dev/vireo/generated/applyconfiguration/core/v1"
@@ -72,4 +73,132 @@ func ownsField(entries []metav1.ManagedFieldsEntry, manager, field string) bool 
 func managedFieldsJSON(entries []metav1.ManagedFieldsEntry) string {
 	b, _ := json.Marshal(entries)
 	return string(b)
+}
+
+// vmManifest is a VirtualMachine as a user would keep it in a file and apply: a disk, its volume,
+// an interface whose port names no protocol, and its network.
+const vmManifest = `apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: ssa-lists
+spec:
+  runStrategy: Halted
+  template:
+    spec:
+      domain:
+        memory:
+          guest: 64Mi
+        devices:
+          disks:
+          - name: root
+            disk:
+              bus: virtio
+          interfaces:
+          - name: default
+            masquerade: {}
+            ports:
+            - name: ssh
+              port: 22
+      networks:
+      - name: default
+        pod: {}
+      volumes:
+      - name: root
+        containerDisk:
+          image: registry.local/tiny:1.0
+`
+
+// addDataDisk is a second manifest that only adds one disk and its volume to the same VM.
+const addDataDisk = `apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: ssa-lists
+spec:
+  template:
+    spec:
+      domain:
+        devices:
+          disks:
+          - name: data
+            disk:
+              bus: virtio
+      volumes:
+      - name: data
+        emptyDisk:
+          capacity: 1Gi
+`
+
+func applyManifest(t *testing.T, ns, manager, manifest string, force bool) (*v1.VirtualMachine, error) {
+	t.Helper()
+	return server.Client.KubevirtV1().VirtualMachines(ns).Patch(context.Background(), "ssa-lists",
+		types.ApplyPatchType, []byte(manifest), metav1.PatchOptions{FieldManager: manager, Force: &force})
+}
+
+// TestServerSideApplySharesListItems applies one manifest as two field managers: lists keyed by name
+// (and ports keyed by port and protocol, with protocol defaulted to TCP) are merged per item, so the
+// second manager shares ownership of the same items instead of conflicting with the first.
+func TestServerSideApplySharesListItems(t *testing.T) {
+	ns := namespace(t)
+	if _, err := applyManifest(t, ns, "alice", vmManifest, false); err != nil {
+		t.Fatalf("apply as alice: %v", err)
+	}
+	vm, err := applyManifest(t, ns, "bob", vmManifest, false)
+	if err != nil {
+		t.Fatalf("same manifest applied as bob without force: %v", err)
+	}
+	for _, manager := range []string{"alice", "bob"} {
+		for _, key := range []string{`k:{\"name\":\"root\"}`, `k:{\"name\":\"default\"}`, `k:{\"port\":22,\"protocol\":\"TCP\"}`} {
+			if !ownsKey(vm.ManagedFields, manager, key) {
+				t.Errorf("%s does not own list item %s: %s", manager, key, managedFieldsJSON(vm.ManagedFields))
+			}
+		}
+	}
+	ports := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].Ports
+	if len(ports) != 1 || ports[0].Protocol != "TCP" {
+		t.Errorf("ports = %+v, want one port with protocol defaulted to TCP", ports)
+	}
+}
+
+// TestServerSideApplyMergesAddedDisk applies a second manifest that adds one disk and its volume:
+// they are merged with the existing ones instead of replacing the lists.
+func TestServerSideApplyMergesAddedDisk(t *testing.T) {
+	ns := namespace(t)
+	if _, err := applyManifest(t, ns, "alice", vmManifest, false); err != nil {
+		t.Fatalf("apply as alice: %v", err)
+	}
+	vm, err := applyManifest(t, ns, "bob", addDataDisk, false)
+	if err != nil {
+		t.Fatalf("apply of an added disk as bob: %v", err)
+	}
+	spec := vm.Spec.Template.Spec
+	var disks, volumes []string
+	for _, d := range spec.Domain.Devices.Disks {
+		disks = append(disks, d.Name)
+	}
+	for _, v := range spec.Volumes {
+		volumes = append(volumes, v.Name)
+	}
+	if strings.Join(disks, ",") != "root,data" || strings.Join(volumes, ",") != "root,data" {
+		t.Fatalf("disks %v volumes %v, want root,data for both", disks, volumes)
+	}
+	// Re-applying alice's manifest keeps bob's disk: alice never owned it.
+	vm, err = applyManifest(t, ns, "alice", vmManifest, false)
+	if err != nil {
+		t.Fatalf("re-apply as alice: %v", err)
+	}
+	if n := len(vm.Spec.Template.Spec.Domain.Devices.Disks); n != 2 {
+		t.Errorf("after alice re-applied: %d disks, want 2", n)
+	}
+}
+
+// ownsKey reports whether manager's apply entry mentions the list item key (as it appears in
+// fieldsV1 JSON).
+func ownsKey(entries []metav1.ManagedFieldsEntry, manager, key string) bool {
+	for _, e := range entries {
+		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.FieldsV1 != nil &&
+			strings.Contains(string(e.FieldsV1.Raw), key) {
+			return true
+		}
+	}
+	return false
 }

@@ -60,10 +60,6 @@ type DataVolumeSpec struct {
 	// ContentType is kubevirt (a disk image, the default) or archive (a tar archive).
 	// +optional
 	ContentType DataVolumeContentType `json:"contentType,omitempty"`
-	// Checksum, when set, is the digest of the source file exactly as fetched (before decompression
-	// or format conversion), in the form "sha256:<hex>"; the import fails when it does not match.
-	// +optional
-	Checksum string `json:"checksum,omitempty"`
 }
 
 // DataVolumeSource is where a DataVolume's data comes from. Only one field may be set.
@@ -101,6 +97,11 @@ type DataVolumeSourceHTTP struct {
 	// +optional
 	// +listType=atomic
 	ExtraHeaders []string `json:"extraHeaders,omitempty"`
+	// Checksum, when set, is the expected digest of the file exactly as downloaded (before
+	// decompression or format conversion), as "algorithm:hex" with algorithm md5, sha1, sha256
+	// or sha512, such as "sha256:9f86d0...0a08"; the import fails when it does not match.
+	// +optional
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // DataVolumeSourceRegistry imports the disk image stored under /disk/ in a container image.
@@ -204,6 +205,7 @@ type DataVolumeStatus struct {
 	// +optional
 	Progress DataVolumeProgress `json:"progress,omitempty"`
 	// Conditions are the current observed conditions of the DataVolume, one per type.
+	// Server-side apply merges them by type.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

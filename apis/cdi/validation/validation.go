@@ -4,6 +4,7 @@
 package validation
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -19,8 +20,12 @@ import (
 // sourceNames lists the DataVolume sources, for messages.
 const sourceNames = "http, registry, upload, blank, pvc"
 
-// checksumPattern is the form of a DataVolume checksum.
-var checksumPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+// checksumHexLength is the number of hexadecimal digits of the digest of each checksum algorithm
+// an HTTP source may name, as CDI accepts them.
+var checksumHexLength = map[string]int{"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}
+
+// hexDigits matches a non-empty string of hexadecimal digits, in either case.
+var hexDigits = regexp.MustCompile(`^[0-9a-fA-F]+$`)
 
 // accessModes are the access modes a volume may ask for.
 var accessModes = []cdiv1beta1.PersistentVolumeAccessMode{
@@ -69,12 +74,7 @@ func ValidateDataVolumeSpec(spec *cdiv1beta1.DataVolumeSpec, fldPath *field.Path
 		p := spec.PVC
 		errs = append(errs, validateVolume(p.AccessModes, p.Resources, p.VolumeMode, isClone, fldPath.Child("pvc"))...)
 	}
-	errs = append(errs, validateContentType(spec, fldPath)...)
-	if spec.Checksum != "" && !checksumPattern.MatchString(spec.Checksum) {
-		errs = append(errs, field.Invalid(fldPath.Child("checksum"), spec.Checksum,
-			`must be "sha256:" followed by the 64 lowercase hexadecimal digits of the digest`))
-	}
-	return errs
+	return append(errs, validateContentType(spec, fldPath)...)
 }
 
 // validateSource checks that exactly one source is set and that it is complete.
@@ -88,6 +88,9 @@ func validateSource(src *cdiv1beta1.DataVolumeSource, fldPath *field.Path) field
 		set = append(set, "http")
 		errs = append(errs, validateURL(src.HTTP.URL, []string{"http", "https"}, fldPath.Child("http", "url"),
 			"https://example.com/images/disk.qcow2")...)
+		if src.HTTP.Checksum != "" {
+			errs = append(errs, validateChecksum(src.HTTP.Checksum, fldPath.Child("http", "checksum"))...)
+		}
 	}
 	if src.Registry != nil {
 		set = append(set, "registry")
@@ -116,6 +119,22 @@ func validateSource(src *cdiv1beta1.DataVolumeSource, fldPath *field.Path) field
 			"must specify exactly one source: "+sourceNames))
 	}
 	return errs
+}
+
+// validateChecksum checks that checksum is "algorithm:hex" with a known algorithm and a digest of
+// that algorithm's length.
+func validateChecksum(checksum string, fldPath *field.Path) field.ErrorList {
+	algorithm, digest, found := strings.Cut(checksum, ":")
+	length, known := checksumHexLength[algorithm]
+	switch {
+	case !found || !known:
+		return field.ErrorList{field.Invalid(fldPath, checksum,
+			`must be "algorithm:hex" with algorithm md5, sha1, sha256 or sha512, such as "sha256:" followed by 64 hexadecimal digits`)}
+	case len(digest) != length || !hexDigits.MatchString(digest):
+		return field.ErrorList{field.Invalid(fldPath, checksum, fmt.Sprintf(
+			"a %s digest is %d hexadecimal digits (0-9, a-f) after %q", algorithm, length, algorithm+":"))}
+	}
+	return nil
 }
 
 // validateURL checks that raw is an absolute URL with one of schemes and a host.

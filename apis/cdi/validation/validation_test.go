@@ -173,8 +173,7 @@ func TestDataVolumeTarget(t *testing.T) {
 	})
 }
 
-func TestDataVolumeContentTypeAndChecksum(t *testing.T) {
-	hex64 := strings.Repeat("0123456789abcdef", 4)
+func TestDataVolumeContentType(t *testing.T) {
 	set := func(f func(s *cdiv1beta1.DataVolumeSpec)) func(s *cdiv1beta1.DataVolumeSpec) { return f }
 	runDVCases(t, []dvCase{
 		{name: "kubevirt", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.ContentType = cdiv1beta1.DataVolumeKubeVirt })},
@@ -190,17 +189,29 @@ func TestDataVolumeContentTypeAndChecksum(t *testing.T) {
 		{name: "archive to block", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) {
 			s.ContentType, s.Storage.VolumeMode = cdiv1beta1.DataVolumeArchive, ptr(cdiv1beta1.PersistentVolumeBlock)
 		}), want: []fe{{invalid, "spec.contentType"}}},
-		{name: "checksum", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = "sha256:" + hex64 })},
-		{name: "checksum uppercase", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = "sha256:" + strings.ToUpper(hex64) }),
-			want: []fe{{invalid, "spec.checksum"}}},
-		{name: "checksum too short", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = "sha256:" + hex64[:63] }),
-			want: []fe{{invalid, "spec.checksum"}}},
-		{name: "checksum too long", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = "sha256:" + hex64 + "0" }),
-			want: []fe{{invalid, "spec.checksum"}}},
-		{name: "checksum md5", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = "md5:0123456789abcdef0123456789abcdef" }),
-			want: []fe{{invalid, "spec.checksum"}}},
-		{name: "checksum without algorithm", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) { s.Checksum = hex64 }),
-			want: []fe{{invalid, "spec.checksum"}}},
+	})
+}
+
+func TestDataVolumeHTTPChecksum(t *testing.T) {
+	const path = "spec.source.http.checksum"
+	hex := func(n int) string { return strings.Repeat("0123456789abcdef", 8)[:n] }
+	sum := func(c string) func(s *cdiv1beta1.DataVolumeSpec) {
+		return func(s *cdiv1beta1.DataVolumeSpec) { s.Source.HTTP.Checksum = c }
+	}
+	runDVCases(t, []dvCase{
+		{name: "md5", mutate: sum("md5:" + hex(32))},
+		{name: "sha1", mutate: sum("sha1:" + hex(40))},
+		{name: "sha256", mutate: sum("sha256:" + hex(64))},
+		{name: "sha512", mutate: sum("sha512:" + hex(128))},
+		{name: "uppercase hex", mutate: sum("sha256:" + strings.ToUpper(hex(64)))},
+		{name: "sha256 too short", mutate: sum("sha256:" + hex(63)), want: []fe{{invalid, path}}},
+		{name: "sha256 too long", mutate: sum("sha256:" + hex(64) + "0"), want: []fe{{invalid, path}}},
+		{name: "md5 digest with sha256", mutate: sum("sha256:" + hex(32)), want: []fe{{invalid, path}}},
+		{name: "not hex", mutate: sum("md5:" + strings.Repeat("g", 32)), want: []fe{{invalid, path}}},
+		{name: "unknown algorithm", mutate: sum("sha384:" + hex(96)), want: []fe{{invalid, path}}},
+		{name: "uppercase algorithm", mutate: sum("SHA256:" + hex(64)), want: []fe{{invalid, path}}},
+		{name: "no algorithm", mutate: sum(hex(64)), want: []fe{{invalid, path}}},
+		{name: "empty digest", mutate: sum("sha1:"), want: []fe{{invalid, path}}},
 	})
 }
 

@@ -157,12 +157,16 @@ type FeatureState struct {
 // Devices lists the guest's devices.
 type Devices struct {
 	// Disks are the block devices the guest sees; each refers by name to an entry in spec.volumes.
+	// Server-side apply merges them by name.
 	// +optional
-	// +listType=atomic
+	// +listType=map
+	// +listMapKey=name
 	Disks []Disk `json:"disks,omitempty"`
 	// Interfaces are the guest's network interfaces; each refers by name to an entry in spec.networks.
+	// Server-side apply merges them by name.
 	// +optional
-	// +listType=atomic
+	// +listType=map
+	// +listMapKey=name
 	Interfaces []Interface `json:"interfaces,omitempty"`
 	// AutoattachPodInterface adds a pod network and a default interface when neither networks nor
 	// interfaces are given. Defaults to true.

@@ -11,9 +11,11 @@ type Interface struct {
 	// binding must be set.
 	InterfaceBindingMethod `json:",inline"`
 	// Ports limits which ports are forwarded to the guest with the masquerade binding; all ports
-	// are forwarded when empty.
+	// are forwarded when empty. Server-side apply merges them by port and protocol.
 	// +optional
-	// +listType=atomic
+	// +listType=map
+	// +listMapKey=port
+	// +listMapKey=protocol
 	Ports []Port `json:"ports,omitempty"`
 	// MacAddress is the MAC address of the interface, such as "de:ad:00:00:be:af". Generated when empty.
 	// +optional
@@ -45,6 +47,7 @@ type Port struct {
 	Name string `json:"name,omitempty"`
 	// Protocol is TCP (the default) or UDP.
 	// +optional
+	// +default="TCP"
 	Protocol string `json:"protocol,omitempty"`
 	// Port number to forward, from 1 to 65535.
 	Port int32 `json:"port"`

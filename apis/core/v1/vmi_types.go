@@ -66,13 +66,17 @@ const (
 type VirtualMachineInstanceSpec struct {
 	// Domain is the guest's virtual hardware.
 	Domain DomainSpec `json:"domain"`
-	// Volumes are the sources of data that disks in domain.devices.disks attach.
+	// Volumes are the sources of data that disks in domain.devices.disks attach. Server-side apply
+	// merges them by name.
 	// +optional
-	// +listType=atomic
+	// +listType=map
+	// +listMapKey=name
 	Volumes []Volume `json:"volumes,omitempty"`
 	// Networks are the networks that interfaces in domain.devices.interfaces connect to.
+	// Server-side apply merges them by name.
 	// +optional
-	// +listType=atomic
+	// +listType=map
+	// +listMapKey=name
 	Networks []Network `json:"networks,omitempty"`
 	// TerminationGracePeriodSeconds is how long the guest gets to shut down after an ACPI power-off
 	// request before it is forcibly stopped. 0 stops it at once. Defaults to 30.

@@ -17,5 +17,49 @@ import (
 // Public to allow building arbitrary schemes.
 // All generated defaulters are covering - they call all nested defaulters.
 func RegisterDefaults(scheme *runtime.Scheme) error {
+	scheme.AddTypeDefaultingFunc(&VirtualMachine{}, func(obj interface{}) { SetObjectDefaults_VirtualMachine(obj.(*VirtualMachine)) })
+	scheme.AddTypeDefaultingFunc(&VirtualMachineInstance{}, func(obj interface{}) { SetObjectDefaults_VirtualMachineInstance(obj.(*VirtualMachineInstance)) })
+	scheme.AddTypeDefaultingFunc(&VirtualMachineInstanceList{}, func(obj interface{}) { SetObjectDefaults_VirtualMachineInstanceList(obj.(*VirtualMachineInstanceList)) })
+	scheme.AddTypeDefaultingFunc(&VirtualMachineList{}, func(obj interface{}) { SetObjectDefaults_VirtualMachineList(obj.(*VirtualMachineList)) })
 	return nil
+}
+
+func SetObjectDefaults_VirtualMachine(in *VirtualMachine) {
+	if in.Spec.Template != nil {
+		for i := range in.Spec.Template.Spec.Domain.Devices.Interfaces {
+			a := &in.Spec.Template.Spec.Domain.Devices.Interfaces[i]
+			for j := range a.Ports {
+				b := &a.Ports[j]
+				if b.Protocol == "" {
+					b.Protocol = "TCP"
+				}
+			}
+		}
+	}
+}
+
+func SetObjectDefaults_VirtualMachineInstance(in *VirtualMachineInstance) {
+	for i := range in.Spec.Domain.Devices.Interfaces {
+		a := &in.Spec.Domain.Devices.Interfaces[i]
+		for j := range a.Ports {
+			b := &a.Ports[j]
+			if b.Protocol == "" {
+				b.Protocol = "TCP"
+			}
+		}
+	}
+}
+
+func SetObjectDefaults_VirtualMachineInstanceList(in *VirtualMachineInstanceList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_VirtualMachineInstance(a)
+	}
+}
+
+func SetObjectDefaults_VirtualMachineList(in *VirtualMachineList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_VirtualMachine(a)
+	}
 }

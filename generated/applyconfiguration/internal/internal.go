@@ -107,6 +107,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: certConfigMap
       type:
         scalar: string
+    - name: checksum
+      type:
+        scalar: string
     - name: extraHeaders
       type:
         list:
@@ -155,9 +158,6 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.cdi.v1beta1.DataVolumeSpec
   map:
     fields:
-    - name: checksum
-      type:
-        scalar: string
     - name: contentType
       type:
         scalar: string
@@ -377,13 +377,17 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Disk
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - name
     - name: interfaces
       type:
         list:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Interface
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - name
     - name: rng
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Rng
@@ -505,7 +509,10 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Port
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - port
+          - protocol
 - name: com.github.vireo-dev.vireo.apis.core.v1.InterfaceBridge
   map:
     elementType:
@@ -730,6 +737,7 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: protocol
       type:
         scalar: string
+      default: TCP
 - name: com.github.vireo-dev.vireo.apis.core.v1.PreferredSchedulingTerm
   map:
     fields:
@@ -1086,7 +1094,9 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Network
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - name
     - name: nodeSelector
       type:
         map:
@@ -1113,7 +1123,9 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Volume
-          elementRelationship: atomic
+          elementRelationship: associative
+          keys:
+          - name
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceStatus
   map:
     fields:

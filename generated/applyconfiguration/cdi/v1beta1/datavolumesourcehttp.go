@@ -21,6 +21,10 @@ type DataVolumeSourceHTTPApplyConfiguration struct {
 	CertConfigMap *string `json:"certConfigMap,omitempty"`
 	// ExtraHeaders are extra HTTP request headers, each in the form "Name: value".
 	ExtraHeaders []string `json:"extraHeaders,omitempty"`
+	// Checksum, when set, is the expected digest of the file exactly as downloaded (before
+	// decompression or format conversion), as "algorithm:hex" with algorithm md5, sha1, sha256
+	// or sha512, such as "sha256:9f86d0...0a08"; the import fails when it does not match.
+	Checksum *string `json:"checksum,omitempty"`
 }
 
 // DataVolumeSourceHTTPApplyConfiguration constructs a declarative configuration of the DataVolumeSourceHTTP type for use with
@@ -60,5 +64,13 @@ func (b *DataVolumeSourceHTTPApplyConfiguration) WithExtraHeaders(values ...stri
 	for i := range values {
 		b.ExtraHeaders = append(b.ExtraHeaders, values[i])
 	}
+	return b
+}
+
+// WithChecksum sets the Checksum field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Checksum field is set to the value of the last call.
+func (b *DataVolumeSourceHTTPApplyConfiguration) WithChecksum(value string) *DataVolumeSourceHTTPApplyConfiguration {
+	b.Checksum = &value
 	return b
 }

@@ -25,9 +25,6 @@ type DataVolumeSpecApplyConfiguration struct {
 	PVC *PersistentVolumeClaimSpecApplyConfiguration `json:"pvc,omitempty"`
 	// ContentType is kubevirt (a disk image, the default) or archive (a tar archive).
 	ContentType *cdiv1beta1.DataVolumeContentType `json:"contentType,omitempty"`
-	// Checksum, when set, is the digest of the source file exactly as fetched (before decompression
-	// or format conversion), in the form "sha256:<hex>"; the import fails when it does not match.
-	Checksum *string `json:"checksum,omitempty"`
 }
 
 // DataVolumeSpecApplyConfiguration constructs a declarative configuration of the DataVolumeSpec type for use with
@@ -65,13 +62,5 @@ func (b *DataVolumeSpecApplyConfiguration) WithPVC(value *PersistentVolumeClaimS
 // If called multiple times, the ContentType field is set to the value of the last call.
 func (b *DataVolumeSpecApplyConfiguration) WithContentType(value cdiv1beta1.DataVolumeContentType) *DataVolumeSpecApplyConfiguration {
 	b.ContentType = &value
-	return b
-}
-
-// WithChecksum sets the Checksum field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Checksum field is set to the value of the last call.
-func (b *DataVolumeSpecApplyConfiguration) WithChecksum(value string) *DataVolumeSpecApplyConfiguration {
-	b.Checksum = &value
 	return b
 }

@@ -20,6 +20,7 @@ type DataVolumeStatusApplyConfiguration struct {
 	// Progress is how far the population has got, such as "45.23%", or "N/A" when unknown.
 	Progress *cdiv1beta1.DataVolumeProgress `json:"progress,omitempty"`
 	// Conditions are the current observed conditions of the DataVolume, one per type.
+	// Server-side apply merges them by type.
 	Conditions []DataVolumeConditionApplyConfiguration `json:"conditions,omitempty"`
 	// RestartCount is how many times the importer pod has restarted.
 	RestartCount *int32 `json:"restartCount,omitempty"`

@@ -16,8 +16,10 @@ import (
 // Devices lists the guest's devices.
 type DevicesApplyConfiguration struct {
 	// Disks are the block devices the guest sees; each refers by name to an entry in spec.volumes.
+	// Server-side apply merges them by name.
 	Disks []DiskApplyConfiguration `json:"disks,omitempty"`
 	// Interfaces are the guest's network interfaces; each refers by name to an entry in spec.networks.
+	// Server-side apply merges them by name.
 	Interfaces []InterfaceApplyConfiguration `json:"interfaces,omitempty"`
 	// AutoattachPodInterface adds a pod network and a default interface when neither networks nor
 	// interfaces are given. Defaults to true.

@@ -23,7 +23,7 @@ type InterfaceApplyConfiguration struct {
 	// binding must be set.
 	InterfaceBindingMethodApplyConfiguration `json:""`
 	// Ports limits which ports are forwarded to the guest with the masquerade binding; all ports
-	// are forwarded when empty.
+	// are forwarded when empty. Server-side apply merges them by port and protocol.
 	Ports []PortApplyConfiguration `json:"ports,omitempty"`
 	// MacAddress is the MAC address of the interface, such as "de:ad:00:00:be:af". Generated when empty.
 	MacAddress *string `json:"macAddress,omitempty"`

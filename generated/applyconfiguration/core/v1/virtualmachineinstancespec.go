@@ -17,9 +17,11 @@ import (
 type VirtualMachineInstanceSpecApplyConfiguration struct {
 	// Domain is the guest's virtual hardware.
 	Domain *DomainSpecApplyConfiguration `json:"domain,omitempty"`
-	// Volumes are the sources of data that disks in domain.devices.disks attach.
+	// Volumes are the sources of data that disks in domain.devices.disks attach. Server-side apply
+	// merges them by name.
 	Volumes []VolumeApplyConfiguration `json:"volumes,omitempty"`
 	// Networks are the networks that interfaces in domain.devices.interfaces connect to.
+	// Server-side apply merges them by name.
 	Networks []NetworkApplyConfiguration `json:"networks,omitempty"`
 	// TerminationGracePeriodSeconds is how long the guest gets to shut down after an ACPI power-off
 	// request before it is forcibly stopped. 0 stops it at once. Defaults to 30.
