@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,5 +53,48 @@ func TestReapplyingAnUnchangedManifestIsANoOp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDeprecatedRunningWithKubectl is a KubeVirt user's VM that still says `running`: applying it
+// (client-side and server-side, twice each) warns as KubeVirt does and keeps `running` as written,
+// and `kubectl patch --type merge` of running succeeds.
+func TestDeprecatedRunningWithKubectl(t *testing.T) {
+	ns := namespace(t)
+	manifest := filepath.Join(t.TempDir(), "vm.yaml")
+	err := os.WriteFile(manifest, []byte(`apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: legacy}
+spec:
+  running: false
+  template:
+    spec:
+      domain: {memory: {guest: 64Mi}}
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, apply := range [][]string{{"apply"}, {"apply"}, {"apply", "--server-side"}, {"apply", "--server-side"}} {
+		out, stderr, err := kubectlResult(append(append([]string{"-n", ns}, apply...), "-f", manifest)...)
+		if err != nil {
+			t.Fatalf("kubectl %s (apply %d): %v\n%s%s", strings.Join(apply, " "), i+1, err, out, stderr)
+		}
+		// A second client-side apply of an unchanged manifest sends nothing, so hears no warning.
+		if i == 1 {
+			if !strings.Contains(out, "unchanged") {
+				t.Errorf("second kubectl apply: %q, want unchanged", out)
+			}
+			continue
+		}
+		if !strings.Contains(stderr, "Warning: spec.running is deprecated, please use spec.runStrategy instead.") {
+			t.Errorf("kubectl %s printed no deprecation warning; stderr:\n%s", strings.Join(apply, " "), stderr)
+		}
+	}
+	if got := kubectl(t, "-n", ns, "get", "vm", "legacy", "-o", "jsonpath={.spec.running}/{.spec.runStrategy}"); got != "false/" {
+		t.Errorf("running/runStrategy = %q, want \"false/\" (stored as written)", got)
+	}
+	kubectl(t, "-n", ns, "patch", "vm", "legacy", "--type", "merge", "-p", `{"spec":{"running":true}}`)
+	if got := kubectl(t, "-n", ns, "get", "vm", "legacy", "-o", "jsonpath={.spec.running}"); got != "true" {
+		t.Errorf("running after kubectl patch = %q, want true", got)
 	}
 }
