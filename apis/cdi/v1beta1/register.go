@@ -26,11 +26,6 @@ func init() {
 	localSchemeBuilder.Register(addKnownTypes, addFieldLabelConversions, RegisterDefaults)
 }
 
-// Kind qualifies an unqualified kind name with this package's group.
-func Kind(kind string) schema.GroupKind {
-	return SchemeGroupVersion.WithKind(kind).GroupKind()
-}
-
 // Resource qualifies an unqualified resource name with this package's group.
 func Resource(resource string) schema.GroupResource {
 	return SchemeGroupVersion.WithResource(resource).GroupResource()
