@@ -104,6 +104,10 @@ type VirtualMachineInstanceSpec struct {
 	// name. Must be a DNS-1123 label.
 	// +optional
 	Hostname string `json:"hostname,omitempty"`
+	// PriorityClassName is the PriorityClass of the launcher pod, which decides which pods the
+	// scheduler may preempt for it. The cluster's default priority applies when empty.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 	// Subdomain, when set, gives the VMI the fully qualified name
 	// "<hostname>.<subdomain>.<namespace>.svc.<cluster domain>", through a headless Service of that name.
 	// Must be a DNS-1123 subdomain.
