@@ -4104,6 +4104,14 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref common.Reference
 							Format:      "",
 						},
 					},
+					"runtimeUser": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with KubeVirt's JSON name and without omitempty, so that strict decoding of what that client sends succeeds.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
 				},
 			},
 		},

@@ -248,6 +248,12 @@ type VirtualMachineInstanceStatus struct {
 	// LauncherContainerImageVersion is the launcher image the VMI currently runs with.
 	// +optional
 	LauncherContainerImageVersion string `json:"launcherContainerImageVersion,omitempty"`
+	// RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not
+	// root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with
+	// KubeVirt's JSON name and without omitempty, so that strict decoding of what that client
+	// sends succeeds.
+	// +optional
+	RuntimeUser uint64 `json:"runtimeUser"`
 }
 
 // VirtualMachineInstanceNetworkInterface reports one network interface of the guest.

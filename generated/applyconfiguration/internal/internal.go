@@ -1391,6 +1391,10 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: reason
       type:
         scalar: string
+    - name: runtimeUser
+      type:
+        scalar: numeric
+      default: 0
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceTemplateSpec
   map:
     fields:
