@@ -1677,7 +1677,7 @@ func schema_vireo_apis_core_v1_Features(ref common.ReferenceCallback) common.Ope
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "Features turns optional platform features of the guest on or off. Every feature given without \"enabled\" is on; a feature that is left out keeps the machine type's setting.",
+				Description: "Features turns optional platform features of the guest on or off. Every feature given without \"enabled\" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and smm are stored and validated but not run by Vireo's launcher yet: it refuses, when the VMI starts, a VMI that needs them.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"acpi": {
@@ -1689,7 +1689,7 @@ func schema_vireo_apis_core_v1_Features(ref common.ReferenceCallback) common.Ope
 					},
 					"apic": {
 						SchemaProps: spec.SchemaProps{
-							Description: "APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's setting.",
+							Description: "APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's setting. Not run by Vireo's launcher yet.",
 							Ref:         ref(v1.FeatureAPIC{}.OpenAPIModelName()),
 						},
 					},
@@ -1701,7 +1701,7 @@ func schema_vireo_apis_core_v1_Features(ref common.ReferenceCallback) common.Ope
 					},
 					"smm": {
 						SchemaProps: spec.SchemaProps{
-							Description: "SMM turns on System Management Mode, which EFI secure boot needs.",
+							Description: "SMM turns on System Management Mode, which EFI secure boot needs. Not run by Vireo's launcher yet.",
 							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
 						},
 					},

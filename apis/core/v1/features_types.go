@@ -1,12 +1,15 @@
 package v1
 
 // Features turns optional platform features of the guest on or off. Every feature given without
-// "enabled" is on; a feature that is left out keeps the machine type's setting.
+// "enabled" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and
+// smm are stored and validated but not run by Vireo's launcher yet: it refuses, when the VMI
+// starts, a VMI that needs them.
 type Features struct {
 	// ACPI exposes ACPI to the guest, which graceful shutdown needs. Enabled by default.
 	// +optional
 	ACPI FeatureState `json:"acpi,omitempty"`
-	// APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's setting.
+	// APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's
+	// setting. Not run by Vireo's launcher yet.
 	// +optional
 	APIC *FeatureAPIC `json:"apic,omitempty"`
 	// Hyperv turns on Hyper-V enlightenments, paravirtual interfaces that make Windows guests
@@ -14,7 +17,8 @@ type Features struct {
 	// launcher yet.
 	// +optional
 	Hyperv *FeatureHyperv `json:"hyperv,omitempty"`
-	// SMM turns on System Management Mode, which EFI secure boot needs.
+	// SMM turns on System Management Mode, which EFI secure boot needs. Not run by Vireo's
+	// launcher yet.
 	// +optional
 	SMM *FeatureState `json:"smm,omitempty"`
 }

@@ -10,17 +10,21 @@ package v1
 // with apply.
 //
 // Features turns optional platform features of the guest on or off. Every feature given without
-// "enabled" is on; a feature that is left out keeps the machine type's setting.
+// "enabled" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and
+// smm are stored and validated but not run by Vireo's launcher yet: it refuses, when the VMI
+// starts, a VMI that needs them.
 type FeaturesApplyConfiguration struct {
 	// ACPI exposes ACPI to the guest, which graceful shutdown needs. Enabled by default.
 	ACPI *FeatureStateApplyConfiguration `json:"acpi,omitempty"`
-	// APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's setting.
+	// APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's
+	// setting. Not run by Vireo's launcher yet.
 	APIC *FeatureAPICApplyConfiguration `json:"apic,omitempty"`
 	// Hyperv turns on Hyper-V enlightenments, paravirtual interfaces that make Windows guests
 	// faster. Defaults to the machine type's setting. Stored and validated; not run by Vireo's
 	// launcher yet.
 	Hyperv *FeatureHypervApplyConfiguration `json:"hyperv,omitempty"`
-	// SMM turns on System Management Mode, which EFI secure boot needs.
+	// SMM turns on System Management Mode, which EFI secure boot needs. Not run by Vireo's
+	// launcher yet.
 	SMM *FeatureStateApplyConfiguration `json:"smm,omitempty"`
 }
 
