@@ -4106,7 +4106,7 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref common.Reference
 					},
 					"runtimeUser": {
 						SchemaProps: spec.SchemaProps{
-							Description: "RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with KubeVirt's JSON name and without omitempty, so that strict decoding of what that client sends succeeds.",
+							Description: "RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with KubeVirt's JSON name and without omitempty, so that strict decoding of what that client sends succeeds. It is an int64 where KubeVirt has a uint64 (the same JSON number for any user ID) because server-side apply's structured-merge-diff cannot handle uint64 fields.",
 							Default:     0,
 							Type:        []string{"integer"},
 							Format:      "int64",

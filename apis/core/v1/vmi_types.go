@@ -251,9 +251,10 @@ type VirtualMachineInstanceStatus struct {
 	// RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not
 	// root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with
 	// KubeVirt's JSON name and without omitempty, so that strict decoding of what that client
-	// sends succeeds.
+	// sends succeeds. It is an int64 where KubeVirt has a uint64 (the same JSON number for any
+	// user ID) because server-side apply's structured-merge-diff cannot handle uint64 fields.
 	// +optional
-	RuntimeUser uint64 `json:"runtimeUser"`
+	RuntimeUser int64 `json:"runtimeUser"`
 }
 
 // VirtualMachineInstanceNetworkInterface reports one network interface of the guest.

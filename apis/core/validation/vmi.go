@@ -84,8 +84,9 @@ var vmiPhases = []v1.VirtualMachineInstancePhase{
 	v1.Succeeded, v1.Failed, v1.Unknown,
 }
 
-// ValidateVirtualMachineInstanceStatusUpdate validates a write of a VMI's status: a known phase
-// and well-formed conditions, at most one of each type (server-side apply keys them by type).
+// ValidateVirtualMachineInstanceStatusUpdate validates a write of a VMI's status: a known phase,
+// well-formed conditions, at most one of each type (server-side apply keys them by type), and a
+// runtime user ID that is not negative.
 func ValidateVirtualMachineInstanceStatusUpdate(vmi, _ *v1.VirtualMachineInstance) field.ErrorList {
 	statusPath := field.NewPath("status")
 	errs := validateEnum(vmi.Status.Phase, vmiPhases, statusPath.Child("phase"))
@@ -97,6 +98,9 @@ func ValidateVirtualMachineInstanceStatusUpdate(vmi, _ *v1.VirtualMachineInstanc
 			errs = append(errs, field.Duplicate(cPath.Child("type"), c.Type))
 		}
 		seen[c.Type] = true
+	}
+	if u := vmi.Status.RuntimeUser; u < 0 {
+		errs = append(errs, field.Invalid(statusPath.Child("runtimeUser"), u, "a user ID cannot be negative"))
 	}
 	return errs
 }
