@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
+	"sigs.k8s.io/randfill"
 
 	cdiinstall "github.com/vireo-dev/vireo/apis/cdi/install"
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
@@ -17,10 +18,20 @@ import (
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// noExtraFuzzers adds no fuzz functions beyond apimachinery's own (which already keep
-// quantities, times, object metadata and label selectors valid): every field of our types
-// must round-trip whatever its value.
-func noExtraFuzzers(runtimeserializer.CodecFactory) []interface{} { return nil }
+// defaultedFuzzers adds to apimachinery's fuzz functions (which already keep quantities, times,
+// object metadata and label selectors valid) only what decoding changes on purpose: the
+// declarative defaults of the types (+default tags, applied by the generated defaulters when an
+// object is decoded). Every other field of our types must round-trip whatever its value.
+func defaultedFuzzers(runtimeserializer.CodecFactory) []interface{} {
+	return []interface{}{
+		func(p *corev1.Port, c randfill.Continue) {
+			c.FillNoCustom(p)
+			if p.Protocol == "" {
+				p.Protocol = "TCP"
+			}
+		},
+	}
+}
 
 // ourKinds are the kinds this repository defines, in their served versions.
 var ourKinds = []schema.GroupVersionKind{
@@ -38,10 +49,10 @@ var ourKinds = []schema.GroupVersionKind{
 // it as JSON and back, and checks nothing was lost (it also checks the generated deep copies).
 func TestRoundTripInternal(t *testing.T) {
 	t.Run("kubevirt.io", func(t *testing.T) {
-		roundtrip.RoundTripTestForAPIGroup(t, coreinstall.Install, noExtraFuzzers)
+		roundtrip.RoundTripTestForAPIGroup(t, coreinstall.Install, defaultedFuzzers)
 	})
 	t.Run("cdi.kubevirt.io", func(t *testing.T) {
-		roundtrip.RoundTripTestForAPIGroup(t, cdiinstall.Install, noExtraFuzzers)
+		roundtrip.RoundTripTestForAPIGroup(t, cdiinstall.Install, defaultedFuzzers)
 	})
 }
 
@@ -50,7 +61,7 @@ func TestRoundTripExternal(t *testing.T) {
 	scheme := newScheme()
 	codecs := runtimeserializer.NewCodecFactory(scheme)
 	f := fuzzer.FuzzerFor(
-		fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, noExtraFuzzers),
+		fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, defaultedFuzzers),
 		rand.NewSource(rand.Int63()),
 		codecs,
 	)

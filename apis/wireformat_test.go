@@ -42,6 +42,7 @@ spec:
         app: demo
     spec:
       evictionStrategy: LiveMigrate
+      priorityClassName: vm-high
       terminationGracePeriodSeconds: 10
       nodeSelector:
         kubernetes.io/os: linux
@@ -62,6 +63,8 @@ spec:
       domain:
         cpu:
           cores: 2
+          dedicatedCpuPlacement: true
+          isolateEmulatorThread: true
         memory:
           guest: 1Gi
         resources:
@@ -72,12 +75,35 @@ spec:
           type: q35
         firmware:
           bootloader:
-            bios:
-              useSerial: true
+            efi:
+              secureBoot: true
+        clock:
+          timezone: Europe/Berlin
+          timer:
+            hpet:
+              present: false
+            rtc:
+              tickPolicy: catchup
+              track: guest
         features:
           acpi: {}
+          apic:
+            endOfInterrupt: true
+          smm:
+            enabled: true
+          hyperv:
+            relaxed: {}
+            vapic: {}
+            spinlocks:
+              spinlocks: 8191
+            synictimer:
+              direct: {}
+            tlbflush:
+              extended: {}
         devices:
           rng: {}
+          tpm:
+            persistent: true
           disks:
           - name: root
             bootOrder: 1
@@ -87,9 +113,14 @@ spec:
             cdrom:
               bus: sata
               readonly: true
+          - name: shared
+            lun:
+              bus: scsi
+              reservation: true
           interfaces:
           - name: default
             masquerade: {}
+            bootOrder: 2
             ports:
             - name: ssh
               port: 22
@@ -113,6 +144,11 @@ spec:
         persistentVolumeClaim:
           claimName: shared-pvc
           readOnly: true
+      - name: host
+        hostDisk:
+          path: /var/lib/disks/host.img
+          type: DiskOrCreate
+          capacity: 1Gi
 `
 
 func strictYAML(t *testing.T) runtime.Serializer {
@@ -173,6 +209,30 @@ func TestKubeVirtManifestDecodes(t *testing.T) {
 	if !vols[3].PersistentVolumeClaim.ReadOnly || vols[3].PersistentVolumeClaim.ClaimName != "shared-pvc" {
 		t.Errorf("volumes[3] = %+v", vols[3].PersistentVolumeClaim)
 	}
+	if spec.PriorityClassName != "vm-high" || spec.Domain.CPU == nil || !spec.Domain.CPU.DedicatedCPUPlacement {
+		t.Errorf("priorityClassName %q, cpu %+v", spec.PriorityClassName, spec.Domain.CPU)
+	}
+	f := spec.Domain.Features
+	if f == nil || f.SMM == nil || f.APIC == nil || !f.APIC.EndOfInterrupt || f.Hyperv == nil ||
+		f.Hyperv.Spinlocks == nil || *f.Hyperv.Spinlocks.Retries != 8191 || f.Hyperv.SyNICTimer.Direct == nil {
+		t.Errorf("features = %+v", f)
+	}
+	if c := spec.Domain.Clock; c == nil || c.Timezone == nil || *c.Timezone != "Europe/Berlin" ||
+		c.Timer.HPET.Enabled == nil || *c.Timer.HPET.Enabled || c.Timer.RTC.Track != corev1.TrackGuest {
+		t.Errorf("clock = %+v", c)
+	}
+	if tpm := spec.Domain.Devices.TPM; tpm == nil || tpm.Persistent == nil || !*tpm.Persistent {
+		t.Errorf("tpm = %+v", tpm)
+	}
+	if lun := disks[2].LUN; lun == nil || lun.Bus != corev1.DiskBusSCSI || !lun.Reservation {
+		t.Errorf("disks[2] = %+v", disks[2])
+	}
+	if iface.BootOrder == nil || *iface.BootOrder != 2 {
+		t.Errorf("interfaces[0].bootOrder = %v", iface.BootOrder)
+	}
+	if hd := vols[4].HostDisk; hd == nil || hd.Type != corev1.HostDiskExistsOrCreate || hd.Capacity.String() != "1Gi" {
+		t.Errorf("volumes[4] = %+v", vols[4])
+	}
 	aa := spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0]
 	if aa.Weight != 50 || aa.PodAffinityTerm.LabelSelector.MatchLabels["app"] != "demo" {
 		t.Errorf("podAntiAffinity = %+v", aa)
@@ -185,13 +245,19 @@ func TestKubeVirtManifestDecodes(t *testing.T) {
 // TestUnsupportedFieldsAreRejected checks that a KubeVirt field Vireo does not implement is an
 // "unknown field" error for strict clients rather than being silently dropped.
 func TestUnsupportedFieldsAreRejected(t *testing.T) {
-	manifest := strings.Replace(vmManifest, "            disk:\n              bus: virtio\n",
-		"            lun:\n              bus: scsi\n", 1)
-	if manifest == vmManifest {
-		t.Fatal("test manifest was not modified")
-	}
-	_, _, err := strictYAML(t).Decode([]byte(manifest), nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "lun") {
-		t.Fatalf("decode error = %v, want an unknown field error naming lun", err)
+	for _, tc := range []struct{ old, new, field string }{
+		{"            disk:\n              bus: virtio\n",
+			"            disk:\n              bus: virtio\n            dedicatedIOThread: true\n", "dedicatedIOThread"},
+		// Vireo's own top-level checksum moved to spec.source.http.checksum, where CDI has it.
+		{"          checksum: sha256:00ff\n", "          checksum: sha256:00ff\n      checksum: sha256:00ff\n", "checksum"},
+	} {
+		manifest := strings.Replace(vmManifest, tc.old, tc.new, 1)
+		if manifest == vmManifest {
+			t.Fatalf("test manifest was not modified for %s", tc.field)
+		}
+		_, _, err := strictYAML(t).Decode([]byte(manifest), nil, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("decode error = %v, want an unknown field error naming %s", err, tc.field)
+		}
 	}
 }

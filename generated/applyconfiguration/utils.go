@@ -54,6 +54,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.BootloaderApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CDRomTarget"):
 		return &corev1.CDRomTargetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Clock"):
+		return &corev1.ClockApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ClockOffset"):
+		return &corev1.ClockOffsetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ClockOffsetUTC"):
+		return &corev1.ClockOffsetUTCApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CloudInitNoCloudSource"):
 		return &corev1.CloudInitNoCloudSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerDiskSource"):
@@ -78,12 +84,26 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.EFIApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("EmptyDiskSource"):
 		return &corev1.EmptyDiskSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureAPIC"):
+		return &corev1.FeatureAPICApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureHyperv"):
+		return &corev1.FeatureHypervApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Features"):
 		return &corev1.FeaturesApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureSpinlocks"):
+		return &corev1.FeatureSpinlocksApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("FeatureState"):
 		return &corev1.FeatureStateApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureVendorID"):
+		return &corev1.FeatureVendorIDApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Firmware"):
 		return &corev1.FirmwareApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HostDisk"):
+		return &corev1.HostDiskApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HPETTimer"):
+		return &corev1.HPETTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HypervTimer"):
+		return &corev1.HypervTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Interface"):
 		return &corev1.InterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("InterfaceBindingMethod"):
@@ -92,8 +112,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.KernelBootApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KernelBootContainer"):
 		return &corev1.KernelBootContainerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KVMTimer"):
+		return &corev1.KVMTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("LocalObjectReference"):
 		return &corev1.LocalObjectReferenceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("LunTarget"):
+		return &corev1.LunTargetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Machine"):
 		return &corev1.MachineApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Memory"):
@@ -112,6 +136,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.NodeSelectorTermApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimVolumeSource"):
 		return &corev1.PersistentVolumeClaimVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PITTimer"):
+		return &corev1.PITTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodAffinity"):
 		return &corev1.PodAffinityApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodAffinityTerm"):
@@ -126,8 +152,18 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.PreferredSchedulingTermApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceRequirements"):
 		return &corev1.ResourceRequirementsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RTCTimer"):
+		return &corev1.RTCTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SyNICTimer"):
+		return &corev1.SyNICTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Timer"):
+		return &corev1.TimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TLBFlush"):
+		return &corev1.TLBFlushApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Toleration"):
 		return &corev1.TolerationApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TPMDevice"):
+		return &corev1.TPMDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachine"):
 		return &corev1.VirtualMachineApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineCondition"):

@@ -41,6 +41,9 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Bootloader{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_Bootloader(ref),
 		v1.CDRomTarget{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_CDRomTarget(ref),
 		v1.CPU{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_CPU(ref),
+		v1.Clock{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Clock(ref),
+		v1.ClockOffset{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_ClockOffset(ref),
+		v1.ClockOffsetUTC{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_ClockOffsetUTC(ref),
 		v1.CloudInitNoCloudSource{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref),
 		v1.ContainerDiskSource{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ContainerDiskSource(ref),
 		v1.DataVolumeSource{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_DataVolumeSource(ref),
@@ -53,16 +56,25 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.DomainSpec{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DomainSpec(ref),
 		v1.EFI{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_EFI(ref),
 		v1.EmptyDiskSource{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_EmptyDiskSource(ref),
+		v1.FeatureAPIC{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_FeatureAPIC(ref),
+		v1.FeatureHyperv{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_FeatureHyperv(ref),
+		v1.FeatureSpinlocks{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_FeatureSpinlocks(ref),
 		v1.FeatureState{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_FeatureState(ref),
+		v1.FeatureVendorID{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_FeatureVendorID(ref),
 		v1.Features{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Features(ref),
 		v1.Firmware{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Firmware(ref),
+		v1.HPETTimer{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_HPETTimer(ref),
+		v1.HostDisk{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_HostDisk(ref),
+		v1.HypervTimer{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_HypervTimer(ref),
 		v1.Interface{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_Interface(ref),
 		v1.InterfaceBindingMethod{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_InterfaceBindingMethod(ref),
 		v1.InterfaceBridge{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_InterfaceBridge(ref),
 		v1.InterfaceMasquerade{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_InterfaceMasquerade(ref),
+		v1.KVMTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_KVMTimer(ref),
 		v1.KernelBoot{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_KernelBoot(ref),
 		v1.KernelBootContainer{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_KernelBootContainer(ref),
 		v1.LocalObjectReference{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_LocalObjectReference(ref),
+		v1.LunTarget{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_LunTarget(ref),
 		v1.Machine{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Machine(ref),
 		v1.Memory{}.OpenAPIModelName():                                                  schema_vireo_apis_core_v1_Memory(ref),
 		v1.Network{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Network(ref),
@@ -71,6 +83,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.NodeSelector{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_NodeSelector(ref),
 		v1.NodeSelectorRequirement{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_NodeSelectorRequirement(ref),
 		v1.NodeSelectorTerm{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_NodeSelectorTerm(ref),
+		v1.PITTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_PITTimer(ref),
 		v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():                       schema_vireo_apis_core_v1_PersistentVolumeClaimVolumeSource(ref),
 		v1.PodAffinity{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_PodAffinity(ref),
 		v1.PodAffinityTerm{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_PodAffinityTerm(ref),
@@ -78,8 +91,13 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.PodNetwork{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_PodNetwork(ref),
 		v1.Port{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_Port(ref),
 		v1.PreferredSchedulingTerm{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_PreferredSchedulingTerm(ref),
+		v1.RTCTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_RTCTimer(ref),
 		v1.ResourceRequirements{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_ResourceRequirements(ref),
 		v1.Rng{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_Rng(ref),
+		v1.SyNICTimer{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_SyNICTimer(ref),
+		v1.TLBFlush{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_TLBFlush(ref),
+		v1.TPMDevice{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_TPMDevice(ref),
+		v1.Timer{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Timer(ref),
 		v1.Toleration{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_Toleration(ref),
 		v1.VirtualMachine{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_VirtualMachine(ref),
 		v1.VirtualMachineCondition{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_VirtualMachineCondition(ref),
@@ -902,6 +920,102 @@ func schema_vireo_apis_core_v1_CPU(ref common.ReferenceCallback) common.OpenAPID
 							Format:      "",
 						},
 					},
+					"dedicatedCpuPlacement": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DedicatedCPUPlacement pins each vCPU to a physical CPU reserved for the guest. It needs an integer CPU request equal to the CPU limit (or a topology alone) and, when both are given, a memory request equal to the memory limit. Stored and validated; Vireo's launcher does not run it yet and refuses such a VMI when it starts.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"isolateEmulatorThread": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IsolateEmulatorThread reserves one more physical CPU for QEMU's emulator thread. Only allowed with dedicatedCpuPlacement. Stored and validated; not run by Vireo's launcher yet.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_Clock(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Clock sets the guest's real-time clock and the timers it is given. Stored and validated; Vireo's launcher does not apply it yet.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"utc": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UTC sets the guest clock to UTC, plus an optional offset.",
+							Ref:         ref(v1.ClockOffsetUTC{}.OpenAPIModelName()),
+						},
+					},
+					"timezone": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Timezone sets the guest clock to the local time of a time zone, named as in the TZ environment variable (such as \"Europe/Berlin\"); guests that expect local time need it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"timer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Timer lists the timers attached to the guest and how they behave.",
+							Ref:         ref(v1.Timer{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ClockOffsetUTC{}.OpenAPIModelName(), v1.Timer{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_ClockOffset(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClockOffset is what the guest's clock is set to at boot. At most one of its fields may be set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"utc": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UTC sets the guest clock to UTC, plus an optional offset.",
+							Ref:         ref(v1.ClockOffsetUTC{}.OpenAPIModelName()),
+						},
+					},
+					"timezone": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Timezone sets the guest clock to the local time of a time zone, named as in the TZ environment variable (such as \"Europe/Berlin\"); guests that expect local time need it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ClockOffsetUTC{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_ClockOffsetUTC(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClockOffsetUTC sets the guest clock to UTC on each boot.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"offsetSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OffsetSeconds is added to UTC. When set, changes the guest makes to its clock are kept across reboots.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
 				},
 			},
 		},
@@ -967,7 +1081,7 @@ func schema_vireo_apis_core_v1_ContainerDiskSource(ref common.ReferenceCallback)
 					},
 					"path": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Path of the disk image inside the container image. Defaults to the single file under /disk/.",
+							Description: "Path of the disk image inside the container image, absolute and without \".\" or \"..\" components. Defaults to the single file under /disk/.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1145,11 +1259,17 @@ func schema_vireo_apis_core_v1_Devices(ref common.ReferenceCallback) common.Open
 							Ref:         ref(v1.Rng{}.OpenAPIModelName()),
 						},
 					},
+					"tpm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TPM, when set, gives the guest an emulated TPM 2.0 device. Stored; not run by Vireo's launcher yet.",
+							Ref:         ref(v1.TPMDevice{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.Disk{}.OpenAPIModelName(), v1.Interface{}.OpenAPIModelName(), v1.Rng{}.OpenAPIModelName()},
+			v1.Disk{}.OpenAPIModelName(), v1.Interface{}.OpenAPIModelName(), v1.Rng{}.OpenAPIModelName(), v1.TPMDevice{}.OpenAPIModelName()},
 	}
 }
 
@@ -1174,6 +1294,12 @@ func schema_vireo_apis_core_v1_Disk(ref common.ReferenceCallback) common.OpenAPI
 							Ref:         ref(v1.DiskTarget{}.OpenAPIModelName()),
 						},
 					},
+					"lun": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LUN passes the volume through as a SCSI LUN, so that the guest can send it SCSI commands. Only persistentVolumeClaim and dataVolume volumes can be attached this way. Stored and validated; not run by Vireo's launcher yet.",
+							Ref:         ref(v1.LunTarget{}.OpenAPIModelName()),
+						},
+					},
 					"cdrom": {
 						SchemaProps: spec.SchemaProps{
 							Description: "CDRom attaches the volume as a CD-ROM drive.",
@@ -1182,14 +1308,14 @@ func schema_vireo_apis_core_v1_Disk(ref common.ReferenceCallback) common.OpenAPI
 					},
 					"bootOrder": {
 						SchemaProps: spec.SchemaProps{
-							Description: "BootOrder is this device's place in the boot order; lower values boot first. Values must be unique across disks and at least 1. Devices without a boot order are not booted from when any device has one.",
+							Description: "BootOrder is this device's place in the boot order; lower values boot first. Values must be at least 1 and unique across disks and interfaces. Devices without a boot order are not booted from when any device has one.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"serial": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Serial is the serial number the guest sees for the disk.",
+							Description: "Serial is the serial number the guest sees for the disk: at most 256 characters from [A-Za-z0-9_.+-].",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1206,7 +1332,7 @@ func schema_vireo_apis_core_v1_Disk(ref common.ReferenceCallback) common.OpenAPI
 			},
 		},
 		Dependencies: []string{
-			v1.CDRomTarget{}.OpenAPIModelName(), v1.DiskTarget{}.OpenAPIModelName()},
+			v1.CDRomTarget{}.OpenAPIModelName(), v1.DiskTarget{}.OpenAPIModelName(), v1.LunTarget{}.OpenAPIModelName()},
 	}
 }
 
@@ -1223,6 +1349,12 @@ func schema_vireo_apis_core_v1_DiskDevice(ref common.ReferenceCallback) common.O
 							Ref:         ref(v1.DiskTarget{}.OpenAPIModelName()),
 						},
 					},
+					"lun": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LUN passes the volume through as a SCSI LUN, so that the guest can send it SCSI commands. Only persistentVolumeClaim and dataVolume volumes can be attached this way. Stored and validated; not run by Vireo's launcher yet.",
+							Ref:         ref(v1.LunTarget{}.OpenAPIModelName()),
+						},
+					},
 					"cdrom": {
 						SchemaProps: spec.SchemaProps{
 							Description: "CDRom attaches the volume as a CD-ROM drive.",
@@ -1233,7 +1365,7 @@ func schema_vireo_apis_core_v1_DiskDevice(ref common.ReferenceCallback) common.O
 			},
 		},
 		Dependencies: []string{
-			v1.CDRomTarget{}.OpenAPIModelName(), v1.DiskTarget{}.OpenAPIModelName()},
+			v1.CDRomTarget{}.OpenAPIModelName(), v1.DiskTarget{}.OpenAPIModelName(), v1.LunTarget{}.OpenAPIModelName()},
 	}
 }
 
@@ -1248,6 +1380,13 @@ func schema_vireo_apis_core_v1_DiskTarget(ref common.ReferenceCallback) common.O
 						SchemaProps: spec.SchemaProps{
 							Description: "Bus is virtio, sata, scsi or usb. Defaults to sata on amd64 and virtio on arm64.",
 							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readonly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly exposes the disk read-only. SATA hard disks cannot be read-only (QEMU's emulated controller does not support it); use virtio or scsi, or attach the volume as a cdrom. Defaults to false.",
+							Type:        []string{"boolean"},
 							Format:      "",
 						},
 					},
@@ -1295,9 +1434,15 @@ func schema_vireo_apis_core_v1_DomainSpec(ref common.ReferenceCallback) common.O
 							Ref:         ref(v1.Firmware{}.OpenAPIModelName()),
 						},
 					},
+					"clock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Clock sets the guest's clock offset (UTC or a time zone) and its timers.",
+							Ref:         ref(v1.Clock{}.OpenAPIModelName()),
+						},
+					},
 					"features": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Features turns optional platform features, such as ACPI, on or off.",
+							Description: "Features turns optional platform features, such as ACPI, APIC, SMM and Hyper-V enlightenments, on or off.",
 							Ref:         ref(v1.Features{}.OpenAPIModelName()),
 						},
 					},
@@ -1313,7 +1458,7 @@ func schema_vireo_apis_core_v1_DomainSpec(ref common.ReferenceCallback) common.O
 			},
 		},
 		Dependencies: []string{
-			v1.CPU{}.OpenAPIModelName(), v1.Devices{}.OpenAPIModelName(), v1.Features{}.OpenAPIModelName(), v1.Firmware{}.OpenAPIModelName(), v1.Machine{}.OpenAPIModelName(), v1.Memory{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName()},
+			v1.CPU{}.OpenAPIModelName(), v1.Clock{}.OpenAPIModelName(), v1.Devices{}.OpenAPIModelName(), v1.Features{}.OpenAPIModelName(), v1.Firmware{}.OpenAPIModelName(), v1.Machine{}.OpenAPIModelName(), v1.Memory{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName()},
 	}
 }
 
@@ -1359,6 +1504,153 @@ func schema_vireo_apis_core_v1_EmptyDiskSource(ref common.ReferenceCallback) com
 	}
 }
 
+func schema_vireo_apis_core_v1_FeatureAPIC(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureAPIC configures the guest's advanced programmable interrupt controller.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the feature on (true, the default) or off (false).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"endOfInterrupt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndOfInterrupt enables end-of-interrupt notification in the guest. Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_FeatureHyperv(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureHyperv lists the Hyper-V enlightenments offered to the guest. Each defaults to the machine type's setting; some need others (see each field).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"relaxed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Relaxed tells the guest to disable watchdog timeouts that a busy host could trigger.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"vapic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VAPIC improves the paravirtualized handling of interrupts.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"spinlocks": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spinlocks configures how long the guest spins on a lock before yielding.",
+							Ref:         ref(v1.FeatureSpinlocks{}.OpenAPIModelName()),
+						},
+					},
+					"vpindex": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VPIndex gives each virtual processor an index that the guest can use in hypercalls.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"runtime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Runtime lets the guest account for the time its vCPUs were not running.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"synic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyNIC enables the synthetic interrupt controller. Needs vpindex.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"synictimer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyNICTimer enables the synthetic timers. Needs synic.",
+							Ref:         ref(v1.SyNICTimer{}.OpenAPIModelName()),
+						},
+					},
+					"reset": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reset lets the guest reset the machine through Hyper-V.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"vendorid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VendorID sets the hypervisor vendor ID the guest sees.",
+							Ref:         ref(v1.FeatureVendorID{}.OpenAPIModelName()),
+						},
+					},
+					"frequencies": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Frequencies exposes the TSC and APIC frequencies to the guest.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"reenlightenment": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reenlightenment notifies the guest when the TSC frequency changes, as after a migration.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"tlbflush": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TLBFlush enables the paravirtual TLB flush. Needs vpindex.",
+							Ref:         ref(v1.TLBFlush{}.OpenAPIModelName()),
+						},
+					},
+					"ipi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IPI enables paravirtual inter-processor interrupts. Needs vpindex.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.FeatureSpinlocks{}.OpenAPIModelName(), v1.FeatureState{}.OpenAPIModelName(), v1.FeatureVendorID{}.OpenAPIModelName(), v1.SyNICTimer{}.OpenAPIModelName(), v1.TLBFlush{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_FeatureSpinlocks(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureSpinlocks configures the Hyper-V paravirtual spinlock enlightenment.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the feature on (true, the default) or off (false).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"spinlocks": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Retries is how many times the guest spins on a lock before it notifies the hypervisor; at least 4096. Defaults to 4096.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_FeatureState(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1379,11 +1671,38 @@ func schema_vireo_apis_core_v1_FeatureState(ref common.ReferenceCallback) common
 	}
 }
 
+func schema_vireo_apis_core_v1_FeatureVendorID(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureVendorID sets the hypervisor vendor ID the guest sees through Hyper-V.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the feature on (true, the default) or off (false).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"vendorid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VendorID is the vendor ID the guest sees, at most 12 characters.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_Features(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "Features turns optional platform features of the guest on or off.",
+				Description: "Features turns optional platform features of the guest on or off. Every feature given without \"enabled\" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and smm are stored and validated but not run by Vireo's launcher yet: it refuses, when the VMI starts, a VMI that needs them.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"acpi": {
@@ -1393,11 +1712,29 @@ func schema_vireo_apis_core_v1_Features(ref common.ReferenceCallback) common.Ope
 							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
 						},
 					},
+					"apic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's setting. Not run by Vireo's launcher yet.",
+							Ref:         ref(v1.FeatureAPIC{}.OpenAPIModelName()),
+						},
+					},
+					"hyperv": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hyperv turns on Hyper-V enlightenments, paravirtual interfaces that make Windows guests faster. Defaults to the machine type's setting. Stored and validated; not run by Vireo's launcher yet.",
+							Ref:         ref(v1.FeatureHyperv{}.OpenAPIModelName()),
+						},
+					},
+					"smm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SMM turns on System Management Mode, which EFI secure boot needs. Not run by Vireo's launcher yet.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.FeatureState{}.OpenAPIModelName()},
+			v1.FeatureAPIC{}.OpenAPIModelName(), v1.FeatureHyperv{}.OpenAPIModelName(), v1.FeatureState{}.OpenAPIModelName()},
 	}
 }
 
@@ -1442,6 +1779,98 @@ func schema_vireo_apis_core_v1_Firmware(ref common.ReferenceCallback) common.Ope
 	}
 }
 
+func schema_vireo_apis_core_v1_HPETTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HPETTimer configures the High Precision Event Timer.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tickPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TickPolicy is delay, catchup, merge or discard.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"present": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the timer even where the machine type would add it. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_HostDisk(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostDisk is a disk image file on the node that runs the VMI.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Path is the absolute path of the disk image on the node, such as /var/lib/images/disk.img.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is Disk (the image must exist) or DiskOrCreate (it is created when missing).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"capacity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Capacity is the size of the image to create; required with DiskOrCreate and not allowed with Disk.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"shared": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Shared says the path is on storage shared between nodes, so the VMI can be live-migrated.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"path", "type"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_HypervTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HypervTimer configures the paravirtual Hyper-V clock.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"present": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the timer even where the machine type would add it. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_Interface(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1459,7 +1888,7 @@ func schema_vireo_apis_core_v1_Interface(ref common.ReferenceCallback) common.Op
 					},
 					"model": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Model is the emulated NIC model the guest sees, such as virtio (the default) or e1000.",
+							Description: "Model is the emulated NIC model the guest sees: virtio (the default), e1000, e1000e, igb, ne2k_pci, pcnet or rtl8139.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1500,9 +1929,16 @@ func schema_vireo_apis_core_v1_Interface(ref common.ReferenceCallback) common.Op
 					},
 					"macAddress": {
 						SchemaProps: spec.SchemaProps{
-							Description: "MacAddress is the MAC address of the interface, such as \"de:ad:00:00:be:af\". Generated when empty.",
+							Description: "MacAddress is the MAC address of the interface, such as \"de:ad:00:00:be:af\" or \"DE-AD-00-00-BE-AF\". Generated when empty. 02:00:00:00:00:00 is reserved for the masquerade binding's in-pod bridge.",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"bootOrder": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootOrder is this interface's place in the boot order (network boot); lower values boot first. Values must be at least 1 and unique across disks and interfaces. Interfaces without a boot order are not booted from.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},
@@ -1558,6 +1994,26 @@ func schema_vireo_apis_core_v1_InterfaceMasquerade(ref common.ReferenceCallback)
 			SchemaProps: spec.SchemaProps{
 				Description: "InterfaceMasquerade selects the masquerade (NAT) binding; it has no settings.",
 				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_KVMTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KVMTimer configures the paravirtual KVM clock.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"present": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the timer even where the machine type would add it. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
 			},
 		},
 	}
@@ -1653,6 +2109,40 @@ func schema_vireo_apis_core_v1_LocalObjectReference(ref common.ReferenceCallback
 			VendorExtensible: spec.VendorExtensible{
 				Extensions: spec.Extensions{
 					"x-kubernetes-map-type": "atomic",
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_LunTarget(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LunTarget passes a volume through to the guest as a SCSI LUN.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"bus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Bus is virtio, sata, scsi or usb; a LUN is normally attached on scsi.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readonly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly exposes the LUN read-only. Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"reservation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reservation lets the guest use SCSI persistent reservations on the LUN; it needs the scsi bus. Not run by Vireo's launcher yet.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
@@ -1935,6 +2425,33 @@ func schema_vireo_apis_core_v1_NodeSelectorTerm(ref common.ReferenceCallback) co
 	}
 }
 
+func schema_vireo_apis_core_v1_PITTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PITTimer configures the Programmable Interval Timer.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tickPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TickPolicy is delay, catchup or discard.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"present": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the timer even where the machine type would add it. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_PersistentVolumeClaimVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2188,7 +2705,7 @@ func schema_vireo_apis_core_v1_Port(ref common.ReferenceCallback) common.OpenAPI
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Name of the port, unique within the interface.",
+							Description: "Name of the port, unique within the interface; an IANA service name (at most 15 lowercase letters, digits and '-', with at least one letter), such as \"ssh\".",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -2247,6 +2764,40 @@ func schema_vireo_apis_core_v1_PreferredSchedulingTerm(ref common.ReferenceCallb
 	}
 }
 
+func schema_vireo_apis_core_v1_RTCTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RTCTimer configures the Real Time Clock.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tickPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TickPolicy is delay or catchup.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"present": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the timer even where the machine type would add it. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"track": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Track is the time the RTC follows: guest or wall.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_ResourceRequirements(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2298,6 +2849,140 @@ func schema_vireo_apis_core_v1_Rng(ref common.ReferenceCallback) common.OpenAPID
 				Type:        []string{"object"},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_core_v1_SyNICTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SyNICTimer configures the Hyper-V synthetic timers, which lower the CPU load of idle guests.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the feature on (true, the default) or off (false).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"direct": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Direct delivers timer expirations as interrupts rather than as messages.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_TLBFlush(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TLBFlush configures the Hyper-V paravirtual TLB flush, which helps overcommitted hosts.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled turns the feature on (true, the default) or off (false).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"direct": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Direct sends TLB flushes straight to the hypervisor; helps nested virtualization such as Windows virtualization-based security.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"extended": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Extended lets the guest flush only part of the TLB.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_TPMDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TPMDevice is an emulated TPM 2.0 device (swtpm), as KubeVirt offers for guests that need one, such as Windows 11.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled set to false removes the TPM even where a preference would add one. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"persistent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Persistent keeps the TPM's state across restarts of the VM. Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_Timer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Timer lists the timers attached to the guest. A timer left out keeps the machine type's setting.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"hpet": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HPET is the High Precision Event Timer.",
+							Ref:         ref(v1.HPETTimer{}.OpenAPIModelName()),
+						},
+					},
+					"kvm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KVM is the paravirtual KVM clock, for Linux guests.",
+							Ref:         ref(v1.KVMTimer{}.OpenAPIModelName()),
+						},
+					},
+					"pit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PIT is the Programmable Interval Timer.",
+							Ref:         ref(v1.PITTimer{}.OpenAPIModelName()),
+						},
+					},
+					"rtc": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RTC is the Real Time Clock.",
+							Ref:         ref(v1.RTCTimer{}.OpenAPIModelName()),
+						},
+					},
+					"hyperv": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hyperv is the paravirtual Hyper-V clock, for Windows guests.",
+							Ref:         ref(v1.HypervTimer{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.HPETTimer{}.OpenAPIModelName(), v1.HypervTimer{}.OpenAPIModelName(), v1.KVMTimer{}.OpenAPIModelName(), v1.PITTimer{}.OpenAPIModelName(), v1.RTCTimer{}.OpenAPIModelName()},
 	}
 }
 
@@ -3301,6 +3986,13 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref common.ReferenceCa
 							Format:      "",
 						},
 					},
+					"priorityClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PriorityClassName is the PriorityClass of the launcher pod, which decides which pods the scheduler may preempt for it. The cluster's default priority applies when empty.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"subdomain": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Subdomain, when set, gives the VMI the fully qualified name \"<hostname>.<subdomain>.<namespace>.svc.<cluster domain>\", through a headless Service of that name. Must be a DNS-1123 subdomain.",
@@ -3442,6 +4134,14 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref common.Reference
 							Description: "LauncherContainerImageVersion is the launcher image the VMI currently runs with.",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"runtimeUser": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with KubeVirt's JSON name and without omitempty, so that strict decoding of what that client sends succeeds. It is an int64 where KubeVirt has a uint64 (the same JSON number for any user ID) because server-side apply's structured-merge-diff cannot handle uint64 fields.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 				},
@@ -3767,6 +4467,12 @@ func schema_vireo_apis_core_v1_Volume(ref common.ReferenceCallback) common.OpenA
 							Format:      "",
 						},
 					},
+					"hostDisk": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HostDisk is a disk image file on the node's own filesystem. Stored and validated; not run by Vireo's launcher yet (KubeVirt keeps it behind its HostDisk feature gate).",
+							Ref:         ref(v1.HostDisk{}.OpenAPIModelName()),
+						},
+					},
 					"containerDisk": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ContainerDisk is a disk image shipped in a container image. The guest writes to a temporary overlay, so changes are lost when the VMI stops.",
@@ -3802,7 +4508,7 @@ func schema_vireo_apis_core_v1_Volume(ref common.ReferenceCallback) common.OpenA
 			},
 		},
 		Dependencies: []string{
-			v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+			v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
 	}
 }
 
@@ -3813,6 +4519,12 @@ func schema_vireo_apis_core_v1_VolumeSource(ref common.ReferenceCallback) common
 				Description: "VolumeSource is where a volume's data comes from. Only one field may be set.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
+					"hostDisk": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HostDisk is a disk image file on the node's own filesystem. Stored and validated; not run by Vireo's launcher yet (KubeVirt keeps it behind its HostDisk feature gate).",
+							Ref:         ref(v1.HostDisk{}.OpenAPIModelName()),
+						},
+					},
 					"containerDisk": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ContainerDisk is a disk image shipped in a container image. The guest writes to a temporary overlay, so changes are lost when the VMI stops.",
@@ -3847,7 +4559,7 @@ func schema_vireo_apis_core_v1_VolumeSource(ref common.ReferenceCallback) common
 			},
 		},
 		Dependencies: []string{
-			v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+			v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
 	}
 }
 

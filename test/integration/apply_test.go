@@ -202,3 +202,70 @@ func ownsKey(entries []metav1.ManagedFieldsEntry, manager, key string) bool {
 	}
 	return false
 }
+
+// TestOpenAPIKeysListsForApply checks the served OpenAPI v3 schema that server-side apply and
+// kubectl rely on: name-keyed lists are maps, ports are keyed by port and protocol, and protocol
+// defaults to TCP so that an applied port without one has a complete key.
+func TestOpenAPIKeysListsForApply(t *testing.T) {
+	raw, err := server.Client.KubevirtV1().RESTClient().Get().AbsPath("/openapi/v3/apis/kubevirt.io/v1").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("openapi v3: %v", err)
+	}
+	type property struct {
+		Default  any      `json:"default"`
+		ListType string   `json:"x-kubernetes-list-type"`
+		MapKeys  []string `json:"x-kubernetes-list-map-keys"`
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]property `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("decoding openapi v3: %v", err)
+	}
+	const pkg = "com.github.vireo-dev.vireo.apis.core.v1."
+	for _, c := range []struct {
+		schema, field string
+		keys          []string
+	}{
+		{"Devices", "disks", []string{"name"}},
+		{"Devices", "interfaces", []string{"name"}},
+		{"VirtualMachineInstanceSpec", "volumes", []string{"name"}},
+		{"VirtualMachineInstanceSpec", "networks", []string{"name"}},
+		{"Interface", "ports", []string{"port", "protocol"}},
+		{"VirtualMachineInstanceStatus", "conditions", []string{"type"}},
+		{"VirtualMachineStatus", "conditions", []string{"type"}},
+		{"VirtualMachineInstanceMigrationStatus", "conditions", []string{"type"}},
+	} {
+		p := doc.Components.Schemas[pkg+c.schema].Properties[c.field]
+		if p.ListType != "map" || strings.Join(p.MapKeys, ",") != strings.Join(c.keys, ",") {
+			t.Errorf("%s.%s: list type %q keys %v, want map keyed by %v", c.schema, c.field, p.ListType, p.MapKeys, c.keys)
+		}
+	}
+	if p := doc.Components.Schemas[pkg+"Port"].Properties["protocol"]; p.Default != "TCP" {
+		t.Errorf("Port.protocol default = %v, want TCP", p.Default)
+	}
+	if p := doc.Components.Schemas[pkg+"VirtualMachineInstanceStatus"].Properties["phaseTransitionTimestamps"]; p.ListType != "atomic" {
+		t.Errorf("phaseTransitionTimestamps list type = %q, want atomic (phases repeat)", p.ListType)
+	}
+}
+
+// TestStrictFieldValidationAcceptsKubeVirtClientZeroes creates a VMI the way KubeVirt's Go client
+// serializes it (status.runtimeUser: 0, empty guestOSInfo and resources, null timestamps) with
+// strict server-side field validation, as kubectl does: no field is unknown.
+func TestStrictFieldValidationAcceptsKubeVirtClientZeroes(t *testing.T) {
+	ns := namespace(t)
+	body := `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
+	  "metadata":{"name":"zeroes","creationTimestamp":null},
+	  "spec":{"domain":{"resources":{"requests":{"memory":"64Mi"}},"machine":{"type":""},"features":{"acpi":{}},"devices":{}},
+	    "volumes":[{"name":"root","containerDisk":{"image":"registry.local/tiny:1.0"}}]},
+	  "status":{"guestOSInfo":{},"runtimeUser":0}}`
+	err := server.Client.KubevirtV1().RESTClient().Post().Namespace(ns).Resource("virtualmachineinstances").
+		Param("fieldValidation", "Strict").Body([]byte(body)).Do(context.Background()).Error()
+	if err != nil {
+		t.Fatalf("strict create of a KubeVirt-client VMI: %v", err)
+	}
+}

@@ -17,6 +17,9 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 )
 
+// MinVolumeSize is the smallest volume, in bytes, a DataVolume may ask for: 1 MiB.
+const MinVolumeSize int64 = 1 << 20
+
 // sourceNames lists the DataVolume sources, for messages.
 const sourceNames = "http, registry, upload, blank, pvc"
 
@@ -68,11 +71,21 @@ func ValidateDataVolumeSpec(spec *cdiv1beta1.DataVolumeSpec, fldPath *field.Path
 		errs = append(errs, field.Forbidden(fldPath.Child("pvc"),
 			"storage and pvc are mutually exclusive; set only one of them (storage is preferred)"))
 	case spec.Storage != nil:
+		// With storage the size of a clone may be left out: it is taken from the source claim.
 		s := spec.Storage
 		errs = append(errs, validateVolume(s.AccessModes, s.Resources, s.VolumeMode, isClone, fldPath.Child("storage"))...)
 	default:
+		// A pvc is created exactly as given, so it needs its size and exactly one access mode, as in CDI.
 		p := spec.PVC
-		errs = append(errs, validateVolume(p.AccessModes, p.Resources, p.VolumeMode, isClone, fldPath.Child("pvc"))...)
+		pPath := fldPath.Child("pvc")
+		switch {
+		case len(p.AccessModes) == 0:
+			errs = append(errs, field.Required(pPath.Child("accessModes"),
+				"a pvc needs exactly one access mode, such as ReadWriteOnce; or use storage, which picks one from the storage class"))
+		case len(p.AccessModes) > 1:
+			errs = append(errs, field.TooMany(pPath.Child("accessModes"), len(p.AccessModes), 1))
+		}
+		errs = append(errs, validateVolume(p.AccessModes, p.Resources, p.VolumeMode, false, pPath)...)
 	}
 	return append(errs, validateContentType(spec, fldPath)...)
 }
@@ -174,9 +187,10 @@ func validateSourcePVC(src *cdiv1beta1.DataVolumeSourcePVC, fldPath *field.Path)
 }
 
 // validateVolume checks the access modes, size and volume mode of the volume to create. The size
-// may be left out only when cloning, where it is taken from the source claim.
+// is at least MinVolumeSize; it may be left out only when sizeFromSource, where it is taken from
+// the claim being cloned.
 func validateVolume(modes []cdiv1beta1.PersistentVolumeAccessMode, res cdiv1beta1.VolumeResourceRequirements,
-	mode *cdiv1beta1.PersistentVolumeMode, isClone bool, fldPath *field.Path) field.ErrorList {
+	mode *cdiv1beta1.PersistentVolumeMode, sizeFromSource bool, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, m := range modes {
 		errs = append(errs, validateEnum(m, accessModes, fldPath.Child("accessModes").Index(i))...)
@@ -184,10 +198,12 @@ func validateVolume(modes []cdiv1beta1.PersistentVolumeAccessMode, res cdiv1beta
 	sizePath := fldPath.Child("resources", "requests", "storage")
 	size, hasSize := res.Requests[cdiv1beta1.ResourceStorage]
 	switch {
-	case !hasSize && !isClone:
+	case !hasSize && !sizeFromSource:
 		errs = append(errs, field.Required(sizePath, "the size of the volume, such as 10Gi, is required"))
 	case hasSize && size.Sign() <= 0:
 		errs = append(errs, field.Invalid(sizePath, size.String(), "must be greater than zero, such as 10Gi"))
+	case hasSize && size.Value() < MinVolumeSize:
+		errs = append(errs, field.Invalid(sizePath, size.String(), "must be at least 1Mi, such as 10Gi"))
 	}
 	if mode != nil {
 		errs = append(errs, validateEnum(*mode, volumeModes, fldPath.Child("volumeMode"))...)

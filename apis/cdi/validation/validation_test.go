@@ -24,6 +24,7 @@ const (
 	invalid      = field.ErrorTypeInvalid
 	notSupported = field.ErrorTypeNotSupported
 	forbidden    = field.ErrorTypeForbidden
+	tooMany      = field.ErrorTypeTooMany
 )
 
 // expectErrors fails the test unless got holds exactly the errors in want, in order.
@@ -127,9 +128,22 @@ func TestDataVolumeCloneSource(t *testing.T) {
 			s.Storage = &cdiv1beta1.StorageSpec{Resources: size(sz)}
 		}
 	}
+	pvcClone := func(sz string) func(s *cdiv1beta1.DataVolumeSpec) {
+		return func(s *cdiv1beta1.DataVolumeSpec) {
+			s.Source = &cdiv1beta1.DataVolumeSource{PVC: &cdiv1beta1.DataVolumeSourcePVC{Namespace: "golden", Name: "fedora-41"}}
+			s.Storage, s.PVC = nil, &cdiv1beta1.PersistentVolumeClaimSpec{
+				AccessModes: []cdiv1beta1.PersistentVolumeAccessMode{cdiv1beta1.ReadWriteOnce}, Resources: size(sz)}
+		}
+	}
 	runDVCases(t, []dvCase{
 		{name: "clone with size", mutate: clone("golden", "fedora-41", "20Gi")},
 		{name: "clone infers size", mutate: clone("", "fedora-41", "")},
+		{name: "clone into storage: {}", mutate: func(s *cdiv1beta1.DataVolumeSpec) {
+			s.Source = &cdiv1beta1.DataVolumeSource{PVC: &cdiv1beta1.DataVolumeSourcePVC{Namespace: "golden", Name: "fedora-41"}}
+			s.Storage = &cdiv1beta1.StorageSpec{}
+		}},
+		{name: "pvc clone with size", mutate: pvcClone("20Gi")},
+		{name: "pvc clone without size", mutate: pvcClone(""), want: []fe{{required, "spec.pvc.resources.requests.storage"}}},
 		{name: "clone without name", mutate: clone("golden", "", ""), want: []fe{{required, "spec.source.pvc.name"}}},
 		{name: "clone bad name", mutate: clone("", "Fedora", ""), want: []fe{{invalid, "spec.source.pvc.name"}}},
 		{name: "clone bad namespace", mutate: clone("Golden.Images", "f", ""), want: []fe{{invalid, "spec.source.pvc.namespace"}}},
@@ -155,6 +169,22 @@ func TestDataVolumeTarget(t *testing.T) {
 			want: []fe{{notSupported, "spec.storage.volumeMode"}}},
 		{name: "no size", mutate: storage("", nil, nil), want: []fe{{required, "spec.storage.resources.requests.storage"}}},
 		{name: "zero size", mutate: storage("0", nil, nil), want: []fe{{invalid, "spec.storage.resources.requests.storage"}}},
+		{name: "exactly 1Mi", mutate: storage("1Mi", nil, nil)},
+		{name: "below 1Mi", mutate: storage("1000Ki", nil, nil), want: []fe{{invalid, "spec.storage.resources.requests.storage"}}},
+		{name: "1M is below 1Mi", mutate: storage("1M", nil, nil), want: []fe{{invalid, "spec.storage.resources.requests.storage"}}},
+		{name: "storage with several access modes", mutate: storage("1Gi", []cdiv1beta1.PersistentVolumeAccessMode{
+			cdiv1beta1.ReadWriteMany, cdiv1beta1.ReadWriteOnce}, nil)},
+		{name: "pvc without access mode", mutate: func(s *cdiv1beta1.DataVolumeSpec) {
+			s.Storage, s.PVC = nil, &cdiv1beta1.PersistentVolumeClaimSpec{Resources: size("5Gi")}
+		}, want: []fe{{required, "spec.pvc.accessModes"}}},
+		{name: "pvc with two access modes", mutate: func(s *cdiv1beta1.DataVolumeSpec) {
+			s.Storage, s.PVC = nil, &cdiv1beta1.PersistentVolumeClaimSpec{Resources: size("5Gi"),
+				AccessModes: []cdiv1beta1.PersistentVolumeAccessMode{cdiv1beta1.ReadWriteMany, cdiv1beta1.ReadWriteOnce}}
+		}, want: []fe{{tooMany, "spec.pvc.accessModes"}}},
+		{name: "pvc below 1Mi", mutate: func(s *cdiv1beta1.DataVolumeSpec) {
+			s.Storage, s.PVC = nil, &cdiv1beta1.PersistentVolumeClaimSpec{Resources: size("512Ki"),
+				AccessModes: []cdiv1beta1.PersistentVolumeAccessMode{cdiv1beta1.ReadWriteOnce}}
+		}, want: []fe{{invalid, "spec.pvc.resources.requests.storage"}}},
 		{name: "negative size", mutate: storage("-1Gi", nil, nil), want: []fe{{invalid, "spec.storage.resources.requests.storage"}}},
 		{name: "pvc instead of storage", mutate: func(s *cdiv1beta1.DataVolumeSpec) {
 			s.Storage = nil

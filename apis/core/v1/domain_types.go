@@ -23,7 +23,10 @@ type DomainSpec struct {
 	// Firmware configures the guest's firmware: UUID, serial number, bootloader or direct kernel boot.
 	// +optional
 	Firmware *Firmware `json:"firmware,omitempty"`
-	// Features turns optional platform features, such as ACPI, on or off.
+	// Clock sets the guest's clock offset (UTC or a time zone) and its timers.
+	// +optional
+	Clock *Clock `json:"clock,omitempty"`
+	// Features turns optional platform features, such as ACPI, APIC, SMM and Hyper-V enlightenments, on or off.
 	// +optional
 	Features *Features `json:"features,omitempty"`
 	// Devices lists the guest's disks, network interfaces and other devices.
@@ -64,6 +67,16 @@ type CPU struct {
 	// or a named model known to QEMU, such as "Skylake-Server".
 	// +optional
 	Model string `json:"model,omitempty"`
+	// DedicatedCPUPlacement pins each vCPU to a physical CPU reserved for the guest. It needs an
+	// integer CPU request equal to the CPU limit (or a topology alone) and, when both are given, a
+	// memory request equal to the memory limit. Stored and validated; Vireo's launcher does not run
+	// it yet and refuses such a VMI when it starts.
+	// +optional
+	DedicatedCPUPlacement bool `json:"dedicatedCpuPlacement,omitempty"`
+	// IsolateEmulatorThread reserves one more physical CPU for QEMU's emulator thread. Only allowed
+	// with dedicatedCpuPlacement. Stored and validated; not run by Vireo's launcher yet.
+	// +optional
+	IsolateEmulatorThread bool `json:"isolateEmulatorThread,omitempty"`
 }
 
 // Machine selects the emulated machine type.
@@ -140,20 +153,6 @@ type KernelBootContainer struct {
 	ImagePullPolicy PullPolicy `json:"imagePullPolicy,omitempty"`
 }
 
-// Features turns optional platform features of the guest on or off.
-type Features struct {
-	// ACPI exposes ACPI to the guest, which graceful shutdown needs. Enabled by default.
-	// +optional
-	ACPI FeatureState `json:"acpi,omitempty"`
-}
-
-// FeatureState switches a platform feature on or off.
-type FeatureState struct {
-	// Enabled turns the feature on (true, the default) or off (false).
-	// +optional
-	Enabled *bool `json:"enabled,omitempty"`
-}
-
 // Devices lists the guest's devices.
 type Devices struct {
 	// Disks are the block devices the guest sees; each refers by name to an entry in spec.volumes.
@@ -181,10 +180,25 @@ type Devices struct {
 	// Rng, when set, gives the guest a virtio random number generator fed from the host.
 	// +optional
 	Rng *Rng `json:"rng,omitempty"`
+	// TPM, when set, gives the guest an emulated TPM 2.0 device. Stored; not run by Vireo's
+	// launcher yet.
+	// +optional
+	TPM *TPMDevice `json:"tpm,omitempty"`
 }
 
 // Rng is a virtio random number generator device; it has no settings.
 type Rng struct{}
+
+// TPMDevice is an emulated TPM 2.0 device (swtpm), as KubeVirt offers for guests that need one,
+// such as Windows 11.
+type TPMDevice struct {
+	// Enabled set to false removes the TPM even where a preference would add one. Defaults to true.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+	// Persistent keeps the TPM's state across restarts of the VM. Defaults to false.
+	// +optional
+	Persistent *bool `json:"persistent,omitempty"`
+}
 
 // Disk attaches a volume to the guest as a disk or CD-ROM.
 type Disk struct {
@@ -194,11 +208,12 @@ type Disk struct {
 	// A disk with neither set is attached as a disk.
 	DiskDevice `json:",inline"`
 	// BootOrder is this device's place in the boot order; lower values boot first. Values must be
-	// unique across disks and at least 1. Devices without a boot order are not booted from when
-	// any device has one.
+	// at least 1 and unique across disks and interfaces. Devices without a boot order are not
+	// booted from when any device has one.
 	// +optional
 	BootOrder *uint `json:"bootOrder,omitempty"`
-	// Serial is the serial number the guest sees for the disk.
+	// Serial is the serial number the guest sees for the disk: at most 256 characters from
+	// [A-Za-z0-9_.+-].
 	// +optional
 	Serial string `json:"serial,omitempty"`
 	// Cache is the host page cache mode for the disk: none, writethrough or writeback.
@@ -211,6 +226,11 @@ type DiskDevice struct {
 	// Disk attaches the volume as a hard disk.
 	// +optional
 	Disk *DiskTarget `json:"disk,omitempty"`
+	// LUN passes the volume through as a SCSI LUN, so that the guest can send it SCSI commands.
+	// Only persistentVolumeClaim and dataVolume volumes can be attached this way. Stored and
+	// validated; not run by Vireo's launcher yet.
+	// +optional
+	LUN *LunTarget `json:"lun,omitempty"`
 	// CDRom attaches the volume as a CD-ROM drive.
 	// +optional
 	CDRom *CDRomTarget `json:"cdrom,omitempty"`
@@ -235,6 +255,25 @@ type DiskTarget struct {
 	// Bus is virtio, sata, scsi or usb. Defaults to sata on amd64 and virtio on arm64.
 	// +optional
 	Bus DiskBus `json:"bus,omitempty"`
+	// ReadOnly exposes the disk read-only. SATA hard disks cannot be read-only (QEMU's emulated
+	// controller does not support it); use virtio or scsi, or attach the volume as a cdrom.
+	// Defaults to false.
+	// +optional
+	ReadOnly bool `json:"readonly,omitempty"`
+}
+
+// LunTarget passes a volume through to the guest as a SCSI LUN.
+type LunTarget struct {
+	// Bus is virtio, sata, scsi or usb; a LUN is normally attached on scsi.
+	// +optional
+	Bus DiskBus `json:"bus,omitempty"`
+	// ReadOnly exposes the LUN read-only. Defaults to false.
+	// +optional
+	ReadOnly bool `json:"readonly,omitempty"`
+	// Reservation lets the guest use SCSI persistent reservations on the LUN; it needs the scsi
+	// bus. Not run by Vireo's launcher yet.
+	// +optional
+	Reservation bool `json:"reservation,omitempty"`
 }
 
 // CDRomTarget attaches a volume as a CD-ROM drive.

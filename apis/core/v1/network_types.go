@@ -4,7 +4,8 @@ package v1
 type Interface struct {
 	// Name of the interface; must match the name of a network in spec.networks.
 	Name string `json:"name"`
-	// Model is the emulated NIC model the guest sees, such as virtio (the default) or e1000.
+	// Model is the emulated NIC model the guest sees: virtio (the default), e1000, e1000e, igb,
+	// ne2k_pci, pcnet or rtl8139.
 	// +optional
 	Model string `json:"model,omitempty"`
 	// InterfaceBindingMethod chooses how the interface is connected to its network. Exactly one
@@ -17,9 +18,16 @@ type Interface struct {
 	// +listMapKey=port
 	// +listMapKey=protocol
 	Ports []Port `json:"ports,omitempty"`
-	// MacAddress is the MAC address of the interface, such as "de:ad:00:00:be:af". Generated when empty.
+	// MacAddress is the MAC address of the interface, such as "de:ad:00:00:be:af" or
+	// "DE-AD-00-00-BE-AF". Generated when empty. 02:00:00:00:00:00 is reserved for the
+	// masquerade binding's in-pod bridge.
 	// +optional
 	MacAddress string `json:"macAddress,omitempty"`
+	// BootOrder is this interface's place in the boot order (network boot); lower values boot
+	// first. Values must be at least 1 and unique across disks and interfaces. Interfaces without
+	// a boot order are not booted from.
+	// +optional
+	BootOrder *uint `json:"bootOrder,omitempty"`
 }
 
 // InterfaceBindingMethod is how a guest interface is connected to its network. Only one field may be set.
@@ -42,7 +50,8 @@ type InterfaceMasquerade struct{}
 
 // Port is a port forwarded to the guest.
 type Port struct {
-	// Name of the port, unique within the interface.
+	// Name of the port, unique within the interface; an IANA service name (at most 15 lowercase
+	// letters, digits and '-', with at least one letter), such as "ssh".
 	// +optional
 	Name string `json:"name,omitempty"`
 	// Protocol is TCP (the default) or UDP.

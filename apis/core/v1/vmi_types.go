@@ -104,6 +104,10 @@ type VirtualMachineInstanceSpec struct {
 	// name. Must be a DNS-1123 label.
 	// +optional
 	Hostname string `json:"hostname,omitempty"`
+	// PriorityClassName is the PriorityClass of the launcher pod, which decides which pods the
+	// scheduler may preempt for it. The cluster's default priority applies when empty.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 	// Subdomain, when set, gives the VMI the fully qualified name
 	// "<hostname>.<subdomain>.<namespace>.svc.<cluster domain>", through a headless Service of that name.
 	// Must be a DNS-1123 subdomain.
@@ -248,6 +252,13 @@ type VirtualMachineInstanceStatus struct {
 	// LauncherContainerImageVersion is the launcher image the VMI currently runs with.
 	// +optional
 	LauncherContainerImageVersion string `json:"launcherContainerImageVersion,omitempty"`
+	// RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not
+	// root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with
+	// KubeVirt's JSON name and without omitempty, so that strict decoding of what that client
+	// sends succeeds. It is an int64 where KubeVirt has a uint64 (the same JSON number for any
+	// user ID) because server-side apply's structured-merge-diff cannot handle uint64 fields.
+	// +optional
+	RuntimeUser int64 `json:"runtimeUser"`
 }
 
 // VirtualMachineInstanceNetworkInterface reports one network interface of the guest.

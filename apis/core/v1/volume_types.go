@@ -14,6 +14,10 @@ type Volume struct {
 
 // VolumeSource is where a volume's data comes from. Only one field may be set.
 type VolumeSource struct {
+	// HostDisk is a disk image file on the node's own filesystem. Stored and validated; not run by
+	// Vireo's launcher yet (KubeVirt keeps it behind its HostDisk feature gate).
+	// +optional
+	HostDisk *HostDisk `json:"hostDisk,omitempty"`
 	// ContainerDisk is a disk image shipped in a container image. The guest writes to a temporary
 	// overlay, so changes are lost when the VMI stops.
 	// +optional
@@ -34,11 +38,36 @@ type VolumeSource struct {
 	EmptyDisk *EmptyDiskSource `json:"emptyDisk,omitempty"`
 }
 
+// HostDiskType says whether a host disk image must already exist or may be created.
+type HostDiskType string
+
+const (
+	// HostDiskExists needs the disk image to exist at the path already.
+	HostDiskExists HostDiskType = "Disk"
+	// HostDiskExistsOrCreate creates a sparse disk image of the given capacity when none exists at the path.
+	HostDiskExistsOrCreate HostDiskType = "DiskOrCreate"
+)
+
+// HostDisk is a disk image file on the node that runs the VMI.
+type HostDisk struct {
+	// Path is the absolute path of the disk image on the node, such as /var/lib/images/disk.img.
+	Path string `json:"path"`
+	// Type is Disk (the image must exist) or DiskOrCreate (it is created when missing).
+	Type HostDiskType `json:"type"`
+	// Capacity is the size of the image to create; required with DiskOrCreate and not allowed with Disk.
+	// +optional
+	Capacity resource.Quantity `json:"capacity,omitempty"`
+	// Shared says the path is on storage shared between nodes, so the VMI can be live-migrated.
+	// +optional
+	Shared *bool `json:"shared,omitempty"`
+}
+
 // ContainerDiskSource is a disk image inside a container image, under /disk/ (raw or qcow2).
 type ContainerDiskSource struct {
 	// Image is the container image reference, such as "registry.example.com/images/fedora:41".
 	Image string `json:"image"`
-	// Path of the disk image inside the container image. Defaults to the single file under /disk/.
+	// Path of the disk image inside the container image, absolute and without "." or ".."
+	// components. Defaults to the single file under /disk/.
 	// +optional
 	Path string `json:"path,omitempty"`
 	// ImagePullPolicy is Always, Never or IfNotPresent. Defaults to Always for the "latest" tag or

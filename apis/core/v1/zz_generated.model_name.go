@@ -35,6 +35,21 @@ func (in CPU) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Clock) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Clock"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClockOffset) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ClockOffset"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClockOffsetUTC) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ClockOffsetUTC"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CloudInitNoCloudSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.CloudInitNoCloudSource"
 }
@@ -95,8 +110,28 @@ func (in EmptyDiskSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureAPIC) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.FeatureAPIC"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureHyperv) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.FeatureHyperv"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureSpinlocks) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.FeatureSpinlocks"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in FeatureState) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.FeatureState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureVendorID) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.FeatureVendorID"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -107,6 +142,21 @@ func (in Features) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Firmware) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Firmware"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HPETTimer) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.HPETTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostDisk) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.HostDisk"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HypervTimer) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.HypervTimer"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -130,6 +180,11 @@ func (in InterfaceMasquerade) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KVMTimer) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.KVMTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in KernelBoot) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.KernelBoot"
 }
@@ -142,6 +197,11 @@ func (in KernelBootContainer) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in LocalObjectReference) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LunTarget) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.LunTarget"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -185,6 +245,11 @@ func (in NodeSelectorTerm) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PITTimer) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.PITTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PersistentVolumeClaimVolumeSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource"
 }
@@ -220,6 +285,11 @@ func (in PreferredSchedulingTerm) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RTCTimer) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.RTCTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ResourceRequirements) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.ResourceRequirements"
 }
@@ -227,6 +297,26 @@ func (in ResourceRequirements) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Rng) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Rng"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SyNICTimer) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SyNICTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TLBFlush) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.TLBFlush"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TPMDevice) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.TPMDevice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Timer) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Timer"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

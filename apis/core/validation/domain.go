@@ -3,7 +3,6 @@ package validation
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,17 +14,11 @@ import (
 // MinGuestMemory is the least memory, in bytes, a guest may be given (KubeVirt's 1M).
 const MinGuestMemory int64 = 1000 * 1000
 
-// MaxVCPUs is the largest number of vCPUs (sockets × cores × threads) a guest may have.
-const MaxVCPUs = 512
-
 // EmulatedMachines are the glob patterns a machine type must match (KubeVirt's amd64 default).
 var EmulatedMachines = []string{"q35*", "pc-q35*"}
 
 // pullPolicies are the allowed image pull policies.
 var pullPolicies = []v1.PullPolicy{v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}
-
-// uuidPattern matches a UUID in its canonical textual form.
-var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // validateDomain validates the guest's virtual hardware.
 func validateDomain(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList {
@@ -38,6 +31,13 @@ func validateDomain(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList 
 	}
 	if domain.Firmware != nil {
 		errs = append(errs, validateFirmware(domain.Firmware, fldPath.Child("firmware"))...)
+	}
+	errs = append(errs, validateSecureBootNeedsSMM(domain, fldPath)...)
+	if domain.Features != nil {
+		errs = append(errs, validateFeatures(domain.Features, fldPath.Child("features"))...)
+	}
+	if domain.Clock != nil {
+		errs = append(errs, validateClock(domain.Clock, fldPath.Child("clock"))...)
 	}
 	return errs
 }
@@ -52,129 +52,105 @@ func machineTypeSupported(machineType string) bool {
 	return false
 }
 
-// validateMemory checks that the guest gets memory, at least 1M of it, and that no request
-// (including the guest memory) exceeds the memory limit.
-func validateMemory(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	resPath := fldPath.Child("resources")
-	request, hasRequest := domain.Resources.Requests[v1.ResourceMemory]
-	limit, hasLimit := domain.Resources.Limits[v1.ResourceMemory]
-	var guest *resource.Quantity
-	if domain.Memory != nil {
-		guest = domain.Memory.Guest
+// memoryAmounts are the memory quantities of a domain; a zero or missing request or limit is
+// "not given", as in KubeVirt.
+type memoryAmounts struct {
+	request, limit, guest *resource.Quantity
+}
+
+// positive reports whether q is given and greater than zero.
+func positive(q *resource.Quantity) bool { return q != nil && q.Sign() > 0 }
+
+// memoryOf collects the memory request, limit and guest memory of domain.
+func memoryOf(domain *v1.DomainSpec) memoryAmounts {
+	var m memoryAmounts
+	if q, ok := domain.Resources.Requests[v1.ResourceMemory]; ok {
+		m.request = &q
 	}
-	if !hasRequest && !hasLimit && guest == nil {
-		return field.ErrorList{field.Required(resPath.Child("requests", "memory"),
+	if q, ok := domain.Resources.Limits[v1.ResourceMemory]; ok {
+		m.limit = &q
+	}
+	if domain.Memory != nil {
+		m.guest = domain.Memory.Guest
+	}
+	return m
+}
+
+// validateMemory checks, as KubeVirt does, that the guest gets memory; that no amount is
+// negative; that a memory request, when not zero, is at least 1M; and that neither the request nor
+// the guest memory exceeds a (non-zero) limit. A request of 0 is accepted, as in KubeVirt, when
+// the guest memory is given. Vireo also refuses guest memory below 1M, which no guest can boot with.
+func validateMemory(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList {
+	resPath := fldPath.Child("resources")
+	reqPath, limPath, guestPath := resPath.Child("requests", "memory"), resPath.Child("limits", "memory"), fldPath.Child("memory", "guest")
+	m := memoryOf(domain)
+	if !positive(m.request) && !positive(m.limit) && !positive(m.guest) && !negative(m.request, m.limit, m.guest) {
+		return field.ErrorList{field.Required(reqPath,
 			"no memory requested: set at least one of spec.domain.resources.requests.memory, "+
 				"spec.domain.resources.limits.memory and spec.domain.memory.guest")}
 	}
-	if hasRequest {
-		errs = append(errs, validateMemoryQuantity(request, resPath.Child("requests", "memory"))...)
+	var errs field.ErrorList
+	if m.request != nil {
+		errs = append(errs, validateMemoryQuantity(*m.request, reqPath, true)...)
 	}
-	if hasLimit {
-		errs = append(errs, validateMemoryQuantity(limit, resPath.Child("limits", "memory"))...)
+	if m.limit != nil {
+		errs = append(errs, validateNonNegativeQuantity(*m.limit, limPath)...)
 	}
-	if guest != nil {
-		errs = append(errs, validateMemoryQuantity(*guest, fldPath.Child("memory", "guest"))...)
+	if m.guest != nil {
+		errs = append(errs, validateMemoryQuantity(*m.guest, guestPath, false)...)
 	}
-	if hasRequest && hasLimit && request.Cmp(limit) > 0 {
-		errs = append(errs, field.Invalid(resPath.Child("requests", "memory"), request.String(),
-			fmt.Sprintf("must be less than or equal to the memory limit %s", limit.String())))
+	if positive(m.limit) && m.request != nil && m.request.Cmp(*m.limit) > 0 {
+		errs = append(errs, field.Invalid(reqPath, m.request.String(),
+			fmt.Sprintf("must be less than or equal to the memory limit %s", m.limit.String())))
 	}
-	if guest != nil && hasLimit && guest.Cmp(limit) > 0 {
-		errs = append(errs, field.Invalid(fldPath.Child("memory", "guest"), guest.String(),
-			fmt.Sprintf("must be less than or equal to the memory limit %s", limit.String())))
+	if positive(m.limit) && m.guest != nil && m.guest.Cmp(*m.limit) > 0 {
+		errs = append(errs, field.Invalid(guestPath, m.guest.String(),
+			fmt.Sprintf("must be less than or equal to the memory limit %s", m.limit.String())))
 	}
 	return errs
 }
 
-// validateMemoryQuantity checks that a memory amount is at least MinGuestMemory bytes.
-func validateMemoryQuantity(q resource.Quantity, fldPath *field.Path) field.ErrorList {
-	if q.Sign() < 0 {
-		return field.ErrorList{field.Invalid(fldPath, q.String(), "must not be negative")}
+// negative reports whether any of qs is given and negative.
+func negative(qs ...*resource.Quantity) bool {
+	for _, q := range qs {
+		if q != nil && q.Sign() < 0 {
+			return true
+		}
 	}
-	if q.Value() < MinGuestMemory {
+	return false
+}
+
+// validateMemoryQuantity checks that a memory amount is not negative and at least MinGuestMemory
+// bytes; zeroAllowed accepts exactly 0 too (a memory request of 0 means "none").
+func validateMemoryQuantity(q resource.Quantity, fldPath *field.Path, zeroAllowed bool) field.ErrorList {
+	switch {
+	case q.Sign() < 0:
+		return field.ErrorList{field.Invalid(fldPath, q.String(), "must not be negative")}
+	case q.IsZero() && zeroAllowed:
+		return nil
+	case q.Value() < MinGuestMemory:
 		return field.ErrorList{field.Invalid(fldPath, q.String(), "must be at least 1M (1000000 bytes)")}
 	}
 	return nil
 }
 
-// validateCPU checks the CPU request and limit and the vCPU topology.
-func validateCPU(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	resPath := fldPath.Child("resources")
-	request, hasRequest := domain.Resources.Requests[v1.ResourceCPU]
-	limit, hasLimit := domain.Resources.Limits[v1.ResourceCPU]
-	if hasRequest {
-		errs = append(errs, validateNonNegativeQuantity(request, resPath.Child("requests", "cpu"))...)
+// validateSecureBootNeedsSMM refuses EFI secure boot, which is on unless efi.secureBoot is false,
+// without the SMM feature, as KubeVirt does: the secure-boot firmware only works with SMM.
+func validateSecureBootNeedsSMM(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList {
+	fw := domain.Firmware
+	if fw == nil || fw.Bootloader == nil || fw.Bootloader.EFI == nil {
+		return nil
 	}
-	if hasLimit {
-		errs = append(errs, validateNonNegativeQuantity(limit, resPath.Child("limits", "cpu"))...)
+	if sb := fw.Bootloader.EFI.SecureBoot; sb != nil && !*sb {
+		return nil
 	}
-	if hasRequest && hasLimit && request.Cmp(limit) > 0 {
-		errs = append(errs, field.Invalid(resPath.Child("requests", "cpu"), request.String(),
-			fmt.Sprintf("must be less than or equal to the CPU limit %s", limit.String())))
+	if f := domain.Features; f != nil && f.SMM != nil && enabled(f.SMM.Enabled) {
+		return nil
 	}
-	if cpu := domain.CPU; cpu != nil {
-		// Each count is capped first, so that the product cannot overflow.
-		s, c, t := atLeastOne(cpu.Sockets), atLeastOne(cpu.Cores), atLeastOne(cpu.Threads)
-		if s > MaxVCPUs || c > MaxVCPUs || t > MaxVCPUs || s*c*t > MaxVCPUs {
-			topology := fmt.Sprintf("sockets=%d, cores=%d, threads=%d", s, c, t)
-			errs = append(errs, field.Invalid(fldPath.Child("cpu"), topology, fmt.Sprintf(
-				"sockets × cores × threads may be at most %d vCPUs", MaxVCPUs)))
-		}
-	}
-	return errs
+	return field.ErrorList{field.Invalid(fldPath.Child("firmware", "bootloader", "efi", "secureBoot"), true,
+		"EFI secure boot (the default with efi) needs System Management Mode: set spec.domain.features.smm: {}, "+
+			"or set efi.secureBoot: false")}
 }
 
-// atLeastOne widens a topology count, treating an unset (0) count as 1.
-func atLeastOne(n uint32) int64 {
-	if n == 0 {
-		return 1
-	}
-	return int64(n)
-}
-
-// validateFirmware checks the firmware UUID, the bootloader choice and direct kernel boot.
-func validateFirmware(fw *v1.Firmware, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if fw.UUID != "" && !uuidPattern.MatchString(string(fw.UUID)) {
-		errs = append(errs, field.Invalid(fldPath.Child("uuid"), string(fw.UUID),
-			"must be a UUID such as 6a1a24a1-4061-4607-8bf4-a3963d0c5895, or empty to get one generated"))
-	}
-	if bl := fw.Bootloader; bl != nil && bl.BIOS != nil && bl.EFI != nil {
-		errs = append(errs, field.Invalid(fldPath.Child("bootloader"), "bios and efi",
-			"bios and efi are mutually exclusive; set only one of them"))
-	}
-	if kb := fw.KernelBoot; kb != nil {
-		errs = append(errs, validateKernelBoot(kb, fldPath.Child("kernelBoot"))...)
-	}
-	return errs
-}
-
-// validateKernelBoot checks that direct kernel boot names an image and something to boot in it.
-func validateKernelBoot(kb *v1.KernelBoot, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	c := kb.Container
-	if c == nil {
-		if kb.KernelArgs != "" {
-			errs = append(errs, field.Required(fldPath.Child("container"),
-				"kernelArgs can only be used with a kernel boot container holding the kernel"))
-		}
-		return errs
-	}
-	cPath := fldPath.Child("container")
-	if c.Image == "" {
-		errs = append(errs, field.Required(cPath.Child("image"),
-			"the container image that holds the kernel and initrd is required"))
-	}
-	if c.KernelPath == "" && c.InitrdPath == "" {
-		errs = append(errs, field.Required(cPath, "set kernelPath, initrdPath or both"))
-	}
-	for _, p := range []struct{ name, value string }{{"kernelPath", c.KernelPath}, {"initrdPath", c.InitrdPath}} {
-		if p.value != "" && !strings.HasPrefix(p.value, "/") {
-			errs = append(errs, field.Invalid(cPath.Child(p.name), p.value, "must be an absolute path inside the image"))
-		}
-	}
-	return append(errs, validateEnum(c.ImagePullPolicy, pullPolicies, cPath.Child("imagePullPolicy"))...)
-}
+// enabled reads an optional "enabled" flag that defaults to true.
+func enabled(b *bool) bool { return b == nil || *b }

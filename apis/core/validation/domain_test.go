@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"strings"
 	"testing"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -63,6 +64,11 @@ func TestMemoryValidation(t *testing.T) {
 		{name: "request equals limit", mutate: setMem("1Gi", "1Gi", "1Gi")},
 		{name: "guest above limit", mutate: setMem("1Gi", "1Gi", "2Gi"), want: []fe{{invalid, guestPath}}},
 		{name: "guest above request is overcommit", mutate: setMem("1Gi", "", "2Gi")},
+		{name: "request 0 with guest", mutate: setMem("0", "", "64Mi")},
+		{name: "request 0 alone", mutate: setMem("0", "", ""), want: []fe{{required, memReqPath}}},
+		{name: "limit 0 means no limit", mutate: setMem("1Gi", "0", "1Gi")},
+		{name: "guest 0", mutate: setMem("1Gi", "", "0"), want: []fe{{invalid, guestPath}}},
+		{name: "negative guest", mutate: setMem("", "", "-1Gi"), want: []fe{{invalid, guestPath}}},
 	})
 }
 
@@ -90,6 +96,7 @@ func TestCPUValidation(t *testing.T) {
 		{name: "negative request", mutate: setCPU("-1", ""), want: []fe{{invalid, cpuReqPath}}},
 		{name: "negative limit", mutate: setCPU("", "-1"), want: []fe{{invalid, cpuLimPath}}},
 		{name: "request above limit", mutate: setCPU("3", "2"), want: []fe{{invalid, cpuReqPath}}},
+		{name: "limit 0 means no limit", mutate: setCPU("3", "0")},
 		{name: "512 vCPUs", mutate: setTopology(8, 32, 2)},
 		{name: "513 vCPUs", mutate: setTopology(513, 1, 1), want: []fe{{invalid, "spec.domain.cpu"}}},
 		{name: "product too large", mutate: setTopology(16, 16, 4), want: []fe{{invalid, "spec.domain.cpu"}}},
@@ -123,9 +130,24 @@ func TestFirmwareValidation(t *testing.T) {
 	runSpecCases(t, []specCase{
 		{name: "bios", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{BIOS: &v1.BIOS{}}})},
 		{name: "efi", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{EFI: &v1.EFI{SecureBoot: ptr(false)}}})},
-		{name: "bios and efi", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{BIOS: &v1.BIOS{}, EFI: &v1.EFI{}}}),
+		{name: "bios and efi", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{BIOS: &v1.BIOS{}, EFI: &v1.EFI{SecureBoot: ptr(false)}}}),
 			want: []fe{{invalid, fwPath + ".bootloader"}}},
 		{name: "bad uuid", mutate: setFW(&v1.Firmware{UUID: "not-a-uuid"}), want: []fe{{invalid, fwPath + ".uuid"}}},
+		{name: "uppercase uuid", mutate: setFW(&v1.Firmware{UUID: "6A1A24A1-4061-4607-8BF4-A3963D0C5895"})},
+		{name: "undashed uuid", mutate: setFW(&v1.Firmware{UUID: "6a1a24a1406146078bf4a3963d0c5895"})},
+		{name: "regrouped uuid", mutate: setFW(&v1.Firmware{UUID: "6a1a24a14061-4607-8bf4a3963d0c-5895"})},
+		{name: "uuid with spaces", mutate: setFW(&v1.Firmware{UUID: " 6a 1a 24 a1 40 61 46 07 8b f4 a3 96 3d 0c 58 95 "})},
+		{name: "uuid with a digit short", mutate: setFW(&v1.Firmware{UUID: "6a1a24a1-4061-4607-8bf4-a3963d0c589"}),
+			want: []fe{{invalid, fwPath + ".uuid"}}},
+		{name: "uuid with a digit extra", mutate: setFW(&v1.Firmware{UUID: "6a1a24a1-4061-4607-8bf4-a3963d0c58950"}),
+			want: []fe{{invalid, fwPath + ".uuid"}}},
+		{name: "uuid split inside a byte", mutate: setFW(&v1.Firmware{UUID: "6a1a24a-14061-4607-8bf4-a3963d0c5895"}),
+			want: []fe{{invalid, fwPath + ".uuid"}}},
+		{name: "uuid in braces", mutate: setFW(&v1.Firmware{UUID: "{6a1a24a1-4061-4607-8bf4-a3963d0c5895}"}),
+			want: []fe{{invalid, fwPath + ".uuid"}}},
+		{name: "serial", mutate: setFW(&v1.Firmware{Serial: "SN-2024_01.a+b"})},
+		{name: "serial with a space", mutate: setFW(&v1.Firmware{Serial: "SN 1"}), want: []fe{{invalid, fwPath + ".serial"}}},
+		{name: "serial too long", mutate: setFW(&v1.Firmware{Serial: strings.Repeat("a", 257)}), want: []fe{{tooLong, fwPath + ".serial"}}},
 		{name: "kernel boot", mutate: setFW(container(v1.KernelBootContainer{Image: "kernels:6.8", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd"}))},
 		{name: "kernel boot without image", mutate: setFW(container(v1.KernelBootContainer{KernelPath: "/boot/vmlinuz"})),
 			want: []fe{{required, kbPath + ".container.image"}}},
@@ -133,10 +155,14 @@ func TestFirmwareValidation(t *testing.T) {
 			want: []fe{{required, kbPath + ".container"}}},
 		{name: "relative kernel path", mutate: setFW(container(v1.KernelBootContainer{Image: "k:1", KernelPath: "boot/vmlinuz", InitrdPath: "initrd"})),
 			want: []fe{{invalid, kbPath + ".container.kernelPath"}, {invalid, kbPath + ".container.initrdPath"}}},
+		{name: "kernel path with ..", mutate: setFW(container(v1.KernelBootContainer{Image: "k:1", KernelPath: "/boot/../vmlinuz"})),
+			want: []fe{{invalid, kbPath + ".container.kernelPath"}}},
+		{name: "kernel path is the root", mutate: setFW(container(v1.KernelBootContainer{Image: "k:1", KernelPath: "/"})),
+			want: []fe{{invalid, kbPath + ".container.kernelPath"}}},
 		{name: "kernel boot pull policy", mutate: setFW(container(v1.KernelBootContainer{Image: "k:1", KernelPath: "/k", ImagePullPolicy: "Sometimes"})),
 			want: []fe{{notSupported, kbPath + ".container.imagePullPolicy"}}},
 		{name: "kernel args without container", mutate: setFW(&v1.Firmware{KernelBoot: &v1.KernelBoot{KernelArgs: "quiet"}}),
-			want: []fe{{required, kbPath + ".container"}}},
+			want: []fe{{invalid, kbPath + ".kernelArgs"}}},
 	})
 }
 

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -102,6 +103,19 @@ func firstDifference(newV, oldV reflect.Value, fldPath *field.Path) *field.Path 
 			return fldPath
 		}
 		return fldPath.Child(name)
+	}
+	return nil
+}
+
+// validateImagePath checks a path to a file inside a container image as KubeVirt does: absolute,
+// not the root, and already clean (no "." or ".." components, no doubled slashes).
+func validateImagePath(p string, fldPath *field.Path) field.ErrorList {
+	if p == "/" {
+		return field.ErrorList{field.Invalid(fldPath, p, "must name a file, not the root directory")}
+	}
+	if filepath.Join("/", p) != strings.TrimSuffix(p, "/") {
+		return field.ErrorList{field.Invalid(fldPath, p,
+			`must be an absolute path without "." or ".." components, such as /disk/disk.qcow2`)}
 	}
 	return nil
 }

@@ -84,6 +84,12 @@ func TestVMIStatusUpdate(t *testing.T) {
 		{name: "condition with bad status", status: v1.VirtualMachineInstanceStatus{Conditions: []v1.VirtualMachineInstanceCondition{
 			cond(v1.VirtualMachineInstanceReady, "true")}},
 			want: []fe{{notSupported, "status.conditions[0].status"}}},
+		{name: "condition twice", status: v1.VirtualMachineInstanceStatus{Conditions: []v1.VirtualMachineInstanceCondition{
+			cond(v1.VirtualMachineInstanceReady, v1.ConditionTrue), cond(v1.VirtualMachineInstanceReady, v1.ConditionFalse)}},
+			want: []fe{{duplicate, "status.conditions[1].type"}}},
+		{name: "runtime user", status: v1.VirtualMachineInstanceStatus{RuntimeUser: 107}},
+		{name: "negative runtime user", status: v1.VirtualMachineInstanceStatus{RuntimeUser: -1},
+			want: []fe{{invalid, "status.runtimeUser"}}},
 		{name: "condition without status", status: v1.VirtualMachineInstanceStatus{Conditions: []v1.VirtualMachineInstanceCondition{
 			cond(v1.VirtualMachineInstanceReady, "")}},
 			want: []fe{{notSupported, "status.conditions[0].status"}}},

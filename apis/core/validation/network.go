@@ -5,6 +5,7 @@ import (
 	"net"
 	"regexp"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -13,8 +14,12 @@ import (
 // networkNamePattern is what network and interface names may consist of.
 var networkNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// interfaceModels are the NIC models a guest interface may emulate.
-var interfaceModels = []string{"virtio", "e1000", "e1000e", "rtl8139"}
+// interfaceModels are the NIC models a guest interface may emulate (KubeVirt's list).
+var interfaceModels = []string{"virtio", "e1000", "e1000e", "igb", "ne2k_pci", "pcnet", "rtl8139"}
+
+// masqueradeBridgeMAC is the MAC address of the in-pod bridge of the masquerade binding; a guest
+// interface behind masquerade may not use it (KubeVirt's rule).
+const masqueradeBridgeMAC = "02:00:00:00:00:00"
 
 // portProtocols are the protocols a forwarded port may use.
 var portProtocols = []string{"TCP", "UDP"}
@@ -116,33 +121,56 @@ func validateInterface(iface *v1.Interface, fldPath *field.Path) field.ErrorList
 	errs = append(errs, validateEnum(iface.Model, interfaceModels, fldPath.Child("model"))...)
 	if iface.MacAddress != "" {
 		errs = append(errs, validateMAC(iface.MacAddress, fldPath.Child("macAddress"))...)
+		if iface.Masquerade != nil && iface.MacAddress == masqueradeBridgeMAC {
+			errs = append(errs, field.Invalid(fldPath.Child("macAddress"), iface.MacAddress,
+				"this MAC address is reserved for the masquerade binding's in-pod bridge; choose another one"))
+		}
 	}
+	return append(errs, validatePorts(iface.Ports, fldPath.Child("ports"))...)
+}
+
+// validatePorts checks forwarded ports as KubeVirt does (a port number from 1 to 65535, TCP or
+// UDP, names that are unique IANA service names) and, because server-side apply merges ports by
+// port and protocol, that no port and protocol pair appears twice.
+func validatePorts(ports []v1.Port, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	names := map[string]bool{}
-	for j, p := range iface.Ports {
-		pPath := fldPath.Child("ports").Index(j)
-		if p.Port < 1 || p.Port > 65535 {
+	keys := map[string]bool{}
+	for j, p := range ports {
+		pPath := fldPath.Index(j)
+		switch {
+		case p.Port == 0:
+			errs = append(errs, field.Required(pPath.Child("port"), "the port number to forward is required, from 1 to 65535"))
+		case p.Port < 1 || p.Port > 65535:
 			errs = append(errs, field.Invalid(pPath.Child("port"), p.Port, "must be a port number from 1 to 65535"))
 		}
 		errs = append(errs, validateEnum(p.Protocol, portProtocols, pPath.Child("protocol"))...)
-		if p.Name != "" {
-			if names[p.Name] {
-				errs = append(errs, field.Duplicate(pPath.Child("name"), p.Name))
-			}
-			names[p.Name] = true
+		protocol := p.Protocol
+		if protocol == "" {
+			protocol = "TCP"
 		}
+		if key := fmt.Sprintf("%d/%s", p.Port, protocol); keys[key] {
+			errs = append(errs, field.Duplicate(pPath, key))
+		} else {
+			keys[key] = true
+		}
+		if p.Name == "" {
+			continue
+		}
+		if names[p.Name] {
+			errs = append(errs, field.Duplicate(pPath.Child("name"), p.Name))
+		}
+		names[p.Name] = true
+		errs = append(errs, messagesToError(validation.IsValidPortName(p.Name), p.Name, pPath.Child("name"))...)
 	}
 	return errs
 }
 
-// validateMAC checks that mac is a unicast 48-bit MAC address.
+// validateMAC checks that mac is a 48-bit MAC address. Multicast addresses are accepted, as in KubeVirt.
 func validateMAC(mac string, fldPath *field.Path) field.ErrorList {
 	hw, err := net.ParseMAC(mac)
 	if err != nil || len(hw) != 6 {
-		return field.ErrorList{field.Invalid(fldPath, mac, "must be a 48-bit MAC address such as 02:00:00:ab:cd:ef")}
-	}
-	if hw[0]&1 == 1 {
-		return field.ErrorList{field.Invalid(fldPath, mac,
-			"must be a unicast MAC address: the lowest bit of the first byte must be 0, as in 02:00:00:ab:cd:ef")}
+		return field.ErrorList{field.Invalid(fldPath, mac, "must be a 48-bit MAC address such as 02:00:00:ab:cd:ef or 02-00-00-AB-CD-EF")}
 	}
 	return nil
 }

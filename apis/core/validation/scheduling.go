@@ -30,6 +30,9 @@ var nodeSelectorOperators = []v1.NodeSelectorOperator{
 // so that a mistake is reported here rather than as a failure to create the pod.
 func validateScheduling(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
 	errs := metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))
+	if spec.PriorityClassName != "" {
+		errs = append(errs, validateDNS1123Subdomain(spec.PriorityClassName, fldPath.Child("priorityClassName"))...)
+	}
 	for i := range spec.Tolerations {
 		errs = append(errs, validateToleration(&spec.Tolerations[i], fldPath.Child("tolerations").Index(i))...)
 	}

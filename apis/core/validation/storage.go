@@ -3,6 +3,7 @@ package validation
 import (
 	"encoding/base64"
 	"fmt"
+	"path"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -14,20 +15,15 @@ import (
 // inline; larger data goes in a Secret (secretRef), as in KubeVirt.
 const MaxInlineCloudInitBytes = 2048
 
-// diskBuses are the buses a disk may be attached to.
-var diskBuses = []v1.DiskBus{v1.DiskBusVirtio, v1.DiskBusSATA, v1.DiskBusSCSI, v1.DiskBusUSB}
-
-// cdromBuses are the buses a CD-ROM may be attached to; QEMU has no virtio CD-ROM.
-var cdromBuses = []v1.DiskBus{v1.DiskBusSATA, v1.DiskBusSCSI, v1.DiskBusUSB}
-
-// diskCaches are the allowed disk cache modes.
-var diskCaches = []v1.DriverCache{v1.CacheNone, v1.CacheWriteThrough, v1.CacheWriteBack}
-
 // volumeSourceNames lists the volume sources, for messages.
-const volumeSourceNames = "containerDisk, persistentVolumeClaim, dataVolume, cloudInitNoCloud, emptyDisk"
+const volumeSourceNames = "hostDisk, containerDisk, persistentVolumeClaim, dataVolume, cloudInitNoCloud, emptyDisk"
+
+// hostDiskTypes are the types a host disk may have.
+var hostDiskTypes = []v1.HostDiskType{v1.HostDiskExists, v1.HostDiskExistsOrCreate}
 
 // validateStorage validates the volumes and the disks that attach them: they pair up one to one by
-// name (in a template a volume may still lack its disk), and each is well-formed.
+// name (in a template a volume may still lack its disk), and each is well-formed. Boot orders are
+// checked with the interfaces' in validateBootOrder.
 func validateStorage(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, opts specOptions) field.ErrorList {
 	var errs field.ErrorList
 	volumesPath := fldPath.Child("volumes")
@@ -41,7 +37,6 @@ func validateStorage(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, o
 		errs = append(errs, validateVolumeSource(&v.VolumeSource, vPath)...)
 	}
 	disks := map[string]bool{}
-	bootOrders := map[uint]bool{}
 	for i := range spec.Domain.Devices.Disks {
 		d := &spec.Domain.Devices.Disks[i]
 		dPath := disksPath.Index(i)
@@ -52,14 +47,7 @@ func validateStorage(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, o
 				"no volume named %q in %s; every disk must attach a volume of the same name", d.Name, volumesPath)))
 		}
 		errs = append(errs, validateDisk(d, dPath)...)
-		if b := d.BootOrder; b != nil {
-			if *b < 1 {
-				errs = append(errs, field.Invalid(dPath.Child("bootOrder"), *b, "must be at least 1"))
-			} else if bootOrders[*b] {
-				errs = append(errs, field.Duplicate(dPath.Child("bootOrder"), *b))
-			}
-			bootOrders[*b] = true
-		}
+		errs = append(errs, validateLunVolume(d, spec.Volumes, dPath)...)
 	}
 	if opts.template {
 		return errs
@@ -85,33 +73,23 @@ func validateDeviceName(name string, seen map[string]bool, fldPath *field.Path) 
 	return validateDNS1123Label(name, fldPath)
 }
 
-// validateDisk checks how a disk is attached: as at most one of disk and cdrom, on a known bus,
-// with a known cache mode.
-func validateDisk(d *v1.Disk, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if d.Disk != nil && d.CDRom != nil {
-		errs = append(errs, field.Invalid(fldPath, "disk and cdrom",
-			"a disk is attached either as a disk or as a cdrom; set at most one of them"))
-	}
-	if d.Disk != nil {
-		errs = append(errs, validateEnum(d.Disk.Bus, diskBuses, fldPath.Child("disk", "bus"))...)
-	}
-	if d.CDRom != nil {
-		errs = append(errs, validateEnum(d.CDRom.Bus, cdromBuses, fldPath.Child("cdrom", "bus"))...)
-	}
-	return append(errs, validateEnum(d.Cache, diskCaches, fldPath.Child("cache"))...)
-}
-
 // validateVolumeSource checks that a volume has exactly one source and that the source is complete.
 func validateVolumeSource(src *v1.VolumeSource, fldPath *field.Path) field.ErrorList {
 	var set []string
 	var errs field.ErrorList
+	if s := src.HostDisk; s != nil {
+		set = append(set, "hostDisk")
+		errs = append(errs, validateHostDisk(s, fldPath.Child("hostDisk"))...)
+	}
 	if s := src.ContainerDisk; s != nil {
 		set = append(set, "containerDisk")
 		cPath := fldPath.Child("containerDisk")
 		if strings.TrimSpace(s.Image) == "" {
 			errs = append(errs, field.Required(cPath.Child("image"),
 				"the container image that holds the disk is required, such as quay.io/containerdisks/fedora:41"))
+		}
+		if s.Path != "" {
+			errs = append(errs, validateImagePath(s.Path, cPath.Child("path"))...)
 		}
 		errs = append(errs, validateEnum(s.ImagePullPolicy, pullPolicies, cPath.Child("imagePullPolicy"))...)
 	}
@@ -141,6 +119,32 @@ func validateVolumeSource(src *v1.VolumeSource, fldPath *field.Path) field.Error
 	case len(set) > 1:
 		errs = append(errs, field.Invalid(fldPath, strings.Join(set, ", "),
 			"a volume must have exactly one of "+volumeSourceNames))
+	}
+	return errs
+}
+
+// validateHostDisk checks a disk image on the node: an absolute path, a known type, and a capacity
+// exactly when the image may be created (KubeVirt refuses a capacity with type Disk).
+func validateHostDisk(h *v1.HostDisk, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case h.Path == "":
+		errs = append(errs, field.Required(fldPath.Child("path"),
+			"the absolute path of the disk image on the node is required, such as /var/lib/vm-disks/disk.img"))
+	case !path.IsAbs(h.Path):
+		errs = append(errs, field.Invalid(fldPath.Child("path"), h.Path, "must be an absolute path on the node"))
+	}
+	errs = append(errs, validateEnumRequired(h.Type, hostDiskTypes, fldPath.Child("type"))...)
+	capPath := fldPath.Child("capacity")
+	switch {
+	case h.Capacity.Sign() < 0:
+		errs = append(errs, field.Invalid(capPath, h.Capacity.String(), "must not be negative"))
+	case h.Type == v1.HostDiskExistsOrCreate && h.Capacity.IsZero():
+		errs = append(errs, field.Required(capPath,
+			"type DiskOrCreate needs the capacity of the image to create, such as 10Gi"))
+	case h.Type == v1.HostDiskExists && !h.Capacity.IsZero():
+		errs = append(errs, field.Invalid(capPath, h.Capacity.String(),
+			"a capacity is only allowed with type DiskOrCreate; the image of type Disk already exists"))
 	}
 	return errs
 }

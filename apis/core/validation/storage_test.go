@@ -76,22 +76,6 @@ func TestDiskValidation(t *testing.T) {
 	})
 }
 
-func TestBootOrderValidation(t *testing.T) {
-	setBoot := func(orders ...*uint) func(s *v1.VirtualMachineInstanceSpec) {
-		return func(s *v1.VirtualMachineInstanceSpec) {
-			for i, o := range orders {
-				s.Domain.Devices.Disks[i].BootOrder = o
-			}
-		}
-	}
-	runSpecCases(t, []specCase{
-		{name: "distinct", mutate: setBoot(ptr(uint(1)), ptr(uint(2)))},
-		{name: "only one", mutate: setBoot(nil, ptr(uint(1)))},
-		{name: "zero", mutate: setBoot(ptr(uint(0)), ptr(uint(1))), want: []fe{{invalid, disksPath + "[0].bootOrder"}}},
-		{name: "duplicate", mutate: setBoot(ptr(uint(1)), ptr(uint(1))), want: []fe{{duplicate, disksPath + "[1].bootOrder"}}},
-	})
-}
-
 func TestVolumeSourceValidation(t *testing.T) {
 	v2 := volumesPath + "[2]"
 	runSpecCases(t, []specCase{

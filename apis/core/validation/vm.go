@@ -59,14 +59,18 @@ func validateVirtualMachineSpec(vm *v1.VirtualMachine, fldPath *field.Path) fiel
 }
 
 // validateDataVolumeTemplates checks that every DataVolume template has a unique, valid name, lives
-// in the VM's namespace, is used by a volume of the VMI template and has a valid DataVolume spec.
+// in the VM's namespace, is used by a volume of the VMI template (as a dataVolume, or as a
+// persistentVolumeClaim of the same name, as KubeVirt allows) and has a valid DataVolume spec.
 func validateDataVolumeTemplates(vm *v1.VirtualMachine, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	used := map[string]bool{}
 	if vm.Spec.Template != nil {
 		for _, v := range vm.Spec.Template.Spec.Volumes {
-			if v.DataVolume != nil {
+			switch {
+			case v.DataVolume != nil:
 				used[v.DataVolume.Name] = true
+			case v.PersistentVolumeClaim != nil:
+				used[v.PersistentVolumeClaim.ClaimName] = true
 			}
 		}
 	}
@@ -85,7 +89,8 @@ func validateDataVolumeTemplates(vm *v1.VirtualMachine, fldPath *field.Path) fie
 			errs = append(errs, validateDNS1123Subdomain(name, namePath)...)
 			if !used[name] {
 				errs = append(errs, field.Invalid(namePath, name, fmt.Sprintf(
-					"no volume of spec.template.spec.volumes uses this DataVolume; add a volume with dataVolume.name: %s", name)))
+					"no volume of spec.template.spec.volumes uses this DataVolume; add a volume with dataVolume.name: %s "+
+						"(or persistentVolumeClaim.claimName: %s)", name, name)))
 			}
 		}
 		seen[name] = true

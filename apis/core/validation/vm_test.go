@@ -94,6 +94,10 @@ func TestValidateVirtualMachine(t *testing.T) {
 		{name: "unused DV template", mutate: func(vm *v1.VirtualMachine) {
 			vm.Spec.DataVolumeTemplates = append(vm.Spec.DataVolumeTemplates, validDVTemplate("unused"))
 		}, want: []fe{{invalid, dvt + "[1].metadata.name"}}},
+		{name: "DV template used as a PVC", mutate: func(vm *v1.VirtualMachine) {
+			vm.Spec.Template.Spec.Volumes[0].VolumeSource = v1.VolumeSource{
+				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "fedora-root"}}
+		}},
 		{name: "DV template in another namespace", mutate: func(vm *v1.VirtualMachine) { vm.Spec.DataVolumeTemplates[0].ObjectMeta.Namespace = "other" },
 			want: []fe{{invalid, dvt + "[0].metadata.namespace"}}},
 		{name: "DV template in the VM's namespace", mutate: func(vm *v1.VirtualMachine) { vm.Spec.DataVolumeTemplates[0].ObjectMeta.Namespace = "default" }},

@@ -33,6 +33,7 @@ func validateSpec(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, opts
 	errs = append(errs, validateDomain(&spec.Domain, fldPath.Child("domain"))...)
 	errs = append(errs, validateStorage(spec, fldPath, opts)...)
 	errs = append(errs, validateNetworking(spec, fldPath)...)
+	errs = append(errs, validateBootOrder(spec, fldPath)...)
 	errs = append(errs, validateScheduling(spec, fldPath)...)
 	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		errs = append(errs, field.Invalid(fldPath.Child("terminationGracePeriodSeconds"), *g,
@@ -83,13 +84,23 @@ var vmiPhases = []v1.VirtualMachineInstancePhase{
 	v1.Succeeded, v1.Failed, v1.Unknown,
 }
 
-// ValidateVirtualMachineInstanceStatusUpdate validates a write of a VMI's status: a known phase
-// and well-formed conditions.
+// ValidateVirtualMachineInstanceStatusUpdate validates a write of a VMI's status: a known phase,
+// well-formed conditions, at most one of each type (server-side apply keys them by type), and a
+// runtime user ID that is not negative.
 func ValidateVirtualMachineInstanceStatusUpdate(vmi, _ *v1.VirtualMachineInstance) field.ErrorList {
 	statusPath := field.NewPath("status")
 	errs := validateEnum(vmi.Status.Phase, vmiPhases, statusPath.Child("phase"))
+	seen := map[v1.VirtualMachineInstanceConditionType]bool{}
 	for i, c := range vmi.Status.Conditions {
-		errs = append(errs, validateCondition(string(c.Type), c.Status, statusPath.Child("conditions").Index(i))...)
+		cPath := statusPath.Child("conditions").Index(i)
+		errs = append(errs, validateCondition(string(c.Type), c.Status, cPath)...)
+		if c.Type != "" && seen[c.Type] {
+			errs = append(errs, field.Duplicate(cPath.Child("type"), c.Type))
+		}
+		seen[c.Type] = true
+	}
+	if u := vmi.Status.RuntimeUser; u < 0 {
+		errs = append(errs, field.Invalid(statusPath.Child("runtimeUser"), u, "a user ID cannot be negative"))
 	}
 	return errs
 }

@@ -284,6 +284,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: cores
       type:
         scalar: numeric
+    - name: dedicatedCpuPlacement
+      type:
+        scalar: boolean
+    - name: isolateEmulatorThread
+      type:
+        scalar: boolean
     - name: model
       type:
         scalar: string
@@ -291,6 +297,24 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
     - name: threads
+      type:
+        scalar: numeric
+- name: com.github.vireo-dev.vireo.apis.core.v1.Clock
+  map:
+    fields:
+    - name: timer
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Timer
+    - name: timezone
+      type:
+        scalar: string
+    - name: utc
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ClockOffsetUTC
+- name: com.github.vireo-dev.vireo.apis.core.v1.ClockOffsetUTC
+  map:
+    fields:
+    - name: offsetSeconds
       type:
         scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.CloudInitNoCloudSource
@@ -391,6 +415,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: rng
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Rng
+    - name: tpm
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.TPMDevice
 - name: com.github.vireo-dev.vireo.apis.core.v1.Disk
   map:
     fields:
@@ -406,6 +433,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: disk
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.DiskTarget
+    - name: lun
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.LunTarget
     - name: name
       type:
         scalar: string
@@ -419,9 +449,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: bus
       type:
         scalar: string
+    - name: readonly
+      type:
+        scalar: boolean
 - name: com.github.vireo-dev.vireo.apis.core.v1.DomainSpec
   map:
     fields:
+    - name: clock
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Clock
     - name: cpu
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.CPU
@@ -457,12 +493,81 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: capacity
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.core.v1.FeatureAPIC
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: endOfInterrupt
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.FeatureHyperv
+  map:
+    fields:
+    - name: frequencies
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: ipi
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: reenlightenment
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: relaxed
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: reset
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: runtime
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: spinlocks
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureSpinlocks
+    - name: synic
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: synictimer
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SyNICTimer
+    - name: tlbflush
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.TLBFlush
+    - name: vapic
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: vendorid
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureVendorID
+    - name: vpindex
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+- name: com.github.vireo-dev.vireo.apis.core.v1.FeatureSpinlocks
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: spinlocks
+      type:
+        scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
   map:
     fields:
     - name: enabled
       type:
         scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.FeatureVendorID
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: vendorid
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.Features
   map:
     fields:
@@ -470,6 +575,15 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
       default: {}
+    - name: apic
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureAPIC
+    - name: hyperv
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureHyperv
+    - name: smm
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
 - name: com.github.vireo-dev.vireo.apis.core.v1.Firmware
   map:
     fields:
@@ -485,9 +599,44 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: uuid
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.HPETTimer
+  map:
+    fields:
+    - name: present
+      type:
+        scalar: boolean
+    - name: tickPolicy
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.HostDisk
+  map:
+    fields:
+    - name: capacity
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: path
+      type:
+        scalar: string
+      default: ""
+    - name: shared
+      type:
+        scalar: boolean
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.HypervTimer
+  map:
+    fields:
+    - name: present
+      type:
+        scalar: boolean
 - name: com.github.vireo-dev.vireo.apis.core.v1.Interface
   map:
     fields:
+    - name: bootOrder
+      type:
+        scalar: numeric
     - name: bridge
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.InterfaceBridge
@@ -537,6 +686,12 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.KVMTimer
+  map:
+    fields:
+    - name: present
+      type:
+        scalar: boolean
 - name: com.github.vireo-dev.vireo.apis.core.v1.KernelBoot
   map:
     fields:
@@ -569,6 +724,18 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.LunTarget
+  map:
+    fields:
+    - name: bus
+      type:
+        scalar: string
+    - name: readonly
+      type:
+        scalar: boolean
+    - name: reservation
+      type:
+        scalar: boolean
 - name: com.github.vireo-dev.vireo.apis.core.v1.Machine
   map:
     fields:
@@ -647,6 +814,15 @@ var schemaYAML = typed.YAMLObject(`types:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorRequirement
           elementRelationship: atomic
     elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.PITTimer
+  map:
+    fields:
+    - name: present
+      type:
+        scalar: boolean
+    - name: tickPolicy
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource
   map:
     fields:
@@ -749,6 +925,18 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+- name: com.github.vireo-dev.vireo.apis.core.v1.RTCTimer
+  map:
+    fields:
+    - name: present
+      type:
+        scalar: boolean
+    - name: tickPolicy
+      type:
+        scalar: string
+    - name: track
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.ResourceRequirements
   map:
     fields:
@@ -774,6 +962,54 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.SyNICTimer
+  map:
+    fields:
+    - name: direct
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: enabled
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.TLBFlush
+  map:
+    fields:
+    - name: direct
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: extended
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+- name: com.github.vireo-dev.vireo.apis.core.v1.TPMDevice
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: persistent
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.Timer
+  map:
+    fields:
+    - name: hpet
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.HPETTimer
+    - name: hyperv
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.HypervTimer
+    - name: kvm
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.KVMTimer
+    - name: pit
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PITTimer
+    - name: rtc
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.RTCTimer
 - name: com.github.vireo-dev.vireo.apis.core.v1.Toleration
   map:
     fields:
@@ -1103,6 +1339,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: atomic
+    - name: priorityClassName
+      type:
+        scalar: string
     - name: startStrategy
       type:
         scalar: string
@@ -1173,6 +1412,10 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: reason
       type:
         scalar: string
+    - name: runtimeUser
+      type:
+        scalar: numeric
+      default: 0
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceTemplateSpec
   map:
     fields:
@@ -1276,6 +1519,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: emptyDisk
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.EmptyDiskSource
+    - name: hostDisk
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.HostDisk
     - name: name
       type:
         scalar: string

@@ -17,7 +17,8 @@ import (
 type ContainerDiskSourceApplyConfiguration struct {
 	// Image is the container image reference, such as "registry.example.com/images/fedora:41".
 	Image *string `json:"image,omitempty"`
-	// Path of the disk image inside the container image. Defaults to the single file under /disk/.
+	// Path of the disk image inside the container image, absolute and without "." or ".."
+	// components. Defaults to the single file under /disk/.
 	Path *string `json:"path,omitempty"`
 	// ImagePullPolicy is Always, Never or IfNotPresent. Defaults to Always for the "latest" tag or
 	// an untagged image, else IfNotPresent.

@@ -20,6 +20,14 @@ type CPUApplyConfiguration struct {
 	// Model is the CPU model exposed to the guest: "host-model" (the default), "host-passthrough",
 	// or a named model known to QEMU, such as "Skylake-Server".
 	Model *string `json:"model,omitempty"`
+	// DedicatedCPUPlacement pins each vCPU to a physical CPU reserved for the guest. It needs an
+	// integer CPU request equal to the CPU limit (or a topology alone) and, when both are given, a
+	// memory request equal to the memory limit. Stored and validated; Vireo's launcher does not run
+	// it yet and refuses such a VMI when it starts.
+	DedicatedCPUPlacement *bool `json:"dedicatedCpuPlacement,omitempty"`
+	// IsolateEmulatorThread reserves one more physical CPU for QEMU's emulator thread. Only allowed
+	// with dedicatedCpuPlacement. Stored and validated; not run by Vireo's launcher yet.
+	IsolateEmulatorThread *bool `json:"isolateEmulatorThread,omitempty"`
 }
 
 // CPUApplyConfiguration constructs a declarative configuration of the CPU type for use with
@@ -57,5 +65,21 @@ func (b *CPUApplyConfiguration) WithThreads(value uint32) *CPUApplyConfiguration
 // If called multiple times, the Model field is set to the value of the last call.
 func (b *CPUApplyConfiguration) WithModel(value string) *CPUApplyConfiguration {
 	b.Model = &value
+	return b
+}
+
+// WithDedicatedCPUPlacement sets the DedicatedCPUPlacement field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DedicatedCPUPlacement field is set to the value of the last call.
+func (b *CPUApplyConfiguration) WithDedicatedCPUPlacement(value bool) *CPUApplyConfiguration {
+	b.DedicatedCPUPlacement = &value
+	return b
+}
+
+// WithIsolateEmulatorThread sets the IsolateEmulatorThread field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IsolateEmulatorThread field is set to the value of the last call.
+func (b *CPUApplyConfiguration) WithIsolateEmulatorThread(value bool) *CPUApplyConfiguration {
+	b.IsolateEmulatorThread = &value
 	return b
 }

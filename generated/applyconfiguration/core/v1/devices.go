@@ -30,6 +30,9 @@ type DevicesApplyConfiguration struct {
 	AutoattachSerialConsole *bool `json:"autoattachSerialConsole,omitempty"`
 	// Rng, when set, gives the guest a virtio random number generator fed from the host.
 	Rng *corev1.Rng `json:"rng,omitempty"`
+	// TPM, when set, gives the guest an emulated TPM 2.0 device. Stored; not run by Vireo's
+	// launcher yet.
+	TPM *TPMDeviceApplyConfiguration `json:"tpm,omitempty"`
 }
 
 // DevicesApplyConfiguration constructs a declarative configuration of the Devices type for use with
@@ -93,5 +96,13 @@ func (b *DevicesApplyConfiguration) WithAutoattachSerialConsole(value bool) *Dev
 // If called multiple times, the Rng field is set to the value of the last call.
 func (b *DevicesApplyConfiguration) WithRng(value corev1.Rng) *DevicesApplyConfiguration {
 	b.Rng = &value
+	return b
+}
+
+// WithTPM sets the TPM field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TPM field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithTPM(value *TPMDeviceApplyConfiguration) *DevicesApplyConfiguration {
+	b.TPM = value
 	return b
 }

@@ -21,10 +21,11 @@ type DiskApplyConfiguration struct {
 	// A disk with neither set is attached as a disk.
 	DiskDeviceApplyConfiguration `json:""`
 	// BootOrder is this device's place in the boot order; lower values boot first. Values must be
-	// unique across disks and at least 1. Devices without a boot order are not booted from when
-	// any device has one.
+	// at least 1 and unique across disks and interfaces. Devices without a boot order are not
+	// booted from when any device has one.
 	BootOrder *uint `json:"bootOrder,omitempty"`
-	// Serial is the serial number the guest sees for the disk.
+	// Serial is the serial number the guest sees for the disk: at most 256 characters from
+	// [A-Za-z0-9_.+-].
 	Serial *string `json:"serial,omitempty"`
 	// Cache is the host page cache mode for the disk: none, writethrough or writeback.
 	Cache *corev1.DriverCache `json:"cache,omitempty"`
@@ -49,6 +50,14 @@ func (b *DiskApplyConfiguration) WithName(value string) *DiskApplyConfiguration 
 // If called multiple times, the Disk field is set to the value of the last call.
 func (b *DiskApplyConfiguration) WithDisk(value *DiskTargetApplyConfiguration) *DiskApplyConfiguration {
 	b.DiskDeviceApplyConfiguration.Disk = value
+	return b
+}
+
+// WithLUN sets the LUN field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LUN field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithLUN(value *LunTargetApplyConfiguration) *DiskApplyConfiguration {
+	b.DiskDeviceApplyConfiguration.LUN = value
 	return b
 }
 

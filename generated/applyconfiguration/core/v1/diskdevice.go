@@ -13,6 +13,10 @@ package v1
 type DiskDeviceApplyConfiguration struct {
 	// Disk attaches the volume as a hard disk.
 	Disk *DiskTargetApplyConfiguration `json:"disk,omitempty"`
+	// LUN passes the volume through as a SCSI LUN, so that the guest can send it SCSI commands.
+	// Only persistentVolumeClaim and dataVolume volumes can be attached this way. Stored and
+	// validated; not run by Vireo's launcher yet.
+	LUN *LunTargetApplyConfiguration `json:"lun,omitempty"`
 	// CDRom attaches the volume as a CD-ROM drive.
 	CDRom *CDRomTargetApplyConfiguration `json:"cdrom,omitempty"`
 }
@@ -28,6 +32,14 @@ func DiskDevice() *DiskDeviceApplyConfiguration {
 // If called multiple times, the Disk field is set to the value of the last call.
 func (b *DiskDeviceApplyConfiguration) WithDisk(value *DiskTargetApplyConfiguration) *DiskDeviceApplyConfiguration {
 	b.Disk = value
+	return b
+}
+
+// WithLUN sets the LUN field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LUN field is set to the value of the last call.
+func (b *DiskDeviceApplyConfiguration) WithLUN(value *LunTargetApplyConfiguration) *DiskDeviceApplyConfiguration {
+	b.LUN = value
 	return b
 }
 

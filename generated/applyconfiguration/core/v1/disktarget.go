@@ -17,6 +17,10 @@ import (
 type DiskTargetApplyConfiguration struct {
 	// Bus is virtio, sata, scsi or usb. Defaults to sata on amd64 and virtio on arm64.
 	Bus *corev1.DiskBus `json:"bus,omitempty"`
+	// ReadOnly exposes the disk read-only. SATA hard disks cannot be read-only (QEMU's emulated
+	// controller does not support it); use virtio or scsi, or attach the volume as a cdrom.
+	// Defaults to false.
+	ReadOnly *bool `json:"readonly,omitempty"`
 }
 
 // DiskTargetApplyConfiguration constructs a declarative configuration of the DiskTarget type for use with
@@ -30,5 +34,13 @@ func DiskTarget() *DiskTargetApplyConfiguration {
 // If called multiple times, the Bus field is set to the value of the last call.
 func (b *DiskTargetApplyConfiguration) WithBus(value corev1.DiskBus) *DiskTargetApplyConfiguration {
 	b.Bus = &value
+	return b
+}
+
+// WithReadOnly sets the ReadOnly field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReadOnly field is set to the value of the last call.
+func (b *DiskTargetApplyConfiguration) WithReadOnly(value bool) *DiskTargetApplyConfiguration {
+	b.ReadOnly = &value
 	return b
 }

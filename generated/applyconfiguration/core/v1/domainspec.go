@@ -22,7 +22,9 @@ type DomainSpecApplyConfiguration struct {
 	Machine *MachineApplyConfiguration `json:"machine,omitempty"`
 	// Firmware configures the guest's firmware: UUID, serial number, bootloader or direct kernel boot.
 	Firmware *FirmwareApplyConfiguration `json:"firmware,omitempty"`
-	// Features turns optional platform features, such as ACPI, on or off.
+	// Clock sets the guest's clock offset (UTC or a time zone) and its timers.
+	Clock *ClockApplyConfiguration `json:"clock,omitempty"`
+	// Features turns optional platform features, such as ACPI, APIC, SMM and Hyper-V enlightenments, on or off.
 	Features *FeaturesApplyConfiguration `json:"features,omitempty"`
 	// Devices lists the guest's disks, network interfaces and other devices.
 	Devices *DevicesApplyConfiguration `json:"devices,omitempty"`
@@ -71,6 +73,14 @@ func (b *DomainSpecApplyConfiguration) WithMachine(value *MachineApplyConfigurat
 // If called multiple times, the Firmware field is set to the value of the last call.
 func (b *DomainSpecApplyConfiguration) WithFirmware(value *FirmwareApplyConfiguration) *DomainSpecApplyConfiguration {
 	b.Firmware = value
+	return b
+}
+
+// WithClock sets the Clock field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Clock field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithClock(value *ClockApplyConfiguration) *DomainSpecApplyConfiguration {
+	b.Clock = value
 	return b
 }
 

@@ -9,10 +9,23 @@ package v1
 // FeaturesApplyConfiguration represents a declarative configuration of the Features type for use
 // with apply.
 //
-// Features turns optional platform features of the guest on or off.
+// Features turns optional platform features of the guest on or off. Every feature given without
+// "enabled" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and
+// smm are stored and validated but not run by Vireo's launcher yet: it refuses, when the VMI
+// starts, a VMI that needs them.
 type FeaturesApplyConfiguration struct {
 	// ACPI exposes ACPI to the guest, which graceful shutdown needs. Enabled by default.
 	ACPI *FeatureStateApplyConfiguration `json:"acpi,omitempty"`
+	// APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's
+	// setting. Not run by Vireo's launcher yet.
+	APIC *FeatureAPICApplyConfiguration `json:"apic,omitempty"`
+	// Hyperv turns on Hyper-V enlightenments, paravirtual interfaces that make Windows guests
+	// faster. Defaults to the machine type's setting. Stored and validated; not run by Vireo's
+	// launcher yet.
+	Hyperv *FeatureHypervApplyConfiguration `json:"hyperv,omitempty"`
+	// SMM turns on System Management Mode, which EFI secure boot needs. Not run by Vireo's
+	// launcher yet.
+	SMM *FeatureStateApplyConfiguration `json:"smm,omitempty"`
 }
 
 // FeaturesApplyConfiguration constructs a declarative configuration of the Features type for use with
@@ -26,5 +39,29 @@ func Features() *FeaturesApplyConfiguration {
 // If called multiple times, the ACPI field is set to the value of the last call.
 func (b *FeaturesApplyConfiguration) WithACPI(value *FeatureStateApplyConfiguration) *FeaturesApplyConfiguration {
 	b.ACPI = value
+	return b
+}
+
+// WithAPIC sets the APIC field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the APIC field is set to the value of the last call.
+func (b *FeaturesApplyConfiguration) WithAPIC(value *FeatureAPICApplyConfiguration) *FeaturesApplyConfiguration {
+	b.APIC = value
+	return b
+}
+
+// WithHyperv sets the Hyperv field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Hyperv field is set to the value of the last call.
+func (b *FeaturesApplyConfiguration) WithHyperv(value *FeatureHypervApplyConfiguration) *FeaturesApplyConfiguration {
+	b.Hyperv = value
+	return b
+}
+
+// WithSMM sets the SMM field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SMM field is set to the value of the last call.
+func (b *FeaturesApplyConfiguration) WithSMM(value *FeatureStateApplyConfiguration) *FeaturesApplyConfiguration {
+	b.SMM = value
 	return b
 }

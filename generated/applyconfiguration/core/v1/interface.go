@@ -17,7 +17,8 @@ import (
 type InterfaceApplyConfiguration struct {
 	// Name of the interface; must match the name of a network in spec.networks.
 	Name *string `json:"name,omitempty"`
-	// Model is the emulated NIC model the guest sees, such as virtio (the default) or e1000.
+	// Model is the emulated NIC model the guest sees: virtio (the default), e1000, e1000e, igb,
+	// ne2k_pci, pcnet or rtl8139.
 	Model *string `json:"model,omitempty"`
 	// InterfaceBindingMethod chooses how the interface is connected to its network. Exactly one
 	// binding must be set.
@@ -25,8 +26,14 @@ type InterfaceApplyConfiguration struct {
 	// Ports limits which ports are forwarded to the guest with the masquerade binding; all ports
 	// are forwarded when empty. Server-side apply merges them by port and protocol.
 	Ports []PortApplyConfiguration `json:"ports,omitempty"`
-	// MacAddress is the MAC address of the interface, such as "de:ad:00:00:be:af". Generated when empty.
+	// MacAddress is the MAC address of the interface, such as "de:ad:00:00:be:af" or
+	// "DE-AD-00-00-BE-AF". Generated when empty. 02:00:00:00:00:00 is reserved for the
+	// masquerade binding's in-pod bridge.
 	MacAddress *string `json:"macAddress,omitempty"`
+	// BootOrder is this interface's place in the boot order (network boot); lower values boot
+	// first. Values must be at least 1 and unique across disks and interfaces. Interfaces without
+	// a boot order are not booted from.
+	BootOrder *uint `json:"bootOrder,omitempty"`
 }
 
 // InterfaceApplyConfiguration constructs a declarative configuration of the Interface type for use with
@@ -85,5 +92,13 @@ func (b *InterfaceApplyConfiguration) WithPorts(values ...*PortApplyConfiguratio
 // If called multiple times, the MacAddress field is set to the value of the last call.
 func (b *InterfaceApplyConfiguration) WithMacAddress(value string) *InterfaceApplyConfiguration {
 	b.MacAddress = &value
+	return b
+}
+
+// WithBootOrder sets the BootOrder field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BootOrder field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithBootOrder(value uint) *InterfaceApplyConfiguration {
+	b.BootOrder = &value
 	return b
 }

@@ -11,7 +11,8 @@ package v1
 //
 // Port is a port forwarded to the guest.
 type PortApplyConfiguration struct {
-	// Name of the port, unique within the interface.
+	// Name of the port, unique within the interface; an IANA service name (at most 15 lowercase
+	// letters, digits and '-', with at least one letter), such as "ssh".
 	Name *string `json:"name,omitempty"`
 	// Protocol is TCP (the default) or UDP.
 	Protocol *string `json:"protocol,omitempty"`

@@ -40,6 +40,9 @@ type VirtualMachineInstanceSpecApplyConfiguration struct {
 	// Hostname is the guest's host name, passed through DHCP and cloud-init. Defaults to the VMI's
 	// name. Must be a DNS-1123 label.
 	Hostname *string `json:"hostname,omitempty"`
+	// PriorityClassName is the PriorityClass of the launcher pod, which decides which pods the
+	// scheduler may preempt for it. The cluster's default priority applies when empty.
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
 	// Subdomain, when set, gives the VMI the fully qualified name
 	// "<hostname>.<subdomain>.<namespace>.svc.<cluster domain>", through a headless Service of that name.
 	// Must be a DNS-1123 subdomain.
@@ -153,6 +156,14 @@ func (b *VirtualMachineInstanceSpecApplyConfiguration) WithStartStrategy(value c
 // If called multiple times, the Hostname field is set to the value of the last call.
 func (b *VirtualMachineInstanceSpecApplyConfiguration) WithHostname(value string) *VirtualMachineInstanceSpecApplyConfiguration {
 	b.Hostname = &value
+	return b
+}
+
+// WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PriorityClassName field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithPriorityClassName(value string) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.PriorityClassName = &value
 	return b
 }
 

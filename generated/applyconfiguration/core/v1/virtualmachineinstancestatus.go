@@ -37,6 +37,12 @@ type VirtualMachineInstanceStatusApplyConfiguration struct {
 	GuestOSInfo *VirtualMachineInstanceGuestOSInfoApplyConfiguration `json:"guestOSInfo,omitempty"`
 	// LauncherContainerImageVersion is the launcher image the VMI currently runs with.
 	LauncherContainerImageVersion *string `json:"launcherContainerImageVersion,omitempty"`
+	// RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not
+	// root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with
+	// KubeVirt's JSON name and without omitempty, so that strict decoding of what that client
+	// sends succeeds. It is an int64 where KubeVirt has a uint64 (the same JSON number for any
+	// user ID) because server-side apply's structured-merge-diff cannot handle uint64 fields.
+	RuntimeUser *int64 `json:"runtimeUser,omitempty"`
 }
 
 // VirtualMachineInstanceStatusApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceStatus type for use with
@@ -143,5 +149,13 @@ func (b *VirtualMachineInstanceStatusApplyConfiguration) WithGuestOSInfo(value *
 // If called multiple times, the LauncherContainerImageVersion field is set to the value of the last call.
 func (b *VirtualMachineInstanceStatusApplyConfiguration) WithLauncherContainerImageVersion(value string) *VirtualMachineInstanceStatusApplyConfiguration {
 	b.LauncherContainerImageVersion = &value
+	return b
+}
+
+// WithRuntimeUser sets the RuntimeUser field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RuntimeUser field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithRuntimeUser(value int64) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.RuntimeUser = &value
 	return b
 }

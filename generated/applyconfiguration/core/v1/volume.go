@@ -31,6 +31,14 @@ func (b *VolumeApplyConfiguration) WithName(value string) *VolumeApplyConfigurat
 	return b
 }
 
+// WithHostDisk sets the HostDisk field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HostDisk field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithHostDisk(value *HostDiskApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.HostDisk = value
+	return b
+}
+
 // WithContainerDisk sets the ContainerDisk field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ContainerDisk field is set to the value of the last call.

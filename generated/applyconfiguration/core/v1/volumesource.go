@@ -11,6 +11,9 @@ package v1
 //
 // VolumeSource is where a volume's data comes from. Only one field may be set.
 type VolumeSourceApplyConfiguration struct {
+	// HostDisk is a disk image file on the node's own filesystem. Stored and validated; not run by
+	// Vireo's launcher yet (KubeVirt keeps it behind its HostDisk feature gate).
+	HostDisk *HostDiskApplyConfiguration `json:"hostDisk,omitempty"`
 	// ContainerDisk is a disk image shipped in a container image. The guest writes to a temporary
 	// overlay, so changes are lost when the VMI stops.
 	ContainerDisk *ContainerDiskSourceApplyConfiguration `json:"containerDisk,omitempty"`
@@ -30,6 +33,14 @@ type VolumeSourceApplyConfiguration struct {
 // apply.
 func VolumeSource() *VolumeSourceApplyConfiguration {
 	return &VolumeSourceApplyConfiguration{}
+}
+
+// WithHostDisk sets the HostDisk field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HostDisk field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithHostDisk(value *HostDiskApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.HostDisk = value
+	return b
 }
 
 // WithContainerDisk sets the ContainerDisk field in the declarative configuration to the given value

@@ -1,0 +1,125 @@
+package v1
+
+// Features turns optional platform features of the guest on or off. Every feature given without
+// "enabled" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and
+// smm are stored and validated but not run by Vireo's launcher yet: it refuses, when the VMI
+// starts, a VMI that needs them.
+type Features struct {
+	// ACPI exposes ACPI to the guest, which graceful shutdown needs. Enabled by default.
+	// +optional
+	ACPI FeatureState `json:"acpi,omitempty"`
+	// APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's
+	// setting. Not run by Vireo's launcher yet.
+	// +optional
+	APIC *FeatureAPIC `json:"apic,omitempty"`
+	// Hyperv turns on Hyper-V enlightenments, paravirtual interfaces that make Windows guests
+	// faster. Defaults to the machine type's setting. Stored and validated; not run by Vireo's
+	// launcher yet.
+	// +optional
+	Hyperv *FeatureHyperv `json:"hyperv,omitempty"`
+	// SMM turns on System Management Mode, which EFI secure boot needs. Not run by Vireo's
+	// launcher yet.
+	// +optional
+	SMM *FeatureState `json:"smm,omitempty"`
+}
+
+// FeatureState switches a platform feature on or off.
+type FeatureState struct {
+	// Enabled turns the feature on (true, the default) or off (false).
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// FeatureAPIC configures the guest's advanced programmable interrupt controller.
+type FeatureAPIC struct {
+	// FeatureState turns the APIC on (the default) or off.
+	FeatureState `json:",inline"`
+	// EndOfInterrupt enables end-of-interrupt notification in the guest. Defaults to false.
+	// +optional
+	EndOfInterrupt bool `json:"endOfInterrupt,omitempty"`
+}
+
+// FeatureSpinlocks configures the Hyper-V paravirtual spinlock enlightenment.
+type FeatureSpinlocks struct {
+	// FeatureState turns the enlightenment on (the default) or off.
+	FeatureState `json:",inline"`
+	// Retries is how many times the guest spins on a lock before it notifies the hypervisor;
+	// at least 4096. Defaults to 4096.
+	// +optional
+	Retries *uint32 `json:"spinlocks,omitempty"`
+}
+
+// FeatureVendorID sets the hypervisor vendor ID the guest sees through Hyper-V.
+type FeatureVendorID struct {
+	// FeatureState turns the vendor ID on (the default) or off.
+	FeatureState `json:",inline"`
+	// VendorID is the vendor ID the guest sees, at most 12 characters.
+	// +optional
+	VendorID string `json:"vendorid,omitempty"`
+}
+
+// SyNICTimer configures the Hyper-V synthetic timers, which lower the CPU load of idle guests.
+type SyNICTimer struct {
+	// FeatureState turns the synthetic timers on (the default) or off. They need synic.
+	FeatureState `json:",inline"`
+	// Direct delivers timer expirations as interrupts rather than as messages.
+	// +optional
+	Direct *FeatureState `json:"direct,omitempty"`
+}
+
+// TLBFlush configures the Hyper-V paravirtual TLB flush, which helps overcommitted hosts.
+type TLBFlush struct {
+	// FeatureState turns the paravirtual TLB flush on (the default) or off. It needs vpindex.
+	FeatureState `json:",inline"`
+	// Direct sends TLB flushes straight to the hypervisor; helps nested virtualization such as
+	// Windows virtualization-based security.
+	// +optional
+	Direct *FeatureState `json:"direct,omitempty"`
+	// Extended lets the guest flush only part of the TLB.
+	// +optional
+	Extended *FeatureState `json:"extended,omitempty"`
+}
+
+// FeatureHyperv lists the Hyper-V enlightenments offered to the guest. Each defaults to the
+// machine type's setting; some need others (see each field).
+type FeatureHyperv struct {
+	// Relaxed tells the guest to disable watchdog timeouts that a busy host could trigger.
+	// +optional
+	Relaxed *FeatureState `json:"relaxed,omitempty"`
+	// VAPIC improves the paravirtualized handling of interrupts.
+	// +optional
+	VAPIC *FeatureState `json:"vapic,omitempty"`
+	// Spinlocks configures how long the guest spins on a lock before yielding.
+	// +optional
+	Spinlocks *FeatureSpinlocks `json:"spinlocks,omitempty"`
+	// VPIndex gives each virtual processor an index that the guest can use in hypercalls.
+	// +optional
+	VPIndex *FeatureState `json:"vpindex,omitempty"`
+	// Runtime lets the guest account for the time its vCPUs were not running.
+	// +optional
+	Runtime *FeatureState `json:"runtime,omitempty"`
+	// SyNIC enables the synthetic interrupt controller. Needs vpindex.
+	// +optional
+	SyNIC *FeatureState `json:"synic,omitempty"`
+	// SyNICTimer enables the synthetic timers. Needs synic.
+	// +optional
+	SyNICTimer *SyNICTimer `json:"synictimer,omitempty"`
+	// Reset lets the guest reset the machine through Hyper-V.
+	// +optional
+	Reset *FeatureState `json:"reset,omitempty"`
+	// VendorID sets the hypervisor vendor ID the guest sees.
+	// +optional
+	VendorID *FeatureVendorID `json:"vendorid,omitempty"`
+	// Frequencies exposes the TSC and APIC frequencies to the guest.
+	// +optional
+	Frequencies *FeatureState `json:"frequencies,omitempty"`
+	// Reenlightenment notifies the guest when the TSC frequency changes, as after a migration.
+	// +optional
+	Reenlightenment *FeatureState `json:"reenlightenment,omitempty"`
+	// TLBFlush enables the paravirtual TLB flush. Needs vpindex.
+	// +optional
+	TLBFlush *TLBFlush `json:"tlbflush,omitempty"`
+	// IPI enables paravirtual inter-processor interrupts. Needs vpindex.
+	// +optional
+	IPI *FeatureState `json:"ipi,omitempty"`
+}
