@@ -27,8 +27,8 @@ func setPodNetworkDefaults(spec *v1.VirtualMachineInstanceSpec) {
 	}}
 }
 
-// setDiskDefaults adds a disk for every volume that has none, attaches every disk that says neither
-// disk nor cdrom as a disk, and fills in buses and the CD-ROM read-only flag and tray.
+// setDiskDefaults adds a disk for every volume that has none, attaches every disk that says none of
+// disk, cdrom and lun as a disk, and fills in buses and the CD-ROM read-only flag and tray.
 func setDiskDefaults(spec *v1.VirtualMachineInstanceSpec) {
 	devices := &spec.Domain.Devices
 	named := make(map[string]bool, len(devices.Disks))
@@ -43,7 +43,7 @@ func setDiskDefaults(spec *v1.VirtualMachineInstanceSpec) {
 	}
 	for i := range devices.Disks {
 		d := &devices.Disks[i]
-		if d.Disk == nil && d.CDRom == nil {
+		if d.Disk == nil && d.CDRom == nil && d.LUN == nil {
 			d.Disk = &v1.DiskTarget{}
 		}
 		if d.Disk != nil && d.Disk.Bus == "" {

@@ -21,7 +21,8 @@ const DefaultArchitecture = "amd64"
 // SetVirtualMachineInstanceDefaults fills in the defaults of a VMI, as KubeVirt's VMI mutator and
 // its generated defaulters do: architecture and machine type, CPU topology and request, guest
 // memory, the pod network, disks for volumes and their buses, CD-ROM read-only and tray, the
-// firmware UUID, ACPI, and image pull policies. Fields the user set are never changed. The
+// firmware UUID, the platform features and clock timers that are present but say nothing of
+// being enabled, and image pull policies. Fields the user set are never changed. The
 // termination grace period stays unset (30 s applies where it is used), and the lifecycle fields
 // (finalizer, phase) are the strategy's business, not this function's.
 func SetVirtualMachineInstanceDefaults(vmi *v1.VirtualMachineInstance) {
@@ -37,6 +38,7 @@ func SetVirtualMachineInstanceDefaults(vmi *v1.VirtualMachineInstance) {
 	setDiskDefaults(spec)
 	setFirmwareUUIDDefault(&spec.Domain)
 	setFeatureDefaults(&spec.Domain)
+	setClockDefaults(spec.Domain.Clock)
 	setImagePullPolicyDefaults(spec)
 }
 
@@ -119,16 +121,4 @@ func setGuestMemoryDefaults(domain *v1.DomainSpec) {
 	}
 	guest := q.DeepCopy()
 	domain.Memory.Guest = &guest
-}
-
-// setFeatureDefaults turns ACPI on unless the user turned it off: graceful shutdown needs it.
-// (KubeVirt's FeatureState defaulter does the same, so a defaulted VMI always shows acpi.enabled.)
-func setFeatureDefaults(domain *v1.DomainSpec) {
-	if domain.Features == nil {
-		domain.Features = &v1.Features{}
-	}
-	if domain.Features.ACPI.Enabled == nil {
-		enabled := true
-		domain.Features.ACPI.Enabled = &enabled
-	}
 }
