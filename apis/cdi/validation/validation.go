@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
 )
 
 // MinVolumeSize is the smallest volume, in bytes, a DataVolume may ask for: 1 MiB.
@@ -193,7 +194,7 @@ func validateVolume(modes []cdiv1beta1.PersistentVolumeAccessMode, res cdiv1beta
 	mode *cdiv1beta1.PersistentVolumeMode, sizeFromSource bool, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, m := range modes {
-		errs = append(errs, validateEnum(m, accessModes, fldPath.Child("accessModes").Index(i))...)
+		errs = append(errs, fieldcheck.Enum(m, accessModes, fldPath.Child("accessModes").Index(i))...)
 	}
 	sizePath := fldPath.Child("resources", "requests", "storage")
 	size, hasSize := res.Requests[cdiv1beta1.ResourceStorage]
@@ -206,7 +207,7 @@ func validateVolume(modes []cdiv1beta1.PersistentVolumeAccessMode, res cdiv1beta
 		errs = append(errs, field.Invalid(sizePath, size.String(), "must be at least 1Mi, such as 10Gi"))
 	}
 	if mode != nil {
-		errs = append(errs, validateEnum(*mode, volumeModes, fldPath.Child("volumeMode"))...)
+		errs = append(errs, fieldcheck.Enum(*mode, volumeModes, fldPath.Child("volumeMode"))...)
 	}
 	return errs
 }
@@ -218,7 +219,7 @@ func validateContentType(spec *cdiv1beta1.DataVolumeSpec, fldPath *field.Path) f
 	if spec.ContentType == "" {
 		return nil
 	}
-	if errs := validateEnum(spec.ContentType, contentTypes, ctPath); len(errs) > 0 {
+	if errs := fieldcheck.Enum(spec.ContentType, contentTypes, ctPath); len(errs) > 0 {
 		return errs
 	}
 	if spec.ContentType != cdiv1beta1.DataVolumeArchive {
@@ -238,14 +239,4 @@ func validateContentType(spec *cdiv1beta1.DataVolumeSpec, fldPath *field.Path) f
 		errs = append(errs, field.Invalid(ctPath, spec.ContentType, "archive content must go to a Filesystem volume, not a Block one"))
 	}
 	return errs
-}
-
-// validateEnum reports a NotSupported error when value is not one of allowed; empty is invalid too.
-func validateEnum[T ~string](value T, allowed []T, fldPath *field.Path) field.ErrorList {
-	for _, a := range allowed {
-		if value == a {
-			return nil
-		}
-	}
-	return field.ErrorList{field.NotSupported(fldPath, value, allowed)}
 }

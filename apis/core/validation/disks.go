@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
 )
 
 // diskBuses are the buses a disk or LUN may be attached to (KubeVirt's list).
@@ -27,7 +28,7 @@ func validateDisk(d *v1.Disk, fldPath *field.Path) field.ErrorList {
 	if d.Disk != nil {
 		targets = append(targets, "disk")
 		dPath := fldPath.Child("disk")
-		errs = append(errs, validateEnum(d.Disk.Bus, diskBuses, dPath.Child("bus"))...)
+		errs = append(errs, fieldcheck.OptionalEnum(d.Disk.Bus, diskBuses, dPath.Child("bus"))...)
 		if d.Disk.ReadOnly && d.Disk.Bus == v1.DiskBusSATA {
 			errs = append(errs, field.Invalid(dPath.Child("readonly"), true,
 				"SATA hard disks cannot be read-only; use bus virtio or scsi, or attach the volume as a cdrom"))
@@ -36,7 +37,7 @@ func validateDisk(d *v1.Disk, fldPath *field.Path) field.ErrorList {
 	if d.LUN != nil {
 		targets = append(targets, "lun")
 		lPath := fldPath.Child("lun")
-		errs = append(errs, validateEnum(d.LUN.Bus, diskBuses, lPath.Child("bus"))...)
+		errs = append(errs, fieldcheck.OptionalEnum(d.LUN.Bus, diskBuses, lPath.Child("bus"))...)
 		if d.LUN.Reservation && d.LUN.Bus != v1.DiskBusSCSI {
 			errs = append(errs, field.Invalid(lPath.Child("bus"), d.LUN.Bus,
 				"SCSI persistent reservation needs the scsi bus; set bus: scsi"))
@@ -44,7 +45,7 @@ func validateDisk(d *v1.Disk, fldPath *field.Path) field.ErrorList {
 	}
 	if d.CDRom != nil {
 		targets = append(targets, "cdrom")
-		errs = append(errs, validateEnum(d.CDRom.Bus, cdromBuses, fldPath.Child("cdrom", "bus"))...)
+		errs = append(errs, fieldcheck.OptionalEnum(d.CDRom.Bus, cdromBuses, fldPath.Child("cdrom", "bus"))...)
 	}
 	if len(targets) > 1 {
 		errs = append(errs, field.Invalid(fldPath, strings.Join(targets, " and "),
@@ -53,7 +54,7 @@ func validateDisk(d *v1.Disk, fldPath *field.Path) field.ErrorList {
 	if d.Serial != "" {
 		errs = append(errs, validateSerial(d.Serial, fldPath.Child("serial"))...)
 	}
-	return append(errs, validateEnum(d.Cache, diskCaches, fldPath.Child("cache"))...)
+	return append(errs, fieldcheck.OptionalEnum(d.Cache, diskCaches, fldPath.Child("cache"))...)
 }
 
 // validateLunVolume checks that a LUN attaches a persistentVolumeClaim or dataVolume volume, the

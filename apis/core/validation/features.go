@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
 )
 
 // MinSpinlockRetries is the fewest spinlock retries a Hyper-V guest may be given (KubeVirt's
@@ -98,14 +99,14 @@ func validateClock(c *v1.Clock, fldPath *field.Path) field.ErrorList {
 	}
 	tPath := fldPath.Child("timer")
 	if t.HPET != nil {
-		errs = append(errs, validateEnum(t.HPET.TickPolicy, hpetTickPolicies, tPath.Child("hpet", "tickPolicy"))...)
+		errs = append(errs, fieldcheck.OptionalEnum(t.HPET.TickPolicy, hpetTickPolicies, tPath.Child("hpet", "tickPolicy"))...)
 	}
 	if t.PIT != nil {
-		errs = append(errs, validateEnum(t.PIT.TickPolicy, pitTickPolicies, tPath.Child("pit", "tickPolicy"))...)
+		errs = append(errs, fieldcheck.OptionalEnum(t.PIT.TickPolicy, pitTickPolicies, tPath.Child("pit", "tickPolicy"))...)
 	}
 	if t.RTC != nil {
-		errs = append(errs, validateEnum(t.RTC.TickPolicy, rtcTickPolicies, tPath.Child("rtc", "tickPolicy"))...)
-		errs = append(errs, validateEnum(t.RTC.Track, rtcTracks, tPath.Child("rtc", "track"))...)
+		errs = append(errs, fieldcheck.OptionalEnum(t.RTC.TickPolicy, rtcTickPolicies, tPath.Child("rtc", "tickPolicy"))...)
+		errs = append(errs, fieldcheck.OptionalEnum(t.RTC.Track, rtcTracks, tPath.Child("rtc", "track"))...)
 	}
 	return errs
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
 )
 
 // maxSerialLength is the longest firmware or disk serial number, in characters (KubeVirt's limit).
@@ -100,5 +101,5 @@ func validateKernelBoot(kb *v1.KernelBoot, fldPath *field.Path) field.ErrorList 
 	if c.InitrdPath != "" {
 		errs = append(errs, validateImagePath(c.InitrdPath, cPath.Child("initrdPath"))...)
 	}
-	return append(errs, validateEnum(c.ImagePullPolicy, pullPolicies, cPath.Child("imagePullPolicy"))...)
+	return append(errs, fieldcheck.OptionalEnum(c.ImagePullPolicy, pullPolicies, cPath.Child("imagePullPolicy"))...)
 }

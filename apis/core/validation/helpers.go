@@ -39,19 +39,6 @@ func validateObjectName(name string, fldPath *field.Path, what string) field.Err
 	return validateDNS1123Subdomain(name, fldPath)
 }
 
-// validateEnum reports a NotSupported error when value is set and not one of allowed.
-func validateEnum[T ~string](value T, allowed []T, fldPath *field.Path) field.ErrorList {
-	if value == "" {
-		return nil
-	}
-	for _, a := range allowed {
-		if value == a {
-			return nil
-		}
-	}
-	return field.ErrorList{field.NotSupported(fldPath, value, allowed)}
-}
-
 // validateNonNegativeQuantity reports an error when q is negative.
 func validateNonNegativeQuantity(q resource.Quantity, fldPath *field.Path) field.ErrorList {
 	if q.Sign() < 0 {

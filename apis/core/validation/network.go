@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
 )
 
 // networkNamePattern is what network and interface names may consist of.
@@ -118,7 +119,7 @@ func validateInterface(iface *v1.Interface, fldPath *field.Path) field.ErrorList
 		errs = append(errs, field.Invalid(fldPath, "bridge and masquerade",
 			"set exactly one binding: masquerade"))
 	}
-	errs = append(errs, validateEnum(iface.Model, interfaceModels, fldPath.Child("model"))...)
+	errs = append(errs, fieldcheck.OptionalEnum(iface.Model, interfaceModels, fldPath.Child("model"))...)
 	if iface.MacAddress != "" {
 		errs = append(errs, validateMAC(iface.MacAddress, fldPath.Child("macAddress"))...)
 		if iface.Masquerade != nil && iface.MacAddress == masqueradeBridgeMAC {
@@ -144,7 +145,7 @@ func validatePorts(ports []v1.Port, fldPath *field.Path) field.ErrorList {
 		case p.Port < 1 || p.Port > 65535:
 			errs = append(errs, field.Invalid(pPath.Child("port"), p.Port, "must be a port number from 1 to 65535"))
 		}
-		errs = append(errs, validateEnum(p.Protocol, portProtocols, pPath.Child("protocol"))...)
+		errs = append(errs, fieldcheck.OptionalEnum(p.Protocol, portProtocols, pPath.Child("protocol"))...)
 		protocol := p.Protocol
 		if protocol == "" {
 			protocol = "TCP"

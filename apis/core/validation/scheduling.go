@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
 )
 
 // tolerationOperators are the operators a toleration may use.
@@ -59,7 +60,7 @@ func validateToleration(t *v1.Toleration, fldPath *field.Path) field.ErrorList {
 	if t.Key != "" {
 		errs = append(errs, validateQualifiedName(t.Key, fldPath.Child("key"))...)
 	}
-	errs = append(errs, validateEnum(t.Operator, tolerationOperators, fldPath.Child("operator"))...)
+	errs = append(errs, fieldcheck.OptionalEnum(t.Operator, tolerationOperators, fldPath.Child("operator"))...)
 	if t.Key == "" && t.Operator != v1.TolerationOpExists {
 		errs = append(errs, field.Invalid(fldPath.Child("operator"), t.Operator,
 			"a toleration without a key must use operator Exists (it then tolerates every taint)"))
@@ -68,7 +69,7 @@ func validateToleration(t *v1.Toleration, fldPath *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(fldPath.Child("value"), t.Value,
 			"must be empty when the operator is Exists"))
 	}
-	errs = append(errs, validateEnum(t.Effect, taintEffects, fldPath.Child("effect"))...)
+	errs = append(errs, fieldcheck.OptionalEnum(t.Effect, taintEffects, fldPath.Child("effect"))...)
 	if t.TolerationSeconds != nil && t.Effect != v1.TaintEffectNoExecute {
 		errs = append(errs, field.Invalid(fldPath.Child("effect"), t.Effect,
 			"must be NoExecute when tolerationSeconds is set"))

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
 )
 
 // MaxInlineCloudInitBytes is the largest cloud-init user-data or network-data that may be given
@@ -91,7 +92,7 @@ func validateVolumeSource(src *v1.VolumeSource, fldPath *field.Path) field.Error
 		if s.Path != "" {
 			errs = append(errs, validateImagePath(s.Path, cPath.Child("path"))...)
 		}
-		errs = append(errs, validateEnum(s.ImagePullPolicy, pullPolicies, cPath.Child("imagePullPolicy"))...)
+		errs = append(errs, fieldcheck.OptionalEnum(s.ImagePullPolicy, pullPolicies, cPath.Child("imagePullPolicy"))...)
 	}
 	if s := src.PersistentVolumeClaim; s != nil {
 		set = append(set, "persistentVolumeClaim")
@@ -134,7 +135,7 @@ func validateHostDisk(h *v1.HostDisk, fldPath *field.Path) field.ErrorList {
 	case !path.IsAbs(h.Path):
 		errs = append(errs, field.Invalid(fldPath.Child("path"), h.Path, "must be an absolute path on the node"))
 	}
-	errs = append(errs, validateEnumRequired(h.Type, hostDiskTypes, fldPath.Child("type"))...)
+	errs = append(errs, fieldcheck.Enum(h.Type, hostDiskTypes, fldPath.Child("type"))...)
 	capPath := fldPath.Child("capacity")
 	switch {
 	case h.Capacity.Sign() < 0:

@@ -10,6 +10,7 @@ import (
 
 	cdivalidation "github.com/vireo-dev/vireo/apis/cdi/validation"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
 )
 
 // runStrategies are the run strategies a VirtualMachine may use.
@@ -45,7 +46,7 @@ func validateVirtualMachineSpec(vm *v1.VirtualMachine, fldPath *field.Path) fiel
 			"spec.runStrategy must be specified (Always, RerunOnFailure, Manual, Halted or Once; spec.running is deprecated)"))
 	}
 	if spec.RunStrategy != nil {
-		errs = append(errs, validateEnumRequired(*spec.RunStrategy, runStrategies, fldPath.Child("runStrategy"))...)
+		errs = append(errs, fieldcheck.Enum(*spec.RunStrategy, runStrategies, fldPath.Child("runStrategy"))...)
 	}
 	tPath := fldPath.Child("template")
 	if spec.Template == nil {

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
 )
 
 // specOptions adjusts the checks of a VMI spec to where the spec is found.
@@ -40,13 +41,13 @@ func validateSpec(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, opts
 			"must be 0 (stop at once) or a positive number of seconds"))
 	}
 	if s := spec.EvictionStrategy; s != nil {
-		errs = append(errs, validateEnumRequired(*s, []v1.EvictionStrategy{
+		errs = append(errs, fieldcheck.Enum(*s, []v1.EvictionStrategy{
 			v1.EvictionStrategyNone, v1.EvictionStrategyLiveMigrate,
 			v1.EvictionStrategyLiveMigrateIfPossible, v1.EvictionStrategyExternal,
 		}, fldPath.Child("evictionStrategy"))...)
 	}
 	if s := spec.StartStrategy; s != nil {
-		errs = append(errs, validateEnumRequired(*s, []v1.StartStrategy{v1.StartStrategyPaused},
+		errs = append(errs, fieldcheck.Enum(*s, []v1.StartStrategy{v1.StartStrategyPaused},
 			fldPath.Child("startStrategy"))...)
 	}
 	if spec.Hostname != "" {
@@ -56,14 +57,6 @@ func validateSpec(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, opts
 		errs = append(errs, validateDNS1123Subdomain(spec.Subdomain, fldPath.Child("subdomain"))...)
 	}
 	return errs
-}
-
-// validateEnumRequired is validateEnum for a field that, when present, may not be empty either.
-func validateEnumRequired[T ~string](value T, allowed []T, fldPath *field.Path) field.ErrorList {
-	if value == "" {
-		return field.ErrorList{field.NotSupported(fldPath, value, allowed)}
-	}
-	return validateEnum(value, allowed, fldPath)
 }
 
 // ValidateVirtualMachineInstanceUpdate validates an update of a VMI: the spec may not change,
@@ -89,7 +82,7 @@ var vmiPhases = []v1.VirtualMachineInstancePhase{
 // runtime user ID that is not negative.
 func ValidateVirtualMachineInstanceStatusUpdate(vmi, _ *v1.VirtualMachineInstance) field.ErrorList {
 	statusPath := field.NewPath("status")
-	errs := validateEnum(vmi.Status.Phase, vmiPhases, statusPath.Child("phase"))
+	errs := fieldcheck.OptionalEnum(vmi.Status.Phase, vmiPhases, statusPath.Child("phase"))
 	seen := map[v1.VirtualMachineInstanceConditionType]bool{}
 	for i, c := range vmi.Status.Conditions {
 		cPath := statusPath.Child("conditions").Index(i)
@@ -114,5 +107,5 @@ func validateCondition(condType string, status v1.ConditionStatus, fldPath *fiel
 	if condType == "" {
 		errs = append(errs, field.Required(fldPath.Child("type"), "every condition needs a type, such as Ready"))
 	}
-	return append(errs, validateEnumRequired(status, conditionStatuses, fldPath.Child("status"))...)
+	return append(errs, fieldcheck.Enum(status, conditionStatuses, fldPath.Child("status"))...)
 }
