@@ -6,6 +6,7 @@ package crdschema
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -46,7 +47,8 @@ func NewConverter(getDefs common.GetOpenAPIDefinitions, opts Options) *Converter
 
 // Root converts the definition of a top-level kind (model name) into the schema of a custom
 // resource: every reference resolved inline, metadata reduced to `type: object` (the API server
-// owns its schema), and no defaults (defaulting is the mutating webhook's job).
+// owns its schema), and no defaults (defaulting is the mutating webhook's job) but those of
+// list-map keys items may omit, which kube-apiserver requires.
 func (c *Converter) Root(model string) (*apiextensionsv1.JSONSchemaProps, error) {
 	def, ok := c.defs[model]
 	if !ok {
@@ -204,6 +206,9 @@ func (c *Converter) children(out *apiextensionsv1.JSONSchemaProps, s spec.Schema
 		if err != nil {
 			return err
 		}
+		if err := c.keyDefaults(&conv, *it.Schema, out.XListMapKeys, path+"[]"); err != nil {
+			return err
+		}
 		out.Items = &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &conv}
 	}
 	return nil
@@ -255,6 +260,29 @@ func (c *Converter) extensions(out *apiextensionsv1.JSONSchemaProps, ext spec.Ex
 		case "x-kubernetes-embedded-resource":
 			out.XEmbeddedResource = v == true
 		}
+	}
+	return nil
+}
+
+// keyDefaults gives the list-map keys that items may leave out the default the API declares for
+// them (ports' protocol): kube-apiserver and server-side apply need it. Every other default stays
+// with the mutating webhook.
+func (c *Converter) keyDefaults(items *apiextensionsv1.JSONSchemaProps, src spec.Schema, keys []string, path string) error {
+	if ref := src.Ref.String(); ref != "" {
+		src = c.defs[strings.TrimPrefix(ref, refPrefix)].Schema
+	}
+	for _, key := range keys {
+		p, ok := src.Properties[key]
+		if !ok || p.Default == nil || slices.Contains(items.Required, key) {
+			continue
+		}
+		raw, err := json.Marshal(p.Default)
+		if err != nil {
+			return fmt.Errorf("%s.%s: default %v: %w", path, key, p.Default, err)
+		}
+		prop := items.Properties[key]
+		prop.Default = &apiextensionsv1.JSON{Raw: raw}
+		items.Properties[key] = prop
 	}
 	return nil
 }
