@@ -1,4 +1,5 @@
-// Package vmi reconciles VirtualMachineInstances. Today it finishes their deletion:
+// Package vmi reconciles VirtualMachineInstances. Today it refuses to start VMIs that ask for what
+// Vireo cannot run yet, and it finishes deletion:
 // once a deleted VMI has no launcher Pod left, it releases the foreground-delete
 // finalizer so the object (and a terminating namespace) can go. Launcher Pod creation
 // and phase tracking build on this loop.
@@ -74,6 +75,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	if err != nil {
+		return err
+	}
+	if refused, err := c.refuseUnsupported(ctx, vmi); refused || err != nil {
 		return err
 	}
 	if vmi.DeletionTimestamp == nil || !slices.ContainsFunc(vmi.Finalizers, isVMIFinalizer) {

@@ -922,7 +922,7 @@ func schema_vireo_apis_core_v1_CPU(ref common.ReferenceCallback) common.OpenAPID
 					},
 					"dedicatedCpuPlacement": {
 						SchemaProps: spec.SchemaProps{
-							Description: "DedicatedCPUPlacement pins each vCPU to a physical CPU reserved for the guest. It needs an integer CPU request equal to the CPU limit (or a topology alone) and, when both are given, a memory request equal to the memory limit. Stored and validated; Vireo's launcher does not run it yet and refuses such a VMI when it starts.",
+							Description: "DedicatedCPUPlacement pins each vCPU to a physical CPU reserved for the guest. It needs an integer CPU request equal to the CPU limit (or a topology alone) and, when both are given, a memory request equal to the memory limit. Stored and validated; Vireo does not run it yet and fails such a VMI when it would start (reason Unsupported).",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},
@@ -1702,7 +1702,7 @@ func schema_vireo_apis_core_v1_Features(ref common.ReferenceCallback) common.Ope
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "Features turns optional platform features of the guest on or off. Every feature given without \"enabled\" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and smm are stored and validated but not run by Vireo's launcher yet: it refuses, when the VMI starts, a VMI that needs them.",
+				Description: "Features turns optional platform features of the guest on or off. Every feature given without \"enabled\" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and smm are stored and validated but not run by Vireo's launcher yet: vireo-controller fails a VMI that sets them when it would start (reason Unsupported), rather than run it without them.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"acpi": {

@@ -69,8 +69,8 @@ type CPU struct {
 	Model string `json:"model,omitempty"`
 	// DedicatedCPUPlacement pins each vCPU to a physical CPU reserved for the guest. It needs an
 	// integer CPU request equal to the CPU limit (or a topology alone) and, when both are given, a
-	// memory request equal to the memory limit. Stored and validated; Vireo's launcher does not run
-	// it yet and refuses such a VMI when it starts.
+	// memory request equal to the memory limit. Stored and validated; Vireo does not run it yet and
+	// fails such a VMI when it would start (reason Unsupported).
 	// +optional
 	DedicatedCPUPlacement bool `json:"dedicatedCpuPlacement,omitempty"`
 	// IsolateEmulatorThread reserves one more physical CPU for QEMU's emulator thread. Only allowed

@@ -2,8 +2,8 @@ package v1
 
 // Features turns optional platform features of the guest on or off. Every feature given without
 // "enabled" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and
-// smm are stored and validated but not run by Vireo's launcher yet: it refuses, when the VMI
-// starts, a VMI that needs them.
+// smm are stored and validated but not run by Vireo's launcher yet: vireo-controller fails a VMI
+// that sets them when it would start (reason Unsupported), rather than run it without them.
 type Features struct {
 	// ACPI exposes ACPI to the guest, which graceful shutdown needs. Enabled by default.
 	// +optional

@@ -1,0 +1,79 @@
+package vmi
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeinformers "k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
+	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+)
+
+func TestUnsupportedFields(t *testing.T) {
+	spec := v1.VirtualMachineInstanceSpec{
+		Domain: v1.DomainSpec{
+			CPU:      &v1.CPU{DedicatedCPUPlacement: true},
+			Features: &v1.Features{ACPI: v1.FeatureState{}, Hyperv: &v1.FeatureHyperv{}},
+			Devices: v1.Devices{
+				TPM:   &v1.TPMDevice{},
+				Disks: []v1.Disk{{Name: "a"}, {Name: "b", DiskDevice: v1.DiskDevice{LUN: &v1.LunTarget{}}}},
+			},
+		},
+		Volumes: []v1.Volume{{Name: "a"}, {Name: "b", VolumeSource: v1.VolumeSource{HostDisk: &v1.HostDisk{}}}},
+	}
+	want := []string{
+		"spec.domain.cpu.dedicatedCpuPlacement", "spec.domain.features.hyperv", "spec.domain.devices.tpm",
+		"spec.domain.devices.disks[1].lun", "spec.volumes[1].hostDisk",
+	}
+	if got := unsupportedFields(&spec); !slices.Equal(got, want) {
+		t.Errorf("unsupportedFields = %v, want %v", got, want)
+	}
+	if got := unsupportedFields(&v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Features: &v1.Features{}}}); got != nil {
+		t.Errorf("a plain VMI: %v, want nothing unsupported", got)
+	}
+}
+
+func TestVMIAskingForWhatVireoCannotRunFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tpm := &v1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: "tpm", Namespace: "ns"},
+		Spec:       v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Devices: v1.Devices{TPM: &v1.TPMDevice{}}}},
+		Status:     v1.VirtualMachineInstanceStatus{Phase: v1.Pending},
+	}
+	plain := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "ns"}, Status: v1.VirtualMachineInstanceStatus{Phase: v1.Pending}}
+	vireo := vireofake.NewClientset(tpm, plain)
+	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
+	kf := kubeinformers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
+	ctrl, err := New(vireo, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vf.Start(ctx.Done())
+	kf.Start(ctx.Done())
+	vf.WaitForCacheSync(ctx.Done())
+	kf.WaitForCacheSync(ctx.Done())
+	for _, name := range []string{"tpm", "plain"} {
+		if err := ctrl.sync(ctx, "ns/"+name); err != nil {
+			t.Fatalf("sync %s: %v", name, err)
+		}
+	}
+	got, err := vireo.KubevirtV1().VirtualMachineInstances("ns").Get(ctx, "tpm", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != v1.Failed || got.Status.Reason != UnsupportedReason || len(got.Status.Conditions) != 1 ||
+		!strings.Contains(got.Status.Conditions[0].Message, "spec.domain.devices.tpm") {
+		t.Errorf("status = %+v, want Failed/Unsupported naming spec.domain.devices.tpm", got.Status)
+	}
+	if got, _ := vireo.KubevirtV1().VirtualMachineInstances("ns").Get(ctx, "plain", metav1.GetOptions{}); got.Status.Phase != v1.Pending {
+		t.Errorf("a plain VMI became %s, want it left Pending", got.Status.Phase)
+	}
+}
