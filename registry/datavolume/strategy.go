@@ -23,7 +23,7 @@ func Resource() storeutil.Resource[*cdiv1beta1.DataVolume] {
 		New:        func() runtime.Object { return &cdiv1beta1.DataVolume{} },
 		NewList:    func() runtime.Object { return &cdiv1beta1.DataVolumeList{} },
 		Hooks: storeutil.Hooks[*cdiv1beta1.DataVolume]{
-			APIVersion: "cdiv1beta1.kubevirt.io/v1beta1",
+			APIVersion: cdiv1beta1.SchemeGroupVersion.String(),
 			Validate: func(_ context.Context, o *cdiv1beta1.DataVolume) field.ErrorList {
 				return validation.ValidateDataVolume(o)
 			},

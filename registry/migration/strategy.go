@@ -27,7 +27,7 @@ func Resource(lookups *Lookups) storeutil.Resource[*v1.VirtualMachineInstanceMig
 		New:        func() runtime.Object { return &v1.VirtualMachineInstanceMigration{} },
 		NewList:    func() runtime.Object { return &v1.VirtualMachineInstanceMigrationList{} },
 		Hooks: storeutil.Hooks[*v1.VirtualMachineInstanceMigration]{
-			APIVersion:       "kubevirt.io/v1",
+			APIVersion:       v1.SchemeGroupVersion.String(),
 			PrepareForCreate: prepareForCreate,
 			Validate: func(ctx context.Context, o *v1.VirtualMachineInstanceMigration) field.ErrorList {
 				errs := validation.ValidateVirtualMachineInstanceMigration(o)

@@ -24,7 +24,7 @@ func Resource() storeutil.Resource[*v1.VirtualMachine] {
 		New:        func() runtime.Object { return &v1.VirtualMachine{} },
 		NewList:    func() runtime.Object { return &v1.VirtualMachineList{} },
 		Hooks: storeutil.Hooks[*v1.VirtualMachine]{
-			APIVersion: "kubevirt.io/v1",
+			APIVersion: v1.SchemeGroupVersion.String(),
 			PrepareForCreate: func(_ context.Context, o *v1.VirtualMachine) {
 				defaults.SetVirtualMachineDefaults(o)
 				defaults.SetVirtualMachineIdentity(o)

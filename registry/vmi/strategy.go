@@ -25,7 +25,7 @@ func Resource() storeutil.Resource[*v1.VirtualMachineInstance] {
 		New:        func() runtime.Object { return &v1.VirtualMachineInstance{} },
 		NewList:    func() runtime.Object { return &v1.VirtualMachineInstanceList{} },
 		Hooks: storeutil.Hooks[*v1.VirtualMachineInstance]{
-			APIVersion:           "kubevirt.io/v1",
+			APIVersion:           v1.SchemeGroupVersion.String(),
 			PrepareForCreate:     func(_ context.Context, o *v1.VirtualMachineInstance) { PrepareForCreate(o) },
 			PrepareForUpdate:     func(_ context.Context, o, old *v1.VirtualMachineInstance) { PrepareForUpdate(o, old) },
 			Validate:             validate,

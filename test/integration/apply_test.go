@@ -10,7 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	cdiapply "github.com/vireo-dev/vireo/generated/applyconfiguration/cdi/v1beta1"
 	applyv1 "github.com/vireo-dev/vireo/generated/applyconfiguration/core/v1"
 )
 
@@ -267,5 +269,29 @@ func TestStrictFieldValidationAcceptsKubeVirtClientZeroes(t *testing.T) {
 		Param("fieldValidation", "Strict").Body([]byte(body)).Do(context.Background()).Error()
 	if err != nil {
 		t.Fatalf("strict create of a KubeVirt-client VMI: %v", err)
+	}
+}
+
+// TestApplyToTheMainResourceOwnsNoStatus: status sent through the main resource is ignored and
+// leaves the sender owning nothing of it, so the controller's later status applies never conflict.
+func TestApplyToTheMainResourceOwnsNoStatus(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	dvs := server.Client.CdiV1beta1().DataVolumes(ns)
+	dv := cdiapply.DataVolume("owned", ns).
+		WithSpec(cdiapply.DataVolumeSpec().
+			WithSource(cdiapply.DataVolumeSource().WithBlank(cdiv1beta1.DataVolumeBlankImage{})).
+			WithStorage(cdiapply.StorageSpec().WithResources(cdiapply.VolumeResourceRequirements().
+				WithRequests(cdiv1beta1.ResourceList{cdiv1beta1.ResourceStorage: mustQuantity("1Gi")})))).
+		WithStatus(cdiapply.DataVolumeStatus().WithPhase(cdiv1beta1.Succeeded))
+	got, err := dvs.Apply(ctx, dv, metav1.ApplyOptions{FieldManager: "user"})
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if got.Status.Phase == cdiv1beta1.Succeeded || ownsField(got.ManagedFields, "user", "phase") {
+		t.Fatalf("status through the main resource: phase %q, managedFields %s", got.Status.Phase, managedFieldsJSON(got.ManagedFields))
+	}
+	st := cdiapply.DataVolume("owned", ns).WithStatus(cdiapply.DataVolumeStatus().WithPhase(cdiv1beta1.ImportInProgress))
+	if _, err := dvs.ApplyStatus(ctx, st, metav1.ApplyOptions{FieldManager: "vireo-controller"}); err != nil {
+		t.Errorf("the controller's status apply after a user's apply: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-// Package validation checks cdiv1beta1.kubevirt.io DataVolumes (on their internal types) before they are
+// Package validation checks cdi.kubevirt.io DataVolumes before they are
 // stored, with CDI's rules, so that an import that cannot work is refused at the API with every
 // problem listed by its full field path instead of failing later in an importer pod.
 package validation

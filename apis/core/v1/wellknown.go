@@ -22,4 +22,12 @@ const (
 	CreatedByLabel = "kubevirt.io/created-by"
 	// NodeNameLabel on a VMI names the node it runs on.
 	NodeNameLabel = "kubevirt.io/nodeName"
+	// MigrationJobLabel on a launcher Pod holds the UID of the migration it is the target of.
+	MigrationJobLabel = "kubevirt.io/migrationJobUID"
+	// MigrationTargetNodeNameLabel on a launcher Pod names the node a migration moves the VMI to.
+	MigrationTargetNodeNameLabel = "kubevirt.io/migrationTargetNodeName"
+	// NodeSchedulable on a Node says whether its node agent accepts VMIs.
+	NodeSchedulable = "kubevirt.io/schedulable"
+	// InstallStrategyLabel marks objects that an installation strategy deployed.
+	InstallStrategyLabel = "kubevirt.io/install-strategy"
 )

@@ -2,18 +2,20 @@ package validation
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // ReservedLabels are the labels that Vireo's components set on kubevirt.io objects to track them
 // (which controller created a VMI, which node runs it, which migration moves it, whether a node can
 // take VMIs, which install strategy deployed something). Users may not add, change or remove them.
 var ReservedLabels = []string{
-	"kubevirt.io/created-by",
-	"kubevirt.io/nodeName",
-	"kubevirt.io/migrationJobUID",
-	"kubevirt.io/migrationTargetNodeName",
-	"kubevirt.io/schedulable",
-	"kubevirt.io/install-strategy",
+	v1.CreatedByLabel,
+	v1.NodeNameLabel,
+	v1.MigrationJobLabel,
+	v1.MigrationTargetNodeNameLabel,
+	v1.NodeSchedulable,
+	v1.InstallStrategyLabel,
 }
 
 // ValidateReservedLabels reports every reserved label that labels adds, changes or removes
