@@ -47,22 +47,7 @@ func TestDeletedVMIReleasesFinalizerOnlyWithoutLauncher(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			vireo := vireofake.NewClientset(deletedVMI("vm"))
-			kube := kubefake.NewClientset()
-			for _, p := range c.pods {
-				if _, err := kube.CoreV1().Pods("ns").Create(ctx, p, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
-			kf := kubeinformers.NewSharedInformerFactory(kube, 0)
-			ctrl, err := New(vireo, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods())
-			if err != nil {
-				t.Fatal(err)
-			}
-			vf.Start(ctx.Done())
-			kf.Start(ctx.Done())
-			vf.WaitForCacheSync(ctx.Done())
-			kf.WaitForCacheSync(ctx.Done())
+			ctrl := startController(ctx, t, vireo, c.pods...)
 
 			if err := ctrl.sync(ctx, "ns/vm"); err != nil {
 				t.Fatalf("sync: %v", err)
@@ -80,4 +65,27 @@ func TestDeletedVMIReleasesFinalizerOnlyWithoutLauncher(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startController runs the controller's informers on fake clients holding vireo's objects and
+// pods, and returns it once their caches are in sync (sync is then called directly).
+func startController(ctx context.Context, t *testing.T, vireo *vireofake.Clientset, pods ...*corev1.Pod) *Controller {
+	t.Helper()
+	kube := kubefake.NewClientset()
+	for _, p := range pods {
+		if _, err := kube.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
+	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
+	ctrl, err := New(vireo, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vf.Start(ctx.Done())
+	kf.Start(ctx.Done())
+	vf.WaitForCacheSync(ctx.Done())
+	kf.WaitForCacheSync(ctx.Done())
+	return ctrl
 }

@@ -8,12 +8,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubeinformers "k8s.io/client-go/informers"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
-	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 )
 
 func TestUnsupportedFields(t *testing.T) {
@@ -50,16 +47,7 @@ func TestVMIAskingForWhatVireoCannotRunFails(t *testing.T) {
 	}
 	plain := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "ns"}, Status: v1.VirtualMachineInstanceStatus{Phase: v1.Pending}}
 	vireo := vireofake.NewClientset(tpm, plain)
-	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
-	kf := kubeinformers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
-	ctrl, err := New(vireo, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods())
-	if err != nil {
-		t.Fatal(err)
-	}
-	vf.Start(ctx.Done())
-	kf.Start(ctx.Done())
-	vf.WaitForCacheSync(ctx.Done())
-	kf.WaitForCacheSync(ctx.Done())
+	ctrl := startController(ctx, t, vireo)
 	for _, name := range []string{"tpm", "plain"} {
 		if err := ctrl.sync(ctx, "ns/"+name); err != nil {
 			t.Fatalf("sync %s: %v", name, err)

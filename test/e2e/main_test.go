@@ -112,3 +112,13 @@ func namespace(t *testing.T) string {
 	kubectl(t, "create", "namespace", ns)
 	return ns
 }
+
+// manifestFile writes a manifest into the test's temporary directory and returns its path.
+func manifestFile(t *testing.T, manifest string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "manifest.yaml")
+	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

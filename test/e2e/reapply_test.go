@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,8 +60,7 @@ func TestReapplyingAnUnchangedManifestIsANoOp(t *testing.T) {
 // and `kubectl patch --type merge` of running succeeds.
 func TestDeprecatedRunningWithKubectl(t *testing.T) {
 	ns := namespace(t)
-	manifest := filepath.Join(t.TempDir(), "vm.yaml")
-	err := os.WriteFile(manifest, []byte(`apiVersion: kubevirt.io/v1
+	manifest := manifestFile(t, `apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata: {name: legacy}
 spec:
@@ -70,10 +68,7 @@ spec:
   template:
     spec:
       domain: {memory: {guest: 64Mi}}
-`), 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	for i, apply := range [][]string{{"apply"}, {"apply"}, {"apply", "--server-side"}, {"apply", "--server-side"}} {
 		out, stderr, err := kubectlResult(append(append([]string{"-n", ns}, apply...), "-f", manifest)...)
 		if err != nil {

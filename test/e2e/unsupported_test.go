@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,21 +14,17 @@ import (
 // running without it.
 func TestVMIWithWhatVireoCannotRunFailsWithAReason(t *testing.T) {
 	ns := namespace(t)
-	manifest := filepath.Join(t.TempDir(), "vmi.yaml")
-	err := os.WriteFile(manifest, []byte(`apiVersion: kubevirt.io/v1
+	manifest := manifestFile(t, `apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance
 metadata: {name: tpm}
 spec:
   domain:
     memory: {guest: 64Mi}
     devices: {tpm: {}}
-`), 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	kubectl(t, "-n", ns, "apply", "-f", manifest)
 	var got string
-	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		got = kubectl(t, "-n", ns, "get", "vmi", "tpm", "-o", `jsonpath={.status.phase}/{.status.reason}/{.status.conditions[?(@.type=="Synchronized")].message}`)
 		return strings.HasPrefix(got, "Failed/"), nil
 	})
