@@ -31,6 +31,14 @@ func compareStored(ctx context.Context, vireo, crd *target, ns string, statusSub
 	if err != nil {
 		return objectSizes{}, err
 	}
+	// The firmware UUID is random on both sides (as KubeVirt's): it must be set, not equal.
+	uuid := []string{"spec", "domain", "firmware", "uuid"}
+	for target, obj := range map[string]*unstructured.Unstructured{"vireo": a, "crd": b} {
+		if v, _, _ := unstructured.NestedString(obj.Object, uuid...); v == "" {
+			return objectSizes{}, fmt.Errorf("%s stored %s/%s without a firmware uuid", target, ns, name)
+		}
+		unstructured.RemoveNestedField(obj.Object, uuid...)
+	}
 	fields := [][]string{{"spec"}, {"metadata", "finalizers"}, {"status", "phase"}}
 	if statusSubresource {
 		fields = fields[:2]
