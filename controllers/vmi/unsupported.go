@@ -3,6 +3,7 @@ package vmi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +19,8 @@ const UnsupportedReason = "Unsupported"
 
 // unsupportedFields returns the paths of the fields of spec that Vireo accepts but cannot run yet.
 // A VMI that sets any of them fails when it would start, with these paths in its reason, instead
-// of running without them.
+// of running without them. A feature given as enabled: false counts too: Vireo cannot promise the
+// machine type's setting is off either.
 func unsupportedFields(spec *v1.VirtualMachineInstanceSpec) []string {
 	var paths []string
 	add := func(set bool, path string) {
@@ -63,6 +65,9 @@ func (c *Controller) refuseUnsupported(ctx context.Context, vmi *v1.VirtualMachi
 	updated.Status.Reason = UnsupportedReason
 	updated.Status.PhaseTransitionTimestamps = append(updated.Status.PhaseTransitionTimestamps,
 		v1.VirtualMachineInstancePhaseTransitionTimestamp{Phase: v1.Failed, PhaseTransitionTimestamp: now})
+	updated.Status.Conditions = slices.DeleteFunc(updated.Status.Conditions, func(c v1.VirtualMachineInstanceCondition) bool {
+		return c.Type == v1.VirtualMachineInstanceSynchronized
+	})
 	updated.Status.Conditions = append(updated.Status.Conditions, v1.VirtualMachineInstanceCondition{
 		Type: v1.VirtualMachineInstanceSynchronized, Status: v1.ConditionFalse, LastTransitionTime: now,
 		Reason: UnsupportedReason, Message: message,

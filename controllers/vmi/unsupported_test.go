@@ -43,7 +43,10 @@ func TestVMIAskingForWhatVireoCannotRunFails(t *testing.T) {
 	tpm := &v1.VirtualMachineInstance{
 		ObjectMeta: metav1.ObjectMeta{Name: "tpm", Namespace: "ns"},
 		Spec:       v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Devices: v1.Devices{TPM: &v1.TPMDevice{}}}},
-		Status:     v1.VirtualMachineInstanceStatus{Phase: v1.Pending},
+		// A Synchronized condition already there is replaced, not duplicated.
+		Status: v1.VirtualMachineInstanceStatus{Phase: v1.Pending, Conditions: []v1.VirtualMachineInstanceCondition{
+			{Type: v1.VirtualMachineInstanceSynchronized, Status: v1.ConditionTrue},
+		}},
 	}
 	plain := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "ns"}, Status: v1.VirtualMachineInstanceStatus{Phase: v1.Pending}}
 	vireo := vireofake.NewClientset(tpm, plain)

@@ -7,7 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 
@@ -16,7 +16,8 @@ import (
 
 // Lookups are the stores a new migration is checked against: the VMI it names must exist and not
 // have ended, must not be known to be unmigratable, and must have no other migration in flight
-// (KubeVirt's migration admission rules).
+// (KubeVirt's migration admission rules). As in KubeVirt, two migrations created at the same
+// instant can both pass; the migration controller runs one at a time per VMI.
 type Lookups struct {
 	// VMIs reads VirtualMachineInstances.
 	VMIs rest.Getter
@@ -56,8 +57,9 @@ func (l *Lookups) validateTarget(ctx context.Context, m *v1.VirtualMachineInstan
 
 // validateNoneInFlight refuses a migration while another one of the same VMI has not ended.
 func (l *Lookups) validateNoneInFlight(ctx context.Context, m *v1.VirtualMachineInstanceMigration, path *field.Path) field.ErrorList {
-	sel := labels.SelectorFromSet(labels.Set{v1.MigrationSelectorLabel: m.Spec.VMIName})
-	obj, err := l.Migrations.List(ctx, &metainternalversion.ListOptions{LabelSelector: sel})
+	// By spec.vmiName, not by the kubevirt.io/vmi-name label: users may edit labels.
+	sel := fields.OneTermEqualSelector("spec.vmiName", m.Spec.VMIName)
+	obj, err := l.Migrations.List(ctx, &metainternalversion.ListOptions{FieldSelector: sel})
 	if err != nil {
 		return field.ErrorList{field.InternalError(path, err)}
 	}

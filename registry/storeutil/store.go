@@ -103,7 +103,8 @@ func NewStores[T Object](scheme *runtime.Scheme, getter generic.RESTOptionsGette
 		ResetFieldsStrategy: strategy,
 		TableConvertor:      res.Table,
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: getter, AttrFunc: attrs, Indexers: indexers(res)}); err != nil {
+	opts := &generic.StoreOptions{RESTOptions: getter, AttrFunc: attrs, Indexers: indexers(res), TriggerFunc: triggers(res)}
+	if err := store.CompleteWithOptions(opts); err != nil {
 		return nil, nil, err
 	}
 	statusStore := *store
@@ -120,6 +121,23 @@ func addObjectMetaFields(set fields.Set, obj metav1.Object) fields.Set {
 	set["metadata.name"] = obj.GetName()
 	set["metadata.namespace"] = obj.GetNamespace()
 	return set
+}
+
+// triggers builds the watch cache's trigger functions of a resource's IndexedFields: a watch that
+// selects one value of such a field is only handed the events of objects with that value (the
+// cache takes one trigger per resource). Indexers serve lists; triggers serve watches.
+func triggers[T Object](res Resource[T]) storage.IndexerFuncs {
+	if len(res.IndexedFields) == 0 || res.SelectableFields == nil {
+		return nil
+	}
+	f := res.IndexedFields[0]
+	return storage.IndexerFuncs{f: func(obj runtime.Object) string {
+		o, ok := obj.(T)
+		if !ok {
+			return ""
+		}
+		return res.SelectableFields(o)[f]
+	}}
 }
 
 // indexers builds the watch cache's indexers of a resource's IndexedFields.

@@ -32,4 +32,13 @@ func TestIndexersIndexTheIndexedFields(t *testing.T) {
 	if indexers(Resource[*v1.VirtualMachineInstance]{SelectableFields: v1.VirtualMachineInstanceFields}) != nil {
 		t.Errorf("a resource without indexed fields got indexers")
 	}
+
+	trig := triggers(res)
+	trigger, ok := trig["status.nodeName"]
+	if len(trig) != 1 || !ok {
+		t.Fatalf("triggers = %v, want one for status.nodeName (watches are routed by it)", trig)
+	}
+	if got := trigger(vmi); got != "node-a" {
+		t.Errorf("trigger(vmi on node-a) = %q, want node-a", got)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -60,10 +61,18 @@ func PrepareForCreate(o *v1.VirtualMachineInstance) {
 
 // PrepareForUpdate defaults an updated VMI exactly as a new one, keeping the values the server
 // chose at creation (the firmware UUID), so that re-applying an unchanged manifest, whose lists
-// carry none of the defaults, compares equal to the stored spec instead of "changing" it.
+// carry none of the defaults, compares equal to the stored spec instead of "changing" it. A VMI
+// stored by an earlier version lacks the defaults added since: when the update defaults to what
+// the stored spec defaults to, the stored spec is kept as it is, so metadata-only updates (labels,
+// the controller releasing its finalizer) still succeed on such VMIs.
 func PrepareForUpdate(o, old *v1.VirtualMachineInstance) {
 	defaults.RetainVirtualMachineInstanceIdentity(o, old)
 	defaults.SetVirtualMachineInstanceDefaults(o)
+	stored := old.DeepCopy()
+	defaults.SetVirtualMachineInstanceDefaults(stored)
+	if apiequality.Semantic.DeepEqual(o.Spec, stored.Spec) {
+		o.Spec = *old.Spec.DeepCopy()
+	}
 }
 
 func validate(ctx context.Context, o *v1.VirtualMachineInstance) field.ErrorList {

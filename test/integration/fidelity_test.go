@@ -137,6 +137,12 @@ func TestMigrationAdmission(t *testing.T) {
 	if first.Labels[v1.MigrationSelectorLabel] != "mig" || !containsString(first.Finalizers, v1.VirtualMachineInstanceMigrationFinalizer) {
 		t.Errorf("migration labels %v finalizers %v: want kubevirt.io/vmi-name=mig and KubeVirt's finalizer", first.Labels, first.Finalizers)
 	}
+	// Removing the kubevirt.io/vmi-name label does not hide the migration in flight.
+	first, err = kv.VirtualMachineInstanceMigrations(ns).Patch(ctx, "first", types.JSONPatchType,
+		[]byte(`[{"op":"remove","path":"/metadata/labels/kubevirt.io~1vmi-name"}]`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = kv.VirtualMachineInstanceMigrations(ns).Create(ctx, migration("second", "mig"), metav1.CreateOptions{})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "in flight") {
 		t.Errorf("a second migration while one is in flight: got %v, want Invalid naming the in-flight one", err)
