@@ -27,6 +27,9 @@ func Resource() storeutil.Resource[*cdiv1beta1.DataVolume] {
 			Validate: func(_ context.Context, o *cdiv1beta1.DataVolume) field.ErrorList {
 				return validation.ValidateDataVolume(o)
 			},
+			ValidateStatusUpdate: func(_ context.Context, o, old *cdiv1beta1.DataVolume) field.ErrorList {
+				return validation.ValidateDataVolumeStatusUpdate(o, old)
+			},
 			ValidateUpdate: func(_ context.Context, o, old *cdiv1beta1.DataVolume) field.ErrorList {
 				return validation.ValidateDataVolumeUpdate(o, old)
 			},

@@ -36,6 +36,9 @@ func Resource(lookups *Lookups) storeutil.Resource[*v1.VirtualMachineInstanceMig
 				}
 				return lookups.validateTarget(ctx, o)
 			},
+			ValidateStatusUpdate: func(_ context.Context, o, old *v1.VirtualMachineInstanceMigration) field.ErrorList {
+				return validation.ValidateVirtualMachineInstanceMigrationStatusUpdate(o, old)
+			},
 			ValidateUpdate: func(_ context.Context, o, old *v1.VirtualMachineInstanceMigration) field.ErrorList {
 				return validation.ValidateVirtualMachineInstanceMigrationUpdate(o, old)
 			},

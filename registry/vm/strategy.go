@@ -33,7 +33,10 @@ func Resource() storeutil.Resource[*v1.VirtualMachine] {
 				defaults.SetVirtualMachineDefaults(o)
 				defaults.RetainVirtualMachineIdentity(o, old)
 			},
-			Validate:       validate,
+			Validate: validate,
+			ValidateStatusUpdate: func(_ context.Context, o, old *v1.VirtualMachine) field.ErrorList {
+				return validation.ValidateVirtualMachineStatusUpdate(o, old)
+			},
 			ValidateUpdate: validateUpdate,
 			ResetStatus:    func(o *v1.VirtualMachine) { o.Status = v1.VirtualMachineStatus{} },
 			CopyStatus:     func(dst, src *v1.VirtualMachine) { dst.Status = src.Status },

@@ -155,3 +155,22 @@ func TestMigrationAdmission(t *testing.T) {
 		t.Errorf("a migration after the previous one failed: %v", err)
 	}
 }
+
+func TestStatusWritesOfEveryKindAreValidated(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	kv := server.Client.KubevirtV1()
+	always := v1.RunStrategyAlways
+	vm, err := kv.VirtualMachines(ns).Create(ctx, &v1.VirtualMachine{
+		ObjectMeta: metav1.ObjectMeta{Name: "st"},
+		Spec:       v1.VirtualMachineSpec{RunStrategy: &always, Template: &v1.VirtualMachineInstanceTemplateSpec{Spec: newVMI("x").Spec}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm.Status.PrintableStatus = "Sleeping"
+	vm.Status.Conditions = []v1.VirtualMachineCondition{{Type: "Ready", Status: "True"}, {Type: "Ready", Status: "False"}}
+	_, err = kv.VirtualMachines(ns).UpdateStatus(ctx, vm, metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) || !hasCause(err, "status.printableStatus") || !hasCause(err, "status.conditions[1].type") {
+		t.Errorf("VM status with an unknown printableStatus and a duplicate condition: got %v, want Invalid naming both", err)
+	}
+}

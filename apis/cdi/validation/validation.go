@@ -240,3 +240,20 @@ func validateContentType(spec *cdiv1beta1.DataVolumeSpec, fldPath *field.Path) f
 	}
 	return errs
 }
+
+// dataVolumePhases are the phases a DataVolume's status may report.
+var dataVolumePhases = []cdiv1beta1.DataVolumePhase{
+	cdiv1beta1.Pending, cdiv1beta1.PVCBound, cdiv1beta1.ImportScheduled, cdiv1beta1.ImportInProgress,
+	cdiv1beta1.UploadScheduled, cdiv1beta1.UploadReady, cdiv1beta1.WaitForFirstConsumer, cdiv1beta1.Paused,
+	cdiv1beta1.Succeeded, cdiv1beta1.Failed, cdiv1beta1.Unknown,
+}
+
+// ValidateDataVolumeStatusUpdate validates a write of a DataVolume's status: a known phase and
+// well-formed conditions, one per type.
+func ValidateDataVolumeStatusUpdate(dv, _ *cdiv1beta1.DataVolume) field.ErrorList {
+	statusPath := field.NewPath("status")
+	errs := fieldcheck.OptionalEnum(dv.Status.Phase, dataVolumePhases, statusPath.Child("phase"))
+	return append(errs, fieldcheck.Conditions(dv.Status.Conditions, func(c cdiv1beta1.DataVolumeCondition) (string, string) {
+		return string(c.Type), string(c.Status)
+	}, statusPath.Child("conditions"))...)
+}

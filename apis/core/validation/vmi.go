@@ -83,29 +83,47 @@ var vmiPhases = []v1.VirtualMachineInstancePhase{
 func ValidateVirtualMachineInstanceStatusUpdate(vmi, _ *v1.VirtualMachineInstance) field.ErrorList {
 	statusPath := field.NewPath("status")
 	errs := fieldcheck.OptionalEnum(vmi.Status.Phase, vmiPhases, statusPath.Child("phase"))
-	seen := map[v1.VirtualMachineInstanceConditionType]bool{}
-	for i, c := range vmi.Status.Conditions {
-		cPath := statusPath.Child("conditions").Index(i)
-		errs = append(errs, validateCondition(string(c.Type), c.Status, cPath)...)
-		if c.Type != "" && seen[c.Type] {
-			errs = append(errs, field.Duplicate(cPath.Child("type"), c.Type))
-		}
-		seen[c.Type] = true
-	}
+	errs = append(errs, fieldcheck.Conditions(vmi.Status.Conditions, func(c v1.VirtualMachineInstanceCondition) (string, string) {
+		return string(c.Type), string(c.Status)
+	}, statusPath.Child("conditions"))...)
 	if u := vmi.Status.RuntimeUser; u < 0 {
 		errs = append(errs, field.Invalid(statusPath.Child("runtimeUser"), u, "a user ID cannot be negative"))
 	}
 	return errs
 }
 
-// conditionStatuses are the values a condition's status may have.
-var conditionStatuses = []v1.ConditionStatus{v1.ConditionTrue, v1.ConditionFalse, v1.ConditionUnknown}
+// vmPrintableStatuses are the summaries a VirtualMachine's status may show.
+var vmPrintableStatuses = []v1.VirtualMachinePrintableStatus{
+	v1.VirtualMachineStatusStopped, v1.VirtualMachineStatusProvisioning, v1.VirtualMachineStatusStarting,
+	v1.VirtualMachineStatusRunning, v1.VirtualMachineStatusPaused, v1.VirtualMachineStatusStopping,
+	v1.VirtualMachineStatusTerminating, v1.VirtualMachineStatusCrashLoopBackOff, v1.VirtualMachineStatusMigrating,
+	v1.VirtualMachineStatusUnknown, v1.VirtualMachineStatusUnschedulable, v1.VirtualMachineStatusErrImagePull,
+	v1.VirtualMachineStatusImagePullBackOff, v1.VirtualMachineStatusPvcNotFound, v1.VirtualMachineStatusDataVolumeError,
+	v1.VirtualMachineStatusWaitingForVolumeBinding, v1.VirtualMachineStatusWaitingForReceiver,
+}
 
-// validateCondition checks that a condition has a type and a True, False or Unknown status.
-func validateCondition(condType string, status v1.ConditionStatus, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if condType == "" {
-		errs = append(errs, field.Required(fldPath.Child("type"), "every condition needs a type, such as Ready"))
-	}
-	return append(errs, fieldcheck.Enum(status, conditionStatuses, fldPath.Child("status"))...)
+// ValidateVirtualMachineStatusUpdate validates a write of a VM's status: a known printable status
+// and well-formed conditions, one per type.
+func ValidateVirtualMachineStatusUpdate(vm, _ *v1.VirtualMachine) field.ErrorList {
+	statusPath := field.NewPath("status")
+	errs := fieldcheck.OptionalEnum(vm.Status.PrintableStatus, vmPrintableStatuses, statusPath.Child("printableStatus"))
+	return append(errs, fieldcheck.Conditions(vm.Status.Conditions, func(c v1.VirtualMachineCondition) (string, string) {
+		return string(c.Type), string(c.Status)
+	}, statusPath.Child("conditions"))...)
+}
+
+// migrationPhases are the phases a migration's status may report.
+var migrationPhases = []v1.VirtualMachineInstanceMigrationPhase{
+	v1.MigrationPending, v1.MigrationScheduling, v1.MigrationScheduled, v1.MigrationPreparingTarget,
+	v1.MigrationTargetReady, v1.MigrationRunning, v1.MigrationSucceeded, v1.MigrationFailed,
+}
+
+// ValidateVirtualMachineInstanceMigrationStatusUpdate validates a write of a migration's status:
+// a known phase and well-formed conditions, one per type.
+func ValidateVirtualMachineInstanceMigrationStatusUpdate(m, _ *v1.VirtualMachineInstanceMigration) field.ErrorList {
+	statusPath := field.NewPath("status")
+	errs := fieldcheck.OptionalEnum(m.Status.Phase, migrationPhases, statusPath.Child("phase"))
+	return append(errs, fieldcheck.Conditions(m.Status.Conditions, func(c v1.VirtualMachineInstanceMigrationCondition) (string, string) {
+		return string(c.Type), string(c.Status)
+	}, statusPath.Child("conditions"))...)
 }
