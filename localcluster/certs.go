@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/localcluster/pki"
 )
 
@@ -15,9 +16,9 @@ const (
 	adminUser = "vireo-local-admin"
 	// apiServerUser is vireo-apiserver's identity towards kube-apiserver: the user name of
 	// its ServiceAccount, so artifacts/base RBAC applies to it unchanged.
-	apiServerUser = "system:serviceaccount:vireo-system:vireo-apiserver"
+	apiServerUser = v1.APIServerUser
 	// controllerUser is vireo-controller's identity, its ServiceAccount's user name.
-	controllerUser = "system:serviceaccount:vireo-system:vireo-controller"
+	controllerUser = v1.ControllerUser
 	// frontProxyUser is the name vireo-apiserver accepts front-proxy requests from.
 	frontProxyUser = "front-proxy-client"
 )

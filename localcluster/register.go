@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/openapi"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // APIServices are the group versions vireo-apiserver serves through aggregation.
@@ -79,7 +81,7 @@ func (c *Cluster) registerAPIServices(ctx context.Context, a *Applier) error {
 	if err != nil {
 		return err
 	}
-	return a.Apply(ctx, objs, "vireo-system")
+	return a.Apply(ctx, objs, v1.InstallNamespace)
 }
 
 // APIServiceStatus reports whether each APIService is Available, with the reason when not.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/localcluster/pki"
 )
 
@@ -140,7 +141,7 @@ volumeBindingMode: Immediate
 	}
 	for _, f := range []string{"roles.yaml", "apiserver.yaml", "controller.yaml", "nodeagent.yaml"} {
 		path := filepath.Join(c.opts.ManifestsDir, "base", "rbac", f)
-		if err := a.ApplyFile(ctx, path, "vireo-system"); err != nil {
+		if err := a.ApplyFile(ctx, path, v1.InstallNamespace); err != nil {
 			return fmt.Errorf("applying %s: %w", path, err)
 		}
 	}

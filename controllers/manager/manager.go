@@ -36,7 +36,7 @@ type Options struct {
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{LeaderElect: true, LeaseNamespace: "vireo-system", Workers: 10}
+	return &Options{LeaderElect: true, LeaseNamespace: v1.InstallNamespace, Workers: 10}
 }
 
 // AddFlags registers the options.

@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // ComponentUsers are the identities that may write what users may not (reserved labels):
@@ -15,9 +17,9 @@ import (
 // with client certificates whose user names are these same ServiceAccount names.
 var ComponentUsers = []string{
 	user.APIServerUser,
-	"system:serviceaccount:vireo-system:vireo-apiserver",
-	"system:serviceaccount:vireo-system:vireo-controller",
-	"system:serviceaccount:vireo-system:vireo-nodeagent",
+	v1.APIServerUser,
+	v1.ControllerUser,
+	v1.NodeAgentUser,
 }
 
 // IsVireoComponent reports whether the request comes from a Vireo component rather

@@ -30,4 +30,14 @@ const (
 	NodeSchedulable = "kubevirt.io/schedulable"
 	// InstallStrategyLabel marks objects that an installation strategy deployed.
 	InstallStrategyLabel = "kubevirt.io/install-strategy"
+
+	// InstallNamespace is the namespace Vireo's components run in.
+	InstallNamespace = "vireo-system"
+	// APIServerUser, ControllerUser and NodeAgentUser are the user names of the ServiceAccounts
+	// of vireo-apiserver, vireo-controller and vireo-nodeagent (on vireo-local also the names
+	// in their client certificates): the only identities, besides vireo-apiserver's loopback
+	// client, that may write what users may not.
+	APIServerUser  = "system:serviceaccount:" + InstallNamespace + ":vireo-apiserver"
+	ControllerUser = "system:serviceaccount:" + InstallNamespace + ":vireo-controller"
+	NodeAgentUser  = "system:serviceaccount:" + InstallNamespace + ":vireo-nodeagent"
 )
