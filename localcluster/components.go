@@ -45,8 +45,9 @@ func (c *Cluster) etcd() Component {
 
 // kubeAPIServer listens on one address only (--bind-address takes one): the host end of
 // the network namespace's link. vireo-apiserver in the namespace reaches it there, and so
-// does every client on the host, since the address is the host's own; no other interface
-// of the machine exposes it.
+// does every client on the host, since the address is the host's own. It is not bound on the
+// machine's other addresses; a neighbour that routes 10.250.0.0/24 to this machine could still
+// reach it (Linux accepts packets for a local address on any interface), where RBAC protects it.
 func (c *Cluster) kubeAPIServer() Component {
 	l, p, nw := &c.opts.Layout, c.opts.Ports, c.opts.Network
 	return Component{Name: "kube-apiserver", Path: c.abs(l.Bin("kube-apiserver")), Dir: l, Args: []string{
