@@ -45,9 +45,6 @@ func TestEtcdOpensOnlyToKubeAPIServer(t *testing.T) {
 	if resp.Count != 1 {
 		t.Fatalf("etcd request with kube-apiserver's etcd client certificate: found %d default namespaces, want 1", resp.Count)
 	}
-	if err := tlsProbe(addr, dir, apiServerEtcdCert); err != nil {
-		t.Fatalf("TLS handshake with kube-apiserver's etcd client certificate: %v", err)
-	}
 
 	if _, err := etcdGet(addr, dir, "admin", "/registry/namespaces/default"); err == nil {
 		t.Fatalf("etcd answered a request made with the admin certificate of the Kubernetes CA")
@@ -123,10 +120,11 @@ func etcdGet(addr, dir, cert, key string) (*clientv3.GetResponse, error) {
 	return cli.Get(ctx, key, clientv3.WithCountOnly())
 }
 
-// tlsProbe completes a TLS handshake presenting <cert>.crt and waits briefly for the
-// server's verdict: with TLS 1.3 a refused client certificate arrives as an alert on
-// the first read, while an accepted client hears nothing until it speaks (the read
-// times out).
+// tlsProbe completes a TLS handshake presenting <cert>.crt and waits for the server's
+// verdict: with TLS 1.3 a refused client certificate arrives as an alert on the first
+// read (within milliseconds), while an accepted client hears nothing until it speaks, so
+// the read times out. The timeout is long so that a slow alert on busy cores is never
+// taken for acceptance; only a wrongly accepted certificate waits it out.
 func tlsProbe(addr, dir, cert string) error {
 	cfg, err := etcdTLS(dir, cert)
 	if err != nil {
@@ -138,7 +136,7 @@ func tlsProbe(addr, dir, cert string) error {
 		return err
 	}
 	defer conn.Close()
-	if err := conn.SetReadDeadline(time.Now().Add(time.Second)); err != nil {
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
 		return err
 	}
 	_, err = conn.Read(make([]byte, 1))
