@@ -130,11 +130,12 @@ type Images struct {
 }
 
 // Resolve returns the binary an image stands for; its tag and digest are ignored, since there is
-// one build of each. An image vireo-local cannot run is a ContainerError with reason ErrImagePull.
+// one build of each. An image vireo-local cannot run is a ContainerError with reason ErrImagePull,
+// and a reference that cannot be parsed one with reason InvalidImageName, as a kubelet reports them.
 func (im Images) Resolve(image string) (Binary, error) {
 	ref, err := ParseImage(image)
 	if err != nil {
-		return Binary{}, &ContainerError{Reason: ReasonErrImagePull, Message: err.Error()}
+		return Binary{}, &ContainerError{Reason: ReasonInvalidImageName, Message: err.Error()}
 	}
 	for _, e := range imageTable {
 		if e.repository == ref.Repository {

@@ -71,7 +71,8 @@ func TestResolve(t *testing.T) {
 		{image: "ghcr.io/vireo-dev/vireo-other:latest", reason: ReasonErrImagePull},
 		{image: "docker.io/library/busybox", reason: ReasonErrImagePull},
 		{image: "pause", reason: ReasonErrImagePull},
-		{image: "ghcr.io/vireo-dev/vireo-apiserver:", reason: ReasonErrImagePull},
+		{image: "ghcr.io/vireo-dev/vireo-apiserver:", reason: ReasonInvalidImageName},
+		{image: "GHCR.io/Vireo-Dev/vireo-apiserver", reason: ReasonInvalidImageName},
 	}
 	for _, c := range cases {
 		b, err := im.Resolve(c.image)

@@ -7,6 +7,8 @@ import "fmt"
 const (
 	// ReasonErrImagePull: the image is not one vireo-local can run.
 	ReasonErrImagePull = "ErrImagePull"
+	// ReasonInvalidImageName: the image reference cannot be parsed.
+	ReasonInvalidImageName = "InvalidImageName"
 	// ReasonImagePullBackOff: the image failed before and is retried after a back-off.
 	ReasonImagePullBackOff = "ImagePullBackOff"
 	// ReasonCrashLoopBackOff: the container exited and waits for its restart back-off.
