@@ -35,8 +35,9 @@ type ContainerObservation struct {
 	ContainerID string
 	// ImageID identifies the binary that runs the image.
 	ImageID string
-	// Running is true while the process is alive; StartedAt is when it started.
-	Running   bool
+	// Running is true while the process is alive.
+	Running bool
+	// StartedAt is when the running process started.
 	StartedAt time.Time
 	// Exit is the current termination of a container that will not be restarted; a container
 	// waiting to restart has its exit in LastExit instead.
