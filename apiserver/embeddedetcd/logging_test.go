@@ -1,78 +1,31 @@
 package embeddedetcd
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"k8s.io/klog/v2"
+
+	"github.com/vireo-dev/vireo/test/logcapture"
 )
 
-// syncBuffer is a bytes.Buffer safe for klog's concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// captureKlog sends klog's output to a buffer for the rest of the test.
-func captureKlog(t *testing.T) *syncBuffer {
-	t.Helper()
-	var fs flag.FlagSet
-	klog.InitFlags(&fs)
-	if err := fs.Set("logtostderr", "false"); err != nil {
-		t.Fatal(err)
-	}
-	buf := &syncBuffer{}
-	klog.SetOutputBySeverity("INFO", buf) // the INFO log has every severity, once
-	t.Cleanup(func() {
-		klog.Flush()
-		_ = fs.Set("logtostderr", "true")
-	})
-	return buf
-}
-
-// errorLines are the klog lines of severity error or fatal ("E1130 16:20:00.000000 ...").
-func errorLines(log string) []string {
-	var out []string
-	for _, l := range strings.Split(log, "\n") {
-		if len(l) > 1 && (l[0] == 'E' || l[0] == 'F') && l[1] >= '0' && l[1] <= '9' {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 func TestClosedListenerErrorsAreExpectedOnlyWhileClosing(t *testing.T) {
-	buf := captureKlog(t)
+	buf := logcapture.Klog(t)
 	logger, closing := newLogger()
 	const msg = "setting up serving from embedded etcd failed."
 	closed := fmt.Errorf("accept unix /tmp/x/etcd-client.sock: %w", net.ErrClosed)
 
 	logger.Error(msg, zap.Error(closed))
 	klog.Flush()
-	if n := len(errorLines(buf.String())); n != 1 {
+	if n := len(buf.ErrorLines()); n != 1 {
 		t.Fatalf("a closed listener outside Close: %d error lines, want 1:\n%s", n, buf)
 	}
 
@@ -81,13 +34,13 @@ func TestClosedListenerErrorsAreExpectedOnlyWhileClosing(t *testing.T) {
 		logger.Error(msg, zap.Error(err))
 	}
 	klog.Flush()
-	if n := len(errorLines(buf.String())); n != 1 {
+	if n := len(buf.ErrorLines()); n != 1 {
 		t.Fatalf("closed listeners while closing: %d error lines in total, want still 1:\n%s", n, buf)
 	}
 	logger.Error("failed to save snapshot", zap.Error(errors.New("disk full")))
 	logger.Error(msg, zap.Error(errors.New("tls: bad certificate")))
 	klog.Flush()
-	errs := errorLines(buf.String())
+	errs := buf.ErrorLines()
 	if len(errs) != 3 || !strings.Contains(errs[1], "disk full") || !strings.Contains(errs[2], "bad certificate") {
 		t.Fatalf("real errors while closing must stay errors, got:\n%s", strings.Join(errs, "\n"))
 	}
@@ -102,7 +55,7 @@ func TestCleanStopLogsNoErrors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd")
 	}
-	buf := captureKlog(t)
+	buf := logcapture.Klog(t)
 	ctx := context.Background()
 	s, err := Start(ctx, t.TempDir())
 	if err != nil {
@@ -126,7 +79,7 @@ func TestCleanStopLogsNoErrors(t *testing.T) {
 	cli.Close()
 	s.Close()
 	klog.Flush()
-	if errs := errorLines(buf.String()); len(errs) > 0 {
+	if errs := buf.ErrorLines(); len(errs) > 0 {
 		t.Errorf("error lines on a clean stop:\n%s", strings.Join(errs, "\n"))
 	}
 }

@@ -1,11 +1,8 @@
 package framework
 
 import (
-	"bytes"
 	"context"
-	"flag"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,25 +11,8 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/test/logcapture"
 )
-
-// syncBuffer is a bytes.Buffer safe for klog's concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestCleanStopLogsNoErrors runs vireo-apiserver in-process on its embedded etcd with a
 // watch open (as the aggregator keeps one), stops it the way SIGTERM does (its context
@@ -42,14 +22,7 @@ func TestCleanStopLogsNoErrors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts vireo-apiserver")
 	}
-	var fs flag.FlagSet
-	klog.InitFlags(&fs)
-	if err := fs.Set("logtostderr", "false"); err != nil {
-		t.Fatal(err)
-	}
-	log := &syncBuffer{}
-	klog.SetOutputBySeverity("INFO", log) // the INFO log has every severity, once
-	defer func() { _ = fs.Set("logtostderr", "true") }()
+	log := logcapture.Klog(t)
 
 	ctx := context.Background()
 	s, err := StartAPIServer(ctx, t.TempDir())
@@ -86,13 +59,7 @@ func TestCleanStopLogsNoErrors(t *testing.T) {
 	if !strings.Contains(log.String(), "Embedded etcd ready") {
 		t.Fatalf("the log was not captured:\n%s", log)
 	}
-	var errs []string
-	for _, l := range strings.Split(log.String(), "\n") {
-		if len(l) > 1 && (l[0] == 'E' || l[0] == 'F') && l[1] >= '0' && l[1] <= '9' {
-			errs = append(errs, l)
-		}
-	}
-	if len(errs) > 0 {
+	if errs := log.ErrorLines(); len(errs) > 0 {
 		t.Errorf("%d error lines around a clean start and stop:\n%s", len(errs), strings.Join(errs, "\n"))
 	}
 }
