@@ -3,6 +3,7 @@ SHELL := /bin/bash
 OUT := _output
 BIN := $(OUT)/bin
 GO ?= go
+NODES ?= 1
 BINARIES := $(notdir $(wildcard cmd/*))
 
 .PHONY: help build upstream up down test test-unit generate verify bench clean
@@ -14,11 +15,11 @@ build: ## Build every binary into _output/bin
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
 
-upstream: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl once (cached)
+upstream: ## Build etcd, kube-apiserver, kube-controller-manager, kube-proxy, kube-scheduler and kubectl once (cached)
 	hack/build-upstream.sh
 
-up: build upstream ## Run Vireo on this machine: single-node Kubernetes with Vireo aggregated into it
-	hack/up.sh
+up: build upstream ## Run Vireo on this machine: Kubernetes with NODES local nodes (default 1) and Vireo aggregated into it
+	NODES=$(NODES) hack/up.sh
 
 down: ## Stop what `make up` started (data is kept)
 	hack/down.sh

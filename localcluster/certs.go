@@ -23,7 +23,9 @@ const (
 	frontProxyUser = "front-proxy-client"
 )
 
-// serviceIP is the first address of the service range: the kubernetes Service.
+// serviceCIDR is the ClusterIP range; its first address is the kubernetes Service's.
+const serviceCIDR = "10.96.0.0/16"
+
 var serviceIP = net.IPv4(10, 96, 0, 1)
 
 // Files of etcd's own PKI. etcd trusts only its CA, which issues nothing but etcd's
@@ -90,6 +92,9 @@ func (c *Cluster) certificates() error {
 		if _, err := step(); err != nil {
 			return err
 		}
+	}
+	if err := c.nodeCertificates(ca); err != nil {
+		return err
 	}
 	for _, f := range obsoleteFiles {
 		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -59,11 +59,16 @@ func (c *Cluster) kubeAPIServer() Component {
 		"--etcd-certfile", c.pkiFile(apiServerEtcdCert + ".crt"), "--etcd-keyfile", c.pkiFile(apiServerEtcdCert + ".key"),
 		"--tls-cert-file", c.pkiFile("kube-apiserver.crt"), "--tls-private-key-file", c.pkiFile("kube-apiserver.key"),
 		"--client-ca-file", c.pkiFile("ca.crt"),
-		"--authorization-mode", "RBAC",
+		"--authorization-mode", "Node,RBAC",
+		"--enable-admission-plugins", "NodeRestriction",
+		"--kubelet-client-certificate", c.pkiFile(kubeletClientUser + ".crt"),
+		"--kubelet-client-key", c.pkiFile(kubeletClientUser + ".key"),
+		"--kubelet-certificate-authority", c.pkiFile("ca.crt"),
+		"--kubelet-preferred-address-types", "InternalIP",
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file", c.pkiFile("sa.pub"),
 		"--service-account-signing-key-file", c.pkiFile("sa.key"),
-		"--service-cluster-ip-range", "10.96.0.0/16",
+		"--service-cluster-ip-range", serviceCIDR,
 		"--requestheader-client-ca-file", c.pkiFile("front-proxy-ca.crt"),
 		"--requestheader-allowed-names", frontProxyUser,
 		"--requestheader-username-headers", "X-Remote-User",
@@ -88,6 +93,10 @@ func (c *Cluster) controllerManager() Component {
 		"--root-ca-file", c.pkiFile("ca.crt"),
 		"--use-service-account-credentials=true",
 		"--enable-hostpath-provisioner=true",
+		"--allocate-node-cidrs=true",
+		"--cluster-cidr", c.opts.Network.ClusterCIDR,
+		"--node-cidr-mask-size", "24",
+		"--service-cluster-ip-range", serviceCIDR,
 	)
 }
 
@@ -136,7 +145,9 @@ func (c *Cluster) vireoController() Component {
 
 // Components lists the processes of the installation, in start order.
 func (c *Cluster) Components() []Component {
-	return []Component{c.etcd(), c.kubeAPIServer(), c.controllerManager(), c.scheduler(), c.vireoAPIServer(), c.vireoController()}
+	comps := []Component{c.etcd(), c.kubeAPIServer(), c.controllerManager(), c.scheduler()}
+	comps = append(comps, c.nodes()...)
+	return append(comps, c.vireoAPIServer(), c.vireoController())
 }
 
 // Component returns the named component.

@@ -25,6 +25,9 @@ func (c *Cluster) writeKubeconfigs() error {
 		{c.kubeconfigPath("vireo-apiserver"), "vireo-apiserver-client"},
 		{c.kubeconfigPath("vireo-controller"), "vireo-controller-client"},
 	}
+	for _, name := range c.NodeNames() {
+		files = append(files, struct{ path, cert string }{c.kubeconfigPath(name), "node-" + name + "-client"})
+	}
 	for _, f := range files {
 		if err := c.writeKubeconfig(f.path, c.KubeAPIServerURL(), f.cert); err != nil {
 			return fmt.Errorf("writing %s: %w", f.path, err)

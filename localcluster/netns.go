@@ -4,33 +4,53 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
-// Network is the private link between the host and the network namespace the Vireo
-// components run in. EndpointSlices refuse loopback addresses, so the aggregator must
-// reach vireo-apiserver at a real address; a namespace of our own provides one without
-// touching the machine's own interfaces.
+// Network is the installation's private network: a bridge in the host namespace carrying
+// HostIP, and network namespaces attached to it by veth pairs: one for vireo-apiserver
+// (NodeIP) and one per local node (NodeAddress). EndpointSlices refuse loopback addresses,
+// and test traffic must not reach the machine's own addresses, so every component that
+// others connect to listens on an address of this network.
 type Network struct {
-	// Netns is the namespace's name (ip netns).
+	// Netns is the name of vireo-apiserver's namespace and the prefix of every other name
+	// (bridge, node namespaces and node names).
 	Netns string
-	// HostIP is the host end of the veth pair; kube-apiserver listens there (and only
-	// there) and advertises it.
+	// HostIP is the bridge's address; kube-apiserver listens there (and only there).
 	HostIP net.IP
-	// NodeIP is the namespace end; vireo-apiserver listens there.
+	// NodeIP is vireo-apiserver's address in its namespace.
 	NodeIP net.IP
-	// PrefixLen is the link's prefix length.
+	// PrefixLen is the bridge subnet's prefix length.
 	PrefixLen int
+	// ClusterCIDR is the Pod network that kube-controller-manager divides among the nodes
+	// (a /24 each). Host routes are shared by every installation, so each needs its own.
+	ClusterCIDR string
 }
 
-// DefaultNetwork is 10.250.0.0/24 in namespace vireo-local.
+// DefaultNetwork is 10.250.0.0/24 on bridge vireo-local0, Pods in 10.244.0.0/16.
 func DefaultNetwork() Network {
-	return Network{Netns: "vireo-local", HostIP: net.IPv4(10, 250, 0, 1), NodeIP: net.IPv4(10, 250, 0, 2), PrefixLen: 24}
+	return Network{Netns: "vireo-local", HostIP: net.IPv4(10, 250, 0, 1), NodeIP: net.IPv4(10, 250, 0, 2), PrefixLen: 24, ClusterCIDR: "10.244.0.0/16"}
+}
+
+// Bridge is the host bridge's name (at most 15 bytes).
+func (n Network) Bridge() string { return truncate(n.Netns, 14) + "0" }
+
+// NodeName is the name of local node i: its Node object, network namespace and directory.
+func (n Network) NodeName(i int) string { return n.Netns + "-" + strconv.Itoa(i) }
+
+// NodeAddress is local node i's InternalIP: .10, .11, ... of the bridge subnet.
+func (n Network) NodeAddress(i int) net.IP {
+	ip := n.HostIP.To4()
+	return net.IPv4(ip[0], ip[1], ip[2], byte(10+i))
 }
 
 // veth names derive from the namespace's name (at most 15 bytes each).
 func (n Network) hostVeth() string { return truncate(n.Netns, 13) + "-h" }
 func (n Network) nsVeth() string   { return truncate(n.Netns, 13) + "-n" }
+func (n Network) nodeVeth(i int) string {
+	return truncate(n.Netns, 10) + "-" + strconv.Itoa(i) + "h"
+}
 
 func truncate(s string, n int) string {
 	if len(s) > n {
@@ -39,51 +59,139 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// Ensure creates the namespace and the veth pair unless they exist.
+// Ensure creates the bridge and vireo-apiserver's namespace unless they exist. An
+// installation made before the bridge existed has HostIP on the veth itself: the address
+// moves to the bridge and the veth becomes its port.
 func (n Network) Ensure() error {
 	if _, err := exec.LookPath("ip"); err != nil {
 		return fmt.Errorf("the ip command (Debian package iproute2) is needed to create network namespace %s: %w", n.Netns, err)
 	}
-	if !n.exists() {
-		if err := run("ip", "netns", "add", n.Netns); err != nil {
-			return err
-		}
+	if err := n.ensureBridge(); err != nil {
+		return err
 	}
-	hostVeth, nsVeth := n.hostVeth(), n.nsVeth()
-	if run("ip", "link", "show", hostVeth) != nil {
-		steps := [][]string{
-			{"ip", "link", "add", hostVeth, "type", "veth", "peer", "name", nsVeth},
-			{"ip", "link", "set", nsVeth, "netns", n.Netns},
-			{"ip", "addr", "add", n.cidr(n.HostIP), "dev", hostVeth},
-			{"ip", "link", "set", hostVeth, "up"},
-			{"ip", "netns", "exec", n.Netns, "ip", "addr", "add", n.cidr(n.NodeIP), "dev", nsVeth},
-			{"ip", "netns", "exec", n.Netns, "ip", "link", "set", nsVeth, "up"},
-			{"ip", "netns", "exec", n.Netns, "ip", "link", "set", "lo", "up"},
-		}
-		for _, s := range steps {
-			if err := run(s[0], s[1:]...); err != nil {
-				return fmt.Errorf("setting up network namespace %s: %w", n.Netns, err)
-			}
+	return n.attach(n.Netns, n.hostVeth(), n.nsVeth(), n.NodeIP)
+}
+
+func (n Network) ensureBridge() error {
+	br := n.Bridge()
+	if run("ip", "link", "show", br) == nil {
+		return nil
+	}
+	steps := [][]string{{"ip", "link", "add", br, "type", "bridge"}}
+	if run("ip", "link", "show", n.hostVeth()) == nil {
+		// A veth of an older installation holds the address: free it for the bridge.
+		steps = append(steps, []string{"ip", "addr", "flush", "dev", n.hostVeth()})
+	}
+	steps = append(steps,
+		[]string{"ip", "addr", "add", n.cidr(n.HostIP), "dev", br},
+		[]string{"ip", "link", "set", br, "up"},
+	)
+	for _, s := range steps {
+		if err := run(s[0], s[1:]...); err != nil {
+			return fmt.Errorf("setting up bridge %s: %w", br, err)
 		}
 	}
 	return nil
 }
 
-// Delete removes the namespace and with it the veth pair.
-func (n Network) Delete() error {
-	if !n.exists() {
-		return nil
+// attach creates namespace ns (unless it exists) with a veth to the bridge carrying ip,
+// loopback up and a default route via HostIP; packets it forwards (for its Pods) leave
+// through the same link. The namespace's end is created under a name unique on the host and
+// renamed to nsVeth once inside.
+func (n Network) attach(ns, hostVeth, nsVeth string, ip net.IP) error {
+	if !netnsExists(ns) {
+		if err := run("ip", "netns", "add", ns); err != nil {
+			return err
+		}
 	}
-	return run("ip", "netns", "del", n.Netns)
+	var steps [][]string
+	if run("ip", "link", "show", hostVeth) != nil {
+		peer := hostVeth[:len(hostVeth)-1] + "p"
+		steps = append(steps,
+			[]string{"ip", "link", "add", hostVeth, "type", "veth", "peer", "name", peer},
+			[]string{"ip", "link", "set", peer, "netns", ns},
+			[]string{"ip", "-n", ns, "link", "set", peer, "name", nsVeth},
+			[]string{"ip", "-n", ns, "addr", "add", n.cidr(ip), "dev", nsVeth},
+		)
+	}
+	steps = append(steps,
+		[]string{"ip", "link", "set", hostVeth, "master", n.Bridge()},
+		[]string{"ip", "link", "set", hostVeth, "up"},
+		[]string{"ip", "-n", ns, "link", "set", nsVeth, "up"},
+		[]string{"ip", "-n", ns, "link", "set", "lo", "up"},
+		[]string{"ip", "-n", ns, "route", "replace", "default", "via", n.HostIP.String()},
+	)
+	for _, s := range steps {
+		if err := run(s[0], s[1:]...); err != nil {
+			return fmt.Errorf("setting up network namespace %s: %w", ns, err)
+		}
+	}
+	return nil
 }
 
-func (n Network) exists() bool {
+// EnsureNode creates local node i's namespace, attached to the bridge at NodeAddress(i),
+// forwarding for its Pods (IPv4 forwarding is per namespace; the host's stays as it is).
+func (n Network) EnsureNode(i int) error {
+	ns := n.NodeName(i)
+	if err := n.attach(ns, n.nodeVeth(i), "eth0", n.NodeAddress(i)); err != nil {
+		return err
+	}
+	if err := run("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"); err != nil {
+		return fmt.Errorf("node %s: %w", ns, err)
+	}
+	// Bridged Pod-to-Pod replies must pass kube-proxy's conntrack (a Service whose endpoint
+	// is on the same bridge); the setting exists only where br_netfilter is loaded.
+	_ = run("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.bridge.bridge-nf-call-iptables=1")
+	return nil
+}
+
+// RoutePodCIDR sends traffic for a node's Pod CIDR to that node: from the host and from
+// every other node's namespace (nodes share the bridge, so no host forwarding is needed).
+func (n Network) RoutePodCIDR(nodes, i int, podCIDR string) error {
+	via := n.NodeAddress(i).String()
+	if err := run("ip", "route", "replace", podCIDR, "via", via); err != nil {
+		return err
+	}
+	for j := 0; j < nodes; j++ {
+		if j == i {
+			continue
+		}
+		if err := run("ip", "-n", n.NodeName(j), "route", "replace", podCIDR, "via", via); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteNode removes local node i's namespace and with it its veth pair.
+func (n Network) DeleteNode(i int) error {
+	if !netnsExists(n.NodeName(i)) {
+		return nil
+	}
+	return run("ip", "netns", "del", n.NodeName(i))
+}
+
+// Delete removes vireo-apiserver's namespace and the bridge (node namespaces go with
+// DeleteNode); routes through the bridge go with it.
+func (n Network) Delete() error {
+	if netnsExists(n.Netns) {
+		if err := run("ip", "netns", "del", n.Netns); err != nil {
+			return err
+		}
+	}
+	if run("ip", "link", "show", n.Bridge()) == nil {
+		return run("ip", "link", "del", n.Bridge())
+	}
+	return nil
+}
+
+func netnsExists(name string) bool {
 	out, err := exec.Command("ip", "netns", "list").Output()
 	if err != nil {
 		return false
 	}
 	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) > 0 && f[0] == n.Netns {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == name {
 			return true
 		}
 	}

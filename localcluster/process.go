@@ -51,8 +51,10 @@ func (c Component) Start() error {
 	fmt.Fprintf(log, "\n==== %s starting %s %s\n", time.Now().Format(time.RFC3339), c.Path, strings.Join(c.Args, " "))
 	cmd := exec.Command(c.Path, c.Args...)
 	if c.Netns != "" {
-		// `ip netns exec` enters the namespace and execs the binary in the same process.
-		cmd = exec.Command("ip", append([]string{"netns", "exec", c.Netns, c.Path}, c.Args...)...)
+		// nsenter enters the network namespace only and execs the binary in the same
+		// process; `ip netns exec` would also give it a private mount namespace, hiding the
+		// network namespaces a local node creates for its Pods from the host.
+		cmd = exec.Command("nsenter", append([]string{"--net=/run/netns/" + c.Netns, "--", c.Path}, c.Args...)...)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -87,7 +89,7 @@ func (c Component) PID() (int, bool) {
 	switch filepath.Base(strings.TrimSuffix(exe, " (deleted)")) {
 	case filepath.Base(c.Path):
 		return pid, true
-	case "ip":
+	case "nsenter", "ip":
 		// Still entering the network namespace, before exec'ing the binary.
 		return pid, c.Netns != ""
 	}

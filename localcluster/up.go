@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/localcluster/node"
 	"github.com/vireo-dev/vireo/localcluster/pki"
 )
 
@@ -23,6 +24,9 @@ type Options struct {
 	Ports   Ports
 	// ManifestsDir is the repository's artifacts directory (RBAC is applied from it).
 	ManifestsDir string
+	// Nodes is the number of local nodes; 0 means as many as the last Up started (one when
+	// none did).
+	Nodes int
 	// Examples are manifests created once the API is ready (the demo objects).
 	Examples []string
 	Out      io.Writer
@@ -84,10 +88,16 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	if err := c.bootstrap(ctx, applier); err != nil {
 		return err
 	}
-	for _, comp := range []Component{c.controllerManager(), c.scheduler(), c.vireoAPIServer()} {
+	for _, comp := range []Component{c.controllerManager(), c.scheduler()} {
 		if err := c.startAndWait(ctx, comp, &started); err != nil {
 			return err
 		}
+	}
+	if err := c.startNodes(ctx, &started); err != nil {
+		return err
+	}
+	if err := c.startAndWait(ctx, c.vireoAPIServer(), &started); err != nil {
+		return err
 	}
 	c.say("registering APIServices %s and waiting until they are Available, in discovery and in OpenAPI", apiServiceNames())
 	if err := c.registerAPIServices(ctx, applier); err != nil {
@@ -132,7 +142,7 @@ provisioner: kubernetes.io/host-path
 reclaimPolicy: Delete
 volumeBindingMode: Immediate
 `
-	objs, err := DecodeManifests([]byte(base))
+	objs, err := DecodeManifests([]byte(base + kubeletAPIBinding))
 	if err != nil {
 		return err
 	}
@@ -147,6 +157,16 @@ volumeBindingMode: Immediate
 	}
 	return nil
 }
+
+// kubeletAPIBinding lets kube-apiserver's kubelet client use the nodes' API (logs, exec,
+// port-forward), through the bootstrap ClusterRole kubeadm binds it to.
+const kubeletAPIBinding = `---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: vireo-local:kube-apiserver-kubelet-client}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:kubelet-api-admin"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: ` + kubeletClientUser + `}]
+`
 
 func (c *Cluster) applier() (*Applier, error) {
 	cfg, err := c.RESTConfig()
@@ -198,10 +218,20 @@ func (c *Cluster) Down(purge bool) error {
 			return err
 		}
 	}
+	for _, name := range c.NodeNames() {
+		if err := node.StopContainers(c.opts.NodeDir(name), 10*time.Second); err != nil {
+			return fmt.Errorf("stopping the containers of node %s: %w", name, err)
+		}
+	}
 	if !purge {
 		return nil
 	}
 	c.say("deleting %s and network namespace %s", c.opts.Root, c.opts.Network.Netns)
+	for i := range c.nodeCount() {
+		if err := c.opts.Network.DeleteNode(i); err != nil {
+			return err
+		}
+	}
 	if err := c.opts.Network.Delete(); err != nil {
 		return err
 	}

@@ -3,10 +3,12 @@ package cmd
 
 import (
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vireo-dev/vireo/localcluster"
+	"github.com/vireo-dev/vireo/localcluster/node/container"
 )
 
 // New returns the vireo-local command.
@@ -29,6 +31,7 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 	up.Flags().StringSliceVar(&opts.Examples, "apply", nil, "Manifests to create once the API is ready (existing objects are left alone).")
+	up.Flags().IntVar(&opts.Nodes, "nodes", 1, "Number of local nodes (each its own process, network namespace and address); later commands remember it.")
 
 	var purge bool
 	down := &cobra.Command{
@@ -66,6 +69,21 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 	certs.Flags().StringVar(&certDir, "dir", "artifacts/base/certs", "Directory to write ca.crt, apiserver.{crt,key} and etcd-{server,peer,client}.{crt,key} to.")
-	root.AddCommand(up, down, status, restart, certs)
+	root.AddCommand(up, down, status, restart, certs, nodeCommand(), pauseCommand(), agnhostCommand(),
+		hidden("node-shim", container.ShimMain), hidden("node-init", container.InitMain))
 	return root
+}
+
+// hidden is an internal subcommand the local nodes re-execute vireo-local as (the container shim
+// and the container's init): its arguments are passed through unparsed and its status is the
+// process's exit status (cli.Run would turn every failure into 1).
+func hidden(name string, main func([]string) int) *cobra.Command {
+	return &cobra.Command{
+		Use:                name,
+		Hidden:             true,
+		DisableFlagParsing: true,
+		Run: func(_ *cobra.Command, args []string) {
+			os.Exit(main(args))
+		},
+	}
 }

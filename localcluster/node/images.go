@@ -112,7 +112,8 @@ type imageEntry struct {
 }
 
 // imageTable is the one list of images vireo-local runs: Vireo's own, the etcd of
-// artifacts/base, and the pause image as a built-in of vireo-local.
+// artifacts/base, and as built-ins of vireo-local the pause image and the part of Kubernetes'
+// e2e test image (agnhost) that Pod and Service tests use.
 var imageTable = []imageEntry{
 	{"ghcr.io/vireo-dev/vireo-apiserver", "vireo-apiserver", nil, "/usr/bin/vireo-apiserver"},
 	{"ghcr.io/vireo-dev/vireo-controller", "vireo-controller", nil, "/usr/bin/vireo-controller"},
@@ -121,6 +122,7 @@ var imageTable = []imageEntry{
 	{"ghcr.io/vireo-dev/vireo-importer", "vireo-importer", nil, "/usr/bin/vireo-importer"},
 	{"quay.io/coreos/etcd", "etcd", nil, "/usr/local/bin/etcd"},
 	{"registry.k8s.io/pause", "vireo-local", []string{"pause"}, "/pause"},
+	{"registry.k8s.io/e2e-test-images/agnhost", "vireo-local", []string{"agnhost"}, "/agnhost"},
 }
 
 // Images resolves container images to the binaries of one bin directory.

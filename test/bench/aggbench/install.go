@@ -42,7 +42,7 @@ var (
 func clusterOptions(c config) localcluster.Options {
 	opts := localcluster.DefaultOptions(os.Stderr)
 	opts.Root, opts.BinDir, opts.ManifestsDir = c.root, c.bin, c.manifests
-	opts.Network = localcluster.Network{Netns: "vireo-bench", HostIP: net.IPv4(10, 252, 0, 1), NodeIP: net.IPv4(10, 252, 0, 2), PrefixLen: 24}
+	opts.Network = localcluster.Network{Netns: "vireo-bench", HostIP: net.IPv4(10, 252, 0, 1), NodeIP: net.IPv4(10, 252, 0, 2), PrefixLen: 24, ClusterCIDR: "10.246.0.0/16"}
 	opts.Ports = localcluster.Ports{EtcdClient: 22379, EtcdPeer: 22380, KubeAPIServer: 26443, ControllerManager: 30257, Scheduler: 30259, VireoAPIServer: 8443}
 	return opts
 }

@@ -1,0 +1,247 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// startPipeFD is the descriptor of the start pipe in node-init when the shim runs it: node-init
+// marks it close-on-exec, so it closes unread once the binary runs, and writes to it the error
+// that prevented the exec otherwise.
+const startPipeFD = 3
+
+// Exit codes of node-init when the binary does not run.
+const (
+	exitSetupFailed = 128 // a mount, namespace or credential could not be set up
+	exitCannotExec  = 126 // the binary exists but cannot be executed
+	exitNotFound    = 127 // no such binary
+)
+
+// defaultPath is used to find a binary named without a slash when Env has no PATH.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// InitMain is `vireo-local node-init FILE` (by the shim, as the container's process, already in
+// its own mount and UTS namespaces) and `vireo-local node-init --exec FILE` (by Exec, through
+// nsenter, already in the container's namespaces): it sets up the process as FILE says and execs
+// the container's binary. On failure it prints the error to stderr and exits 127 for a missing
+// binary, 126 for one that cannot be executed and 128 for anything else.
+func InitMain(args []string) int {
+	// Every system call below runs on this thread, which is also the one that execs: entering the
+	// network namespace (setns affects only the calling thread) and mounting the namespace's sysfs
+	// hold for the binary because execve keeps the calling thread's namespaces. Doing it here
+	// rather than in the shim keeps the shim itself in the host's namespace and confines the
+	// per-thread state to a process that is about to exec. TestNetnsAndHostname proves it (it
+	// fails, listing the host's interfaces, when the setns below is removed).
+	runtime.LockOSThread()
+	execMode := len(args) == 2 && args[0] == "--exec"
+	if execMode {
+		args = args[1:]
+	}
+	var startPipe *os.File
+	if !execMode {
+		// Set before anything can fail, so the shim always hears why.
+		syscall.CloseOnExec(startPipeFD)
+		startPipe = os.NewFile(startPipeFD, "start-pipe")
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(os.Stderr, "vireo-local node-init: %v\n", err)
+		if startPipe != nil {
+			_, _ = startPipe.WriteString(err.Error())
+		}
+		return code
+	}
+	if len(args) != 1 {
+		return fail(2, errors.New("usage: vireo-local node-init [--exec] FILE"))
+	}
+	var cfg initConfig
+	if ok, err := readJSON(args[0], &cfg); err != nil || !ok {
+		return fail(exitSetupFailed, fmt.Errorf("reading %s: %v", args[0], err))
+	}
+	spec := cfg.Spec
+	if !execMode {
+		if err := setupNamespaces(spec); err != nil {
+			return fail(exitSetupFailed, err)
+		}
+	}
+	if err := setCredentials(spec); err != nil {
+		return fail(exitSetupFailed, err)
+	}
+	wd := spec.WorkingDir
+	if wd == "" {
+		wd = "/"
+	}
+	if err := os.Chdir(wd); err != nil {
+		return fail(exitSetupFailed, fmt.Errorf("changing to the working directory: %w", err))
+	}
+	path, err := lookPath(spec.Path, spec.Env)
+	if err != nil {
+		return fail(exitNotFound, err)
+	}
+	resetIgnoredSignals()
+	err = syscall.Exec(path, append([]string{spec.Path}, spec.Args...), spec.Env)
+	code := exitCannotExec
+	if errors.Is(err, syscall.ENOENT) {
+		code = exitNotFound
+	}
+	return fail(code, fmt.Errorf("exec %s: %w", path, err))
+}
+
+// setupNamespaces enters the network namespace, makes the bind mounts and sets the hostname.
+func setupNamespaces(spec Spec) error {
+	if spec.Netns != "" {
+		if err := enterNetns(spec.Netns); err != nil {
+			return err
+		}
+	}
+	for _, m := range spec.Mounts {
+		if err := bindMount(m); err != nil {
+			return fmt.Errorf("mounting %s at %s: %w", m.Source, m.Target, err)
+		}
+	}
+	if spec.Hostname != "" {
+		if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
+			return fmt.Errorf("setting hostname %q: %w", spec.Hostname, err)
+		}
+	}
+	return nil
+}
+
+// enterNetns moves this thread into the network namespace at path and, as `ip netns exec` does,
+// replaces /sys (in the container's own mount namespace) with the namespace's sysfs, so that
+// /sys/class/net lists its interfaces.
+func enterNetns(path string) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening network namespace %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("entering network namespace %s: %w", path, err)
+	}
+	if err := unix.Unmount("/sys", unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("unmounting /sys for network namespace %s: %w", path, err)
+	}
+	if err := unix.Mount(filepath.Base(path), "/sys", "sysfs", 0, ""); err != nil {
+		return fmt.Errorf("mounting the sysfs of network namespace %s: %w", path, err)
+	}
+	return nil
+}
+
+// bindMount clones the tree at m.Source (recursively, read-only throughout when asked) and
+// attaches it at m.Target, opened with RESOLVE_NO_SYMLINKS: a symlink in the target, even one
+// planted after Start checked it, fails the mount instead of redirecting it. A target missing in
+// this namespace (under an earlier mount) is created the way Start creates them.
+func bindMount(m Mount) error {
+	tree, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("cloning the source: %w", err)
+	}
+	defer unix.Close(tree)
+	if m.ReadOnly {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("making the mount read-only: %w", err)
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(tree, &st); err != nil {
+		return err
+	}
+	if _, err := createTarget(m.Target, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
+		return err
+	}
+	target, err := unix.Openat2(unix.AT_FDCWD, m.Target, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS,
+	})
+	if err != nil {
+		return fmt.Errorf("opening the target without following symlinks: %w", err)
+	}
+	defer unix.Close(target)
+	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
+
+// setCredentials sets the groups, group and user when the spec names any.
+func setCredentials(spec Spec) error {
+	if spec.UID == nil && spec.GID == nil && len(spec.SupplementalGroups) == 0 {
+		return nil
+	}
+	groups := make([]int, len(spec.SupplementalGroups))
+	for i, g := range spec.SupplementalGroups {
+		groups[i] = int(g)
+	}
+	if err := syscall.Setgroups(groups); err != nil {
+		return fmt.Errorf("setting supplemental groups %v: %w", groups, err)
+	}
+	if spec.GID != nil {
+		if err := syscall.Setgid(int(*spec.GID)); err != nil {
+			return fmt.Errorf("setting group %d: %w", *spec.GID, err)
+		}
+	}
+	if spec.UID != nil {
+		if err := syscall.Setuid(int(*spec.UID)); err != nil {
+			return fmt.Errorf("setting user %d: %w", *spec.UID, err)
+		}
+	}
+	return nil
+}
+
+// lookPath finds a binary named without a slash in the PATH of env, as a container runtime does.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := defaultPath
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("exec %s: executable file not found in $PATH (%s)", name, path)
+}
+
+// kernelSigaction is the kernel's struct sigaction on amd64 and arm64 (handler, flags, restorer,
+// mask); only the handler is read or set here.
+type kernelSigaction struct {
+	handler  uintptr
+	flags    uint64
+	restorer uintptr
+	mask     uint64
+}
+
+// resetIgnoredSignals sets every ignored signal back to its default action, as container runtimes
+// do: an ignored disposition survives execve, and the shim ignores SIGTERM, SIGINT and SIGHUP (and
+// the node may have inherited more, e.g. SIGINT and SIGQUIT in a background job), which the
+// container must not. Handlers the Go runtime installed are reset by execve itself.
+func resetIgnoredSignals() {
+	const sigIgn, sigDfl = 1, 0
+	for sig := 1; sig <= 64; sig++ {
+		if sig == int(syscall.SIGKILL) || sig == int(syscall.SIGSTOP) {
+			continue
+		}
+		var old kernelSigaction
+		_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+		if e != 0 || old.handler != sigIgn {
+			continue
+		}
+		dfl := kernelSigaction{handler: sigDfl}
+		_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+	}
+}

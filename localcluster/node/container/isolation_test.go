@@ -1,0 +1,150 @@
+package container
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRunAsUser(t *testing.T) {
+	uid, gid := int64(65534), int64(65533)
+	spec := sh("id -u; id -g; id -G")
+	spec.UID, spec.GID, spec.SupplementalGroups = &uid, &gid, []int64{1234}
+	dir, _ := run(t, spec)
+	if e := waitExit(t, dir); e.Code != 0 {
+		t.Fatalf("exit = %+v: %s", e, logOf(t, dir, LogOptions{}))
+	}
+	if got := logOf(t, dir, LogOptions{}); got != "65534\n65533\n65533 1234\n" {
+		t.Errorf("id = %q, want uid 65534, gid 65533, groups 65533 1234", got)
+	}
+}
+
+func TestReadOnlyBindMount(t *testing.T) {
+	src, host := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "hello"), []byte("hello from the volume\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(host, "mnt", "data")
+	spec := sh(fmt.Sprintf(`cat %[1]s/hello; touch %[1]s/new 2>/dev/null && echo writable || echo read-only`, target))
+	spec.Mounts = []Mount{{Source: src, Target: target + "/", ReadOnly: true}}
+	dir, st := run(t, spec)
+	if e := waitExit(t, dir); e.Code != 0 {
+		t.Fatalf("exit = %+v: %s", e, logOf(t, dir, LogOptions{}))
+	}
+	if got := logOf(t, dir, LogOptions{}); got != "hello from the volume\nread-only\n" {
+		t.Errorf("container saw %q", got)
+	}
+	want := []string{filepath.Join(host, "mnt"), target}
+	if !slices.Equal(st.CreatedPaths, want) {
+		t.Errorf("CreatedPaths = %q, want %q", st.CreatedPaths, want)
+	}
+	// On the host the target is the empty directory Start created.
+	if ents, err := os.ReadDir(target); err != nil || len(ents) != 0 {
+		t.Errorf("host target %s = %v, %v; want empty", target, ents, err)
+	}
+	if err := RemoveCreatedPaths(st.CreatedPaths); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(host, "mnt")); !os.IsNotExist(err) {
+		t.Errorf("created paths not removed: %v", err)
+	}
+}
+
+func TestMountTargetsRefused(t *testing.T) {
+	src, host := t.TempDir(), t.TempDir()
+	// A directory anyone may write, where a user could plant the link (links only root can
+	// make or change are followed: TestResolveSystemLinks).
+	if err := os.Chmod(host, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(host, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"relative/path", "/a/../etc", "/", filepath.Join(host, "link", "x")} {
+		dir, logFile := newContainer(t)
+		spec := Spec{Path: "/bin/true", LogFile: logFile, Mounts: []Mount{{Source: src, Target: target}}}
+		if _, err := Start(self, dir, spec); err == nil {
+			t.Errorf("Start with mount target %q succeeded", target)
+		}
+	}
+	if _, err := os.Lstat("/etc/x"); !os.IsNotExist(err) {
+		t.Errorf("a target was created through the symlink: %v", err)
+	}
+}
+
+func TestNetnsAndHostname(t *testing.T) {
+	name := fmt.Sprintf("vireo-ctest-%d", rand.Uint32())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+			t.Errorf("ip netns del %s: %v: %s", name, err, out)
+		}
+	})
+	spec := sh("tail -n +3 /proc/self/net/dev | cut -d: -f1 | tr -d ' '; echo --; ls /sys/class/net; cat /proc/sys/kernel/hostname")
+	spec.Netns, spec.Hostname = "/run/netns/"+name, "ctest-pod"
+	dir, _ := run(t, spec)
+	if e := waitExit(t, dir); e.Code != 0 {
+		t.Fatalf("exit = %+v: %s", e, logOf(t, dir, LogOptions{}))
+	}
+	if got := logOf(t, dir, LogOptions{}); got != "lo\n--\nlo\nctest-pod\n" {
+		t.Errorf("interfaces, /sys/class/net and hostname in the container = %q, want only lo and ctest-pod", got)
+	}
+	if h, _ := os.Hostname(); h == "ctest-pod" {
+		t.Error("the host's name changed")
+	}
+}
+
+func TestExec(t *testing.T) {
+	spec := Spec{Path: "/bin/sleep", Args: []string{"1000"}, Env: []string{"FOO=from-the-container", "PATH=/usr/bin:/bin"}}
+	dir, _ := run(t, spec)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code, err := Exec(ctx, self, dir, ExecRequest{Command: []string{"sh", "-c", "echo $FOO; cat; echo to-stderr >&2; exit 5"},
+		Stdin: strings.NewReader("from-stdin\n"), Stdout: &out, Stderr: &errb})
+	if err != nil || code != 5 {
+		t.Fatalf("Exec = %d, %v; want 5", code, err)
+	}
+	if out.String() != "from-the-container\nfrom-stdin\n" || errb.String() != "to-stderr\n" {
+		t.Errorf("Exec stdout %q, stderr %q", out.String(), errb.String())
+	}
+
+	var tty syncBuffer
+	resize := make(chan TermSize, 1)
+	resize <- TermSize{Width: 100, Height: 40}
+	code, err = Exec(ctx, self, dir, ExecRequest{Command: []string{"tty"}, Stdout: &tty, TTY: true, Resize: resize})
+	if err != nil || code != 0 || !regexp.MustCompile(`^/dev/pts/\d+\r?\n$`).MatchString(tty.String()) {
+		t.Errorf("Exec tty = %d, %v, %q; want /dev/pts/N", code, err, tty.String())
+	}
+
+	if code, err := Exec(ctx, self, dir, ExecRequest{Command: []string{"vireo-ctest-missing"}}); err != nil || code != 127 {
+		t.Errorf("Exec of a missing command = %d, %v; want 127", code, err)
+	}
+
+	// Cancelling the context kills the command.
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancelShort()
+	begin := time.Now()
+	if _, err := Exec(short, self, dir, ExecRequest{Command: []string{"sleep", "1000"}}); err == nil || time.Since(begin) > 5*time.Second {
+		t.Errorf("Exec past its context's deadline = %v after %s; want an error at once", err, time.Since(begin))
+	}
+
+	if err := Signal(dir, 9); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, dir)
+	if _, err := Exec(ctx, self, dir, ExecRequest{Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("Exec in an exited container = %v, want a not running error", err)
+	}
+}

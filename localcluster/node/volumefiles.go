@@ -1,0 +1,171 @@
+package node
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// fileMode is a volume's defaultMode, 0644 when unset as the API defaults it.
+func fileMode(m *int32) os.FileMode {
+	if m == nil {
+		return 0o644
+	}
+	return os.FileMode(*m) & os.ModePerm
+}
+
+func fsGroup(pod *corev1.Pod) int {
+	if sc := pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+		return int(*sc.FSGroup)
+	}
+	return -1
+}
+
+func sortStrings(s []string) { slices.Sort(s) }
+
+// writeFiles writes a file-backed volume's files into dir, each replaced atomically in place
+// (temporary file, then rename), so a container that already mounts dir (adopted after a node
+// restart) sees the new content. Paths come from the Pod spec: each must stay inside dir.
+func writeFiles(dir string, files map[string][]byte, mode os.FileMode, group int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for rel, data := range files {
+		clean := filepath.Clean(rel)
+		if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || clean == "." {
+			return fmt.Errorf("file path %q must be relative and inside the volume", rel)
+		}
+		path := filepath.Join(dir, clean)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+		if err != nil {
+			return err
+		}
+		_, werr := tmp.Write(data)
+		cerr := tmp.Close()
+		if err := firstErr(werr, cerr, os.Chmod(tmp.Name(), mode)); err != nil {
+			_ = os.Remove(tmp.Name())
+			return err
+		}
+		if group >= 0 {
+			if err := os.Lchown(tmp.Name(), -1, group); err != nil {
+				_ = os.Remove(tmp.Name())
+				return err
+			}
+		}
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			_ = os.Remove(tmp.Name())
+			return err
+		}
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureHostPath checks or creates a hostPath volume's (node-mapped) path by its type.
+func ensureHostPath(path string, t *corev1.HostPathType) error {
+	kind := corev1.HostPathUnset
+	if t != nil {
+		kind = *t
+	}
+	fi, err := os.Stat(path)
+	switch kind {
+	case corev1.HostPathFileOrCreate:
+		if os.IsNotExist(err) {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			return f.Close()
+		}
+		return err
+	case corev1.HostPathFile:
+		if err != nil || fi.IsDir() {
+			return fmt.Errorf("hostPath %s is not a file", path)
+		}
+		return nil
+	case corev1.HostPathDirectory:
+		if err != nil || !fi.IsDir() {
+			return fmt.Errorf("hostPath %s is not a directory", path)
+		}
+		return nil
+	case corev1.HostPathSocket, corev1.HostPathCharDev, corev1.HostPathBlockDev:
+		if err != nil {
+			return fmt.Errorf("hostPath %s does not exist", path)
+		}
+		return nil
+	}
+	// DirectoryOrCreate, and unset: a bind mount needs the path, so a missing one is a directory.
+	if os.IsNotExist(err) {
+		return os.MkdirAll(path, 0o755)
+	}
+	return err
+}
+
+// podDir is a Pod's directory on the node, named by UID (never by a user-chosen name).
+func (p *Provider) podDir(uid types.UID) string {
+	return filepath.Join(p.cfg.Root, "pods", string(uid))
+}
+
+// netnsPath is the Pod's network namespace.
+func (w *podWorker) netnsPath() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.netns
+}
+
+// logFile is a container's log for kubectl logs: the current run, or with previous the one
+// before; done reports when a followed log has ended (the run exited).
+func (w *podWorker) logFile(name string, previous bool) (string, func() bool, error) {
+	w.mu.Lock()
+	r, ok := w.runs[name]
+	var attempt int
+	if ok {
+		attempt = r.attempt
+	}
+	w.mu.Unlock()
+	if !ok {
+		return "", nil, fmt.Errorf("container %q in pod %s has not started (or is not in the pod)", name, w.key())
+	}
+	if previous {
+		if attempt == 0 {
+			return "", nil, fmt.Errorf("previous terminated container %q in pod %s not found", name, w.key())
+		}
+		return w.logPath(name, attempt-1), func() bool { return true }, nil
+	}
+	return w.logPath(name, attempt), func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		r := w.runs[name]
+		return r.attempt != attempt || !r.obs.Running
+	}, nil
+}
+
+// runningDir is the state directory of a container's running process.
+func (w *podWorker) runningDir(name string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.runs[name]
+	if !ok || !r.obs.Running || r.dir == "" {
+		return "", fmt.Errorf("container %q in pod %s is not running", name, w.key())
+	}
+	return r.dir, nil
+}

@@ -1,0 +1,176 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/vireo-dev/vireo/localcluster/pki"
+)
+
+// kubeletClientUser is kube-apiserver's identity towards the nodes' API (logs, exec).
+const kubeletClientUser = "kube-apiserver-kubelet-client"
+
+// NodeDir is local node name's directory: its Pods, their logs and volumes, CNI state.
+func (l Layout) NodeDir(name string) string { return filepath.Join(l.Root, "nodes", name) }
+
+// nodeCount is the number of local nodes: as many as asked, else as many as the last Up
+// started (recorded in the run directory), at least one.
+func (c *Cluster) nodeCount() int {
+	if c.opts.Nodes > 0 {
+		return c.opts.Nodes
+	}
+	b, err := os.ReadFile(c.nodeCountFile())
+	if n, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
+func (c *Cluster) nodeCountFile() string { return filepath.Join(c.opts.Run(), "nodes") }
+
+// recordNodeCount remembers how many nodes Up starts, for down, status and restart.
+func (c *Cluster) recordNodeCount() error {
+	if err := os.MkdirAll(c.opts.Run(), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(c.nodeCountFile(), []byte(strconv.Itoa(c.nodeCount())+"\n"), 0o644)
+}
+
+// NodeNames lists the local nodes' names.
+func (c *Cluster) NodeNames() []string {
+	names := make([]string, c.nodeCount())
+	for i := range names {
+		names[i] = c.opts.Network.NodeName(i)
+	}
+	return names
+}
+
+// nodeCertificates issues each node's client certificate (system:node:<name> in
+// system:nodes, as the Node authorizer expects) and serving certificate (its name and
+// address), and kube-apiserver's client certificate for the nodes' API.
+func (c *Cluster) nodeCertificates(ca *pki.CA) error {
+	if _, err := ca.ClientCert(kubeletClientUser, kubeletClientUser, nil); err != nil {
+		return err
+	}
+	for i, name := range c.NodeNames() {
+		if _, err := ca.ClientCert("node-"+name+"-client", "system:node:"+name, []string{"system:nodes"}); err != nil {
+			return err
+		}
+		if _, err := ca.ServingCert("node-"+name+"-serving", []string{name}, []net.IP{c.opts.Network.NodeAddress(i)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// node is local node i: `vireo-local node` inside the node's network namespace (entered with
+// nsenter, which leaves the mount namespace shared, so the Pods' network namespaces it
+// creates stay visible to the host and to its next run).
+func (c *Cluster) node(i int) Component {
+	l := &c.opts.Layout
+	name := c.opts.Network.NodeName(i)
+	return Component{Name: name, Path: c.abs(l.Bin("vireo-local")), Dir: l, Netns: name, Args: []string{
+		"node",
+		"--name", name,
+		"--address", c.opts.Network.NodeAddress(i).String(),
+		"--root", c.abs(l.NodeDir(name)),
+		"--bin-dir", c.abs(l.BinDir),
+		"--kubeconfig", c.abs(c.kubeconfigPath(name)),
+		"--serving-cert", c.pkiFile("node-" + name + "-serving.crt"),
+		"--serving-key", c.pkiFile("node-" + name + "-serving.key"),
+		"--client-ca", c.pkiFile("ca.crt"),
+		"--share", strconv.Itoa(c.nodeCount()),
+		"--netns-prefix", "vireo",
+	}, Ready: c.nodeRegistered(name)}
+}
+
+// nodes are the local nodes' components.
+func (c *Cluster) nodes() []Component {
+	comps := make([]Component, c.nodeCount())
+	for i := range comps {
+		comps[i] = c.node(i)
+	}
+	return comps
+}
+
+// nodeRegistered is ready once the Node object exists (it turns Ready when it has a Pod CIDR).
+func (c *Cluster) nodeRegistered(name string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		client, err := c.kubeClient()
+		if err != nil {
+			return err
+		}
+		_, err = client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		return err
+	}
+}
+
+func (c *Cluster) kubeClient() (*kubernetes.Clientset, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// startNodes prepares each node's network namespace and starts the node; then, as
+// kube-controller-manager assigns Pod CIDRs, routes each node's CIDR to it from the host
+// and the other nodes, and waits until every node is Ready.
+func (c *Cluster) startNodes(ctx context.Context, started *[]Component) error {
+	if err := c.recordNodeCount(); err != nil {
+		return err
+	}
+	for i, comp := range c.nodes() {
+		if err := c.opts.Network.EnsureNode(i); err != nil {
+			return err
+		}
+		if err := c.startAndWait(ctx, comp, started); err != nil {
+			return err
+		}
+	}
+	client, err := c.kubeClient()
+	if err != nil {
+		return err
+	}
+	names := c.NodeNames()
+	c.say("waiting for nodes %v to get Pod CIDRs and turn Ready", names)
+	var pending []string
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		pending = nil
+		for i, name := range names {
+			n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil || n.Spec.PodCIDR == "" || !nodeReady(n) {
+				pending = append(pending, name)
+				continue
+			}
+			if err := c.opts.Network.RoutePodCIDR(len(names), i, n.Spec.PodCIDR); err != nil {
+				return false, err
+			}
+		}
+		return len(pending) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("nodes %v not Ready with a Pod CIDR: %w", pending, err)
+	}
+	return nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
