@@ -24,6 +24,7 @@ func (c *Cluster) writeKubeconfigs() error {
 		{c.kubeconfigPath("kube-scheduler"), "kube-scheduler"},
 		{c.kubeconfigPath("vireo-apiserver"), "vireo-apiserver-client"},
 		{c.kubeconfigPath("vireo-controller"), "vireo-controller-client"},
+		{c.kubeconfigPath("kube-proxy"), "kube-proxy"},
 	}
 	for _, name := range c.NodeNames() {
 		files = append(files, struct{ path, cert string }{c.kubeconfigPath(name), "node-" + name + "-client"})

@@ -63,6 +63,10 @@ func (c *Cluster) nodeCertificates(ca *pki.CA) error {
 	if _, err := ca.ClientCert(kubeletClientUser, kubeletClientUser, nil); err != nil {
 		return err
 	}
+	// kube-proxy's identity, bound to system:node-proxier by the bootstrap policy.
+	if _, err := ca.ClientCert("kube-proxy", "system:kube-proxy", nil); err != nil {
+		return err
+	}
 	for i, name := range c.NodeNames() {
 		if _, err := ca.ClientCert("node-"+name+"-client", "system:node:"+name, []string{"system:nodes"}); err != nil {
 			return err
@@ -95,11 +99,31 @@ func (c *Cluster) node(i int) Component {
 	}, Ready: c.nodeRegistered(name)}
 }
 
-// nodes are the local nodes' components.
+// kubeProxy is node i's kube-proxy, in the node's network namespace: it programs the
+// Services' ClusterIPs there with iptables, for the node's Pods and the node itself. The
+// conntrack sizes stay as they are (they are read-only outside the host's namespace).
+func (c *Cluster) kubeProxy(i int) Component {
+	l := &c.opts.Layout
+	name, addr := c.opts.Network.NodeName(i), c.opts.Network.NodeAddress(i).String()
+	return Component{Name: "kube-proxy-" + strconv.Itoa(i), Path: c.abs(l.Bin("kube-proxy")), Dir: l, Netns: name, Args: []string{
+		"--kubeconfig", c.abs(c.kubeconfigPath("kube-proxy")),
+		"--hostname-override", name,
+		"--bind-address", addr,
+		"--proxy-mode", "iptables",
+		"--cluster-cidr", c.opts.Network.ClusterCIDR,
+		"--detect-local-mode", "ClusterCIDR",
+		"--conntrack-max-per-core", "0", "--conntrack-min", "0",
+		"--nodeport-addresses", addr + "/32",
+		"--healthz-bind-address", addr + ":10256",
+		"--metrics-bind-address", "127.0.0.1:10249",
+	}}
+}
+
+// nodes are the local nodes' components: each node, then its kube-proxy.
 func (c *Cluster) nodes() []Component {
-	comps := make([]Component, c.nodeCount())
-	for i := range comps {
-		comps[i] = c.node(i)
+	var comps []Component
+	for i := range c.nodeCount() {
+		comps = append(comps, c.node(i), c.kubeProxy(i))
 	}
 	return comps
 }
@@ -131,12 +155,14 @@ func (c *Cluster) startNodes(ctx context.Context, started *[]Component) error {
 	if err := c.recordNodeCount(); err != nil {
 		return err
 	}
-	for i, comp := range c.nodes() {
+	for i := range c.nodeCount() {
 		if err := c.opts.Network.EnsureNode(i); err != nil {
 			return err
 		}
-		if err := c.startAndWait(ctx, comp, started); err != nil {
-			return err
+		for _, comp := range []Component{c.node(i), c.kubeProxy(i)} {
+			if err := c.startAndWait(ctx, comp, started); err != nil {
+				return err
+			}
 		}
 	}
 	client, err := c.kubeClient()

@@ -272,10 +272,9 @@ func (w *podWorker) adopt(ctx context.Context, name string, attempt int) *Exit {
 			r := w.runs[name]
 			r.dir = dir
 			r.obs.ContainerID, r.obs.Running, r.obs.StartedAt = id, true, st.State.StartedAt
-			r.obs.Ready, r.obs.Started = true, true
 			r.obs.WaitingReason, r.obs.WaitingMessage = "", ""
 		})
-		return w.waitExit(ctx, name, dir, id, st.State.StartedAt)
+		return w.waitExit(ctx, w.containerNamed(name), dir, id, st.State.StartedAt)
 	}
 	if st.Exit == nil {
 		return nil
@@ -313,7 +312,6 @@ func (w *podWorker) startAndWait(ctx context.Context, c *corev1.Container, attem
 		r := w.runs[c.Name]
 		r.dir = dir
 		r.obs.ContainerID, r.obs.Running, r.obs.StartedAt = id, true, st.StartedAt
-		r.obs.Ready, r.obs.Started = true, true
 		r.obs.WaitingReason, r.obs.WaitingMessage, r.obs.Exit = "", "", nil
 	})
 	w.event(corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
@@ -321,13 +319,22 @@ func (w *podWorker) startAndWait(ctx context.Context, c *corev1.Container, attem
 		// Deleted while starting: stopRunning may have missed this run.
 		go stopContainers([]string{dir}, w.gracePeriod())
 	}
-	return w.waitExit(ctx, c.Name, dir, id, st.StartedAt), false
+	return w.waitExit(ctx, c, dir, id, st.StartedAt), false
 }
 
-// waitExit waits for a run to end, also when the Pod is being deleted (the termination
-// signals it), and records the exit.
-func (w *podWorker) waitExit(_ context.Context, name, dir, id string, startedAt time.Time) *Exit {
+// waitExit probes a run while it runs and waits for it to end, also when the Pod is being
+// deleted (the termination signals it), and records the exit. Without a readiness probe a
+// running container is ready; without a startup probe it is started.
+func (w *podWorker) waitExit(ctx context.Context, c *corev1.Container, dir, id string, startedAt time.Time) *Exit {
+	name := c.Name
+	w.change(func() {
+		r := w.runs[name]
+		r.obs.Ready, r.obs.Started = c.ReadinessProbe == nil && c.StartupProbe == nil, c.StartupProbe == nil
+	})
+	probeCtx, stopProbes := context.WithCancel(ctx)
+	go w.probeRun(probeCtx, c, dir)
 	ex, err := container.Wait(context.Background(), dir)
+	stopProbes()
 	exit := &Exit{ExitCode: -1, Message: fmt.Sprintf("lost track of the container: %v", err), StartedAt: startedAt, FinishedAt: time.Now(), ContainerID: id}
 	if err == nil {
 		exit = toExit(&ex, id, startedAt)
@@ -463,6 +470,17 @@ func (w *podWorker) event(eventType, reason, format string, args ...any) {
 	if w.p.events != nil {
 		w.p.events.Eventf(w.snapshot(), eventType, reason, format, args...)
 	}
+}
+
+// containerNamed is the spec of the Pod's (init) container name.
+func (w *podWorker) containerNamed(name string) *corev1.Container {
+	pod := w.snapshot()
+	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+		if c.Name == name {
+			return &c
+		}
+	}
+	return &corev1.Container{Name: name}
 }
 
 // key is the Pod's namespace/name.

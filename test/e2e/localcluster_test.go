@@ -22,6 +22,8 @@ func TestVireoLocalLifecycle(t *testing.T) {
 	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, vmiNamed("survivor"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	kubectl(t, "apply", "-f", manifestFile(t, webPod(ns, "survivor-pod", cluster.NodeNames()[0])))
+	waitPodsReady(t, ns, "survivor-pod")
 	before := pids(t)
 	if err := cluster.Up(ctx); err != nil {
 		t.Fatalf("second up: %v", err)
@@ -35,6 +37,14 @@ func TestVireoLocalLifecycle(t *testing.T) {
 	}
 	if running := pids(t); len(running) != 0 {
 		t.Fatalf("after down still running: %v", running)
+	}
+	// Nothing of the nodes either: no shim, no container.
+	root, _ := filepath.Abs(cluster.Options().Root)
+	if n := countProcesses(t, func(cmdline, _ string) bool { return strings.Contains(cmdline, root) }); n != 0 {
+		t.Fatalf("after down %d processes still run from %s", n, root)
+	}
+	if n := podProcesses(t, "survivor-pod"); n != 0 {
+		t.Fatalf("after down the Pod's container still runs (%d processes)", n)
 	}
 
 	// A broken manifests directory fails `up` after etcd and kube-apiserver started.
@@ -63,6 +73,7 @@ func TestVireoLocalLifecycle(t *testing.T) {
 			t.Errorf("kubectl explain %s right after up: %v\n%s%s", kind, err, out, errOut)
 		}
 	}
+	waitPodsReady(t, ns, "survivor-pod")
 	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(ctx, "survivor", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the VMI did not survive down and up (with etcd's certificates migrated to its own CA): %v", err)
 	}
