@@ -64,9 +64,6 @@ func (c *Cluster) certificates() error {
 		func() (pki.Issued, error) {
 			return ca.ServingCert("kube-apiserver", []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"}, []net.IP{loop, nw.HostIP, serviceIP})
 		},
-		func() (pki.Issued, error) {
-			return ca.ServingCert("vireo-apiserver", []string{"vireo-apiserver.vireo-system.svc", "localhost"}, []net.IP{loop, nw.NodeIP})
-		},
 		// etcd presents its serving certificate as a client too (to its own gRPC gateway),
 		// so it carries both usages, as kubeadm's does.
 		func() (pki.Issued, error) { return etcd.PeerCert(etcdServer, []string{"localhost"}, []net.IP{loop}) },
@@ -79,12 +76,6 @@ func (c *Cluster) certificates() error {
 			return ca.ClientCert("kube-controller-manager", "system:kube-controller-manager", nil)
 		},
 		func() (pki.Issued, error) { return ca.ClientCert("kube-scheduler", "system:kube-scheduler", nil) },
-		func() (pki.Issued, error) {
-			return ca.ClientCert("vireo-apiserver-client", apiServerUser, []string{"system:serviceaccounts", "system:serviceaccounts:vireo-system"})
-		},
-		func() (pki.Issued, error) {
-			return ca.ClientCert("vireo-controller-client", controllerUser, []string{"system:serviceaccounts", "system:serviceaccounts:vireo-system"})
-		},
 		func() (pki.Issued, error) { return fp.ClientCert("front-proxy-client", frontProxyUser, nil) },
 		func() (pki.Issued, error) { return pki.SigningKey(dir, "sa") },
 	}

@@ -14,15 +14,15 @@ import (
 )
 
 // Ports are the ports of the host-side components: etcd, kube-controller-manager and
-// kube-scheduler listen on loopback, kube-apiserver on the host end of the network
-// namespace's link (Network.HostIP), vireo-apiserver on its namespace end.
+// kube-scheduler listen on loopback, kube-apiserver on the bridge's address
+// (Network.HostIP). Vireo's own components are Pods on the local nodes.
 type Ports struct {
-	EtcdClient, EtcdPeer, KubeAPIServer, ControllerManager, Scheduler, VireoAPIServer int
+	EtcdClient, EtcdPeer, KubeAPIServer, ControllerManager, Scheduler int
 }
 
-// DefaultPorts are the usual Kubernetes ports; vireo-apiserver listens inside the namespace.
+// DefaultPorts are the usual Kubernetes ports.
 func DefaultPorts() Ports {
-	return Ports{EtcdClient: 2379, EtcdPeer: 2380, KubeAPIServer: 6443, ControllerManager: 10257, Scheduler: 10259, VireoAPIServer: 8443}
+	return Ports{EtcdClient: 2379, EtcdPeer: 2380, KubeAPIServer: 6443, ControllerManager: 10257, Scheduler: 10259}
 }
 
 func (c *Cluster) etcd() Component {
@@ -119,35 +119,10 @@ func (c *Cluster) kubeController(name string, port int, extra ...string) Compone
 		Ready: healthzReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", port), "")}
 }
 
-// VireoAPIServerAddress is where vireo-apiserver listens (inside the network namespace).
-func (c *Cluster) VireoAPIServerAddress() string {
-	return net.JoinHostPort(c.opts.Network.NodeIP.String(), strconv.Itoa(c.opts.Ports.VireoAPIServer))
-}
-
-func (c *Cluster) vireoAPIServer() Component {
-	l := &c.opts.Layout
-	kc := c.abs(c.kubeconfigPath("vireo-apiserver"))
-	return Component{Name: "vireo-apiserver", Path: c.abs(l.Bin("vireo-apiserver")), Dir: l, Netns: c.opts.Network.Netns, Args: []string{
-		"--data-dir", c.abs(l.Data("vireo-apiserver")),
-		"--bind-address", c.opts.Network.NodeIP.String(),
-		"--secure-port", strconv.Itoa(c.opts.Ports.VireoAPIServer),
-		"--tls-cert-file", c.pkiFile("vireo-apiserver.crt"), "--tls-private-key-file", c.pkiFile("vireo-apiserver.key"),
-		"--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
-	}, Ready: healthzReady("https://"+c.VireoAPIServerAddress()+"/readyz", c.pkiFile("ca.crt"))}
-}
-
-func (c *Cluster) vireoController() Component {
-	l := &c.opts.Layout
-	return Component{Name: "vireo-controller", Path: c.abs(l.Bin("vireo-controller")), Dir: l, Args: []string{
-		"--kubeconfig", c.abs(c.kubeconfigPath("vireo-controller")),
-	}}
-}
-
 // Components lists the processes of the installation, in start order.
 func (c *Cluster) Components() []Component {
 	comps := []Component{c.etcd(), c.kubeAPIServer(), c.controllerManager(), c.scheduler()}
-	comps = append(comps, c.nodes()...)
-	return append(comps, c.vireoAPIServer(), c.vireoController())
+	return append(comps, c.nodes()...)
 }
 
 // Component returns the named component.

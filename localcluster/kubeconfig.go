@@ -22,8 +22,6 @@ func (c *Cluster) writeKubeconfigs() error {
 		{c.opts.Kubeconfig(), "admin"},
 		{c.kubeconfigPath("kube-controller-manager"), "kube-controller-manager"},
 		{c.kubeconfigPath("kube-scheduler"), "kube-scheduler"},
-		{c.kubeconfigPath("vireo-apiserver"), "vireo-apiserver-client"},
-		{c.kubeconfigPath("vireo-controller"), "vireo-controller-client"},
 		{c.kubeconfigPath("kube-proxy"), "kube-proxy"},
 	}
 	for _, name := range c.NodeNames() {

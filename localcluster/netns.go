@@ -9,18 +9,16 @@ import (
 )
 
 // Network is the installation's private network: a bridge in the host namespace carrying
-// HostIP, and network namespaces attached to it by veth pairs: one for vireo-apiserver
-// (NodeIP) and one per local node (NodeAddress). EndpointSlices refuse loopback addresses,
-// and test traffic must not reach the machine's own addresses, so every component that
-// others connect to listens on an address of this network.
+// HostIP, and one network namespace per local node attached to it by a veth pair
+// (NodeAddress); the Pods' networks are routed through their nodes. EndpointSlices refuse
+// loopback addresses, and test traffic must not reach the machine's own addresses, so every
+// component that others connect to listens on an address of this network.
 type Network struct {
-	// Netns is the name of vireo-apiserver's namespace and the prefix of every other name
-	// (bridge, node namespaces and node names).
+	// Netns prefixes every name: the bridge, the nodes and their namespaces. Earlier versions
+	// ran vireo-apiserver in a namespace of this very name; Delete removes it.
 	Netns string
 	// HostIP is the bridge's address; kube-apiserver listens there (and only there).
 	HostIP net.IP
-	// NodeIP is vireo-apiserver's address in its namespace.
-	NodeIP net.IP
 	// PrefixLen is the bridge subnet's prefix length.
 	PrefixLen int
 	// ClusterCIDR is the Pod network that kube-controller-manager divides among the nodes
@@ -30,7 +28,7 @@ type Network struct {
 
 // DefaultNetwork is 10.250.0.0/24 on bridge vireo-local0, Pods in 10.244.0.0/16.
 func DefaultNetwork() Network {
-	return Network{Netns: "vireo-local", HostIP: net.IPv4(10, 250, 0, 1), NodeIP: net.IPv4(10, 250, 0, 2), PrefixLen: 24, ClusterCIDR: "10.244.0.0/16"}
+	return Network{Netns: "vireo-local", HostIP: net.IPv4(10, 250, 0, 1), PrefixLen: 24, ClusterCIDR: "10.244.0.0/16"}
 }
 
 // Bridge is the host bridge's name (at most 15 bytes).
@@ -45,9 +43,7 @@ func (n Network) NodeAddress(i int) net.IP {
 	return net.IPv4(ip[0], ip[1], ip[2], byte(10+i))
 }
 
-// veth names derive from the namespace's name (at most 15 bytes each).
-func (n Network) hostVeth() string { return truncate(n.Netns, 13) + "-h" }
-func (n Network) nsVeth() string   { return truncate(n.Netns, 13) + "-n" }
+// nodeVeth is the host end of node i's veth pair (at most 15 bytes).
 func (n Network) nodeVeth(i int) string {
 	return truncate(n.Netns, 10) + "-" + strconv.Itoa(i) + "h"
 }
@@ -59,17 +55,19 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// Ensure creates the bridge and vireo-apiserver's namespace unless they exist. An
-// installation made before the bridge existed has HostIP on the veth itself: the address
-// moves to the bridge and the veth becomes its port.
+// Ensure creates the bridge unless it exists. An installation of an earlier version had
+// HostIP on a veth to vireo-apiserver's namespace: that namespace (and with it the veth) is
+// deleted first, freeing the address.
 func (n Network) Ensure() error {
 	if _, err := exec.LookPath("ip"); err != nil {
-		return fmt.Errorf("the ip command (Debian package iproute2) is needed to create network namespace %s: %w", n.Netns, err)
+		return fmt.Errorf("the ip command (Debian package iproute2) is needed to create the bridge %s: %w", n.Bridge(), err)
 	}
-	if err := n.ensureBridge(); err != nil {
-		return err
+	if netnsExists(n.Netns) {
+		if err := run("ip", "netns", "del", n.Netns); err != nil {
+			return err
+		}
 	}
-	return n.attach(n.Netns, n.hostVeth(), n.nsVeth(), n.NodeIP)
+	return n.ensureBridge()
 }
 
 func (n Network) ensureBridge() error {
@@ -77,15 +75,11 @@ func (n Network) ensureBridge() error {
 	if run("ip", "link", "show", br) == nil {
 		return nil
 	}
-	steps := [][]string{{"ip", "link", "add", br, "type", "bridge"}}
-	if run("ip", "link", "show", n.hostVeth()) == nil {
-		// A veth of an older installation holds the address: free it for the bridge.
-		steps = append(steps, []string{"ip", "addr", "flush", "dev", n.hostVeth()})
+	steps := [][]string{
+		{"ip", "link", "add", br, "type", "bridge"},
+		{"ip", "addr", "add", n.cidr(n.HostIP), "dev", br},
+		{"ip", "link", "set", br, "up"},
 	}
-	steps = append(steps,
-		[]string{"ip", "addr", "add", n.cidr(n.HostIP), "dev", br},
-		[]string{"ip", "link", "set", br, "up"},
-	)
 	for _, s := range steps {
 		if err := run(s[0], s[1:]...); err != nil {
 			return fmt.Errorf("setting up bridge %s: %w", br, err)
@@ -171,8 +165,8 @@ func (n Network) DeleteNode(i int) error {
 	return run("ip", "netns", "del", n.NodeName(i))
 }
 
-// Delete removes vireo-apiserver's namespace and the bridge (node namespaces go with
-// DeleteNode); routes through the bridge go with it.
+// Delete removes the bridge, and the namespace of earlier versions' vireo-apiserver (node
+// namespaces go with DeleteNode); routes through the bridge go with it.
 func (n Network) Delete() error {
 	if netnsExists(n.Netns) {
 		if err := run("ip", "netns", "del", n.Netns); err != nil {

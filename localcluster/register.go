@@ -2,10 +2,8 @@ package localcluster
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +15,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/openapi"
 
-	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // APIServices are the group versions vireo-apiserver serves through aggregation.
@@ -28,61 +25,6 @@ var APIServices = []schema.GroupVersion{
 }
 
 var apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
-
-// registrationManifest is the Service, its endpoints at vireo-apiserver's address in the
-// network namespace (a Service without selector, as the aggregator routes to endpoints
-// with --enable-aggregator-routing), and the APIServices.
-func (c *Cluster) registrationManifest() (string, error) {
-	caPEM, err := os.ReadFile(c.pkiFile("ca.crt"))
-	if err != nil {
-		return "", err
-	}
-	ip, port := c.opts.Network.NodeIP.String(), c.opts.Ports.VireoAPIServer
-	m := fmt.Sprintf(`apiVersion: v1
-kind: Service
-metadata: {name: vireo-apiserver, namespace: vireo-system}
-spec:
-  ports: [{name: https, port: 443, targetPort: %[2]d, protocol: TCP}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: vireo-apiserver-local
-  namespace: vireo-system
-  labels: {kubernetes.io/service-name: vireo-apiserver, endpointslice.kubernetes.io/managed-by: vireo-local}
-addressType: IPv4
-endpoints: [{addresses: ["%[1]s"], conditions: {ready: true}}]
-ports: [{name: https, port: %[2]d, protocol: TCP}]
-`, ip, port)
-	for _, gv := range APIServices {
-		m += fmt.Sprintf(`---
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: %s.%s}
-spec:
-  group: %s
-  version: %s
-  groupPriorityMinimum: 1000
-  versionPriority: 15
-  service: {name: vireo-apiserver, namespace: vireo-system, port: 443}
-  caBundle: %s
-`, gv.Version, gv.Group, gv.Group, gv.Version, base64.StdEncoding.EncodeToString(caPEM))
-	}
-	return m, nil
-}
-
-// registerAPIServices applies the registration objects.
-func (c *Cluster) registerAPIServices(ctx context.Context, a *Applier) error {
-	m, err := c.registrationManifest()
-	if err != nil {
-		return err
-	}
-	objs, err := DecodeManifests([]byte(m))
-	if err != nil {
-		return err
-	}
-	return a.Apply(ctx, objs, v1.InstallNamespace)
-}
 
 // APIServiceStatus reports whether each APIService is Available, with the reason when not.
 func (c *Cluster) APIServiceStatus(ctx context.Context) (map[string]string, error) {

@@ -65,7 +65,10 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 			c.stopAll(started)
 		}
 	}()
-	c.say("preparing network namespace %s (%s <-> %s)", c.opts.Network.Netns, c.opts.Network.HostIP, c.opts.Network.NodeIP)
+	if err := c.stopLegacyComponents(); err != nil {
+		return err
+	}
+	c.say("preparing bridge %s (%s)", c.opts.Network.Bridge(), c.opts.Network.HostIP)
 	if err := c.opts.Network.Ensure(); err != nil {
 		return err
 	}
@@ -96,17 +99,15 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	if err := c.startNodes(ctx, &started); err != nil {
 		return err
 	}
-	if err := c.startAndWait(ctx, c.vireoAPIServer(), &started); err != nil {
+	c.say("deploying Vireo from %s/base through %s/local on the local nodes", c.opts.ManifestsDir, c.opts.ManifestsDir)
+	if err := c.deployVireo(ctx, applier); err != nil {
 		return err
 	}
-	c.say("registering APIServices %s and waiting until they are Available, in discovery and in OpenAPI", apiServiceNames())
-	if err := c.registerAPIServices(ctx, applier); err != nil {
+	if err := c.waitForVireo(ctx, 2*time.Minute); err != nil {
 		return err
 	}
+	c.say("waiting until APIServices %s are Available, in discovery and in OpenAPI", apiServiceNames())
 	if err := c.WaitForAPIServices(ctx, 90*time.Second); err != nil {
-		return fmt.Errorf("%w\nvireo-apiserver log %s ends with:\n%s", err, c.vireoAPIServer().LogFile(), c.vireoAPIServer().LogTail(20))
-	}
-	if err := c.startAndWait(ctx, c.vireoController(), &started); err != nil {
 		return err
 	}
 	for _, f := range c.opts.Examples {

@@ -3,13 +3,16 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +34,30 @@ func vmiNamed(name string) *v1.VirtualMachineInstance {
 	}
 }
 
+// vireoAPIServerPod is the Pod of the vireo-apiserver Deployment (one replica on vireo-local).
+func vireoAPIServerPod(t *testing.T) *corev1.Pod {
+	t.Helper()
+	pods, err := kube.CoreV1().Pods("vireo-system").List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=vireo-apiserver"})
+	if err != nil || len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) != 1 {
+		t.Fatalf("vireo-apiserver Pods: %v (err %v), want one with a container status", pods, err)
+	}
+	return &pods.Items[0]
+}
+
+// vireoAPIServerAddress is where vireo-apiserver's Pod listens.
+func vireoAPIServerAddress(t *testing.T) string {
+	return net.JoinHostPort(vireoAPIServerPod(t).Status.PodIP, "8443")
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 func TestRestartingVireoAPIServerKeepsObjects(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
 	for i := range 3 {
@@ -38,14 +65,29 @@ func TestRestartingVireoAPIServerKeepsObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Kill vireo-apiserver's process: its node restarts the container in the same Pod.
+	before := vireoAPIServerPod(t)
+	pids := podProcessIDs(t, before.Name)
+	if len(pids) != 1 {
+		t.Fatalf("vireo-apiserver Pod %s has processes %v, want one", before.Name, pids)
+	}
 	start := time.Now()
-	if err := cluster.Restart(ctx, "vireo-apiserver"); err != nil {
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	var after *corev1.Pod
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		after = vireoAPIServerPod(t)
+		return after.Name == before.Name && after.Status.ContainerStatuses[0].RestartCount > before.Status.ContainerStatuses[0].RestartCount &&
+			podReady(after), nil
+	})
+	if err != nil {
+		t.Fatalf("vireo-apiserver not back as the same Pod with a higher restart count: %+v", after.Status.ContainerStatuses)
 	}
 	restarted := time.Now()
 	// Ready means ready for the aggregator: its front-proxy requests are authenticated at once
 	// (before the fix, the first ~100 ms after readiness answered 403 to system:anonymous).
-	url := "https://" + cluster.VireoAPIServerAddress() + "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances"
+	url := "https://" + vireoAPIServerAddress(t) + "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances"
 	if status := directRequest(t, url, cluster.Options().PKI()+"/front-proxy-client.crt"); status != 200 {
 		t.Fatalf("first front-proxy request after the restart: HTTP %d, want 200", status)
 	}
@@ -53,7 +95,7 @@ func TestRestartingVireoAPIServerKeepsObjects(t *testing.T) {
 	if err := cluster.WaitForAPIServices(ctx, 35*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("vireo-apiserver restarted in %s; APIServices Available %s later", restarted.Sub(start).Round(time.Millisecond), time.Since(restarted).Round(time.Millisecond))
+	t.Logf("vireo-apiserver restarted and Ready in %s; APIServices Available %s later", restarted.Sub(start).Round(time.Millisecond), time.Since(restarted).Round(time.Millisecond))
 	list, err := vireo.KubevirtV1().VirtualMachineInstances(ns).List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 3 {
 		t.Fatalf("after restart: %d VMIs (err %v), want 3", len(list.Items), err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -360,30 +361,42 @@ func nodeIsReady(n *corev1.Node) bool {
 
 // podProcesses counts the processes of a Pod's containers: those with the Pod's name as
 // HOSTNAME, which every container gets.
-func podProcesses(t *testing.T, pod string) int {
-	return countProcesses(t, func(cmdline, environ string) bool {
-		return strings.Contains(environ, "\x00HOSTNAME="+pod+"\x00") || strings.HasPrefix(environ, "HOSTNAME="+pod+"\x00")
-	})
-}
+func podProcesses(t *testing.T, pod string) int { return len(podProcessIDs(t, pod)) }
 
 // countProcesses counts the processes for which match, given the command line (words
 // separated by spaces) and the environment (NUL-separated), is true.
 func countProcesses(t *testing.T, match func(cmdline, environ string) bool) int {
+	return len(processes(t, match))
+}
+
+// processes lists the ids of the processes for which match is true.
+func processes(t *testing.T, match func(cmdline, environ string) bool) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var pids []int
 	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err != nil || len(b) == 0 {
 			continue
 		}
 		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
 		if match(strings.ReplaceAll(string(b), "\x00", " "), string(env)) {
-			n++
+			pids = append(pids, pid)
 		}
 	}
-	return n
+	return pids
+}
+
+// podProcessIDs lists the processes of a Pod's containers (see podProcesses).
+func podProcessIDs(t *testing.T, pod string) []int {
+	return processes(t, func(_, environ string) bool {
+		return strings.Contains(environ, "\x00HOSTNAME="+pod+"\x00") || strings.HasPrefix(environ, "HOSTNAME="+pod+"\x00")
+	})
 }

@@ -111,7 +111,7 @@ func TestDirectRequestsMustComeFromTheFrontProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := "https://" + cluster.VireoAPIServerAddress() + "/apis/kubevirt.io/v1/virtualmachineinstances"
+	url := "https://" + vireoAPIServerAddress(t) + "/apis/kubevirt.io/v1/virtualmachineinstances"
 	cases := []struct {
 		name     string
 		certFile string
@@ -134,13 +134,14 @@ func TestDirectRequestsMustComeFromTheFrontProxy(t *testing.T) {
 
 func directRequest(t *testing.T, url, certFile string) int {
 	t.Helper()
-	caPEM, err := os.ReadFile(cluster.Options().PKI() + "/ca.crt")
+	caPEM, err := os.ReadFile(cluster.VireoCAFile())
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caPEM)
-	cfg := &tls.Config{RootCAs: pool}
+	// The name the aggregator verifies: the Service's.
+	cfg := &tls.Config{RootCAs: pool, ServerName: "vireo-apiserver.vireo-system.svc"}
 	if certFile != "" {
 		pair, err := tls.LoadX509KeyPair(certFile, certFile[:len(certFile)-len(".crt")]+".key")
 		if err != nil {

@@ -42,11 +42,11 @@ func bench(ctx context.Context, c config) (err error) {
 	if err := cluster.Up(ctx); err != nil {
 		return err
 	}
-	if err := stopController(cluster); err != nil {
-		return err
-	}
 	cl, err := newClients(cluster)
 	if err != nil {
+		return err
+	}
+	if err := stopController(ctx, cl.kube); err != nil {
 		return err
 	}
 	wh, caBundle, err := startWebhook(cluster)

@@ -42,8 +42,8 @@ var (
 func clusterOptions(c config) localcluster.Options {
 	opts := localcluster.DefaultOptions(os.Stderr)
 	opts.Root, opts.BinDir, opts.ManifestsDir = c.root, c.bin, c.manifests
-	opts.Network = localcluster.Network{Netns: "vireo-bench", HostIP: net.IPv4(10, 252, 0, 1), NodeIP: net.IPv4(10, 252, 0, 2), PrefixLen: 24, ClusterCIDR: "10.246.0.0/16"}
-	opts.Ports = localcluster.Ports{EtcdClient: 22379, EtcdPeer: 22380, KubeAPIServer: 26443, ControllerManager: 30257, Scheduler: 30259, VireoAPIServer: 8443}
+	opts.Network = localcluster.Network{Netns: "vireo-bench", HostIP: net.IPv4(10, 252, 0, 1), PrefixLen: 24, ClusterCIDR: "10.246.0.0/16"}
+	opts.Ports = localcluster.Ports{EtcdClient: 22379, EtcdPeer: 22380, KubeAPIServer: 26443, ControllerManager: 30257, Scheduler: 30259}
 	return opts
 }
 
@@ -233,14 +233,16 @@ func createNamespaces(ctx context.Context, cl *clients, names []string) error {
 	return nil
 }
 
-// stopController stops vireo-controller: nothing reconciles the CRD's VMIs, so nothing may
-// reconcile (and load the machine for) Vireo's either.
-func stopController(cluster *localcluster.Cluster) error {
-	comp, err := cluster.Component("vireo-controller")
+// stopController scales vireo-controller to zero: nothing reconciles the CRD's VMIs, so
+// nothing may reconcile (and load the machine for) Vireo's either.
+func stopController(ctx context.Context, kube kubernetes.Interface) error {
+	scale, err := kube.AppsV1().Deployments("vireo-system").GetScale(ctx, "vireo-controller", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	return comp.Stop(10 * time.Second)
+	scale.Spec.Replicas = 0
+	_, err = kube.AppsV1().Deployments("vireo-system").UpdateScale(ctx, "vireo-controller", scale, metav1.UpdateOptions{})
+	return err
 }
 
 // absolute makes the installation's paths independent of later working-directory changes.

@@ -1,0 +1,217 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// apiServerUID is the user vireo-apiserver's Pod runs as (artifacts/base): its hostPath data
+// directory must belong to it.
+const apiServerUID = 65532
+
+// vireoDeployments are the Deployments of artifacts/local that Up waits for.
+var vireoDeployments = []string{"vireo-apiserver", "vireo-controller"}
+
+// manifestsDir is where Up renders artifacts/base through artifacts/local.
+func (c *Cluster) manifestsDir() string { return filepath.Join(c.opts.Root, "manifests") }
+
+// VireoCAFile is the CA of vireo-apiserver's serving certificate (the APIServices' caBundle).
+func (c *Cluster) VireoCAFile() string {
+	return filepath.Join(c.manifestsDir(), "base", "certs", "ca.crt")
+}
+
+// apiServerDataDir is vireo-apiserver's /var/lib/vireo-apiserver on the first local node,
+// where its embedded etcd keeps the Vireo objects.
+func (c *Cluster) apiServerDataDir() string {
+	return filepath.Join(c.opts.NodeDir(c.NodeNames()[0]), "host", "var", "lib", "vireo-apiserver")
+}
+
+// deployVireo renders artifacts/base through the local overlay, with certificates for
+// vireo-apiserver's Service and its Pod pinned to the first node, and applies it: Vireo runs
+// on the local nodes from the same manifests as on a cluster.
+func (c *Cluster) deployVireo(ctx context.Context, a *Applier) error {
+	if err := c.prepareAPIServerData(); err != nil {
+		return err
+	}
+	rendered, err := c.renderManifests()
+	if err != nil {
+		return err
+	}
+	objs, err := DecodeManifests(rendered)
+	if err != nil {
+		return err
+	}
+	if err := a.Apply(ctx, objs, v1.InstallNamespace); err != nil {
+		return err
+	}
+	return c.removeLegacyEndpoints(ctx)
+}
+
+// renderManifests copies artifacts/base and artifacts/local under the root, writes the
+// certificates the base's secretGenerator reads (kept across runs), names the first node
+// in the overlay and runs kubectl kustomize.
+func (c *Cluster) renderManifests() ([]byte, error) {
+	dir := c.manifestsDir()
+	for _, sub := range []string{"base", "local"} {
+		if err := copyTree(filepath.Join(c.opts.ManifestsDir, sub), filepath.Join(dir, sub)); err != nil {
+			return nil, fmt.Errorf("copying %s/%s: %w", c.opts.ManifestsDir, sub, err)
+		}
+	}
+	if err := WriteArtifactCerts(filepath.Join(dir, "base", "certs")); err != nil {
+		return nil, err
+	}
+	patch := filepath.Join(dir, "local", "apiserver.yaml")
+	b, err := os.ReadFile(patch)
+	if err != nil {
+		return nil, err
+	}
+	pinned := strings.ReplaceAll(string(b), "kubernetes.io/hostname: NODE", "kubernetes.io/hostname: "+c.NodeNames()[0])
+	if err := os.WriteFile(patch, []byte(pinned), 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(c.abs(c.opts.Bin("kubectl")), "kustomize", filepath.Join(dir, "local"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("kubectl kustomize %s: %v: %s", filepath.Join(dir, "local"), err, stderr.String())
+	}
+	return out, nil
+}
+
+// copyTree copies the regular files under src into dst (replacing what dst had, but for
+// certs/, which keeps the certificates issued before).
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			if rel == "certs" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
+
+// prepareAPIServerData creates vireo-apiserver's data directory on the first node, owned by
+// the user its Pod runs as (hostPath volumes get no fsGroup). An installation from before
+// vireo-apiserver ran as a Pod kept its data under data/vireo-apiserver: it moves here.
+func (c *Cluster) prepareAPIServerData() error {
+	dir := c.apiServerDataDir()
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	legacy := c.opts.Data("vireo-apiserver")
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(legacy); err == nil {
+			c.say("moving vireo-apiserver's data from %s to %s (it now runs as a Pod)", legacy, dir)
+			if err := os.Rename(legacy, dir); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, apiServerUID, apiServerUID)
+	})
+}
+
+// stopLegacyComponents stops vireo-apiserver and vireo-controller processes an earlier
+// version started on the host: they now run as Pods, and the old vireo-apiserver would
+// hold its data.
+func (c *Cluster) stopLegacyComponents() error {
+	for _, name := range vireoDeployments {
+		comp := Component{Name: name, Path: c.abs(c.opts.Bin(name)), Dir: &c.opts.Layout, Netns: c.opts.Network.Netns}
+		if _, ok := comp.PID(); ok {
+			c.say("stopping %s started by an earlier version (it now runs as a Pod)", name)
+		}
+		if err := comp.Stop(30 * time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeLegacyEndpoints deletes the static EndpointSlice earlier versions registered for
+// vireo-apiserver: the Service's own endpoints now follow the Pod's readiness.
+func (c *Cluster) removeLegacyEndpoints(ctx context.Context) error {
+	client, err := c.kubeClient()
+	if err != nil {
+		return err
+	}
+	err = client.DiscoveryV1().EndpointSlices(v1.InstallNamespace).Delete(ctx, "vireo-apiserver-local", metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// waitForVireo waits until Vireo's Deployments have every replica available.
+func (c *Cluster) waitForVireo(ctx context.Context, timeout time.Duration) error {
+	client, err := c.kubeClient()
+	if err != nil {
+		return err
+	}
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		for _, name := range vireoDeployments {
+			d, err := client.AppsV1().Deployments(v1.InstallNamespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			if !available(d) {
+				last = fmt.Sprintf("deployment %s: %d of %d replicas available", name, d.Status.AvailableReplicas, ptrOr(d.Spec.Replicas, 1))
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("Vireo's Deployments not available within %s: %s (kubectl -n vireo-system get pods; the nodes' logs are in %s)", timeout, last, c.opts.Logs())
+	}
+	return nil
+}
+
+func available(d *appsv1.Deployment) bool {
+	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == ptrOr(d.Spec.Replicas, 1) &&
+		d.Status.AvailableReplicas == ptrOr(d.Spec.Replicas, 1)
+}
+
+func ptrOr(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
