@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestPodSpecOnLocalNodes runs one Pod that uses what Vireo's manifests and users rely on:
+// an init container, runAsUser, env from values, fieldRef, Secret and ConfigMap keys and
+// envFrom, and emptyDir, hostPath, PVC, secret, configMap, downwardAPI and projected
+// volumes at their mount paths; then checks each from inside the container with kubectl exec.
+func TestPodSpecOnLocalNodes(t *testing.T) {
+	ns := namespace(t)
+	manifest := fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: creds, namespace: %[1]s}
+stringData: {password: s3cret}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: %[1]s}
+data: {mode: fast, LEVEL: "7"}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: disk, namespace: %[1]s}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Mi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: features, namespace: %[1]s, labels: {tier: test}}
+spec:
+  terminationGracePeriodSeconds: 1
+  securityContext: {runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000}
+  initContainers:
+  - name: init
+    image: %[2]s
+    command: [/agnhost]
+    args: [connect, "10.96.0.1:443", --timeout=5s]
+  containers:
+  - name: main
+    image: %[2]s
+    args: [netexec, --http-port=8080]
+    workingDir: /work
+    env:
+    - {name: GREETING, value: hello}
+    - {name: ECHO, value: "$(GREETING) world"}
+    - {name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+    - {name: PASSWORD, valueFrom: {secretKeyRef: {name: creds, key: password}}}
+    - {name: MODE, valueFrom: {configMapKeyRef: {name: settings, key: mode}}}
+    envFrom: [{configMapRef: {name: settings}, prefix: CFG_}]
+    volumeMounts:
+    - {name: work, mountPath: /work}
+    - {name: host, mountPath: /mnt/host}
+    - {name: disk, mountPath: /mnt/disk}
+    - {name: secret, mountPath: /etc/creds}
+    - {name: config, mountPath: /etc/settings}
+    - {name: info, mountPath: /etc/podinfo}
+    - {name: all, mountPath: /etc/all}
+  volumes:
+  - {name: work, emptyDir: {}}
+  - {name: host, hostPath: {path: /var/lib/vireo-e2e-hostpath, type: DirectoryOrCreate}}
+  - {name: disk, persistentVolumeClaim: {claimName: disk}}
+  - {name: secret, secret: {secretName: creds}}
+  - {name: config, configMap: {name: settings, items: [{key: mode, path: the-mode}]}}
+  - name: info
+    downwardAPI: {items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}, {path: name, fieldRef: {fieldPath: metadata.name}}]}
+  - name: all
+    projected:
+      sources:
+      - secret: {name: creds}
+      - serviceAccountToken: {path: token, expirationSeconds: 3600}
+`, ns, agnhost)
+	kubectl(t, "apply", "-f", manifestFile(t, manifest))
+	waitPodsReady(t, ns, "features")
+	sh := func(script string) string {
+		return strings.TrimSpace(kubectl(t, "-n", ns, "exec", "features", "-c", "main", "--", "sh", "-c", script))
+	}
+	checks := []struct{ script, want string }{
+		{"id -u; id -G", "1000\n3000 2000"},
+		{"pwd", "/work"},
+		{`echo "$ECHO|$PASSWORD|$MODE|$CFG_LEVEL|$CFG_mode"`, "hello world|s3cret|fast|7|fast"},
+		{"echo $NODE", cluster.NodeNames()[0] + "|" + cluster.NodeNames()[1]},
+		{"cat /etc/creds/password", "s3cret"},
+		{"cat /etc/settings/the-mode; ls /etc/settings", "fast\nthe-mode"},
+		{"cat /etc/podinfo/name; cat /etc/podinfo/labels", "features\ntier=\"test\""},
+		{"cat /etc/all/password; test -s /etc/all/token && echo token", "s3cret\ntoken"},
+		{"touch /work/x && echo /work ok; touch /mnt/disk/y && echo disk ok", "/work ok\ndisk ok"},
+		{"touch /etc/creds/z 2>/dev/null || echo read-only", "read-only"},
+	}
+	for _, c := range checks {
+		got := sh(c.script)
+		if c.script == "echo $NODE" {
+			if !strings.Contains(c.want, got) || got == "" {
+				t.Errorf("%s = %q, want one of the nodes", c.script, got)
+			}
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%s = %q, want %q", c.script, got, c.want)
+		}
+	}
+	// The init container ran to completion first.
+	out := kubectl(t, "-n", ns, "get", "pod", "features", "-o", "jsonpath={.status.initContainerStatuses[0].state.terminated.reason}")
+	if out != "Completed" {
+		t.Errorf("init container state: %q, want Completed", out)
+	}
+}
