@@ -72,6 +72,9 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	if err := c.opts.Network.Ensure(); err != nil {
 		return err
 	}
+	if err := c.recordOptions(); err != nil {
+		return err
+	}
 	if err := c.certificates(); err != nil {
 		return fmt.Errorf("creating certificates in %s: %w", c.opts.PKI(), err)
 	}
@@ -115,6 +118,9 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 			return fmt.Errorf("creating the demo objects: %w", err)
 		}
 		c.say("created the objects of %s (existing ones are left alone)", f)
+	}
+	if err := c.startAndWait(ctx, c.Supervisor(), &started); err != nil {
+		return err
 	}
 	c.say("Vireo is up; kubeconfig: %s", c.abs(c.opts.Kubeconfig()))
 	return nil
@@ -177,11 +183,26 @@ func (c *Cluster) applier() (*Applier, error) {
 	return NewApplier(cfg)
 }
 
-// startAndWait starts comp unless it runs, then waits until it is ready.
+// startAndWait starts comp unless it runs, records it as wanted (so the supervisor restarts
+// it should it crash), then waits until it is ready.
 func (c *Cluster) startAndWait(ctx context.Context, comp Component, started *[]Component) error {
-	if pid, ok := comp.PID(); ok {
-		c.say("%s already running (pid %d)", comp.Name, pid)
-	} else {
+	err := comp.withLock(func() error {
+		st, err := comp.LoadState()
+		if err != nil {
+			return err
+		}
+		if pid, ok := comp.PID(); ok {
+			c.say("%s already running (pid %d)", comp.Name, pid)
+			if st.Wanted {
+				return nil
+			}
+			// Started by a vireo-local without supervision: adopt it.
+			st.Wanted, st.DiedAt = true, time.Time{}
+			if fi, err := os.Stat(comp.PIDFile()); err == nil && st.StartedAt.IsZero() {
+				st.StartedAt = fi.ModTime()
+			}
+			return comp.saveState(st)
+		}
 		if _, err := os.Stat(comp.Path); err != nil {
 			return fmt.Errorf("%s: binary %s missing; run `make build` and hack/build-upstream.sh first", comp.Name, comp.Path)
 		}
@@ -190,32 +211,56 @@ func (c *Cluster) startAndWait(ctx context.Context, comp Component, started *[]C
 			return err
 		}
 		*started = append(*started, comp)
+		next := State{Wanted: true, StartedAt: time.Now()}
+		if st.Wanted { // it crashed: keep counting
+			next.Restarts = st.Restarts
+		}
+		return comp.saveState(next)
+	})
+	if err != nil {
+		return err
 	}
 	return c.waitReady(ctx, comp)
 }
 
-// Restart stops and starts one component and waits until it is ready.
+// Restart stops and starts one component and waits until it is ready. It holds the
+// component's lock while the process is down, so the supervisor leaves it alone, and it
+// does not count as a restart after a crash.
 func (c *Cluster) Restart(ctx context.Context, name string) error {
 	comp, err := c.Component(name)
 	if err != nil {
 		return err
 	}
 	c.say("restarting %s", name)
-	if err := comp.Stop(30 * time.Second); err != nil {
+	err = comp.withLock(func() error {
+		if err := comp.Stop(30 * time.Second); err != nil {
+			return err
+		}
+		if err := comp.Start(); err != nil {
+			return err
+		}
+		st, err := comp.LoadState()
+		if err != nil {
+			return err
+		}
+		st.Wanted, st.StartedAt, st.DiedAt, st.Streak = true, time.Now(), time.Time{}, 0
+		return comp.saveState(st)
+	})
+	if err != nil {
 		return err
 	}
-	var started []Component
-	return c.startAndWait(ctx, comp, &started)
+	return c.waitReady(ctx, comp)
 }
 
 // Down stops every component; purge also deletes data, certificates, logs and the network namespace.
 func (c *Cluster) Down(purge bool) error {
-	comps := c.Components()
-	for i := len(comps) - 1; i >= 0; i-- {
-		if _, ok := comps[i].PID(); ok {
-			c.say("stopping %s", comps[i].Name)
-		}
-		if err := comps[i].Stop(30 * time.Second); err != nil {
+	// The supervisor first, so that it does not restart what Down stops.
+	comps := append([]Component{c.Supervisor()}, c.Components()...)
+	if err := c.stop(comps[0], 30*time.Second); err != nil {
+		return err
+	}
+	for i := len(comps) - 1; i > 0; i-- {
+		if err := c.stop(comps[i], 30*time.Second); err != nil {
 			return err
 		}
 	}
@@ -237,26 +282,6 @@ func (c *Cluster) Down(purge bool) error {
 		return err
 	}
 	return os.RemoveAll(c.opts.Root)
-}
-
-// Status prints each component and the APIServices.
-func (c *Cluster) Status(ctx context.Context) {
-	for _, comp := range c.Components() {
-		if pid, ok := comp.PID(); ok {
-			c.say("%-24s running (pid %d), log %s", comp.Name, pid, comp.LogFile())
-		} else {
-			c.say("%-24s stopped", comp.Name)
-		}
-	}
-	st, err := c.APIServiceStatus(ctx)
-	if err != nil {
-		c.say("APIServices: cannot reach kube-apiserver: %v", err)
-		return
-	}
-	for _, gv := range APIServices {
-		name := gv.Version + "." + gv.Group
-		c.say("APIService %-28s %s", name, st[name])
-	}
 }
 
 func (c *Cluster) waitReady(ctx context.Context, comp Component) error {
@@ -303,8 +328,25 @@ func (c *Cluster) loadCA() error {
 
 func (c *Cluster) stopAll(comps []Component) {
 	for i := len(comps) - 1; i >= 0; i-- {
-		_ = comps[i].Stop(10 * time.Second)
+		_ = c.stop(comps[i], 10*time.Second)
 	}
+}
+
+// stop stops comp for good: no longer wanted, so the supervisor does not bring it back.
+func (c *Cluster) stop(comp Component, grace time.Duration) error {
+	return comp.withLock(func() error {
+		st, err := comp.LoadState()
+		if err != nil || st.Wanted { // an unreadable state is replaced
+			st.Wanted, st.DiedAt = false, time.Time{}
+			if err := comp.saveState(st); err != nil {
+				return err
+			}
+		}
+		if pid, ok := comp.PID(); ok {
+			c.say("stopping %s (pid %d)", comp.Name, pid)
+		}
+		return comp.Stop(grace)
+	})
 }
 
 func (c *Cluster) say(format string, args ...any) {

@@ -1,4 +1,5 @@
-// Package cmd is the command line of vireo-local: up, down, status, restart and artifact-certs.
+// Package cmd is the command line of vireo-local: up, down, status, restart and artifact-certs
+// (and the hidden commands of the processes up starts: node, supervise).
 package cmd
 
 import (
@@ -38,16 +39,16 @@ func New(out io.Writer) *cobra.Command {
 		Use:   "down",
 		Short: "Stop every component (data is kept unless --purge)",
 		RunE: func(*cobra.Command, []string) error {
-			return localcluster.New(opts).Down(purge)
+			return localcluster.New(installed(opts)).Down(purge)
 		},
 	}
 	down.Flags().BoolVar(&purge, "purge", false, "Also delete data, certificates, logs and the network namespace.")
 
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Show each component and the APIServices",
+		Short: "Show each component (state, pid, uptime, restarts after crashes, log), the supervisor and the APIServices",
 		Run: func(c *cobra.Command, _ []string) {
-			localcluster.New(opts).Status(c.Context())
+			localcluster.New(installed(opts)).Status(c.Context())
 		},
 	}
 
@@ -56,7 +57,7 @@ func New(out io.Writer) *cobra.Command {
 		Short: "Stop and start one component (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, vireo-apiserver, vireo-controller) and wait until it is ready",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return localcluster.New(opts).Restart(c.Context(), args[0])
+			return localcluster.New(installed(opts)).Restart(c.Context(), args[0])
 		},
 	}
 
@@ -69,9 +70,18 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 	certs.Flags().StringVar(&certDir, "dir", "artifacts/base/certs", "Directory to write ca.crt, apiserver.{crt,key} and etcd-{server,peer,client}.{crt,key} to.")
-	root.AddCommand(up, down, status, restart, certs, nodeCommand(), pauseCommand(), agnhostCommand(),
+	root.AddCommand(up, down, status, restart, certs, nodeCommand(), superviseCommand(&opts), pauseCommand(), agnhostCommand(),
 		hidden("node-shim", container.ShimMain), hidden("node-init", container.InitMain))
 	return root
+}
+
+// installed is opts with the network and ports of the installation under --root, when an
+// up recorded them (an installation made by the e2e tests does not use the defaults).
+func installed(opts localcluster.Options) localcluster.Options {
+	if rec, err := localcluster.LoadRecordedOptions(opts); err == nil {
+		return rec
+	}
+	return opts
 }
 
 // hidden is an internal subcommand the local nodes re-execute vireo-local as (the container shim

@@ -15,8 +15,9 @@ import (
 )
 
 // TestVireoLocalLifecycle covers `vireo-local up` on a running installation (reports it,
-// changes nothing), a failing `up` (stops what it started, names the failure) and `down`
-// followed by `up` (keeps the data).
+// changes nothing, the supervisor included), a failing `up` (stops what it started, names
+// the failure, leaves no supervisor) and `down` (stops the supervisor too) followed by `up`
+// (keeps the data).
 func TestVireoLocalLifecycle(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
 	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, vmiNamed("survivor"), metav1.CreateOptions{}); err != nil {
@@ -66,6 +67,9 @@ func TestVireoLocalLifecycle(t *testing.T) {
 	if err := cluster.Up(upCtx); err != nil {
 		t.Fatalf("up after down: %v", err)
 	}
+	if _, ok := pids(t)[localcluster.SupervisorName]; !ok {
+		t.Error("no supervisor after up")
+	}
 	// "Up" means usable: kubectl explain works at once, with a kube-apiserver that has
 	// just started and must aggregate Vireo's OpenAPI documents anew.
 	for _, kind := range []string{"vmi", "dv"} {
@@ -84,11 +88,11 @@ func TestVireoLocalLifecycle(t *testing.T) {
 	}
 }
 
-// pids maps each running component to its process id.
+// pids maps each running component, and the supervisor, to its process id.
 func pids(t *testing.T) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, c := range cluster.Components() {
+	for _, c := range append(cluster.Components(), cluster.Supervisor()) {
 		if pid, ok := c.PID(); ok {
 			out[c.Name] = pid
 		}

@@ -1,0 +1,144 @@
+package localcluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// State is what the run directory remembers of a component (<root>/run/<name>.json) for the
+// supervisor and `vireo-local status`: whether it should run, since when, and how often the
+// supervisor restarted it.
+type State struct {
+	// Wanted is set once Up started the component and cleared when Down stops it: the
+	// supervisor restarts a component only while it is wanted.
+	Wanted bool `json:"wanted"`
+	// StartedAt is when the running process was started (by Up, Restart or the supervisor).
+	StartedAt time.Time `json:"startedAt,omitzero"`
+	// Restarts counts the supervisor's restarts since Up started the component; a
+	// deliberate Restart does not count.
+	Restarts int `json:"restarts"`
+	// Streak counts the crashes in a row that came within CrashWindow of their start.
+	Streak int `json:"streak,omitempty"`
+	// DiedAt is when the supervisor first found the current process dead (zero while it runs).
+	DiedAt time.Time `json:"diedAt,omitzero"`
+}
+
+// StateFile is where the component's State is kept.
+func (c Component) StateFile() string { return filepath.Join(c.Dir.Run(), c.Name+".json") }
+
+func (c Component) lockFile() string { return filepath.Join(c.Dir.Run(), c.Name+".lock") }
+
+// LoadState reads the component's State; a component never started has the zero State.
+func (c Component) LoadState() (State, error) {
+	var st State
+	b, err := os.ReadFile(c.StateFile())
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("reading %s: %w (delete it; the next up rewrites it)", c.StateFile(), err)
+	}
+	return st, nil
+}
+
+// saveState writes st atomically (rename), so a reader never sees half a file.
+func (c Component) saveState(st State) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.Dir.Run(), 0o755); err != nil {
+		return err
+	}
+	tmp := c.StateFile() + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.StateFile())
+}
+
+// lock takes the component's lock: whoever holds it (Up, Restart, Down or the supervisor)
+// is the only one stopping or starting the component. It is an flock, so the kernel
+// releases it when its holder dies; the descriptor is close-on-exec, so the component's
+// process does not inherit it. With block false it returns ok false when another holds it.
+func (c Component) lock(block bool) (unlock func(), ok bool, err error) {
+	if err := os.MkdirAll(c.Dir.Run(), 0o755); err != nil {
+		return nil, false, err
+	}
+	f, err := os.OpenFile(c.lockFile(), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, false, err
+	}
+	how := syscall.LOCK_EX
+	if !block {
+		how |= syscall.LOCK_NB
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("locking %s: %w", c.lockFile(), err)
+	}
+	return func() { f.Close() }, true, nil
+}
+
+// withLock runs fn holding the component's lock, waiting for it.
+func (c Component) withLock(fn func() error) error {
+	unlock, _, err := c.lock(true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
+}
+
+// recorded is what Up remembers of its options for the supervisor, which must name the
+// same components (network namespaces, ports) as the Up that started them.
+type recorded struct {
+	Network Network `json:"network"`
+	Ports   Ports   `json:"ports"`
+}
+
+func (l Layout) recordedFile() string { return filepath.Join(l.Run(), "installation.json") }
+
+// recordOptions remembers the network and ports for LoadRecordedOptions.
+func (c *Cluster) recordOptions() error {
+	b, err := json.Marshal(recorded{Network: c.opts.Network, Ports: c.opts.Ports})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.opts.Run(), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(c.opts.recordedFile(), append(b, '\n'), 0o644)
+}
+
+// LoadRecordedOptions returns opts with the network and ports the last Up under opts.Root
+// used (an installation made in a test or by a program need not use the defaults).
+func LoadRecordedOptions(opts Options) (Options, error) {
+	b, err := os.ReadFile(opts.recordedFile())
+	if err != nil {
+		return opts, fmt.Errorf("no installation under %s (%w); run `vireo-local up` first", opts.Root, err)
+	}
+	var r recorded
+	if err := json.Unmarshal(b, &r); err != nil {
+		return opts, fmt.Errorf("reading %s: %w", opts.recordedFile(), err)
+	}
+	opts.Network, opts.Ports = r.Network, r.Ports
+	return opts, nil
+}
