@@ -7,10 +7,11 @@ cat <<MSG
 
 Vireo runs behind a real kube-apiserver (API aggregation). Try:
   export KUBECONFIG=$PWD/_output/local/kubeconfig PATH=$PWD/_output/bin:\$PATH
+  kubectl get nodes; kubectl -n vireo-system get pods   # local nodes; Vireo runs on them
   kubectl get vmi                       # the demo VirtualMachineInstance, through the aggregator
   kubectl get vmi testvmi -o yaml       # with Vireo's defaults filled in
   kubectl explain vmi.spec.domain.devices
   kubectl apply -f artifacts/examples/  # a VM, a migration and a DataVolume
-  _output/bin/vireo-local status        # components and APIServices
+  _output/bin/vireo-local status        # processes (uptime, restarts), APIServices, Vireo's Pods
 Stop it with: make down   (data is kept; _output/bin/vireo-local down --purge deletes it)
 MSG

@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/openapi"
-
 )
 
 // APIServices are the group versions vireo-apiserver serves through aggregation.

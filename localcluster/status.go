@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // ComponentStatus is what `vireo-local status` shows of one process, and what tests read.
@@ -57,6 +61,32 @@ func (c *Cluster) Status(ctx context.Context) {
 	for _, gv := range APIServices {
 		name := gv.Version + "." + gv.Group
 		c.say("APIService %-28s %s", name, st[name])
+	}
+	c.podStatus(ctx, now)
+}
+
+// podStatus prints Vireo's Pods: readiness, phase, restarts, age and node, as kubectl get
+// pods -o wide would.
+func (c *Cluster) podStatus(ctx context.Context, now time.Time) {
+	client, err := c.kubeClient()
+	if err != nil {
+		return
+	}
+	pods, err := client.CoreV1().Pods(v1.InstallNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		c.say("Pods of %s: %v", v1.InstallNamespace, err)
+		return
+	}
+	for _, p := range pods.Items {
+		ready, restarts := 0, int32(0)
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Ready {
+				ready++
+			}
+			restarts += cs.RestartCount
+		}
+		c.say("pod %-40s %d/%d %-9s restarts %-3d age %-8s node %s", v1.InstallNamespace+"/"+p.Name, ready, len(p.Spec.Containers),
+			p.Status.Phase, restarts, roundUptime(now.Sub(p.CreationTimestamp.Time)), p.Spec.NodeName)
 	}
 }
 

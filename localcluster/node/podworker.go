@@ -34,6 +34,7 @@ type podWorker struct {
 	runs        map[string]*containerRun
 	podIP       string
 	netns       string
+	tokens      map[string]cachedToken
 	terminating chan struct{}
 	stopOnce    sync.Once
 	grace       time.Duration
@@ -47,7 +48,7 @@ type containerRun struct {
 }
 
 func newPodWorker(p *Provider, pod *corev1.Pod) *podWorker {
-	w := &podWorker{p: p, dir: p.podDir(pod.UID), namespace: pod.Namespace, name: pod.Name, pod: pod.DeepCopy(), runs: map[string]*containerRun{},
+	w := &podWorker{p: p, dir: p.podDir(pod.UID), namespace: pod.Namespace, name: pod.Name, pod: pod.DeepCopy(), runs: map[string]*containerRun{}, tokens: map[string]cachedToken{},
 		terminating: make(chan struct{})}
 	w.obs.StartTime = time.Now()
 	if pod.Status.StartTime != nil {
@@ -109,19 +110,29 @@ func (w *podWorker) run() {
 	if err := os.MkdirAll(w.dir, 0o700); err != nil {
 		klog.ErrorS(err, "pod directory", "pod", klog.KObj(pod))
 	}
-	if w.setupSandbox(ctx) && w.runInitContainers(ctx) {
-		var wg sync.WaitGroup
-		for i := range pod.Spec.Containers {
-			wg.Add(1)
-			go func(c *corev1.Container) {
-				defer wg.Done()
-				w.supervise(ctx, c, false)
-			}(&pod.Spec.Containers[i])
+	// setupSandbox fails only when the Pod is deleted meanwhile.
+	if w.setupSandbox(ctx) {
+		go w.syncVolumes(ctx)
+		w.reportUnenforcedLimits(pod)
+		if w.runInitContainers(ctx) {
+			w.runContainers(ctx, pod)
 		}
-		wg.Wait()
 	}
 	<-w.terminating
 	w.shutdown()
+}
+
+// runContainers supervises the Pod's containers, all at once, until each has stopped for good.
+func (w *podWorker) runContainers(ctx context.Context, pod *corev1.Pod) {
+	var wg sync.WaitGroup
+	for i := range pod.Spec.Containers {
+		wg.Add(1)
+		go func(c *corev1.Container) {
+			defer wg.Done()
+			w.supervise(ctx, c, false)
+		}(&pod.Spec.Containers[i])
+	}
+	wg.Wait()
 }
 
 // setupSandbox gives the Pod its network namespace and IP (the node's own with
@@ -469,6 +480,17 @@ func stopContainers(dirs []string, grace time.Duration) {
 func (w *podWorker) event(eventType, reason, format string, args ...any) {
 	if w.p.events != nil {
 		w.p.events.Eventf(w.snapshot(), eventType, reason, format, args...)
+	}
+}
+
+// reportUnenforcedLimits tells the user, with an event, that the Pod's resource limits are
+// not enforced: local nodes run containers as plain host processes, without cgroups.
+func (w *podWorker) reportUnenforcedLimits(pod *corev1.Pod) {
+	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+		if len(c.Resources.Limits) > 0 {
+			w.event(corev1.EventTypeWarning, "ResourceLimitsNotEnforced",
+				"container %s has resource limits; vireo-local nodes run containers as host processes without cgroups and do not enforce them", c.Name)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -202,9 +203,27 @@ func formatMap(m map[string]string) string {
 	return strings.Join(lines, "\n")
 }
 
-// tokenFile requests a Service Account token bound to this Pod, as a kubelet does for a
-// projected serviceAccountToken source.
+// cachedToken is a Service Account token the worker requested, renewed once 80% of its
+// lifetime has passed, as a kubelet renews them.
+type cachedToken struct {
+	token           []byte
+	issued, expires time.Time
+}
+
+func (t cachedToken) fresh(now time.Time) bool {
+	return t.token != nil && now.Before(t.issued.Add(t.expires.Sub(t.issued)*8/10))
+}
+
+// tokenFile is a Service Account token bound to this Pod, as a kubelet writes it for a
+// projected serviceAccountToken source: requested once, renewed at 80% of its lifetime.
 func (w *podWorker) tokenFile(ctx context.Context, pod *corev1.Pod, src *corev1.ServiceAccountTokenProjection) (map[string][]byte, error) {
+	key := src.Audience + "/" + src.Path
+	w.mu.Lock()
+	cached := w.tokens[key]
+	w.mu.Unlock()
+	if cached.fresh(time.Now()) {
+		return map[string][]byte{src.Path: cached.token}, nil
+	}
 	seconds := int64(defaultTokenSeconds)
 	if src.ExpirationSeconds != nil {
 		seconds = *src.ExpirationSeconds
@@ -224,6 +243,9 @@ func (w *podWorker) tokenFile(ctx context.Context, pod *corev1.Pod, src *corev1.
 	if err != nil {
 		return nil, fmt.Errorf("requesting a token for service account %q: %w", sa, err)
 	}
+	w.mu.Lock()
+	w.tokens[key] = cachedToken{token: []byte(tr.Status.Token), issued: time.Now(), expires: tr.Status.ExpirationTimestamp.Time}
+	w.mu.Unlock()
 	return map[string][]byte{src.Path: []byte(tr.Status.Token)}, nil
 }
 
@@ -286,6 +308,26 @@ func (w *podWorker) mounts(c *corev1.Container) ([]container.Mount, error) {
 		out = append(out, container.Mount{Source: src, Target: m.MountPath, ReadOnly: readOnly})
 	}
 	return out, nil
+}
+
+// volumeSyncPeriod is how often a running Pod's file-backed volumes are refreshed (Secret and
+// ConfigMap changes, token renewal), a kubelet's sync period.
+const volumeSyncPeriod = time.Minute
+
+// syncVolumes rewrites the Pod's file-backed volumes every volumeSyncPeriod until ctx ends.
+func (w *podWorker) syncVolumes(ctx context.Context) {
+	t := time.NewTicker(volumeSyncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := w.setupVolumes(ctx, w.snapshot()); err != nil && ctx.Err() == nil {
+				w.event(corev1.EventTypeWarning, "FailedMount", "refreshing volumes: %v", err)
+			}
+		}
+	}
 }
 
 // teardownVolumes removes what the Pod's volumes left on the node: its volume directory (host

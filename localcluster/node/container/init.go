@@ -66,6 +66,14 @@ func InitMain(args []string) int {
 		return fail(exitSetupFailed, fmt.Errorf("reading %s: %v", args[0], err))
 	}
 	spec := cfg.Spec
+	binary, err := -1, error(nil)
+	if !execMode && filepath.IsAbs(spec.Path) {
+		// Opened before the mounts, which may cover the binary's own path (a volume at /work
+		// hides /work/...): the process execs it through this descriptor.
+		if binary, err = unix.Open(spec.Path, unix.O_PATH, 0); err != nil {
+			return fail(exitNotFound, fmt.Errorf("exec %s: %w", spec.Path, err))
+		}
+	}
 	if !execMode {
 		if err := setupNamespaces(spec); err != nil {
 			return fail(exitSetupFailed, err)
@@ -81,9 +89,11 @@ func InitMain(args []string) int {
 	if err := os.Chdir(wd); err != nil {
 		return fail(exitSetupFailed, fmt.Errorf("changing to the working directory: %w", err))
 	}
-	path, err := lookPath(spec.Path, spec.Env)
-	if err != nil {
-		return fail(exitNotFound, err)
+	path := fmt.Sprintf("/proc/self/fd/%d", binary)
+	if binary < 0 {
+		if path, err = lookPath(spec.Path, spec.Env); err != nil {
+			return fail(exitNotFound, err)
+		}
 	}
 	resetIgnoredSignals()
 	err = syscall.Exec(path, append([]string{spec.Path}, spec.Args...), spec.Env)
@@ -101,8 +111,19 @@ func setupNamespaces(spec Spec) error {
 			return err
 		}
 	}
-	for _, m := range spec.Mounts {
-		if err := bindMount(m); err != nil {
+	// Every source is cloned before anything is mounted: a mount may cover the path of a
+	// later source (a volume at /work hides the node's directory under /work).
+	trees := make([]int, len(spec.Mounts))
+	for i, m := range spec.Mounts {
+		tree, err := cloneTree(m)
+		if err != nil {
+			return fmt.Errorf("mounting %s at %s: %w", m.Source, m.Target, err)
+		}
+		defer unix.Close(tree)
+		trees[i] = tree
+	}
+	for i, m := range spec.Mounts {
+		if err := attachTree(trees[i], m); err != nil {
 			return fmt.Errorf("mounting %s at %s: %w", m.Source, m.Target, err)
 		}
 	}
@@ -135,22 +156,27 @@ func enterNetns(path string) error {
 	return nil
 }
 
-// bindMount clones the tree at m.Source (recursively, read-only throughout when asked) and
-// attaches it at m.Target, opened with RESOLVE_NO_SYMLINKS: a symlink in the target, even one
-// planted after Start checked it, fails the mount instead of redirecting it. A target missing in
-// this namespace (under an earlier mount) is created the way Start creates them.
-func bindMount(m Mount) error {
+// cloneTree clones the tree at m.Source (recursively, read-only throughout when asked), for
+// attachTree to attach at m.Target, opened with RESOLVE_NO_SYMLINKS: a symlink in the target,
+// even one planted after Start checked it, fails the mount instead of redirecting it. A target
+// missing in this namespace (under an earlier mount) is created the way Start creates them.
+func cloneTree(m Mount) (int, error) {
 	tree, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 	if err != nil {
-		return fmt.Errorf("cloning the source: %w", err)
+		return -1, fmt.Errorf("cloning the source: %w", err)
 	}
-	defer unix.Close(tree)
 	if m.ReadOnly {
 		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-			return fmt.Errorf("making the mount read-only: %w", err)
+			unix.Close(tree)
+			return -1, fmt.Errorf("making the mount read-only: %w", err)
 		}
 	}
+	return tree, nil
+}
+
+// attachTree attaches a cloned tree at m.Target (see cloneTree).
+func attachTree(tree int, m Mount) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(tree, &st); err != nil {
 		return err

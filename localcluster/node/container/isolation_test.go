@@ -148,3 +148,34 @@ func TestExec(t *testing.T) {
 		t.Errorf("Exec in an exited container = %v, want a not running error", err)
 	}
 }
+
+// TestMountsThatCoverTheirSourcesAndTheBinary: a volume mounted over a directory that holds
+// a later volume's source and the container's own binary (as an emptyDir at /work would on a
+// node whose files live under /work) still mounts the later volume and runs the binary.
+func TestMountsThatCoverTheirSourcesAndTheBinary(t *testing.T) {
+	dir, empty := t.TempDir(), t.TempDir()
+	for _, d := range []string{"bin", "data"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := os.ReadFile("/bin/cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin", "cat"), cat, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data", "f"), []byte("seen through the cover\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Path: filepath.Join(dir, "bin", "cat"), Args: []string{filepath.Join(dir, "view", "f")},
+		Mounts: []Mount{{Source: empty, Target: dir}, {Source: filepath.Join(dir, "data"), Target: filepath.Join(dir, "view")}}}
+	cdir, _ := run(t, spec)
+	if e := waitExit(t, cdir); e.Code != 0 {
+		t.Fatalf("exit = %+v: %s", e, logOf(t, cdir, LogOptions{}))
+	}
+	if got := logOf(t, cdir, LogOptions{}); got != "seen through the cover\n" {
+		t.Errorf("container saw %q", got)
+	}
+}
