@@ -34,14 +34,50 @@ func vmiNamed(name string) *v1.VirtualMachineInstance {
 	}
 }
 
-// vireoAPIServerPod is the Pod of the vireo-apiserver Deployment (one replica on vireo-local).
-func vireoAPIServerPod(t *testing.T) *corev1.Pod {
+// vireoPod is the Pod of one of Vireo's Deployments (one replica on vireo-local).
+func vireoPod(t *testing.T, name string) *corev1.Pod {
 	t.Helper()
-	pods, err := kube.CoreV1().Pods("vireo-system").List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=vireo-apiserver"})
+	pods, err := kube.CoreV1().Pods("vireo-system").List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + name})
 	if err != nil || len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) != 1 {
-		t.Fatalf("vireo-apiserver Pods: %v (err %v), want one with a container status", pods, err)
+		t.Fatalf("%s Pods: %v (err %v), want one with a container status", name, pods, err)
 	}
 	return &pods.Items[0]
+}
+
+func vireoAPIServerPod(t *testing.T) *corev1.Pod { return vireoPod(t, "vireo-apiserver") }
+
+// killAndAwaitRestart kills the process of a Vireo component's Pod and waits until its node
+// has restarted it: the same Pod, a higher restart count, Ready again.
+func killAndAwaitRestart(t *testing.T, name string) {
+	t.Helper()
+	before := vireoPod(t, name)
+	pids := podProcessIDs(t, before.Name)
+	if len(pids) != 1 {
+		t.Fatalf("%s Pod %s has processes %v, want one", name, before.Name, pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var after *corev1.Pod
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		after = vireoPod(t, name)
+		return after.Name == before.Name && after.Status.ContainerStatuses[0].RestartCount > before.Status.ContainerStatuses[0].RestartCount &&
+			podReady(after), nil
+	})
+	if err != nil {
+		t.Fatalf("%s not back as the same Pod with a higher restart count: %+v", name, after.Status.ContainerStatuses)
+	}
+}
+
+// TestKilledVireoControllerComesBack: the node restarts vireo-controller's container, and it
+// reconciles again (a deleted VMI's finalizer is released).
+func TestKilledVireoControllerComesBack(t *testing.T) {
+	ns := namespace(t)
+	killAndAwaitRestart(t, "vireo-controller")
+	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Create(t.Context(), vmiNamed("after-restart"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "-n", ns, "delete", "vmi", "after-restart", "--timeout=60s")
 }
 
 // vireoAPIServerAddress is where vireo-apiserver's Pod listens.
@@ -66,24 +102,8 @@ func TestRestartingVireoAPIServerKeepsObjects(t *testing.T) {
 		}
 	}
 	// Kill vireo-apiserver's process: its node restarts the container in the same Pod.
-	before := vireoAPIServerPod(t)
-	pids := podProcessIDs(t, before.Name)
-	if len(pids) != 1 {
-		t.Fatalf("vireo-apiserver Pod %s has processes %v, want one", before.Name, pids)
-	}
 	start := time.Now()
-	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	var after *corev1.Pod
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		after = vireoAPIServerPod(t)
-		return after.Name == before.Name && after.Status.ContainerStatuses[0].RestartCount > before.Status.ContainerStatuses[0].RestartCount &&
-			podReady(after), nil
-	})
-	if err != nil {
-		t.Fatalf("vireo-apiserver not back as the same Pod with a higher restart count: %+v", after.Status.ContainerStatuses)
-	}
+	killAndAwaitRestart(t, "vireo-apiserver")
 	restarted := time.Now()
 	// Ready means ready for the aggregator: its front-proxy requests are authenticated at once
 	// (before the fix, the first ~100 ms after readiness answered 403 to system:anonymous).

@@ -2,8 +2,13 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestPodSpecOnLocalNodes runs one Pod that uses what Vireo's manifests and users rely on:
@@ -85,10 +90,12 @@ spec:
 		{`echo "$ECHO|$PASSWORD|$MODE|$CFG_LEVEL|$CFG_mode"`, "hello world|s3cret|fast|7|fast"},
 		{"echo $NODE", cluster.NodeNames()[0] + "|" + cluster.NodeNames()[1]},
 		{"cat /etc/creds/password", "s3cret"},
-		{"cat /etc/settings/the-mode; ls /etc/settings", "fast\nthe-mode"},
-		{"cat /etc/podinfo/name; cat /etc/podinfo/labels", "features\ntier=\"test\""},
-		{"cat /etc/all/password; test -s /etc/all/token && echo token", "s3cret\ntoken"},
-		{"touch /work/x && echo /work ok; touch /mnt/disk/y && echo disk ok", "/work ok\ndisk ok"},
+		{"cat /etc/settings/the-mode; echo; ls /etc/settings", "fast\nthe-mode"},
+		{"cat /etc/podinfo/name; echo; cat /etc/podinfo/labels", "features\ntier=\"test\""},
+		{"cat /etc/all/password; echo; test -s /etc/all/token && echo token", "s3cret\ntoken"},
+		{"touch /work/x && ls /work", "x"},
+		// The claim's PersistentVolume directory (the host path provisioner's) is mounted there.
+		{"stat -c %i /mnt/disk", diskInode(t, ns)},
 		{"touch /etc/creds/z 2>/dev/null || echo read-only", "read-only"},
 	}
 	for _, c := range checks {
@@ -103,9 +110,44 @@ spec:
 			t.Errorf("%s = %q, want %q", c.script, got, c.want)
 		}
 	}
+	// A hostPath volume is the path under the node's own directory (nodes never share one).
+	node := kubectl(t, "-n", ns, "get", "pod", "features", "-o", "jsonpath={.spec.nodeName}")
+	hostDir := filepath.Join(cluster.Options().NodeDir(node), "host", "var", "lib", "vireo-e2e-hostpath")
+	if got, want := sh("stat -c %i /mnt/host"), inode(t, hostDir); got != want {
+		t.Errorf("/mnt/host is inode %s, the node's %s is %s", got, hostDir, want)
+	}
 	// The init container ran to completion first.
 	out := kubectl(t, "-n", ns, "get", "pod", "features", "-o", "jsonpath={.status.initContainerStatuses[0].state.terminated.reason}")
 	if out != "Completed" {
 		t.Errorf("init container state: %q, want Completed", out)
 	}
+}
+
+// diskInode is the inode number of the directory behind a claim's PersistentVolume, as stat
+// prints it: the Pod's mount must show that very directory.
+func diskInode(t *testing.T, ns string) string {
+	t.Helper()
+	var path string
+	eventually(t, "the claim is bound", func() error {
+		pvc, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(t.Context(), "disk", metav1.GetOptions{})
+		if err != nil || pvc.Spec.VolumeName == "" {
+			return fmt.Errorf("claim not bound: %v", err)
+		}
+		pv, err := kube.CoreV1().PersistentVolumes().Get(t.Context(), pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil || pv.Spec.HostPath == nil {
+			return fmt.Errorf("volume %s: %v", pvc.Spec.VolumeName, err)
+		}
+		path = pv.Spec.HostPath.Path
+		return nil
+	})
+	return inode(t, path)
+}
+
+func inode(t *testing.T, path string) string {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return strconv.FormatUint(st.Ino, 10)
 }

@@ -52,8 +52,22 @@ func Exec(ctx context.Context, self, dir string, req ExecRequest) (int, error) {
 	if err := writeJSONAtomic(f.Name(), initConfig{Spec: spec, Self: self}, 0o600); err != nil {
 		return -1, err
 	}
+	// The binary and the spec file are handed over as descriptors (3 and 4): in the
+	// container's mount namespace a volume may cover their paths (an emptyDir at /work hides
+	// a node whose files live under /work).
+	selfFile, err := os.Open(self)
+	if err != nil {
+		return -1, err
+	}
+	defer selfFile.Close()
+	execSpec, err := os.Open(f.Name())
+	if err != nil {
+		return -1, err
+	}
+	defer execSpec.Close()
 	cmd := exec.CommandContext(ctx, "nsenter", "-t", strconv.Itoa(s.State.Pid), "-m", "-n", "-u", "--",
-		self, "node-init", "--exec", f.Name())
+		"/proc/self/fd/3", "node-init", "--exec", "/proc/self/fd/4")
+	cmd.ExtraFiles = []*os.File{selfFile, execSpec}
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.WaitDelay = execWaitDelay

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -177,5 +178,22 @@ func TestMountsThatCoverTheirSourcesAndTheBinary(t *testing.T) {
 	}
 	if got := logOf(t, cdir, LogOptions{}); got != "seen through the cover\n" {
 		t.Errorf("container saw %q", got)
+	}
+}
+
+// TestExecWhenAVolumeCoversTheNodeBinary: exec still works when a volume covers the path of
+// the binary that runs node-init (here /tmp, where the test binary lives).
+func TestExecWhenAVolumeCoversTheNodeBinary(t *testing.T) {
+	if !strings.HasPrefix(self, "/tmp/") {
+		t.Skipf("the node binary %s is not under /tmp", self)
+	}
+	spec := sh("sleep 1000")
+	spec.Mounts = []Mount{{Source: t.TempDir(), Target: "/tmp"}}
+	dir, _ := run(t, spec)
+	t.Cleanup(func() { _ = Signal(dir, syscall.SIGKILL) })
+	var out bytes.Buffer
+	code, err := Exec(t.Context(), self, dir, ExecRequest{Command: []string{"sh", "-c", "ls /tmp | wc -l"}, Stdout: &out, Stderr: &out})
+	if err != nil || code != 0 || strings.TrimSpace(out.String()) != "0" {
+		t.Fatalf("exec under a volume at /tmp: code %d, err %v, output %q", code, err, out.String())
 	}
 }
