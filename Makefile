@@ -3,7 +3,7 @@ SHELL := /bin/bash
 OUT := _output
 BIN := $(OUT)/bin
 GO ?= go
-NODES ?= 1
+NODES ?=
 BINARIES := $(notdir $(wildcard cmd/*))
 
 .PHONY: help build upstream up down test test-unit generate verify bench clean
@@ -18,7 +18,7 @@ build: ## Build every binary into _output/bin
 upstream: ## Build etcd, kube-apiserver, kube-controller-manager, kube-proxy, kube-scheduler and kubectl once (cached)
 	hack/build-upstream.sh
 
-up: build upstream ## Run Vireo on this machine: Kubernetes with NODES local nodes (default 1) and Vireo aggregated into it
+up: build upstream ## Run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before) and Vireo on them
 	NODES=$(NODES) hack/up.sh
 
 down: ## Stop what `make up` started (data is kept)

@@ -39,6 +39,18 @@ func (c *Cluster) nodeCount() int {
 
 func (c *Cluster) nodeCountFile() string { return filepath.Join(c.opts.Run(), "nodes") }
 
+// checkNodeCount refuses to remove nodes from an installation (their Pods would be lost);
+// adding nodes is fine.
+func (c *Cluster) checkNodeCount() error {
+	if b, err := os.ReadFile(c.nodeCountFile()); err == nil {
+		if had, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && had > c.nodeCount() {
+			return fmt.Errorf("this installation has %d local nodes, and up asked for %d: nodes can be added, not removed; "+
+				"run up with --nodes %d (or NODES=%d), or start afresh with `vireo-local down --purge`", had, c.nodeCount(), had, had)
+		}
+	}
+	return nil
+}
+
 // recordNodeCount remembers how many nodes Up starts, for down, status and restart.
 func (c *Cluster) recordNodeCount() error {
 	if err := os.MkdirAll(c.opts.Run(), 0o755); err != nil {

@@ -65,6 +65,9 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 			c.stopAll(started)
 		}
 	}()
+	if err := c.checkNodeCount(); err != nil {
+		return err
+	}
 	if err := c.stopLegacyComponents(); err != nil {
 		return err
 	}

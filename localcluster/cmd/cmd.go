@@ -24,15 +24,18 @@ func New(out io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&opts.BinDir, "bin-dir", opts.BinDir, "Directory of the binaries to run.")
 	root.PersistentFlags().StringVar(&opts.ManifestsDir, "manifests", opts.ManifestsDir, "The repository's artifacts directory (RBAC is applied from it).")
 
+	var nodes int
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Start every component that is not running and wait until the APIServices are Available",
 		RunE: func(c *cobra.Command, _ []string) error {
-			return localcluster.New(opts).Up(c.Context())
+			o := opts
+			o.Nodes = nodes
+			return localcluster.New(o).Up(c.Context())
 		},
 	}
 	up.Flags().StringSliceVar(&opts.Examples, "apply", nil, "Manifests to create once the API is ready (existing objects are left alone).")
-	up.Flags().IntVar(&opts.Nodes, "nodes", 1, "Number of local nodes (each its own process, network namespace and address); later commands remember it.")
+	up.Flags().IntVar(&nodes, "nodes", 0, "Number of local nodes, each its own process, network namespace and address (default: as many as the last up started, else 1); later commands remember it. Nodes can be added, not removed.")
 
 	var purge bool
 	down := &cobra.Command{
