@@ -21,7 +21,8 @@ const basePath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 // containerSpec builds what the shim runs for container c of the worker's Pod: the binary
 // its image maps to, its command line with $(VAR) expanded, its environment (resolved now
 // that the Pod has its IP), user, working directory, network namespace and mounts.
-func (w *podWorker) containerSpec(ctx context.Context, c *corev1.Container, logFile string) (container.Spec, error) {
+func (w *podWorker) containerSpec(ctx context.Context, c *corev1.Container, attempt int) (container.Spec, error) {
+	logFile := w.logPath(c.Name, attempt)
 	pod := w.snapshot()
 	bin, err := w.p.images.Resolve(c.Image)
 	if err != nil {
@@ -55,19 +56,42 @@ func (w *podWorker) containerSpec(ctx context.Context, c *corev1.Container, logF
 	if err != nil {
 		return container.Spec{}, err
 	}
-	mounts, err := w.mounts(c)
+	mounts, err := w.mounts(ctx, c)
 	if err != nil {
 		return container.Spec{}, err
 	}
 	spec := container.Spec{
 		Path: argv[0], Args: argv[1:], Env: env, WorkingDir: c.WorkingDir,
-		UID: uid, GID: gid, SupplementalGroups: groups,
-		Hostname: pod.Name, Mounts: mounts, LogFile: logFile,
+		UID: uid, GID: gid, SupplementalGroups: groups, NoNewPrivileges: noPrivilegeEscalation(c),
+		Hostname: pod.Name, Mounts: mounts, LogFile: logFile, Resources: w.resources(pod, c, attempt),
 	}
 	if !pod.Spec.HostNetwork {
 		spec.Netns = w.netnsPath()
 	}
 	return spec, nil
+}
+
+// resources are a container's limits, enforced in a cgroup of its own run when the host has
+// the controllers (reportUnenforcedLimits says when not).
+func (w *podWorker) resources(pod *corev1.Pod, c *corev1.Container, attempt int) container.Resources {
+	r := container.Resources{Cgroup: fmt.Sprintf("vireo/%s/%s/%s-%d", w.p.cfg.Name, pod.UID, c.Name, attempt)}
+	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		r.MemoryBytes = q.Value()
+	}
+	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+		r.CPUMilli = q.MilliValue()
+	}
+	if _, ok := container.CgroupsAvailable(); !ok {
+		return container.Resources{}
+	}
+	return r
+}
+
+// noPrivilegeEscalation is allowPrivilegeEscalation: false, which a kubelet turns into the
+// no_new_privs bit.
+func noPrivilegeEscalation(c *corev1.Container) bool {
+	sc := c.SecurityContext
+	return sc != nil && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation
 }
 
 // identity is the user and groups a container runs as: its securityContext over the Pod's,
@@ -190,6 +214,19 @@ func (w *podWorker) lastAttempt(name string) int {
 		}
 	}
 	return last
+}
+
+// pruneRuns removes the state and logs of the runs before the previous one, which nothing
+// reads any more (kubectl logs --previous reads the one before the current): a container
+// that crashes for days does not fill the disk with them.
+func (w *podWorker) pruneRuns(name string, current int) {
+	entries, _ := os.ReadDir(filepath.Join(w.dir, "containers", name))
+	for _, e := range entries {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n < current-1 {
+			_ = os.RemoveAll(w.runDir(name, n))
+			_ = os.Remove(w.logPath(name, n))
+		}
+	}
 }
 
 func containerID(pod *corev1.Pod, name string, attempt int) string {

@@ -28,13 +28,17 @@ type podWorker struct {
 	// namespace and name never change; read them without the lock.
 	namespace, name string
 
-	mu          sync.Mutex
-	pod         *corev1.Pod
-	obs         PodObservation
-	runs        map[string]*containerRun
-	podIP       string
-	netns       string
-	tokens      map[string]cachedToken
+	pubMu  sync.Mutex // held across computing and publishing a status; taken before mu
+	mu     sync.Mutex
+	pod    *corev1.Pod
+	obs    PodObservation
+	runs   map[string]*containerRun
+	podIP  string
+	netns  string
+	tokens map[string]cachedToken
+	// reported is the status the API had when this node run took the Pod: an adopted
+	// container keeps the readiness it had until its probe says otherwise.
+	reported    corev1.PodStatus
 	terminating chan struct{}
 	stopOnce    sync.Once
 	grace       time.Duration
@@ -50,6 +54,7 @@ type containerRun struct {
 func newPodWorker(p *Provider, pod *corev1.Pod) *podWorker {
 	w := &podWorker{p: p, dir: p.podDir(pod.UID), namespace: pod.Namespace, name: pod.Name, pod: pod.DeepCopy(), runs: map[string]*containerRun{}, tokens: map[string]cachedToken{},
 		terminating: make(chan struct{})}
+	w.reported = *pod.Status.DeepCopy()
 	w.obs.StartTime = time.Now()
 	if pod.Status.StartTime != nil {
 		w.obs.StartTime = pod.Status.StartTime.Time
@@ -76,7 +81,11 @@ func (w *podWorker) update(pod *corev1.Pod) {
 }
 
 // change applies fn to the observation under the lock and publishes the resulting status.
+// Statuses are published in the order they were computed (pubMu), or virtual-kubelet, which
+// keeps the last one it is given, could end with a stale one.
 func (w *podWorker) change(fn func()) {
+	w.pubMu.Lock()
+	defer w.pubMu.Unlock()
 	w.mu.Lock()
 	fn()
 	w.obs.Now = time.Now()
@@ -204,7 +213,17 @@ func (w *podWorker) podIPs() []string {
 func (w *podWorker) runInitContainers(ctx context.Context) bool {
 	pod := w.snapshot()
 	for i := range pod.Spec.InitContainers {
-		if exit := w.supervise(ctx, &pod.Spec.InitContainers[i], true); exit == nil || exit.ExitCode != 0 {
+		c := &pod.Spec.InitContainers[i]
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			// A sidecar never exits 0: waiting for it would hang the Pod without a word.
+			msg := fmt.Sprintf("init container %q has restartPolicy Always (a sidecar), which vireo-local nodes do not run yet; make it a regular container", c.Name)
+			w.change(func() {
+				w.runs[c.Name] = &containerRun{obs: ContainerObservation{Name: c.Name, WaitingReason: ReasonCreateContainerConfigError, WaitingMessage: msg}}
+			})
+			w.event(corev1.EventTypeWarning, "Failed", "Error: %s", msg)
+			return false
+		}
+		if exit := w.supervise(ctx, c, true); exit == nil || exit.ExitCode != 0 {
 			return false
 		}
 	}
@@ -278,6 +297,13 @@ func (w *podWorker) adopt(ctx context.Context, name string, attempt int) *Exit {
 	}
 	pod := w.snapshot()
 	id := containerID(pod, name, attempt)
+	if attempt > 0 {
+		// The run before: lastState, as before the node restarted.
+		if prev, err := container.Inspect(w.runDir(name, attempt-1)); err == nil && prev.State != nil && prev.Exit != nil {
+			last := toExit(prev.Exit, containerID(pod, name, attempt-1), prev.State.StartedAt)
+			w.change(func() { w.runs[name].obs.LastExit = last })
+		}
+	}
 	if st.Running {
 		w.change(func() {
 			r := w.runs[name]
@@ -299,7 +325,7 @@ func (w *podWorker) startAndWait(ctx context.Context, c *corev1.Container, attem
 	if w.isTerminating() {
 		return nil, false
 	}
-	spec, err := w.containerSpec(ctx, c, w.logPath(c.Name, attempt))
+	spec, err := w.containerSpec(ctx, c, attempt)
 	var st container.State
 	dir := w.runDir(c.Name, attempt)
 	if err == nil {
@@ -326,6 +352,7 @@ func (w *podWorker) startAndWait(ctx context.Context, c *corev1.Container, attem
 		r.obs.WaitingReason, r.obs.WaitingMessage, r.obs.Exit = "", "", nil
 	})
 	w.event(corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	w.pruneRuns(c.Name, attempt)
 	if w.isTerminating() {
 		// Deleted while starting: stopRunning may have missed this run.
 		go stopContainers([]string{dir}, w.gracePeriod())
@@ -338,9 +365,16 @@ func (w *podWorker) startAndWait(ctx context.Context, c *corev1.Container, attem
 // running container is ready; without a startup probe it is started.
 func (w *podWorker) waitExit(ctx context.Context, c *corev1.Container, dir, id string, startedAt time.Time) *Exit {
 	name := c.Name
+	ready, started := c.ReadinessProbe == nil && c.StartupProbe == nil, c.StartupProbe == nil
+	for _, cs := range append(w.reported.InitContainerStatuses, w.reported.ContainerStatuses...) {
+		if cs.Name == name && cs.ContainerID == id && cs.State.Running != nil {
+			// Adopted after a node restart: as reported before, until a probe says otherwise.
+			ready, started = cs.Ready, cs.Started != nil && *cs.Started || c.StartupProbe == nil
+		}
+	}
 	w.change(func() {
 		r := w.runs[name]
-		r.obs.Ready, r.obs.Started = c.ReadinessProbe == nil && c.StartupProbe == nil, c.StartupProbe == nil
+		r.obs.Ready, r.obs.Started = ready, started
 	})
 	probeCtx, stopProbes := context.WithCancel(ctx)
 	go w.probeRun(probeCtx, c, dir)
@@ -359,7 +393,8 @@ func (w *podWorker) waitExit(ctx context.Context, c *corev1.Container, dir, id s
 }
 
 func toExit(ex *container.Exit, id string, startedAt time.Time) *Exit {
-	return &Exit{ExitCode: int32(ex.Code), Signal: int32(ex.Signal), StartedAt: startedAt, FinishedAt: ex.FinishedAt, ContainerID: id}
+	return &Exit{ExitCode: int32(ex.Code), Signal: int32(ex.Signal), OOMKilled: ex.Reason == ReasonOOMKilled,
+		StartedAt: startedAt, FinishedAt: ex.FinishedAt, ContainerID: id}
 }
 
 // pause waits d, or returns false at once when the Pod is being deleted.
@@ -431,13 +466,11 @@ func (w *podWorker) runDirs(running bool) []string {
 // shutdown runs once every container has stopped: it tears the sandbox down, reports the
 // terminal status and removes the Pod from the API, as a kubelet does once its containers
 // are gone.
+//
+// Mount points a container needed that did not exist on the host stay (empty directories):
+// removing one would also detach it from the mount namespace of another container that uses
+// the same path, which rmdir allows since Linux 3.18.
 func (w *podWorker) shutdown() {
-	for _, d := range w.runDirs(false) {
-		// Mount points a container needed that did not exist on the host go with it.
-		if st, err := container.Inspect(d); err == nil && st.State != nil {
-			_ = container.RemoveCreatedPaths(st.State.CreatedPaths)
-		}
-	}
 	pod := w.snapshot()
 	if !pod.Spec.HostNetwork {
 		if net, err := w.p.network(context.Background()); err == nil {
@@ -483,13 +516,17 @@ func (w *podWorker) event(eventType, reason, format string, args ...any) {
 	}
 }
 
-// reportUnenforcedLimits tells the user, with an event, that the Pod's resource limits are
-// not enforced: local nodes run containers as plain host processes, without cgroups.
+// reportUnenforcedLimits tells the user, with an event, when the Pod's resource limits cannot
+// be enforced: the host lacks the memory or cpu cgroup controller.
 func (w *podWorker) reportUnenforcedLimits(pod *corev1.Pod) {
+	how, ok := container.CgroupsAvailable()
+	if ok {
+		return
+	}
 	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
 		if len(c.Resources.Limits) > 0 {
 			w.event(corev1.EventTypeWarning, "ResourceLimitsNotEnforced",
-				"container %s has resource limits; vireo-local nodes run containers as host processes without cgroups and do not enforce them", c.Name)
+				"container %s has resource limits, which this node cannot enforce: the host's %s lacks the memory or cpu controller", c.Name, how)
 		}
 	}
 }

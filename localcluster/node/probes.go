@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -144,17 +145,23 @@ func (w *podWorker) probeHTTP(ctx context.Context, c *corev1.Container, g *corev
 	if g.Scheme == corev1.URISchemeHTTPS {
 		scheme = "https"
 	}
-	url := scheme + "://" + net.JoinHostPort(w.probeHost(g.Host), strconv.Itoa(port)) + g.Path
+	path := g.Path
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	url := scheme + "://" + net.JoinHostPort(w.probeHost(g.Host), strconv.Itoa(port)) + path
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
 	for _, h := range g.HTTPHeaders {
+		if strings.EqualFold(h.Name, "Host") {
+			req.Host = h.Value
+			continue
+		}
 		req.Header.Add(h.Name, h.Value)
 	}
-	// As a kubelet, the probe does not verify the container's certificate.
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // kubelet probe semantics
-	resp, err := client.Do(req)
+	resp, err := probeClient.Do(req)
 	if err != nil {
 		return err
 	}
@@ -164,6 +171,13 @@ func (w *podWorker) probeHTTP(ctx context.Context, c *corev1.Container, g *corev
 	}
 	return nil
 }
+
+// probeClient sends every HTTP probe: like a kubelet's, it does not verify the container's
+// certificate and keeps no connection open between probes.
+var probeClient = &http.Client{Transport: &http.Transport{
+	TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // kubelet probe semantics
+	DisableKeepAlives: true,
+}}
 
 func (w *podWorker) probeHost(host string) string {
 	if host != "" {

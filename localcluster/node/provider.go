@@ -105,6 +105,10 @@ func (p *Provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	w, ok := p.workers[pod.UID]
 	p.mu.Unlock()
 	if !ok {
+		// Not started by this run of the node, but an earlier run may have left containers.
+		if _, err := os.Stat(p.podDir(pod.UID)); err == nil {
+			go p.removeLeftovers(context.Background(), pod.UID, podRef(pod))
+		}
 		return errdefs.NotFoundf("pod %s/%s is not running on node %s", pod.Namespace, pod.Name, p.cfg.Name)
 	}
 	w.terminate(pod)
@@ -120,8 +124,9 @@ func (p *Provider) forget(uid types.UID) {
 func (p *Provider) worker(namespace, name string) (*podWorker, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// A Pod deleted and created again under its name has a terminating worker and a new one.
 	for _, w := range p.workers {
-		if w.namespace == namespace && w.name == name {
+		if w.namespace == namespace && w.name == name && !w.isTerminating() {
 			return w, nil
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -77,8 +78,13 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// ensureHostPath checks or creates a hostPath volume's (node-mapped) path by its type.
-func ensureHostPath(path string, t *corev1.HostPathType) error {
+// ensureHostPath checks or creates a hostPath volume's (node-mapped) path by its type. The
+// directories below root are created without following symlinks (a container may have
+// planted one in a host path it mounts).
+func ensureHostPath(root, path string, t *corev1.HostPathType) error {
+	if err := mkdirNoFollow(root, filepath.Dir(path)); err != nil {
+		return err
+	}
 	kind := corev1.HostPathUnset
 	if t != nil {
 		kind = *t
@@ -87,10 +93,7 @@ func ensureHostPath(path string, t *corev1.HostPathType) error {
 	switch kind {
 	case corev1.HostPathFileOrCreate:
 		if os.IsNotExist(err) {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW, 0o644)
 			if err != nil {
 				return err
 			}
@@ -115,9 +118,42 @@ func ensureHostPath(path string, t *corev1.HostPathType) error {
 	}
 	// DirectoryOrCreate, and unset: a bind mount needs the path, so a missing one is a directory.
 	if os.IsNotExist(err) {
-		return os.MkdirAll(path, 0o755)
+		return mkdirNoFollow(root, path)
 	}
 	return err
+}
+
+// mkdirNoFollow creates dir and its missing parents below root (which exists), refusing to
+// pass through a symlink.
+func mkdirNoFollow(root, dir string) error {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("%s is not inside %s", dir, root)
+	}
+	cur := root
+	for _, part := range strings.Split(rel, "/") {
+		if part == "." || part == "" {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		switch {
+		case os.IsNotExist(err):
+			if err := os.Mkdir(cur, 0o755); err != nil && !os.IsExist(err) {
+				return err
+			}
+		case err != nil:
+			return err
+		case fi.Mode()&os.ModeSymlink != 0:
+			return fmt.Errorf("host path %s is a symlink, which is refused", cur)
+		case !fi.IsDir():
+			return fmt.Errorf("host path %s is not a directory", cur)
+		}
+	}
+	return nil
 }
 
 // podDir is a Pod's directory on the node, named by UID (never by a user-chosen name).
@@ -142,8 +178,8 @@ func (w *podWorker) logFile(name string, previous bool) (string, func() bool, er
 		attempt = r.attempt
 	}
 	w.mu.Unlock()
-	if !ok {
-		return "", nil, fmt.Errorf("container %q in pod %s has not started (or is not in the pod)", name, w.key())
+	if !ok || (r.dir == "" && !previous) {
+		return "", nil, fmt.Errorf("container %q in pod %s is waiting to start", name, w.key())
 	}
 	if previous {
 		if attempt == 0 {

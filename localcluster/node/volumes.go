@@ -54,12 +54,16 @@ func (w *podWorker) setupVolume(ctx context.Context, pod *corev1.Pod, v corev1.V
 	dir := w.volumeDir(v.Name)
 	switch {
 	case v.EmptyDir != nil:
+		// Made world-writable once, as a kubelet does; a container may change that later.
+		if _, err := os.Stat(dir); err == nil {
+			return nil
+		}
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return err
 		}
 		return os.Chmod(dir, 0o777)
 	case v.HostPath != nil:
-		return ensureHostPath(w.hostPathDir(v.HostPath.Path), v.HostPath.Type)
+		return ensureHostPath(w.hostPathDir("/"), w.hostPathDir(v.HostPath.Path), v.HostPath.Type)
 	case v.PersistentVolumeClaim != nil:
 		_, err := w.pvcPath(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
 		return err
@@ -272,7 +276,7 @@ func (w *podWorker) pvcPath(ctx context.Context, ns, claim string) (string, erro
 }
 
 // mounts are container c's volume mounts as bind mounts from the materialised volumes.
-func (w *podWorker) mounts(c *corev1.Container) ([]container.Mount, error) {
+func (w *podWorker) mounts(ctx context.Context, c *corev1.Container) ([]container.Mount, error) {
 	pod := w.snapshot()
 	volumes := map[string]corev1.Volume{}
 	for _, v := range pod.Spec.Volumes {
@@ -284,13 +288,16 @@ func (w *podWorker) mounts(c *corev1.Container) ([]container.Mount, error) {
 		if !ok {
 			return nil, configError("container %q mounts volume %q, which the Pod does not define", c.Name, m.Name)
 		}
-		src := w.volumeDir(m.Name)
+		src, beneath := w.volumeDir(m.Name), ""
 		readOnly := m.ReadOnly
 		switch {
 		case v.HostPath != nil:
-			src = w.hostPathDir(v.HostPath.Path)
+			// A container may plant symlinks in a host path other Pods see.
+			src, beneath = w.hostPathDir(v.HostPath.Path), w.hostPathDir("/")
 		case v.PersistentVolumeClaim != nil:
-			p, err := w.pvcPath(context.Background(), pod.Namespace, v.PersistentVolumeClaim.ClaimName)
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			p, err := w.pvcPath(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
+			cancel()
 			if err != nil {
 				return nil, configError("container %q volume %q: %v", c.Name, m.Name, err)
 			}
@@ -303,9 +310,12 @@ func (w *podWorker) mounts(c *corev1.Container) ([]container.Mount, error) {
 			if filepath.IsAbs(sub) || sub == ".." || strings.HasPrefix(sub, "../") {
 				return nil, configError("container %q volume mount %q: subPath %q must be a relative path inside the volume", c.Name, m.Name, m.SubPath)
 			}
+			if beneath == "" {
+				beneath = src
+			}
 			src = filepath.Join(src, sub)
 		}
-		out = append(out, container.Mount{Source: src, Target: m.MountPath, ReadOnly: readOnly})
+		out = append(out, container.Mount{Source: src, Beneath: beneath, Target: m.MountPath, ReadOnly: readOnly})
 	}
 	return out, nil
 }

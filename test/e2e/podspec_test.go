@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -150,4 +151,31 @@ func inode(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return strconv.FormatUint(st.Ino, 10)
+}
+
+// TestResourceLimitsAreEnforced: a Pod's memory limit holds for what runs in it, kubectl exec
+// included: a command allocating past it is killed, and the container itself keeps running.
+func TestResourceLimitsAreEnforced(t *testing.T) {
+	ns := namespace(t)
+	kubectl(t, "apply", "-f", manifestFile(t, fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: limited, namespace: %s}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: web
+    image: %s
+    args: [netexec, --http-port=8080]
+    resources: {limits: {memory: 48Mi, cpu: 200m}}
+`, ns, agnhost)))
+	waitPodsReady(t, ns, "limited")
+	_, _, err := kubectlResult("-n", ns, "exec", "limited", "--", "sh", "-c", `x=$(head -c 134217728 /dev/zero | tr '\0' a); echo survived`)
+	exitErr, ok := err.(*exec.ExitError)
+	if !ok || exitErr.ExitCode() != 137 {
+		t.Fatalf("allocating 128 MiB in a Pod limited to 48 MiB: %v, want exit code 137 (killed)", err)
+	}
+	p := waitPodsReady(t, ns, "limited")["limited"]
+	if cs := p.Status.ContainerStatuses[0]; cs.RestartCount != 0 || cs.State.Running == nil {
+		t.Errorf("the container should run on untouched: %+v", cs)
+	}
 }

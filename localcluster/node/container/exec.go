@@ -42,7 +42,8 @@ func Exec(ctx context.Context, self, dir string, req ExecRequest) (int, error) {
 	}
 	c := cfg.Spec
 	spec := Spec{Path: req.Command[0], Args: req.Command[1:], Env: c.Env, WorkingDir: c.WorkingDir,
-		UID: c.UID, GID: c.GID, SupplementalGroups: c.SupplementalGroups}
+		UID: c.UID, GID: c.GID, SupplementalGroups: c.SupplementalGroups, NoNewPrivileges: c.NoNewPrivileges,
+		Resources: c.Resources}
 	f, err := os.CreateTemp(dir, "exec-*.json")
 	if err != nil {
 		return -1, err

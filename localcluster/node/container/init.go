@@ -79,6 +79,10 @@ func InitMain(args []string) int {
 			return fail(exitSetupFailed, err)
 		}
 	}
+	// A command exec'd in the container joins its cgroup, under the same limits.
+	if err := enterCgroups(spec.Resources); err != nil {
+		return fail(exitSetupFailed, err)
+	}
 	if err := setCredentials(spec); err != nil {
 		return fail(exitSetupFailed, err)
 	}
@@ -161,7 +165,12 @@ func enterNetns(path string) error {
 // even one planted after Start checked it, fails the mount instead of redirecting it. A target
 // missing in this namespace (under an earlier mount) is created the way Start creates them.
 func cloneTree(m Mount) (int, error) {
-	tree, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	src, err := openSource(m)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(src)
+	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
 	if err != nil {
 		return -1, fmt.Errorf("cloning the source: %w", err)
 	}
@@ -173,6 +182,33 @@ func cloneTree(m Mount) (int, error) {
 		}
 	}
 	return tree, nil
+}
+
+// openSource opens a mount's source as an O_PATH descriptor: the trusted path as it is, or
+// the untrusted part below Beneath with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS.
+func openSource(m Mount) (int, error) {
+	if m.Beneath == "" {
+		fd, err := unix.Open(m.Source, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, fmt.Errorf("opening the source: %w", err)
+		}
+		return fd, nil
+	}
+	rel, err := filepath.Rel(m.Beneath, m.Source)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return -1, fmt.Errorf("source %s is not inside %s", m.Source, m.Beneath)
+	}
+	root, err := unix.Open(m.Beneath, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("opening %s: %w", m.Beneath, err)
+	}
+	defer unix.Close(root)
+	fd, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return -1, fmt.Errorf("opening %s below %s without following symlinks: %w", rel, m.Beneath, err)
+	}
+	return fd, nil
 }
 
 // attachTree attaches a cloned tree at m.Target (see cloneTree).
@@ -195,8 +231,14 @@ func attachTree(tree int, m Mount) error {
 	return unix.MoveMount(tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }
 
-// setCredentials sets the groups, group and user when the spec names any.
+// setCredentials sets no_new_privs when asked, and the groups, group and user when the spec
+// names any.
 func setCredentials(spec Spec) error {
+	if spec.NoNewPrivileges {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("setting no_new_privs: %w", err)
+		}
+	}
 	if spec.UID == nil && spec.GID == nil && len(spec.SupplementalGroups) == 0 {
 		return nil
 	}

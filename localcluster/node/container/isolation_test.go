@@ -197,3 +197,64 @@ func TestExecWhenAVolumeCoversTheNodeBinary(t *testing.T) {
 		t.Fatalf("exec under a volume at /tmp: code %d, err %v, output %q", code, err, out.String())
 	}
 }
+
+// TestNoNewPrivileges: with NoNewPrivileges the container runs with the no_new_privs bit
+// (allowPrivilegeEscalation: false), and exec'd commands too; without it, not.
+func TestNoNewPrivileges(t *testing.T) {
+	for _, want := range []string{"0", "1"} {
+		spec := sh("grep NoNewPrivs /proc/self/status | tr -d ' \\t'; sleep 1000")
+		spec.NoNewPrivileges = want == "1"
+		dir, _ := run(t, spec)
+		t.Cleanup(func() { _ = Signal(dir, syscall.SIGKILL) })
+		poll(t, "the container's status line", func() bool { return strings.Contains(logOf(t, dir, LogOptions{}), "NoNewPrivs") })
+		if got := logOf(t, dir, LogOptions{}); got != "NoNewPrivs:"+want+"\n" {
+			t.Errorf("NoNewPrivileges=%v: container printed %q", spec.NoNewPrivileges, got)
+		}
+		var out bytes.Buffer
+		if _, err := Exec(t.Context(), self, dir, ExecRequest{Command: []string{"grep", "NoNewPrivs", "/proc/self/status"}, Stdout: &out}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(strings.Fields(out.String()), ""); got != "NoNewPrivs:"+want {
+			t.Errorf("NoNewPrivileges=%v: exec saw %q", spec.NoNewPrivileges, got)
+		}
+	}
+}
+
+// TestSourceBeneathRefusesSymlinks: the Pod-chosen part of a source (a subPath) is resolved
+// without following symlinks, so a link a container planted in its volume cannot make
+// another directory of the host appear in a container.
+func TestSourceBeneathRefusesSymlinks(t *testing.T) {
+	volume, secret := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(secret, "key"), []byte("not yours\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(volume, "planted")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(volume, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "mnt")
+	for _, c := range []struct {
+		sub  string
+		want string
+	}{{"real", "ok\n"}, {"planted", ""}} {
+		spec := sh("ls " + target + " && echo ok")
+		spec.Mounts = []Mount{{Source: filepath.Join(volume, c.sub), Beneath: volume, Target: target}}
+		dir, logFile := newContainer(t)
+		spec.LogFile = logFile
+		_, err := Start(self, dir, spec)
+		if c.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "symlink") {
+				t.Errorf("subPath %q through a planted link: Start = %v, want a refusal naming the symlink", c.sub, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("subPath %q: %v", c.sub, err)
+		}
+		if e := waitExit(t, dir); e.Code != 0 || logOf(t, dir, LogOptions{}) != c.want {
+			t.Errorf("subPath %q: exit %+v, log %q", c.sub, e, logOf(t, dir, LogOptions{}))
+		}
+	}
+}

@@ -97,6 +97,7 @@ func runShim(dir string) error {
 	if len(msg) > 0 {
 		reportStartError(dir, string(msg))
 		_ = cmd.Wait()
+		removeCgroups(cfg.Spec.Resources)
 		return errStartReported
 	}
 	st := State{Pid: cmd.Process.Pid, StartedAt: time.Now().UTC(), CreatedPaths: cfg.CreatedPaths, ShimPid: os.Getpid()}
@@ -118,7 +119,12 @@ func runShim(dir string) error {
 	case <-drained:
 	case <-time.After(drainTimeout):
 	}
-	return writeJSONAtomic(filepath.Join(dir, exitFile), exitOf(cmd.ProcessState, finished), 0o600)
+	exit := exitOf(cmd.ProcessState, finished)
+	if exit.Signal == int(syscall.SIGKILL) && oomKilled(cfg.Spec.Resources) {
+		exit.Reason = "OOMKilled"
+	}
+	removeCgroups(cfg.Spec.Resources)
+	return writeJSONAtomic(filepath.Join(dir, exitFile), exit, 0o600)
 }
 
 // exitOf converts a wait status.

@@ -82,6 +82,14 @@ func startShim(self, dir string, cfg initConfig) (State, error) {
 			// Look at the files once more: the shim writes them before exiting.
 			shimDone = true
 		case <-deadline.C:
+			// The shim's session goes, container included if it started late: a retry must not
+			// leave a second, untracked copy running.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+			var late State
+			if ok, _ := readJSON(filepath.Join(dir, stateFile), &late); ok && late.Pid > 0 {
+				_ = syscall.Kill(-late.Pid, syscall.SIGKILL)
+			}
 			return State{}, fmt.Errorf("container %s (dir %s) did not start within %s", cfg.Spec.Path, dir, startTimeout)
 		case <-tick.C:
 		}
@@ -143,9 +151,16 @@ func cleanTarget(target string) (string, error) {
 func createTargets(mounts []Mount) ([]string, error) {
 	var created []string
 	for _, m := range mounts {
-		fi, err := os.Stat(m.Source)
+		stat := os.Stat
+		if m.Beneath != "" {
+			stat = os.Lstat // node-init refuses a symlink there; do not follow it here either
+		}
+		fi, err := stat(m.Source)
 		if err != nil {
 			return created, fmt.Errorf("mount source for %s: %w", m.Target, err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return created, fmt.Errorf("mount source %s for %s is a symlink, which is refused", m.Source, m.Target)
 		}
 		c, err := createTarget(m.Target, fi.IsDir())
 		created = append(created, c...)

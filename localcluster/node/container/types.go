@@ -26,6 +26,11 @@ type Spec struct {
 	GID *int64 `json:"gid,omitempty"`
 	// SupplementalGroups replace the caller's groups whenever UID, GID or this is set.
 	SupplementalGroups []int64 `json:"supplementalGroups,omitempty"`
+	// Resources are the limits enforced with cgroups.
+	Resources Resources `json:"resources,omitempty"`
+	// NoNewPrivileges sets the no_new_privs bit, so setuid binaries and file capabilities grant
+	// nothing (allowPrivilegeEscalation: false); Exec applies it too.
+	NoNewPrivileges bool `json:"noNewPrivileges,omitempty"`
 	// Hostname is set in the container's own UTS namespace; "" keeps the host's name.
 	Hostname string `json:"hostname,omitempty"`
 	// Netns is the path of the Pod's network namespace (e.g. /run/netns/NAME); "" inherits the
@@ -39,8 +44,12 @@ type Spec struct {
 
 // Mount makes a host path (a volume) appear at Target inside the container only.
 type Mount struct {
-	// Source is the host path to bind; the node chose it, so it is trusted.
+	// Source is the host path to bind. Without Beneath the node chose it, so it is trusted.
 	Source string `json:"source"`
+	// Beneath, when set, is a trusted directory Source lies in, while the part of Source below
+	// it comes from a Pod (a subPath, a hostPath's path) and may meet symlinks a container
+	// planted: that part is resolved beneath Beneath without following any symlink.
+	Beneath string `json:"beneath,omitempty"`
 	// Target is the absolute path inside the container (from the Pod spec, so untrusted: it must
 	// be absolute, free of "..", and no existing component of it may be a symlink).
 	Target string `json:"target"`
