@@ -94,6 +94,33 @@ func ownCgroups() (map[string]string, error) {
 	return out, sc.Err()
 }
 
+// openCgroupProcs opens the cgroup.procs files of the container's cgroups for writing, for a
+// command Exec runs in the container to join them.
+func openCgroupProcs(r Resources) ([]*os.File, error) {
+	if !r.limited() {
+		return nil, nil
+	}
+	dirs, _, err := cgroupDirs(r)
+	if err != nil {
+		return nil, err
+	}
+	var files []*os.File
+	for _, dir := range dirs {
+		if _, err := os.Stat(dir); err != nil {
+			continue // a controller without a limit has no cgroup of the container's
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "cgroup.procs"), os.O_WRONLY, 0)
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
 // enterCgroups creates the container's cgroup, writes its limits and moves the calling
 // process (node-init, about to exec the container) into it.
 func enterCgroups(r Resources) error {

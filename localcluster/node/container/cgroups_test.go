@@ -18,7 +18,8 @@ func TestResourceLimitsAreEnforced(t *testing.T) {
 	}
 	name := fmt.Sprintf("vireo-ctest-%d/c", rand.Uint32())
 	hog := sh(`x=$(head -c 67108864 /dev/zero | tr '\0' a); echo survived`)
-	hog.Resources = Resources{Cgroup: name, MemoryBytes: 16 << 20}
+	// In a network namespace, like a Pod's: there /sys is that namespace's sysfs.
+	hog.Resources, hog.Netns = Resources{Cgroup: name, MemoryBytes: 16 << 20}, testNetns(t)
 	dir, _ := run(t, hog)
 	if e := waitExit(t, dir); e.Signal != int(syscall.SIGKILL) || e.Reason != "OOMKilled" {
 		t.Fatalf("a container allocating 64 MiB under a 16 MiB limit: exit %+v, log %q; want SIGKILL, OOMKilled", e, logOf(t, dir, LogOptions{}))
@@ -61,6 +62,7 @@ func TestExecJoinsTheContainersCgroup(t *testing.T) {
 	}
 	spec := sh("sleep 1000")
 	spec.Resources = Resources{Cgroup: fmt.Sprintf("vireo-ctest-%d/c", rand.Uint32()), MemoryBytes: 16 << 20}
+	spec.Netns = testNetns(t)
 	dir, _ := run(t, spec)
 	t.Cleanup(func() { _ = Signal(dir, syscall.SIGKILL) })
 	code, err := Exec(t.Context(), self, dir, ExecRequest{Command: []string{"sh", "-c", `x=$(head -c 67108864 /dev/zero | tr '\0' a); echo survived`}})

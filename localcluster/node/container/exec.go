@@ -42,15 +42,27 @@ func Exec(ctx context.Context, self, dir string, req ExecRequest) (int, error) {
 	}
 	c := cfg.Spec
 	spec := Spec{Path: req.Command[0], Args: req.Command[1:], Env: c.Env, WorkingDir: c.WorkingDir,
-		UID: c.UID, GID: c.GID, SupplementalGroups: c.SupplementalGroups, NoNewPrivileges: c.NoNewPrivileges,
-		Resources: c.Resources}
+		UID: c.UID, GID: c.GID, SupplementalGroups: c.SupplementalGroups, NoNewPrivileges: c.NoNewPrivileges}
+	procs, err := openCgroupProcs(c.Resources)
+	if err != nil {
+		return -1, err
+	}
+	defer func() {
+		for _, p := range procs {
+			p.Close()
+		}
+	}()
+	icfg := initConfig{Spec: spec, Self: self}
+	for i := range procs {
+		icfg.CgroupProcsFDs = append(icfg.CgroupProcsFDs, 5+i) // after the binary (3) and this file (4)
+	}
 	f, err := os.CreateTemp(dir, "exec-*.json")
 	if err != nil {
 		return -1, err
 	}
 	f.Close()
 	defer os.Remove(f.Name())
-	if err := writeJSONAtomic(f.Name(), initConfig{Spec: spec, Self: self}, 0o600); err != nil {
+	if err := writeJSONAtomic(f.Name(), icfg, 0o600); err != nil {
 		return -1, err
 	}
 	// The binary and the spec file are handed over as descriptors (3 and 4): in the
@@ -68,7 +80,7 @@ func Exec(ctx context.Context, self, dir string, req ExecRequest) (int, error) {
 	defer execSpec.Close()
 	cmd := exec.CommandContext(ctx, "nsenter", "-t", strconv.Itoa(s.State.Pid), "-m", "-n", "-u", "--",
 		"/proc/self/fd/3", "node-init", "--exec", "/proc/self/fd/4")
-	cmd.ExtraFiles = []*os.File{selfFile, execSpec}
+	cmd.ExtraFiles = append([]*os.File{selfFile, execSpec}, procs...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.WaitDelay = execWaitDelay

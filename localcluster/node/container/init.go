@@ -74,14 +74,22 @@ func InitMain(args []string) int {
 			return fail(exitNotFound, fmt.Errorf("exec %s: %w", spec.Path, err))
 		}
 	}
+	for _, fd := range cfg.CgroupProcsFDs {
+		// Exec: the command joins the container's cgroup (and so its limits) before it runs.
+		if _, err := unix.Write(fd, []byte("0")); err != nil {
+			return fail(exitSetupFailed, fmt.Errorf("joining the container's cgroup: %w", err))
+		}
+		unix.Close(fd)
+	}
 	if !execMode {
+		// Before the namespaces: in a Pod's network namespace /sys is that namespace's sysfs,
+		// without the cgroup file systems. (Exec moves its command into the cgroup itself.)
+		if err := enterCgroups(spec.Resources); err != nil {
+			return fail(exitSetupFailed, err)
+		}
 		if err := setupNamespaces(spec); err != nil {
 			return fail(exitSetupFailed, err)
 		}
-	}
-	// A command exec'd in the container joins its cgroup, under the same limits.
-	if err := enterCgroups(spec.Resources); err != nil {
-		return fail(exitSetupFailed, err)
 	}
 	if err := setCredentials(spec); err != nil {
 		return fail(exitSetupFailed, err)

@@ -82,7 +82,9 @@ func TestMountTargetsRefused(t *testing.T) {
 	}
 }
 
-func TestNetnsAndHostname(t *testing.T) {
+// testNetns creates a network namespace for one test and returns its path.
+func testNetns(t *testing.T) string {
+	t.Helper()
 	name := fmt.Sprintf("vireo-ctest-%d", rand.Uint32())
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add: %v: %s", err, out)
@@ -92,8 +94,13 @@ func TestNetnsAndHostname(t *testing.T) {
 			t.Errorf("ip netns del %s: %v: %s", name, err, out)
 		}
 	})
+	return "/run/netns/" + name
+}
+
+func TestNetnsAndHostname(t *testing.T) {
+	netns := testNetns(t)
 	spec := sh("tail -n +3 /proc/self/net/dev | cut -d: -f1 | tr -d ' '; echo --; ls /sys/class/net; cat /proc/sys/kernel/hostname")
-	spec.Netns, spec.Hostname = "/run/netns/"+name, "ctest-pod"
+	spec.Netns, spec.Hostname = netns, "ctest-pod"
 	dir, _ := run(t, spec)
 	if e := waitExit(t, dir); e.Code != 0 {
 		t.Fatalf("exit = %+v: %s", e, logOf(t, dir, LogOptions{}))

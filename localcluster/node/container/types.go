@@ -142,6 +142,10 @@ type initConfig struct {
 	Self string `json:"self"`
 	// CreatedPaths are copied into state.json by the shim.
 	CreatedPaths []string `json:"createdPaths,omitempty"`
+	// CgroupProcsFDs are descriptors of the container's cgroup.procs files an exec'd command
+	// writes itself into before it execs (the cgroup file systems are not visible in the
+	// container's namespaces).
+	CgroupProcsFDs []int `json:"cgroupProcsFDs,omitempty"`
 }
 
 // writeJSONAtomic writes v to path through a temporary file and a rename, so readers see either
