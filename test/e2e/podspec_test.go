@@ -166,13 +166,14 @@ spec:
   - name: web
     image: %s
     args: [netexec, --http-port=8080]
-    resources: {limits: {memory: 48Mi, cpu: 200m}}
+    resources: {limits: {memory: 128Mi, cpu: 200m}}
 `, ns, agnhost)))
 	waitPodsReady(t, ns, "limited")
-	_, _, err := kubectlResult("-n", ns, "exec", "limited", "--", "sh", "-c", `x=$(head -c 134217728 /dev/zero | tr '\0' a); echo survived`)
+	// The shell grows far past netexec (~20 MiB), so the kernel's OOM killer picks it.
+	_, _, err := kubectlResult("-n", ns, "exec", "limited", "--", "sh", "-c", `x=$(head -c 1073741824 /dev/zero | tr '\0' a); echo survived`)
 	exitErr, ok := err.(*exec.ExitError)
 	if !ok || exitErr.ExitCode() != 137 {
-		t.Fatalf("allocating 128 MiB in a Pod limited to 48 MiB: %v, want exit code 137 (killed)", err)
+		t.Fatalf("allocating 1 GiB in a Pod limited to 128 MiB: %v, want exit code 137 (killed)", err)
 	}
 	p := waitPodsReady(t, ns, "limited")["limited"]
 	if cs := p.Status.ContainerStatuses[0]; cs.RestartCount != 0 || cs.State.Running == nil {
