@@ -87,6 +87,12 @@ func (w *podWorker) resources(pod *corev1.Pod, c *corev1.Container, attempt int)
 	return r
 }
 
+// allContainers lists the Pod's init containers, then its containers, in a new slice.
+func allContainers(pod *corev1.Pod) []corev1.Container {
+	out := make([]corev1.Container, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
+	return append(append(out, pod.Spec.InitContainers...), pod.Spec.Containers...)
+}
+
 // noPrivilegeEscalation is allowPrivilegeEscalation: false, which a kubelet turns into the
 // no_new_privs bit.
 func noPrivilegeEscalation(c *corev1.Container) bool {

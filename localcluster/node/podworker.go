@@ -523,7 +523,7 @@ func (w *podWorker) reportUnenforcedLimits(pod *corev1.Pod) {
 	if ok {
 		return
 	}
-	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+	for _, c := range allContainers(pod) {
 		if len(c.Resources.Limits) > 0 {
 			w.event(corev1.EventTypeWarning, "ResourceLimitsNotEnforced",
 				"container %s has resource limits, which this node cannot enforce: the host's %s lacks the memory or cpu controller", c.Name, how)
@@ -534,7 +534,7 @@ func (w *podWorker) reportUnenforcedLimits(pod *corev1.Pod) {
 // containerNamed is the spec of the Pod's (init) container name.
 func (w *podWorker) containerNamed(name string) *corev1.Container {
 	pod := w.snapshot()
-	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+	for _, c := range allContainers(pod) {
 		if c.Name == name {
 			return &c
 		}

@@ -207,7 +207,7 @@ func (w *podWorker) execCommand(containerName string, cmd []string) []string {
 		return cmd
 	}
 	pod := w.snapshot()
-	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+	for _, c := range allContainers(pod) {
 		if c.Name != containerName {
 			continue
 		}

@@ -31,8 +31,28 @@ func sortStrings(s []string) { slices.Sort(s) }
 
 // writeFiles writes a file-backed volume's files into dir, each replaced atomically in place
 // (temporary file, then rename), so a container that already mounts dir (adopted after a node
-// restart) sees the new content. Paths come from the Pod spec: each must stay inside dir.
+// restart) sees the new content, and removes the files of keys that are gone. Paths come from
+// the Pod spec: each must stay inside dir.
 func writeFiles(dir string, files map[string][]byte, mode os.FileMode, group int) error {
+	if err := writeEach(dir, files, mode, group); err != nil {
+		return err
+	}
+	keep := make(map[string]bool, len(files))
+	for rel := range files {
+		keep[filepath.Clean(rel)] = true
+	}
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if rel, _ := filepath.Rel(dir, path); !keep[rel] {
+			return os.Remove(path)
+		}
+		return nil
+	})
+}
+
+func writeEach(dir string, files map[string][]byte, mode os.FileMode, group int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
