@@ -265,3 +265,29 @@ func TestSourceBeneathRefusesSymlinks(t *testing.T) {
 		}
 	}
 }
+
+// TestExecLeftoversEndWithTheContainer: what a user starts through exec in the background, in
+// a session of its own, ends with the container as a pid namespace's processes would.
+func TestExecLeftoversEndWithTheContainer(t *testing.T) {
+	dir, _ := run(t, sh("sleep 1000"))
+	marker := fmt.Sprintf("%d", 100000+rand.IntN(800000))
+	code, err := Exec(t.Context(), self, dir, ExecRequest{Command: []string{"sh", "-c", "setsid sleep " + marker + " </dev/null >/dev/null 2>&1 &"}})
+	if err != nil || code != 0 {
+		t.Fatalf("exec: %d, %v", code, err)
+	}
+	leftover := func() bool {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.Contains(string(b), "sleep\x00"+marker) {
+				return true
+			}
+		}
+		return false
+	}
+	poll(t, "the exec'd sleep running", leftover)
+	if err := Signal(dir, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, dir)
+	poll(t, "the exec'd sleep gone with the container", func() bool { return !leftover() })
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -100,6 +101,8 @@ func runShim(dir string) error {
 		removeCgroups(cfg.Spec.Resources)
 		return errStartReported
 	}
+	// The container's mount namespace, which also holds whatever kubectl exec starts in it.
+	mntNS, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
 	st := State{Pid: cmd.Process.Pid, StartedAt: time.Now().UTC(), CreatedPaths: cfg.CreatedPaths, ShimPid: os.Getpid()}
 	st.StartTicks, _ = startTicks(st.Pid)
 	st.ShimStartTicks, _ = startTicks(st.ShimPid)
@@ -110,9 +113,10 @@ func runShim(dir string) error {
 	}
 	_ = cmd.Wait()
 	finished := time.Now().UTC()
-	// The container's main process is gone: end the rest of its process group, as the end of a
-	// container's pid namespace would.
+	// The container's main process is gone: end the rest of its process group, and what exec
+	// left running in its mount namespace, as the end of a container's pid namespace would.
 	_ = syscall.Kill(-st.Pid, syscall.SIGKILL)
+	killNamespace(mntNS)
 	drained := make(chan struct{})
 	go func() { copied.Wait(); close(drained) }()
 	select {
@@ -219,6 +223,28 @@ func copyCRI(r io.Reader, stream string, l *criLog) {
 				l.line(stream, true, line)
 			}
 			return
+		}
+	}
+}
+
+// killNamespace kills every process in mount namespace ns (a readlink of /proc/PID/ns/mnt), but
+// never one sharing the shim's own: a namespace read too late would be the host's.
+func killNamespace(ns string) {
+	own, _ := os.Readlink("/proc/self/ns/mnt")
+	if ns == "" || ns == own {
+		return
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && link == ns {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }
