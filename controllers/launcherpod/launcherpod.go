@@ -1,0 +1,251 @@
+// Package launcherpod renders the launcher Pod of a VirtualMachineInstance: the one Pod per VMI
+// in which vireo-launcher runs libvirt and QEMU. Render is a pure function, so the Pod's shape is
+// table-tested here and the VMI controller only creates what it returns.
+package launcherpod
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+const (
+	// ContainerName is the name of the launcher's container (KubeVirt's).
+	ContainerName = "compute"
+	// GenerateNamePrefix starts the name of every launcher Pod: virt-launcher-<vmi name>-<random>.
+	GenerateNamePrefix = "virt-launcher-"
+	// DomainAnnotation on a launcher Pod names the VMI (the libvirt domain) it runs.
+	DomainAnnotation = "kubevirt.io/domain"
+	// VirtualMachineNameLabel on a launcher Pod names the VirtualMachine that owns its VMI.
+	VirtualMachineNameLabel = "vm.kubevirt.io/name"
+	// PrivateVolumeName is the emptyDir for the launcher's own sockets (libvirt session daemon).
+	PrivateVolumeName = "private"
+	// PrivateDir is where PrivateVolumeName is mounted in the container.
+	PrivateDir = "/var/run/vireo-private"
+	// RunDirVolumeName is the hostPath volume of the node's run directory.
+	RunDirVolumeName = "run"
+	// LauncherUser is the uid and gid the launcher runs as: KubeVirt's non-root launcher user
+	// (qemu, 107), which libvirt in session mode (qemu:///session) needs no root for.
+	LauncherUser int64 = 107
+	// ExtraGracePeriodSeconds is added to the VMI's grace period: the node agent destroys the
+	// guest after the VMI's grace, and the kubelet's SIGKILL is only the backstop after that.
+	ExtraGracePeriodSeconds int64 = 15
+)
+
+// DefaultMemoryOverhead is the memory a launcher Pod requests on top of the guest's memory when
+// Options.MemoryOverhead is zero: launcher, libvirt session daemon and QEMU's own allocations.
+// Provisional until measured under TCG (benchmark per-vm-overhead): it is the per-VM budget
+// Vireo aims for (≤ 200 MiB), below KubeVirt's fixed 240 Mi, as Vireo runs no
+// virt-launcher-monitor or virtlogd. TCG's translation cache may push QEMU past it.
+var DefaultMemoryOverhead = resource.MustParse("200Mi")
+
+// DefaultCPURequest is the CPU a launcher Pod requests when the VMI asks for no CPU and sets no
+// CPU topology: KubeVirt's cluster-wide default CPU request.
+var DefaultCPURequest = resource.MustParse("100m")
+
+// Options are the per-installation inputs of Render.
+type Options struct {
+	// Image is the launcher image, e.g. ghcr.io/vireo-dev/vireo-launcher:<version>.
+	Image string
+	// RunDir is the node's run directory (a hostPath shared with the node agent), e.g.
+	// /var/run/vireo; it is mounted at the same path in the container.
+	RunDir string
+	// MemoryOverhead is the fixed per-VMI memory added to the guest's memory in the Pod's
+	// memory request and limit. Zero means DefaultMemoryOverhead.
+	MemoryOverhead resource.Quantity
+}
+
+// Render returns the launcher Pod for vmi. The Pod has a generated name; the caller creates it.
+// Errors name the offending field of the VMI (or of opts) and are never panics.
+func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
+	if vmi == nil {
+		return nil, fmt.Errorf("launcher pod: no VirtualMachineInstance given")
+	}
+	errs := validateInput(vmi, &opts)
+	res, resErrs := podResources(vmi, opts.MemoryOverhead)
+	errs = append(errs, resErrs...)
+	sched, schedErrs := scheduling(&vmi.Spec, field.NewPath("spec"))
+	errs = append(errs, schedErrs...)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("launcher pod for VirtualMachineInstance %s/%s: %w",
+			vmi.Namespace, vmi.Name, errs.ToAggregate())
+	}
+
+	grace := v1.DefaultGracePeriodSeconds
+	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = *g
+	}
+	grace += ExtraGracePeriodSeconds
+
+	pod := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName:    GenerateNamePrefix + vmi.Name + "-",
+			Namespace:       vmi.Namespace,
+			Labels:          podLabels(vmi),
+			Annotations:     map[string]string{DomainAnnotation: vmi.Name},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vmi, v1.SchemeGroupVersion.WithKind("VirtualMachineInstance"))},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: &grace,
+			NodeSelector:                  sched.nodeSelector,
+			Affinity:                      sched.affinity,
+			Tolerations:                   sched.tolerations,
+			PriorityClassName:             vmi.Spec.PriorityClassName,
+			Hostname:                      vmi.Spec.Hostname,
+			Subdomain:                     vmi.Spec.Subdomain,
+			// The launcher holds no Kubernetes credentials: it hears only from its node agent.
+			AutomountServiceAccountToken: new(false),
+			EnableServiceLinks:           new(false),
+			// KubeVirt's non-root launcher: libvirt runs in session mode as uid/gid 107.
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsUser:    new(LauncherUser),
+				RunAsGroup:   new(LauncherUser),
+				RunAsNonRoot: new(true),
+			},
+			Containers: []corev1.Container{computeContainer(vmi, opts, res)},
+			Volumes: []corev1.Volume{
+				{Name: RunDirVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: opts.RunDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
+				{Name: PrivateVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			},
+		},
+	}
+	return pod, nil
+}
+
+// validateInput checks what Render needs beyond the VMI's resources, and fills in defaults of opts.
+func validateInput(vmi *v1.VirtualMachineInstance, opts *Options) field.ErrorList {
+	var errs field.ErrorList
+	meta := field.NewPath("metadata")
+	if vmi.Name == "" {
+		errs = append(errs, field.Required(meta.Child("name"), "the launcher Pod is named after the VMI"))
+	}
+	if vmi.Namespace == "" {
+		errs = append(errs, field.Required(meta.Child("namespace"), "the launcher Pod runs in the VMI's namespace"))
+	}
+	if vmi.UID == "" {
+		errs = append(errs, field.Required(meta.Child("uid"), "the launcher Pod's owner reference and created-by label need it"))
+	}
+	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "terminationGracePeriodSeconds"), *g, "must be 0 or more"))
+	}
+	if opts.Image == "" {
+		errs = append(errs, field.Required(field.NewPath("options", "image"), "the launcher image must be configured"))
+	}
+	if !filepath.IsAbs(opts.RunDir) {
+		errs = append(errs, field.Invalid(field.NewPath("options", "runDir"), opts.RunDir, "must be an absolute path"))
+	}
+	if opts.MemoryOverhead.Sign() < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("options", "memoryOverhead"), opts.MemoryOverhead.String(), "must not be negative"))
+	}
+	if opts.MemoryOverhead.IsZero() {
+		opts.MemoryOverhead = DefaultMemoryOverhead.DeepCopy()
+	}
+	return errs
+}
+
+// podLabels are the VMI's labels (as KubeVirt copies them, so Services selecting a VMI's labels
+// reach its Pod) without the labels only Vireo sets, plus KubeVirt's launcher labels.
+func podLabels(vmi *v1.VirtualMachineInstance) map[string]string {
+	labels := maps.Clone(vmi.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for _, reserved := range []string{v1.NodeNameLabel, v1.MigrationJobLabel, v1.MigrationTargetNodeNameLabel} {
+		delete(labels, reserved)
+	}
+	labels[v1.AppLabel] = v1.LauncherApp
+	labels[v1.CreatedByLabel] = string(vmi.UID)
+	// A VM name longer than a label value allows (63) is left out rather than failing the Pod.
+	if vm := owningVM(vmi); vm != "" && len(validation.IsValidLabelValue(vm)) == 0 {
+		labels[VirtualMachineNameLabel] = vm
+	}
+	return labels
+}
+
+// owningVM returns the name of the VirtualMachine that controls vmi, or "".
+func owningVM(vmi *v1.VirtualMachineInstance) string {
+	ref := metav1.GetControllerOf(vmi)
+	if ref == nil || ref.Kind != "VirtualMachine" {
+		return ""
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != v1.GroupName {
+		return ""
+	}
+	return ref.Name
+}
+
+// computeContainer is the launcher's container; it runs the image's entrypoint.
+func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, res corev1.ResourceRequirements) corev1.Container {
+	fieldEnv := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+	}
+	return corev1.Container{
+		Name:  ContainerName,
+		Image: opts.Image,
+		Args:  []string{"--namespace", vmi.Namespace, "--name", vmi.Name, "--uid", string(vmi.UID)},
+		Env: []corev1.EnvVar{
+			fieldEnv("POD_NAME", "metadata.name"),
+			fieldEnv("POD_NAMESPACE", "metadata.namespace"),
+			fieldEnv("POD_IP", "status.podIP"),
+		},
+		Resources: res,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: RunDirVolumeName, MountPath: opts.RunDir},
+			{Name: PrivateVolumeName, MountPath: PrivateDir},
+		},
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: new(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}
+
+// schedulingFields are the VMI's placement constraints in core/v1 form.
+type schedulingFields struct {
+	nodeSelector map[string]string
+	affinity     *corev1.Affinity
+	tolerations  []corev1.Toleration
+}
+
+// scheduling converts the VMI's placement constraints. apis/ mirrors core/v1's types with the same
+// JSON, so a JSON round trip is the conversion.
+func scheduling(spec *v1.VirtualMachineInstanceSpec, path *field.Path) (schedulingFields, field.ErrorList) {
+	var out schedulingFields
+	var errs field.ErrorList
+	out.nodeSelector = maps.Clone(spec.NodeSelector)
+	if spec.Affinity != nil {
+		out.affinity = &corev1.Affinity{}
+		if err := convert(spec.Affinity, out.affinity); err != nil {
+			errs = append(errs, field.Invalid(path.Child("affinity"), "", err.Error()))
+		}
+	}
+	if spec.Tolerations != nil {
+		if err := convert(spec.Tolerations, &out.tolerations); err != nil {
+			errs = append(errs, field.Invalid(path.Child("tolerations"), "", err.Error()))
+		}
+	}
+	return out, errs
+}
+
+// convert copies in to out through JSON; both must have the same wire format.
+func convert(in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}
