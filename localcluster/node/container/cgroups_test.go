@@ -61,13 +61,15 @@ func TestExecJoinsTheContainersCgroup(t *testing.T) {
 		t.Skipf("this host's %s lacks the memory or cpu controller", how)
 	}
 	spec := sh("sleep 1000")
-	spec.Resources = Resources{Cgroup: fmt.Sprintf("vireo-ctest-%d/c", rand.Uint32()), MemoryBytes: 16 << 20}
+	// Room enough that the kernel's OOM killer has no doubt which process to kill: the shell
+	// grows far past everything else in the cgroup (page cache of the binaries included).
+	spec.Resources = Resources{Cgroup: fmt.Sprintf("vireo-ctest-%d/c", rand.Uint32()), MemoryBytes: 64 << 20}
 	spec.Netns = testNetns(t)
 	dir, _ := run(t, spec)
 	t.Cleanup(func() { _ = Signal(dir, syscall.SIGKILL) })
-	code, err := Exec(t.Context(), self, dir, ExecRequest{Command: []string{"sh", "-c", `x=$(head -c 67108864 /dev/zero | tr '\0' a); echo survived`}})
+	code, err := Exec(t.Context(), self, dir, ExecRequest{Command: []string{"sh", "-c", `x=$(head -c 536870912 /dev/zero | tr '\0' a); echo survived`}})
 	if err != nil || code != 128+int(syscall.SIGKILL) {
-		t.Fatalf("exec allocating 64 MiB in a container limited to 16 MiB: code %d, err %v; want %d", code, err, 128+int(syscall.SIGKILL))
+		t.Fatalf("exec allocating 512 MiB in a container limited to 64 MiB: code %d, err %v; want %d", code, err, 128+int(syscall.SIGKILL))
 	}
 	if st, err := Inspect(dir); err != nil || !st.Running {
 		t.Errorf("the container itself should still run: %+v, %v", st, err)

@@ -101,8 +101,19 @@ func runShim(dir string) error {
 		removeCgroups(cfg.Spec.Resources)
 		return errStartReported
 	}
-	// The container's mount namespace, which also holds whatever kubectl exec starts in it.
+	// The container's mount namespace, which also holds whatever kubectl exec starts in it. The
+	// open descriptor keeps the namespace alive until the shim is done with it: a freed
+	// namespace's number can go to a new container's at once, whose processes killNamespace
+	// would then kill.
 	mntNS, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
+	if nsFile, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid)); err == nil {
+		defer nsFile.Close()
+		if again, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid)); again != mntNS {
+			mntNS = "" // the container ended in between: nothing of its can be left
+		}
+	} else {
+		mntNS = ""
+	}
 	st := State{Pid: cmd.Process.Pid, StartedAt: time.Now().UTC(), CreatedPaths: cfg.CreatedPaths, ShimPid: os.Getpid()}
 	st.StartTicks, _ = startTicks(st.Pid)
 	st.ShimStartTicks, _ = startTicks(st.ShimPid)
