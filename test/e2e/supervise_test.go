@@ -65,7 +65,7 @@ func TestSupervisorRestartsCrashedProcesses(t *testing.T) {
 }
 
 // crash kills component name with SIGKILL and waits (10 s at most) until the supervisor runs it
-// again, as a new process with one more restart counted. It returns the new status.
+// again, as a new process with a restart counted (exactly one more). It returns the new status.
 func crash(t *testing.T, name string) localcluster.ComponentStatus {
 	t.Helper()
 	before, err := cluster.ComponentStatus(name)
@@ -80,7 +80,8 @@ func crash(t *testing.T, name string) localcluster.ComponentStatus {
 	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		s, err := cluster.ComponentStatus(name)
 		after = s
-		return err == nil && s.Running && s.PID != before.PID, nil
+		// The supervisor records the restart just after starting the process: wait for both.
+		return err == nil && s.Running && s.PID != before.PID && s.Restarts > before.Restarts, nil
 	})
 	if err != nil {
 		comp, _ := cluster.Component(name)
