@@ -107,7 +107,7 @@ func (c *Cluster) node(i int) Component {
 		"--serving-key", c.pkiFile("node-" + name + "-serving.key"),
 		"--client-ca", c.pkiFile("ca.crt"),
 		"--share", strconv.Itoa(c.nodeCount()),
-		"--netns-prefix", "vireo",
+		"--netns-prefix", PodNetnsPrefix,
 	}, Ready: c.nodeRegistered(name)}
 }
 
