@@ -31,7 +31,12 @@ func agnhostCommand() *cobra.Command {
 			mux.HandleFunc("/clientip", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.RemoteAddr) })
 			mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
 			mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "NOW: "+time.Now().String()) })
-			return serveUntilSignalled(c.Context(), httpPort, mux)
+			// Each request is logged, as agnhost's netexec does.
+			logged := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(c.OutOrStdout(), "%s %s\n", r.Method, r.URL.RequestURI())
+				mux.ServeHTTP(w, r)
+			})
+			return serveUntilSignalled(c.Context(), httpPort, logged)
 		},
 	}
 	netexec.Flags().IntVar(&httpPort, "http-port", 8080, "HTTP port.")

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vireo-dev/vireo/localcluster/node/container"
 )
@@ -143,7 +145,7 @@ func (w *podWorker) serviceEnv(pod *corev1.Pod) map[string]string {
 	if pod.Spec.EnableServiceLinks != nil && !*pod.Spec.EnableServiceLinks || w.p.services == nil {
 		return env
 	}
-	svcs, err := w.p.services.Services(pod.Namespace).List(labelsEverything())
+	svcs, err := w.p.services.Services(pod.Namespace).List(labels.Everything())
 	if err != nil {
 		return env
 	}
@@ -237,4 +239,54 @@ func (w *podWorker) pruneRuns(name string, current int) {
 
 func containerID(pod *corev1.Pod, name string, attempt int) string {
 	return fmt.Sprintf("vireo-local://%s-%s-%d", pod.UID, name, attempt)
+}
+
+// podDir is a Pod's directory on the node, named by UID (never by a user-chosen name).
+func (p *Provider) podDir(uid types.UID) string {
+	return filepath.Join(p.cfg.Root, "pods", string(uid))
+}
+
+// netnsPath is the Pod's network namespace.
+func (w *podWorker) netnsPath() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.netns
+}
+
+// logFile is a container's log for kubectl logs: the current run, or with previous the one
+// before; done reports when a followed log has ended (the run exited).
+func (w *podWorker) logFile(name string, previous bool) (string, func() bool, error) {
+	w.mu.Lock()
+	r, ok := w.runs[name]
+	var attempt int
+	if ok {
+		attempt = r.attempt
+	}
+	w.mu.Unlock()
+	if !ok || (r.dir == "" && !previous) {
+		return "", nil, fmt.Errorf("container %q in pod %s is waiting to start", name, w.key())
+	}
+	if previous {
+		if attempt == 0 {
+			return "", nil, fmt.Errorf("previous terminated container %q in pod %s not found", name, w.key())
+		}
+		return w.logPath(name, attempt-1), func() bool { return true }, nil
+	}
+	return w.logPath(name, attempt), func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		r := w.runs[name]
+		return r.attempt != attempt || !r.obs.Running
+	}, nil
+}
+
+// runningDir is the state directory of a container's running process.
+func (w *podWorker) runningDir(name string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.runs[name]
+	if !ok || !r.obs.Running || r.dir == "" {
+		return "", fmt.Errorf("container %q in pod %s is not running", name, w.key())
+	}
+	return r.dir, nil
 }

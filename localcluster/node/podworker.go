@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
 	"github.com/vireo-dev/vireo/localcluster/node/container"
@@ -61,8 +60,6 @@ func newPodWorker(p *Provider, pod *corev1.Pod) *podWorker {
 	}
 	return w
 }
-
-func (w *podWorker) now() time.Time { return time.Now() }
 
 // snapshot is the Pod with its current status.
 func (w *podWorker) snapshot() *corev1.Pod {
@@ -544,5 +541,3 @@ func (w *podWorker) containerNamed(name string) *corev1.Container {
 
 // key is the Pod's namespace/name.
 func (w *podWorker) key() string { return w.namespace + "/" + w.name }
-
-func labelsEverything() labels.Selector { return labels.Everything() }

@@ -190,7 +190,7 @@ func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, con
 		t := opts.SinceTime
 		lo.SinceTime = &t
 	} else if opts.SinceSeconds > 0 {
-		t := w.now().Add(-time.Duration(opts.SinceSeconds) * time.Second)
+		t := time.Now().Add(-time.Duration(opts.SinceSeconds) * time.Second)
 		lo.SinceTime = &t
 	}
 	r, wr := io.Pipe()

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // fileMode is a volume's defaultMode, 0644 when unset as the API defaults it.
@@ -26,8 +24,6 @@ func fsGroup(pod *corev1.Pod) int {
 	}
 	return -1
 }
-
-func sortStrings(s []string) { slices.Sort(s) }
 
 // writeFiles writes a file-backed volume's files into dir, each replaced atomically in place
 // (temporary file, then rename), so a container that already mounts dir (adopted after a node
@@ -174,54 +170,4 @@ func mkdirNoFollow(root, dir string) error {
 		}
 	}
 	return nil
-}
-
-// podDir is a Pod's directory on the node, named by UID (never by a user-chosen name).
-func (p *Provider) podDir(uid types.UID) string {
-	return filepath.Join(p.cfg.Root, "pods", string(uid))
-}
-
-// netnsPath is the Pod's network namespace.
-func (w *podWorker) netnsPath() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.netns
-}
-
-// logFile is a container's log for kubectl logs: the current run, or with previous the one
-// before; done reports when a followed log has ended (the run exited).
-func (w *podWorker) logFile(name string, previous bool) (string, func() bool, error) {
-	w.mu.Lock()
-	r, ok := w.runs[name]
-	var attempt int
-	if ok {
-		attempt = r.attempt
-	}
-	w.mu.Unlock()
-	if !ok || (r.dir == "" && !previous) {
-		return "", nil, fmt.Errorf("container %q in pod %s is waiting to start", name, w.key())
-	}
-	if previous {
-		if attempt == 0 {
-			return "", nil, fmt.Errorf("previous terminated container %q in pod %s not found", name, w.key())
-		}
-		return w.logPath(name, attempt-1), func() bool { return true }, nil
-	}
-	return w.logPath(name, attempt), func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		r := w.runs[name]
-		return r.attempt != attempt || !r.obs.Running
-	}, nil
-}
-
-// runningDir is the state directory of a container's running process.
-func (w *podWorker) runningDir(name string) (string, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	r, ok := w.runs[name]
-	if !ok || !r.obs.Running || r.dir == "" {
-		return "", fmt.Errorf("container %q in pod %s is not running", name, w.key())
-	}
-	return r.dir, nil
 }

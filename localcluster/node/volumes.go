@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -203,7 +204,7 @@ func formatMap(m map[string]string) string {
 	for k, v := range m {
 		lines = append(lines, fmt.Sprintf("%s=%q", k, v))
 	}
-	sortStrings(lines)
+	slices.Sort(lines)
 	return strings.Join(lines, "\n")
 }
 

@@ -174,8 +174,8 @@ spec:
 	kubectl(t, "apply", "-f", manifestFile(t, webPod(ns, "web", cluster.NodeNames()[0])+"---\n"+manifest))
 	waitPodsReady(t, ns, "web")
 	httpGet(t, "http://"+podIP(t, ns, "web")+":8080/echo?msg=hello-log")
-	if out := kubectl(t, "-n", ns, "logs", "web"); !strings.Contains(out, "hello-log") && !strings.Contains(out, "/echo") {
-		t.Logf("kubectl logs web (netexec logs little):\n%s", out)
+	if out := kubectl(t, "-n", ns, "logs", "web"); !strings.Contains(out, "GET /echo?msg=hello-log") {
+		t.Errorf("kubectl logs web lacks the request netexec logged:\n%s", out)
 	}
 	out, errOut, err := kubectlResult("-n", ns, "exec", "web", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
 	var exitErr *exec.ExitError

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -265,24 +264,6 @@ func TestStartMissingBinary(t *testing.T) {
 			t.Errorf("Start(%s) took %s", path, d)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader in two goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // poll waits up to 10 s for cond.

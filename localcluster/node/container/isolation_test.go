@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vireo-dev/vireo/test/logcapture"
 )
 
 func TestRunAsUser(t *testing.T) {
@@ -128,7 +130,7 @@ func TestExec(t *testing.T) {
 		t.Errorf("Exec stdout %q, stderr %q", out.String(), errb.String())
 	}
 
-	var tty syncBuffer
+	var tty logcapture.Buffer
 	resize := make(chan TermSize, 1)
 	resize <- TermSize{Width: 100, Height: 40}
 	code, err = Exec(ctx, self, dir, ExecRequest{Command: []string{"tty"}, Stdout: &tty, TTY: true, Resize: resize})

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vireo-dev/vireo/test/logcapture"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -46,7 +48,7 @@ func TestReadLogFollowEndsWithTheContainer(t *testing.T) {
 	if _, err := readJSON(dir+"/"+specFile, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out logcapture.Buffer
 	done := func() bool { s, err := Inspect(dir); return err == nil && s.Exit != nil }
 	returned := make(chan error, 1)
 	go func() {
@@ -81,7 +83,7 @@ func TestReadLogFollowStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	returned := make(chan error, 1)
 	go func() {
-		returned <- ReadLog(ctx, cfg.Spec.LogFile, LogOptions{Follow: true}, &syncBuffer{}, func() bool { return false })
+		returned <- ReadLog(ctx, cfg.Spec.LogFile, LogOptions{Follow: true}, &logcapture.Buffer{}, func() bool { return false })
 	}()
 	cancel()
 	select {
