@@ -22,8 +22,9 @@ import (
 const (
 	// ContainerName is the name of the launcher's container (KubeVirt's).
 	ContainerName = "compute"
-	// GenerateNamePrefix starts the name of every launcher Pod: virt-launcher-<vmi name>-<random>.
-	GenerateNamePrefix = "virt-launcher-"
+	// NamePrefix starts the name of every launcher Pod: virt-launcher-<vmi name>-<5 characters>,
+	// KubeVirt's shape, with the suffix derived from the VMI's UID (see PodName).
+	NamePrefix = "virt-launcher-"
 	// DomainAnnotation on a launcher Pod names the VMI (the libvirt domain) it runs.
 	DomainAnnotation = "kubevirt.io/domain"
 	// VirtualMachineNameLabel on a launcher Pod names the VirtualMachine that owns its VMI.
@@ -34,6 +35,14 @@ const (
 	PrivateDir = "/var/run/vireo-private"
 	// RunDirVolumeName is the hostPath volume of the node's run directory.
 	RunDirVolumeName = "run"
+	// ImageCacheVolumeName is the hostPath volume of the node's containerDisk cache (read-only).
+	ImageCacheVolumeName = "images"
+	// DiskDir holds one directory per PVC or DataVolume volume, named after the volume, with the
+	// volume mounted there (KubeVirt's path); the disk is its disk.img.
+	DiskDir = "/var/run/kubevirt-private/vmi-disks"
+	// UnprivilegedPortSysctl lets the launcher (uid 107) forward the guest's ports below 1024
+	// from the Pod's address; it is one of Kubernetes' safe, namespaced sysctls.
+	UnprivilegedPortSysctl = "net.ipv4.ip_unprivileged_port_start"
 	// LauncherUser is the uid and gid the launcher runs as: KubeVirt's non-root launcher user
 	// (qemu, 107), which libvirt in session mode (qemu:///session) needs no root for.
 	LauncherUser int64 = 107
@@ -60,6 +69,9 @@ type Options struct {
 	// RunDir is the node's run directory (a hostPath shared with the node agent), e.g.
 	// /var/run/vireo; it is mounted at the same path in the container.
 	RunDir string
+	// ImageCacheDir is the node's content-addressed containerDisk cache (a hostPath the node agent
+	// fills), e.g. /var/lib/vireo/images; it is mounted read-only at the same path.
+	ImageCacheDir string
 	// MemoryOverhead is the fixed per-VMI memory added to the guest's memory in the Pod's
 	// memory request and limit. Zero means DefaultMemoryOverhead.
 	MemoryOverhead resource.Quantity
@@ -76,6 +88,8 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 	errs = append(errs, resErrs...)
 	sched, schedErrs := scheduling(&vmi.Spec, field.NewPath("spec"))
 	errs = append(errs, schedErrs...)
+	disks, diskErrs := diskVolumes(vmi.Spec.Volumes, field.NewPath("spec", "volumes"))
+	errs = append(errs, diskErrs...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("launcher pod for VirtualMachineInstance %s/%s: %w",
 			vmi.Namespace, vmi.Name, errs.ToAggregate())
@@ -90,7 +104,7 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 	pod := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName:    GenerateNamePrefix + vmi.Name + "-",
+			Name:            PodName(vmi.Name, string(vmi.UID)),
 			Namespace:       vmi.Namespace,
 			Labels:          podLabels(vmi),
 			Annotations:     map[string]string{DomainAnnotation: vmi.Name},
@@ -113,13 +127,16 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 				RunAsUser:    new(LauncherUser),
 				RunAsGroup:   new(LauncherUser),
 				RunAsNonRoot: new(true),
+				Sysctls:      []corev1.Sysctl{{Name: UnprivilegedPortSysctl, Value: "0"}},
 			},
-			Containers: []corev1.Container{computeContainer(vmi, opts, res)},
-			Volumes: []corev1.Volume{
+			Containers: []corev1.Container{computeContainer(vmi, opts, res, disks)},
+			Volumes: append([]corev1.Volume{
 				{Name: RunDirVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 					Path: opts.RunDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
+				{Name: ImageCacheVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: opts.ImageCacheDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
 				{Name: PrivateVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-			},
+			}, disks.volumes...),
 		},
 	}
 	return pod, nil
@@ -146,6 +163,9 @@ func validateInput(vmi *v1.VirtualMachineInstance, opts *Options) field.ErrorLis
 	}
 	if !filepath.IsAbs(opts.RunDir) {
 		errs = append(errs, field.Invalid(field.NewPath("options", "runDir"), opts.RunDir, "must be an absolute path"))
+	}
+	if !filepath.IsAbs(opts.ImageCacheDir) {
+		errs = append(errs, field.Invalid(field.NewPath("options", "imageCacheDir"), opts.ImageCacheDir, "must be an absolute path"))
 	}
 	if opts.MemoryOverhead.Sign() < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("options", "memoryOverhead"), opts.MemoryOverhead.String(), "must not be negative"))
@@ -188,7 +208,7 @@ func owningVM(vmi *v1.VirtualMachineInstance) string {
 }
 
 // computeContainer is the launcher's container; it runs the image's entrypoint.
-func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, res corev1.ResourceRequirements) corev1.Container {
+func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, res corev1.ResourceRequirements, disks diskMounts) corev1.Container {
 	fieldEnv := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 	}
@@ -199,13 +219,15 @@ func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, res corev1.R
 		Env: []corev1.EnvVar{
 			fieldEnv("POD_NAME", "metadata.name"),
 			fieldEnv("POD_NAMESPACE", "metadata.namespace"),
+			fieldEnv("POD_UID", "metadata.uid"),
 			fieldEnv("POD_IP", "status.podIP"),
 		},
 		Resources: res,
-		VolumeMounts: []corev1.VolumeMount{
+		VolumeMounts: append([]corev1.VolumeMount{
 			{Name: RunDirVolumeName, MountPath: opts.RunDir},
+			{Name: ImageCacheVolumeName, MountPath: opts.ImageCacheDir, ReadOnly: true},
 			{Name: PrivateVolumeName, MountPath: PrivateDir},
-		},
+		}, disks.mounts...),
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: new(false),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},

@@ -13,7 +13,7 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-var testOpts = Options{Image: "ghcr.io/vireo-dev/vireo-launcher:dev", RunDir: "/var/run/vireo"}
+var testOpts = Options{Image: "ghcr.io/vireo-dev/vireo-launcher:dev", RunDir: "/var/run/vireo", ImageCacheDir: "/var/lib/vireo/images"}
 
 // newVMI is a minimal VMI with 64Mi of guest memory.
 func newVMI(mutate ...func(*v1.VirtualMachineInstance)) *v1.VirtualMachineInstance {
@@ -43,8 +43,8 @@ func TestRenderMetadata(t *testing.T) {
 		vmi.Labels = map[string]string{"app": "web", v1.NodeNameLabel: "stale", v1.AppLabel: "spoofed"}
 	})
 	pod := render(t, vmi, testOpts)
-	if pod.GenerateName != "virt-launcher-testvm-" || pod.Name != "" || pod.Namespace != "ns1" {
-		t.Errorf("name/namespace = %q %q %q", pod.GenerateName, pod.Name, pod.Namespace)
+	if pod.Name != PodName("testvm", "uid-1") || pod.GenerateName != "" || pod.Namespace != "ns1" {
+		t.Errorf("name/generateName/namespace = %q %q %q", pod.Name, pod.GenerateName, pod.Namespace)
 	}
 	wantLabels := map[string]string{"app": "web", "kubevirt.io": "virt-launcher", "kubevirt.io/created-by": "uid-1"}
 	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
@@ -107,7 +107,7 @@ func TestRenderResources(t *testing.T) {
 		wantReq: corev1.ResourceList{"memory": q("264Mi"), "cpu": q("100m")},
 	}, {
 		name:    "explicit overhead",
-		opts:    Options{Image: "img", RunDir: "/run/v", MemoryOverhead: q("100Mi")},
+		opts:    Options{Image: "img", RunDir: "/run/v", ImageCacheDir: "/var/lib/i", MemoryOverhead: q("100Mi")},
 		mutate:  func(*v1.VirtualMachineInstance) {},
 		wantReq: corev1.ResourceList{"memory": q("164Mi"), "cpu": q("100m")},
 	}, {

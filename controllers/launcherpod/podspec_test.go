@@ -26,13 +26,16 @@ func TestRenderPodSpec(t *testing.T) {
 	if spec.EnableServiceLinks == nil || *spec.EnableServiceLinks {
 		t.Errorf("enableServiceLinks = %v, want false", spec.EnableServiceLinks)
 	}
-	wantSC := &corev1.PodSecurityContext{RunAsUser: new(int64(107)), RunAsGroup: new(int64(107)), RunAsNonRoot: new(true)}
+	wantSC := &corev1.PodSecurityContext{RunAsUser: new(int64(107)), RunAsGroup: new(int64(107)), RunAsNonRoot: new(true),
+		Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}}}
 	if diff := cmp.Diff(wantSC, spec.SecurityContext); diff != "" {
 		t.Errorf("pod securityContext (-want +got):\n%s", diff)
 	}
 	wantVolumes := []corev1.Volume{
 		{Name: "run", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: "/var/run/vireo", Type: new(corev1.HostPathDirectoryOrCreate)}}},
+		{Name: "images", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: "/var/lib/vireo/images", Type: new(corev1.HostPathDirectoryOrCreate)}}},
 		{Name: "private", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 	if diff := cmp.Diff(wantVolumes, spec.Volumes); diff != "" {
@@ -56,11 +59,12 @@ func TestRenderPodSpec(t *testing.T) {
 		}
 		env[e.Name] = e.ValueFrom.FieldRef.FieldPath
 	}
-	wantEnv := map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_IP": "status.podIP"}
+	wantEnv := map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_UID": "metadata.uid", "POD_IP": "status.podIP"}
 	if diff := cmp.Diff(wantEnv, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	wantMounts := []corev1.VolumeMount{{Name: "run", MountPath: "/var/run/vireo"}, {Name: "private", MountPath: PrivateDir}}
+	wantMounts := []corev1.VolumeMount{{Name: "run", MountPath: "/var/run/vireo"},
+		{Name: "images", MountPath: "/var/lib/vireo/images", ReadOnly: true}, {Name: "private", MountPath: PrivateDir}}
 	if diff := cmp.Diff(wantMounts, c.VolumeMounts); diff != "" {
 		t.Errorf("volume mounts (-want +got):\n%s", diff)
 	}
@@ -111,7 +115,7 @@ func TestRenderErrors(t *testing.T) {
 		{name: "no name", opts: testOpts, mutate: func(vmi *v1.VirtualMachineInstance) { vmi.Name = "" }, want: "metadata.name"},
 		{name: "no image", opts: Options{RunDir: "/run/v"}, mutate: func(*v1.VirtualMachineInstance) {}, want: "options.image"},
 		{name: "relative run dir", opts: Options{Image: "img", RunDir: "run"}, mutate: func(*v1.VirtualMachineInstance) {}, want: "options.runDir"},
-		{name: "negative overhead", opts: Options{Image: "img", RunDir: "/run/v", MemoryOverhead: q("-1Mi")},
+		{name: "negative overhead", opts: Options{Image: "img", RunDir: "/run/v", ImageCacheDir: "/var/lib/i", MemoryOverhead: q("-1Mi")},
 			mutate: func(*v1.VirtualMachineInstance) {}, want: "options.memoryOverhead"},
 	}
 	for _, tt := range tests {

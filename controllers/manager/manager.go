@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/migration"
 	"github.com/vireo-dev/vireo/controllers/vmi"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
@@ -32,11 +34,18 @@ type Options struct {
 	LeaderElect    bool
 	LeaseNamespace string
 	Workers        int
+	// Launcher configures the launcher Pods: image, node directories, memory overhead.
+	Launcher launcherpod.Options
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{LeaderElect: true, LeaseNamespace: v1.InstallNamespace, Workers: 10}
+	return &Options{LeaderElect: true, LeaseNamespace: v1.InstallNamespace, Workers: 10, Launcher: launcherpod.Options{
+		Image:          "ghcr.io/vireo-dev/vireo-launcher:latest",
+		RunDir:         "/var/run/vireo",
+		ImageCacheDir:  "/var/lib/vireo/images",
+		MemoryOverhead: launcherpod.DefaultMemoryOverhead.DeepCopy(),
+	}}
 }
 
 // AddFlags registers the options.
@@ -46,6 +55,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaseNamespace, "lease-namespace", o.LeaseNamespace, "Namespace of the leader-election Lease.")
 	// KubeVirt runs 10 VMI workers (1 VMI/s with 3 was too slow at scale).
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
+	fs.StringVar(&o.Launcher.Image, "launcher-image", o.Launcher.Image, "Image of the launcher Pods (vireo-launcher).")
+	fs.StringVar(&o.Launcher.RunDir, "node-run-dir", o.Launcher.RunDir, "The nodes' run directory shared by the node agent and the launcher Pods (hostPath); must match vireo-nodeagent's.")
+	fs.StringVar(&o.Launcher.ImageCacheDir, "node-image-cache-dir", o.Launcher.ImageCacheDir, "The nodes' containerDisk cache (hostPath, mounted read-only in launcher Pods); must match vireo-nodeagent's.")
+	fs.Var(quantityFlag{&o.Launcher.MemoryOverhead}, "launcher-memory-overhead", "Memory a launcher Pod requests on top of the guest's (launcher, libvirtd, QEMU).")
 }
 
 // Run connects and reconciles until ctx ends.
@@ -77,7 +90,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 			lo.LabelSelector = v1.AppLabel + "=" + v1.LauncherApp
 		}))
-	vmiController, err := vmi.New(vireo, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods())
+	vmiController, err := vmi.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), o.Launcher)
 	if err != nil {
 		return err
 	}
@@ -143,3 +156,24 @@ func runElected(ctx context.Context, cfg *rest.Config, o *Options) error {
 		return ctx.Err()
 	}
 }
+
+// quantityFlag is a resource.Quantity as a command-line flag.
+type quantityFlag struct{ q *resource.Quantity }
+
+func (f quantityFlag) String() string {
+	if f.q == nil {
+		return ""
+	}
+	return f.q.String()
+}
+
+func (f quantityFlag) Set(s string) error {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a quantity such as 200Mi: %w", s, err)
+	}
+	*f.q = q
+	return nil
+}
+
+func (quantityFlag) Type() string { return "quantity" }

@@ -51,6 +51,10 @@ func (l *Loop) Enqueue(obj any) {
 // EnqueueKey queues a "namespace/name" key.
 func (l *Loop) EnqueueKey(key string) { l.queue.Add(key) }
 
+// EnqueueAfter queues a "namespace/name" key once d has passed (a deadline the controller must
+// look at again, such as a grace period).
+func (l *Loop) EnqueueAfter(key string, d time.Duration) { l.queue.AddAfter(key, d) }
+
 // Run processes the queue with workers until ctx ends.
 func (l *Loop) Run(ctx context.Context, workers int) error {
 	defer l.queue.ShutDown()

@@ -1,24 +1,28 @@
-// Package vmi reconciles VirtualMachineInstances. Today it refuses to start VMIs that ask for what
-// Vireo cannot run yet, and it finishes deletion:
-// once a deleted VMI has no launcher Pod left, it releases the foreground-delete
-// finalizer so the object (and a terminating namespace) can go. Launcher Pod creation
-// and phase tracking build on this loop.
+// Package vmi reconciles VirtualMachineInstances: it creates one launcher Pod per VMI, moves
+// the VMI through Pending -> Scheduling -> Scheduled as the Pod is scheduled and starts (the
+// node agent takes it from there), fails it when its Pod fails or disappears, deletes the Pod
+// once the VMI ends or is deleted, and then releases the VMI's finalizer. It refuses to start
+// VMIs that ask for what Vireo cannot run yet.
 package vmi
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
@@ -28,14 +32,18 @@ import (
 // Controller is the VMI reconciler.
 type Controller struct {
 	*reconcile.Loop
-	client versioned.Interface
-	vmis   vireolisters.VirtualMachineInstanceLister
-	pods   corelisters.PodLister
+	client   versioned.Interface
+	kube     kubernetes.Interface
+	vmis     vireolisters.VirtualMachineInstanceLister
+	pods     corelisters.PodLister
+	launcher launcherpod.Options
+	now      func() metav1.Time
 }
 
-// New wires the controller to its informers.
-func New(client versioned.Interface, vmis vireoinformers.VirtualMachineInstanceInformer, pods coreinformers.PodInformer) (*Controller, error) {
-	c := &Controller{client: client, vmis: vmis.Lister(), pods: pods.Lister()}
+// New wires the controller to its informers; launcher configures the launcher Pods it creates.
+func New(client versioned.Interface, kube kubernetes.Interface, vmis vireoinformers.VirtualMachineInstanceInformer,
+	pods coreinformers.PodInformer, launcher launcherpod.Options) (*Controller, error) {
+	c := &Controller{client: client, kube: kube, vmis: vmis.Lister(), pods: pods.Lister(), launcher: launcher, now: metav1.Now}
 	c.Loop = reconcile.NewLoop("vmi", c.sync, vmis.Informer().HasSynced, pods.Informer().HasSynced)
 	if _, err := vmis.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.Enqueue,
@@ -43,13 +51,17 @@ func New(client versioned.Interface, vmis vireoinformers.VirtualMachineInstanceI
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueOwner}); err != nil {
+	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueOwner,
+		UpdateFunc: func(_, obj any) { c.enqueueOwner(obj) },
+		DeleteFunc: c.enqueueOwner,
+	}); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// enqueueOwner requeues the VMI of a deleted launcher Pod.
+// enqueueOwner requeues the VMI of a launcher Pod.
 func (c *Controller) enqueueOwner(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
@@ -80,15 +92,109 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if refused, err := c.refuseUnsupported(ctx, vmi); refused || err != nil {
 		return err
 	}
-	if vmi.DeletionTimestamp == nil || !slices.ContainsFunc(vmi.Finalizers, isVMIFinalizer) {
-		return nil
-	}
-	launchers, err := c.launcherPods(vmi)
-	if err != nil || len(launchers) > 0 {
-		// The node agent shuts the guest down; the Pod's deletion requeues us.
+	pods, err := c.launcherPods(vmi)
+	if err != nil {
 		return err
 	}
+	if vmi.DeletionTimestamp != nil || isFinal(vmi.Status.Phase) {
+		return c.cleanUp(ctx, vmi, pods)
+	}
+	pod := primaryPod(vmi, pods)
+	if pod == nil && (vmi.Status.Phase == v1.VmPhaseUnset || vmi.Status.Phase == v1.Pending) {
+		if pod, err = c.createPod(ctx, vmi); pod == nil {
+			return err
+		}
+	}
+	status, recheck := nextStatus(vmi, pod, c.now())
+	if recheck > 0 {
+		c.EnqueueAfter(key, recheck)
+	}
+	return c.writeStatus(ctx, vmi, status)
+}
+
+// isFinal reports whether a VMI in this phase has ended for good.
+func isFinal(phase v1.VirtualMachineInstancePhase) bool {
+	return phase == v1.Succeeded || phase == v1.Failed
+}
+
+// primaryPod is the VMI's own launcher Pod (the one named after its UID), if it exists.
+func primaryPod(vmi *v1.VirtualMachineInstance, pods []*corev1.Pod) *corev1.Pod {
+	want := launcherpod.PodName(vmi.Name, string(vmi.UID))
+	for _, p := range pods {
+		if p.Name == want {
+			return p
+		}
+	}
+	return nil
+}
+
+// createPod creates the VMI's launcher Pod and returns it. A VMI that cannot be rendered fails;
+// a Pod the API refuses leaves the VMI Pending with Synchronized False and is retried.
+func (c *Controller) createPod(ctx context.Context, vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
+	pod, err := launcherpod.Render(vmi, c.launcher)
+	if err != nil {
+		st := *vmi.Status.DeepCopy()
+		fail(&st, ReasonInvalidSpec, err.Error(), c.now())
+		return nil, c.writeStatus(ctx, vmi, st)
+	}
+	created, err := c.kube.CoreV1().Pods(vmi.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		// Made by an earlier sync whose Pod the cache has not seen yet.
+		created, err = c.kube.CoreV1().Pods(vmi.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err == nil && !metav1.IsControlledBy(created, vmi) {
+			err = fmt.Errorf("pod %s/%s exists but does not belong to VMI %s (uid %s)", created.Namespace, created.Name, vmi.Name, vmi.UID)
+		}
+	}
+	if err == nil {
+		klog.FromContext(ctx).V(2).Info("Created launcher Pod", "vmi", klog.KObj(vmi), "pod", klog.KObj(created))
+		return created, nil
+	}
+	st := *vmi.Status.DeepCopy()
+	setCondition(&st, v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSynchronized,
+		Status: v1.ConditionFalse, Reason: ReasonFailedCreate, Message: "creating the launcher Pod: " + err.Error()}, c.now())
+	if werr := c.writeStatus(ctx, vmi, st); werr != nil {
+		return nil, werr
+	}
+	return nil, err
+}
+
+// cleanUp deletes the launcher Pods of a VMI that ended or is being deleted, and releases the
+// VMI's finalizer once none is left. Deleting a running guest's Pod is how a VMI deletion
+// reaches the launcher: it shuts the guest down (ACPI, then destroy after the VMI's grace
+// period) before the Pod's own grace (the VMI's + 15 s) runs out; the node agent does the same
+// from its side and reports the outcome.
+func (c *Controller) cleanUp(ctx context.Context, vmi *v1.VirtualMachineInstance, pods []*corev1.Pod) error {
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		err := c.kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	if len(pods) > 0 || !slices.ContainsFunc(vmi.Finalizers, isVMIFinalizer) {
+		// The Pods' deletion requeues us.
+		return nil
+	}
 	return c.releaseFinalizer(ctx, vmi)
+}
+
+// writeStatus writes status through /status when it differs from the VMI's.
+func (c *Controller) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) error {
+	if equality.Semantic.DeepEqual(vmi.Status, status) {
+		return nil
+	}
+	updated := vmi.DeepCopy()
+	updated.Status = status
+	_, err := c.client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err == nil && status.Phase != vmi.Status.Phase {
+		klog.FromContext(ctx).Info("VMI phase changed", "vmi", klog.KObj(vmi), "from", vmi.Status.Phase, "to", status.Phase, "reason", status.Reason)
+	}
+	return err
 }
 
 func (c *Controller) launcherPods(vmi *v1.VirtualMachineInstance) ([]*corev1.Pod, error) {

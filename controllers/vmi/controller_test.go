@@ -13,9 +13,12 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 )
+
+var testLauncher = launcherpod.Options{Image: "ghcr.io/vireo-dev/vireo-launcher:test", RunDir: "/var/run/vireo", ImageCacheDir: "/var/lib/vireo/images"}
 
 func deletedVMI(name string) *v1.VirtualMachineInstance {
 	now := metav1.Now()
@@ -79,7 +82,7 @@ func startController(ctx context.Context, t *testing.T, vireo *vireofake.Clients
 	}
 	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
 	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
-	ctrl, err := New(vireo, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods())
+	ctrl, err := New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), testLauncher)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -48,7 +49,9 @@ func TestVMIAskingForWhatVireoCannotRunFails(t *testing.T) {
 			{Type: v1.VirtualMachineInstanceSynchronized, Status: v1.ConditionTrue},
 		}},
 	}
-	plain := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "ns"}, Status: v1.VirtualMachineInstanceStatus{Phase: v1.Pending}}
+	plain := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "ns", UID: "uid-plain"},
+		Spec:   v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Resources: v1.ResourceRequirements{Requests: v1.ResourceList{"memory": resource.MustParse("64Mi")}}}},
+		Status: v1.VirtualMachineInstanceStatus{Phase: v1.Pending}}
 	vireo := vireofake.NewClientset(tpm, plain)
 	ctrl := startController(ctx, t, vireo)
 	for _, name := range []string{"tpm", "plain"} {
@@ -64,7 +67,7 @@ func TestVMIAskingForWhatVireoCannotRunFails(t *testing.T) {
 		!strings.Contains(got.Status.Conditions[0].Message, "spec.domain.devices.tpm") {
 		t.Errorf("status = %+v, want Failed/Unsupported naming spec.domain.devices.tpm", got.Status)
 	}
-	if got, _ := vireo.KubevirtV1().VirtualMachineInstances("ns").Get(ctx, "plain", metav1.GetOptions{}); got.Status.Phase != v1.Pending {
-		t.Errorf("a plain VMI became %s, want it left Pending", got.Status.Phase)
+	if got, _ := vireo.KubevirtV1().VirtualMachineInstances("ns").Get(ctx, "plain", metav1.GetOptions{}); got.Status.Phase != v1.Scheduling {
+		t.Errorf("a plain VMI became %s, want it Scheduling like any other", got.Status.Phase)
 	}
 }

@@ -1,0 +1,215 @@
+package vmi
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
+)
+
+// Reasons the controller gives a VMI's phase or conditions.
+const (
+	// ReasonGuestNotRunning: the Ready condition before the node agent reports a running guest.
+	ReasonGuestNotRunning = "GuestNotRunning"
+	// ReasonPodNotExists: the launcher Pod disappeared before the VMI ended.
+	ReasonPodNotExists = "PodNotExists"
+	// ReasonPodFailed: the launcher Pod ended before the guest was started.
+	ReasonPodFailed = "PodFailed"
+	// ReasonLauncherExited: the launcher Pod of a running VMI ended and no node agent reported the
+	// guest's end within OrphanedRunningGrace.
+	ReasonLauncherExited = "LauncherExited"
+	// ReasonFailedCreate: the launcher Pod could not be created (the API refused it).
+	ReasonFailedCreate = "FailedCreate"
+	// ReasonInvalidSpec: the VMI cannot be turned into a launcher Pod.
+	ReasonInvalidSpec = "InvalidSpec"
+)
+
+// OrphanedRunningGrace is how long the controller leaves a Running VMI whose launcher Pod has
+// ended to the node agent, which reports how the guest ended; after it, the controller fails
+// the VMI itself (the node agent is gone).
+const OrphanedRunningGrace = 30 * time.Second
+
+// nextStatus is the VMI's status as the controller sees it given its launcher Pod (nil when
+// there is none): the phases Pending -> Scheduling -> Scheduled, and Failed when the Pod fails
+// or disappears before the node agent reports the guest's end. It returns, too, how long until
+// the status must be looked at again (0: only on change). It is pure: vmi is not modified.
+func nextStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time) (v1.VirtualMachineInstanceStatus, time.Duration) {
+	st := *vmi.Status.DeepCopy()
+	switch st.Phase {
+	case v1.Succeeded, v1.Failed:
+		return st, 0
+	case v1.VmPhaseUnset, v1.Pending:
+		if pod == nil {
+			return st, 0
+		}
+		setPhase(&st, v1.Scheduling, now)
+		st.RuntimeUser = launcherpod.LauncherUser
+		setCondition(&st, v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
+			Status: v1.ConditionFalse, Reason: ReasonGuestNotRunning, Message: "the guest has not started yet"}, now)
+		schedulingStatus(&st, pod, now)
+	case v1.Scheduling:
+		if pod == nil {
+			fail(&st, ReasonPodNotExists, "the launcher Pod was deleted before the VMI was scheduled", now)
+			return st, 0
+		}
+		schedulingStatus(&st, pod, now)
+	case v1.Scheduled, v1.Running:
+		return runningStatus(st, pod, now)
+	}
+	return st, 0
+}
+
+// schedulingStatus moves a Scheduling VMI on as its Pod is scheduled and starts.
+func schedulingStatus(st *v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now metav1.Time) {
+	if podEnded(pod) {
+		fail(st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+podEndMessage(pod), now)
+		return
+	}
+	if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
+		setCondition(st, v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePodScheduled,
+			Status: v1.ConditionFalse, Reason: c.Reason, Message: c.Message}, now)
+		return
+	}
+	removeCondition(st, v1.VirtualMachineInstancePodScheduled)
+	if pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
+		return
+	}
+	if c := podCondition(pod, corev1.PodReady); c == nil || c.Status != corev1.ConditionTrue {
+		return
+	}
+	setPhase(st, v1.Scheduled, now)
+	st.NodeName = pod.Spec.NodeName
+	st.ActivePods = map[types.UID]string{pod.UID: pod.Spec.NodeName}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == launcherpod.ContainerName {
+			st.LauncherContainerImageVersion = c.Image
+		}
+	}
+}
+
+// runningStatus watches the launcher Pod of a VMI the node agent owns (Scheduled or Running).
+func runningStatus(st v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now metav1.Time) (v1.VirtualMachineInstanceStatus, time.Duration) {
+	switch {
+	case pod == nil:
+		fail(&st, ReasonPodNotExists, "the launcher Pod disappeared while the VMI was "+string(st.Phase), now)
+	case !podEnded(pod):
+	case st.Phase == v1.Scheduled:
+		fail(&st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+podEndMessage(pod), now)
+	default:
+		// The node agent reports how a running guest ended; the controller steps in only when
+		// it has not after a grace period.
+		ended := podEndTime(pod)
+		if wait := ended.Add(OrphanedRunningGrace).Sub(now.Time); wait > 0 {
+			return st, wait
+		}
+		fail(&st, ReasonLauncherExited, "the launcher Pod ended and no node agent reported the guest's end: "+podEndMessage(pod), now)
+	}
+	return st, 0
+}
+
+// fail moves the status to Failed with reason.
+func fail(st *v1.VirtualMachineInstanceStatus, reason, message string, now metav1.Time) {
+	setPhase(st, v1.Failed, now)
+	st.Reason = reason
+	setCondition(st, v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
+		Status: v1.ConditionFalse, Reason: reason, Message: message}, now)
+}
+
+// setPhase changes the phase and records when.
+func setPhase(st *v1.VirtualMachineInstanceStatus, phase v1.VirtualMachineInstancePhase, now metav1.Time) {
+	if st.Phase == phase {
+		return
+	}
+	st.Phase = phase
+	st.PhaseTransitionTimestamps = append(st.PhaseTransitionTimestamps,
+		v1.VirtualMachineInstancePhaseTransitionTimestamp{Phase: phase, PhaseTransitionTimestamp: now})
+}
+
+// setCondition sets one condition, keeping its transition time when its status is unchanged.
+func setCondition(st *v1.VirtualMachineInstanceStatus, c v1.VirtualMachineInstanceCondition, now metav1.Time) {
+	for i := range st.Conditions {
+		old := &st.Conditions[i]
+		if old.Type != c.Type {
+			continue
+		}
+		c.LastTransitionTime = old.LastTransitionTime
+		if old.Status != c.Status {
+			c.LastTransitionTime = now
+		}
+		c.LastProbeTime = old.LastProbeTime
+		*old = c
+		return
+	}
+	c.LastTransitionTime = now
+	st.Conditions = append(st.Conditions, c)
+}
+
+func removeCondition(st *v1.VirtualMachineInstanceStatus, t v1.VirtualMachineInstanceConditionType) {
+	st.Conditions = slices.DeleteFunc(st.Conditions, func(c v1.VirtualMachineInstanceCondition) bool { return c.Type == t })
+	if len(st.Conditions) == 0 {
+		st.Conditions = nil
+	}
+}
+
+func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func podEnded(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded
+}
+
+// podEndMessage says how the launcher Pod ended, from its compute container when it can.
+func podEndMessage(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name != launcherpod.ContainerName || cs.State.Terminated == nil {
+			continue
+		}
+		t := cs.State.Terminated
+		msg := fmt.Sprintf("container %s exited with code %d", cs.Name, t.ExitCode)
+		if t.Reason != "" {
+			msg += " (" + t.Reason + ")"
+		}
+		if t.Message != "" {
+			msg += ": " + t.Message
+		}
+		return msg
+	}
+	msg := "Pod phase " + string(pod.Status.Phase)
+	if pod.Status.Reason != "" {
+		msg += " (" + pod.Status.Reason + ")"
+	}
+	if pod.Status.Message != "" {
+		msg += ": " + pod.Status.Message
+	}
+	return msg
+}
+
+// podEndTime is when the launcher container finished, or the Pod's last condition change.
+func podEndTime(pod *corev1.Pod) time.Time {
+	var ended time.Time
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.FinishedAt.After(ended) {
+			ended = t.FinishedAt.Time
+		}
+	}
+	if ended.IsZero() {
+		for _, c := range pod.Status.Conditions {
+			if c.LastTransitionTime.After(ended) {
+				ended = c.LastTransitionTime.Time
+			}
+		}
+	}
+	return ended
+}

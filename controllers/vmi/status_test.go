@@ -1,0 +1,176 @@
+package vmi
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
+)
+
+var t0 = metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+
+func vmiIn(phase v1.VirtualMachineInstancePhase) *v1.VirtualMachineInstance {
+	return &v1.VirtualMachineInstance{
+		ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "ns", UID: "uid-vm"},
+		Status:     v1.VirtualMachineInstanceStatus{Phase: phase},
+	}
+}
+
+// launcherPod is the VMI's launcher Pod in a state set by mutate.
+func launcherPod(mutate func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: launcherpod.PodName("vm", "uid-vm"), Namespace: "ns", UID: "pod-uid"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "launcher:v1"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodPending},
+	}
+	if mutate != nil {
+		mutate(p)
+	}
+	return p
+}
+
+func running(p *corev1.Pod) {
+	p.Spec.NodeName = "node-a"
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+}
+
+func failedAt(at time.Time) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Spec.NodeName = "node-a"
+		p.Status.Phase = corev1.PodFailed
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "compute", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 2, Reason: "Error", Message: "libvirtd did not start", FinishedAt: metav1.NewTime(at)}}}}
+	}
+}
+
+func TestNextStatus(t *testing.T) {
+	unschedulable := func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: "Unschedulable", Message: "0/2 nodes are available: 2 Insufficient memory."}}
+	}
+	cases := []struct {
+		name        string
+		vmi         *v1.VirtualMachineInstance
+		pod         *corev1.Pod
+		wantPhase   v1.VirtualMachineInstancePhase
+		wantReason  string
+		wantNode    string
+		wantCond    string // "Type=Status/Reason" that must be present
+		wantRecheck bool
+	}{
+		{name: "pending without pod stays", vmi: vmiIn(v1.Pending), wantPhase: v1.Pending},
+		{name: "pod created", vmi: vmiIn(v1.Pending), pod: launcherPod(nil), wantPhase: v1.Scheduling, wantCond: "Ready=False/GuestNotRunning"},
+		{name: "unset phase counts as pending", vmi: vmiIn(""), pod: launcherPod(nil), wantPhase: v1.Scheduling},
+		{name: "pod already running: straight to scheduled", vmi: vmiIn(v1.Pending), pod: launcherPod(running), wantPhase: v1.Scheduled, wantNode: "node-a"},
+		{name: "unschedulable", vmi: vmiIn(v1.Scheduling), pod: launcherPod(unschedulable), wantPhase: v1.Scheduling, wantCond: "PodScheduled=False/Unschedulable"},
+		{name: "running but not ready waits", vmi: vmiIn(v1.Scheduling), pod: launcherPod(func(p *corev1.Pod) {
+			running(p)
+			p.Status.Conditions[1].Status = corev1.ConditionFalse
+		}), wantPhase: v1.Scheduling},
+		{name: "scheduled", vmi: vmiIn(v1.Scheduling), pod: launcherPod(running), wantPhase: v1.Scheduled, wantNode: "node-a"},
+		{name: "pod gone while scheduling", vmi: vmiIn(v1.Scheduling), wantPhase: v1.Failed, wantReason: ReasonPodNotExists},
+		{name: "pod failed while scheduling", vmi: vmiIn(v1.Scheduling), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: ReasonPodFailed},
+		{name: "pod failed when scheduled", vmi: vmiIn(v1.Scheduled), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: ReasonPodFailed},
+		{name: "pod gone while running", vmi: vmiIn(v1.Running), wantPhase: v1.Failed, wantReason: ReasonPodNotExists},
+		{name: "running pod ended just now: node agent's turn", vmi: vmiIn(v1.Running), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Running, wantRecheck: true},
+		{name: "running pod ended long ago", vmi: vmiIn(v1.Running), pod: launcherPod(failedAt(t0.Add(-time.Minute))), wantPhase: v1.Failed, wantReason: ReasonLauncherExited},
+		{name: "running with pod: node agent's", vmi: vmiIn(v1.Running), pod: launcherPod(running), wantPhase: v1.Running},
+		{name: "final stays", vmi: vmiIn(v1.Succeeded), wantPhase: v1.Succeeded},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := c.vmi.DeepCopy()
+			st, recheck := nextStatus(c.vmi, c.pod, t0)
+			if st.Phase != c.wantPhase || st.Reason != c.wantReason {
+				t.Errorf("phase/reason = %s/%q, want %s/%q", st.Phase, st.Reason, c.wantPhase, c.wantReason)
+			}
+			if st.NodeName != c.wantNode {
+				t.Errorf("nodeName = %q, want %q", st.NodeName, c.wantNode)
+			}
+			if (recheck > 0) != c.wantRecheck {
+				t.Errorf("recheck = %v, want one: %v", recheck, c.wantRecheck)
+			}
+			if c.wantCond != "" && !hasCondition(st, c.wantCond) {
+				t.Errorf("conditions %+v lack %s", st.Conditions, c.wantCond)
+			}
+			if st.Phase != before.Status.Phase {
+				last := st.PhaseTransitionTimestamps[len(st.PhaseTransitionTimestamps)-1]
+				if last.Phase != st.Phase || !last.PhaseTransitionTimestamp.Equal(&t0) {
+					t.Errorf("last phase transition %+v, want %s at %v", last, st.Phase, t0)
+				}
+			}
+			if c.vmi.Status.Phase != before.Status.Phase || len(c.vmi.Status.Conditions) != len(before.Status.Conditions) {
+				t.Error("nextStatus modified its input")
+			}
+		})
+	}
+}
+
+func hasCondition(st v1.VirtualMachineInstanceStatus, want string) bool {
+	for _, c := range st.Conditions {
+		if string(c.Type)+"="+string(c.Status)+"/"+c.Reason == want {
+			return true
+		}
+	}
+	return false
+}
+
+func TestScheduledRecordsPodAndImage(t *testing.T) {
+	st, _ := nextStatus(vmiIn(v1.Scheduling), launcherPod(running), t0)
+	if st.ActivePods[types.UID("pod-uid")] != "node-a" || len(st.ActivePods) != 1 {
+		t.Errorf("activePods = %v", st.ActivePods)
+	}
+	if st.LauncherContainerImageVersion != "launcher:v1" {
+		t.Errorf("launcherContainerImageVersion = %q", st.LauncherContainerImageVersion)
+	}
+	failed, _ := nextStatus(vmiIn(v1.Scheduling), launcherPod(failedAt(t0.Time)), t0)
+	if msg := failed.Conditions[0].Message; !strings.Contains(msg, "libvirtd did not start") || !strings.Contains(msg, "code 2") {
+		t.Errorf("failure message %q does not say how the launcher ended", msg)
+	}
+}
+
+func TestSyncCreatesOneLauncherPodAndWritesScheduling(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	vmi := vmiIn(v1.Pending)
+	vmi.Spec.Domain.Resources.Requests = v1.ResourceList{"memory": resource.MustParse("64Mi")}
+	vireo := vireofake.NewClientset(vmi)
+	ctrl := startController(ctx, t, vireo)
+	if err := ctrl.sync(ctx, "ns/vm"); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	statusWrites := 0
+	for _, a := range vireo.Actions() {
+		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+			statusWrites++
+		}
+	}
+	if statusWrites != 1 {
+		t.Errorf("status writes = %d, want 1", statusWrites)
+	}
+	// A second sync from a stale cache (VMI still Pending, no Pod seen) finds the Pod it made.
+	if err := ctrl.sync(ctx, "ns/vm"); err != nil {
+		t.Fatalf("second sync: %v", err)
+	}
+	pods, err := ctrl.kube.CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("pods = %d (%v), want 1", len(pods.Items), err)
+	}
+	if pods.Items[0].Name != launcherpod.PodName("vm", "uid-vm") {
+		t.Errorf("pod name = %q", pods.Items[0].Name)
+	}
+	got, err := vireo.KubevirtV1().VirtualMachineInstances("ns").Get(ctx, "vm", metav1.GetOptions{})
+	if err != nil || got.Status.Phase != v1.Scheduling {
+		t.Fatalf("phase = %v (%v), want Scheduling", got.Status.Phase, err)
+	}
+}
