@@ -150,7 +150,7 @@ func (c *Controller) createPod(ctx context.Context, vmi *v1.VirtualMachineInstan
 		return created, nil
 	}
 	st := *vmi.Status.DeepCopy()
-	setCondition(&st, v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSynchronized,
+	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSynchronized,
 		Status: v1.ConditionFalse, Reason: ReasonFailedCreate, Message: "creating the launcher Pod: " + err.Error()}, c.now())
 	if werr := c.writeStatus(ctx, vmi, st); werr != nil {
 		return nil, werr

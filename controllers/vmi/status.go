@@ -2,7 +2,6 @@ package vmi
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,9 +47,9 @@ func nextStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time
 		if pod == nil {
 			return st, 0
 		}
-		setPhase(&st, v1.Scheduling, now)
+		st.SetPhase(v1.Scheduling, now)
 		st.RuntimeUser = launcherpod.LauncherUser
-		setCondition(&st, v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
+		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
 			Status: v1.ConditionFalse, Reason: ReasonGuestNotRunning, Message: "the guest has not started yet"}, now)
 		schedulingStatus(&st, pod, now)
 	case v1.Scheduling:
@@ -72,18 +71,18 @@ func schedulingStatus(st *v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now 
 		return
 	}
 	if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
-		setCondition(st, v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePodScheduled,
+		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePodScheduled,
 			Status: v1.ConditionFalse, Reason: c.Reason, Message: c.Message}, now)
 		return
 	}
-	removeCondition(st, v1.VirtualMachineInstancePodScheduled)
+	st.RemoveCondition(v1.VirtualMachineInstancePodScheduled)
 	if pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 		return
 	}
 	if c := podCondition(pod, corev1.PodReady); c == nil || c.Status != corev1.ConditionTrue {
 		return
 	}
-	setPhase(st, v1.Scheduled, now)
+	st.SetPhase(v1.Scheduled, now)
 	st.NodeName = pod.Spec.NodeName
 	st.ActivePods = map[types.UID]string{pod.UID: pod.Spec.NodeName}
 	for _, c := range pod.Spec.Containers {
@@ -115,46 +114,10 @@ func runningStatus(st v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now meta
 
 // fail moves the status to Failed with reason.
 func fail(st *v1.VirtualMachineInstanceStatus, reason, message string, now metav1.Time) {
-	setPhase(st, v1.Failed, now)
+	st.SetPhase(v1.Failed, now)
 	st.Reason = reason
-	setCondition(st, v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
+	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
 		Status: v1.ConditionFalse, Reason: reason, Message: message}, now)
-}
-
-// setPhase changes the phase and records when.
-func setPhase(st *v1.VirtualMachineInstanceStatus, phase v1.VirtualMachineInstancePhase, now metav1.Time) {
-	if st.Phase == phase {
-		return
-	}
-	st.Phase = phase
-	st.PhaseTransitionTimestamps = append(st.PhaseTransitionTimestamps,
-		v1.VirtualMachineInstancePhaseTransitionTimestamp{Phase: phase, PhaseTransitionTimestamp: now})
-}
-
-// setCondition sets one condition, keeping its transition time when its status is unchanged.
-func setCondition(st *v1.VirtualMachineInstanceStatus, c v1.VirtualMachineInstanceCondition, now metav1.Time) {
-	for i := range st.Conditions {
-		old := &st.Conditions[i]
-		if old.Type != c.Type {
-			continue
-		}
-		c.LastTransitionTime = old.LastTransitionTime
-		if old.Status != c.Status {
-			c.LastTransitionTime = now
-		}
-		c.LastProbeTime = old.LastProbeTime
-		*old = c
-		return
-	}
-	c.LastTransitionTime = now
-	st.Conditions = append(st.Conditions, c)
-}
-
-func removeCondition(st *v1.VirtualMachineInstanceStatus, t v1.VirtualMachineInstanceConditionType) {
-	st.Conditions = slices.DeleteFunc(st.Conditions, func(c v1.VirtualMachineInstanceCondition) bool { return c.Type == t })
-	if len(st.Conditions) == 0 {
-		st.Conditions = nil
-	}
 }
 
 func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {

@@ -1,0 +1,111 @@
+// Package protocol is the command protocol between vireo-nodeagent and vireo-launcher: gRPC over
+// a unix socket in the launcher's directory on the node (RunDir/pods/<launcher Pod UID>/), with
+// JSON messages defined here. The node agent is the client; each launcher serves one VMI.
+//
+// The calls: Hello (version handshake; every other call needs it first), Sync (the VMI and what
+// the node agent resolved for it; starts the domain), Shutdown (ACPI power button), Stop
+// (destroy), and Events, a server stream of the domain's whole status, sent at once and again on
+// every change, so a reconnecting node agent learns the current state without replaying
+// history. Console and VNC bytes never pass through gRPC: they are the unix sockets
+// ConsoleSocket and VNCSocket next to CommandSocket.
+//
+// A second launcher of the same VMI (a migration target) has its own directory, named after its
+// own Pod UID, so two launchers never share a path.
+package protocol
+
+import (
+	"time"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// Version is the protocol version this build speaks. A node agent and a launcher agree on the
+// highest version both know; a change that an older peer would misread needs a new version.
+const Version uint32 = 1
+
+// File names in a launcher's directory.
+const (
+	// CommandSocket is the gRPC socket the launcher serves.
+	CommandSocket = "launcher.sock"
+	// ConsoleSocket is the guest's serial console (QEMU binds it).
+	ConsoleSocket = "console.sock"
+	// VNCSocket is the guest's display as RFB (QEMU binds it).
+	VNCSocket = "vnc.sock"
+	// PodsDir is the directory under the node's run directory that holds one directory per
+	// launcher Pod, named after the Pod's UID, created by the node agent for uid 107.
+	PodsDir = "pods"
+)
+
+// HelloRequest opens a session: the versions the node agent speaks.
+type HelloRequest struct {
+	Versions []uint32 `json:"versions"`
+}
+
+// HelloResponse is the launcher's side of the handshake.
+type HelloResponse struct {
+	// Version is the version both speak (the highest common one).
+	Version uint32 `json:"version"`
+	// LauncherVersion is the launcher's build, for logs and status.
+	LauncherVersion string `json:"launcherVersion"`
+	// VMIUID is the UID of the VMI this launcher serves (from its Pod's arguments): the node
+	// agent refuses to drive a launcher that serves another VMI.
+	VMIUID string `json:"vmiUID"`
+}
+
+// SyncRequest asks the launcher to run the VMI: define and start its domain if it is not
+// running yet. Sync is idempotent; the launcher never starts a second domain.
+type SyncRequest struct {
+	VMI *v1.VirtualMachineInstance `json:"vmi"`
+	// ContainerDisks maps each containerDisk volume's name to the image's disk file in the
+	// node's read-only image cache (the node agent pulls; the launcher has no credentials).
+	ContainerDisks map[string]string `json:"containerDisks,omitempty"`
+}
+
+// Empty is a message without fields.
+type Empty struct{}
+
+// DomainPhase is the coarse state of the launcher's domain.
+type DomainPhase string
+
+// Domain phases.
+const (
+	// DomainNone: no domain defined yet (Sync not received or still preparing).
+	DomainNone DomainPhase = ""
+	// DomainRunning: the guest runs.
+	DomainRunning DomainPhase = "Running"
+	// DomainPaused: the guest is paused.
+	DomainPaused DomainPhase = "Paused"
+	// DomainShuttingDown: an ACPI shutdown was requested and the guest has not stopped yet.
+	DomainShuttingDown DomainPhase = "ShuttingDown"
+	// DomainSucceeded: the guest powered off, or was shut down on request.
+	DomainSucceeded DomainPhase = "Succeeded"
+	// DomainFailed: the domain could not start, QEMU crashed, or libvirt died.
+	DomainFailed DomainPhase = "Failed"
+)
+
+// Ended reports whether a domain in this phase has ended for good.
+func (p DomainPhase) Ended() bool { return p == DomainSucceeded || p == DomainFailed }
+
+// DomainStatus is the launcher's whole view of its domain.
+type DomainStatus struct {
+	Phase DomainPhase `json:"phase"`
+	// Reason is a CamelCase cause (for a VMI's status.reason), Message a sentence for humans.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Emulation is "kvm" or "tcg" once the domain is defined; EmulationReason says why TCG.
+	Emulation       string `json:"emulation,omitempty"`
+	EmulationReason string `json:"emulationReason,omitempty"`
+	// Interfaces are the guest's interfaces as the domain defines them.
+	Interfaces []Interface `json:"interfaces,omitempty"`
+	// Since is when the phase last changed.
+	Since time.Time `json:"since"`
+}
+
+// Interface is one network interface of the domain.
+type Interface struct {
+	// Name is the interface's name in spec.domain.devices.interfaces.
+	Name string `json:"name"`
+	MAC  string `json:"mac"`
+	// IPs are the addresses the guest is reached at: for masquerade, the Pod's.
+	IPs []string `json:"ips,omitempty"`
+}

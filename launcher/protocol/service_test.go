@@ -1,0 +1,117 @@
+package protocol
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// fakeLauncher is a Server for testing the protocol itself.
+type fakeLauncher struct {
+	version uint32
+	synced  chan *SyncRequest
+	changes chan *DomainStatus
+}
+
+func (f *fakeLauncher) Hello(_ context.Context, req *HelloRequest) (*HelloResponse, error) {
+	return &HelloResponse{Version: f.version, LauncherVersion: "test", VMIUID: "uid-1"}, nil
+}
+
+func (f *fakeLauncher) Sync(_ context.Context, req *SyncRequest) (*DomainStatus, error) {
+	f.synced <- req
+	return &DomainStatus{Phase: DomainRunning, Emulation: "tcg"}, nil
+}
+
+func (f *fakeLauncher) Shutdown(context.Context, *Empty) (*Empty, error) { return &Empty{}, nil }
+func (f *fakeLauncher) Stop(context.Context, *Empty) (*Empty, error)     { return &Empty{}, nil }
+
+func (f *fakeLauncher) Events(_ *Empty, s EventSender) error {
+	if err := s.Send(&DomainStatus{Phase: DomainNone}); err != nil {
+		return err
+	}
+	for {
+		select {
+		case st := <-f.changes:
+			if err := s.Send(st); err != nil {
+				return err
+			}
+		case <-s.Context().Done():
+			return nil
+		}
+	}
+}
+
+func serve(t *testing.T, f *fakeLauncher) func(context.Context) (net.Conn, error) {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), CommandSocket)
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(f)
+	go srv.Serve(l)
+	t.Cleanup(srv.Stop)
+	return func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}
+}
+
+func TestProtocolRoundTrip(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f := &fakeLauncher{version: Version, synced: make(chan *SyncRequest, 1), changes: make(chan *DomainStatus)}
+	c, err := Dial(ctx, serve(t, f))
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer c.Close()
+	if c.Launcher.VMIUID != "uid-1" {
+		t.Errorf("handshake: %+v", c.Launcher)
+	}
+	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vm", UID: "uid-1"}}
+	st, err := c.Sync(ctx, &SyncRequest{VMI: vmi, ContainerDisks: map[string]string{"root": "/cache/sha256-x/disk.qcow2"}})
+	if err != nil || st.Phase != DomainRunning || st.Emulation != "tcg" {
+		t.Fatalf("Sync = %+v, %v", st, err)
+	}
+	got := <-f.synced
+	if got.VMI.Name != "vm" || got.ContainerDisks["root"] != "/cache/sha256-x/disk.qcow2" {
+		t.Errorf("launcher received %+v", got)
+	}
+	recv, err := c.Events(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, err := recv(); err != nil || first.Phase != DomainNone {
+		t.Fatalf("first event = %+v, %v; want the current state at once", first, err)
+	}
+	f.changes <- &DomainStatus{Phase: DomainSucceeded, Reason: "GuestPoweredOff"}
+	if next, err := recv(); err != nil || next.Phase != DomainSucceeded || !next.Phase.Ended() {
+		t.Fatalf("next event = %+v, %v", next, err)
+	}
+	if err := c.Shutdown(ctx); err != nil {
+		t.Error(err)
+	}
+	if err := c.Stop(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestProtocolVersionMismatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f := &fakeLauncher{version: Version + 1}
+	if _, err := Dial(ctx, serve(t, f)); err == nil || !strings.Contains(err.Error(), "protocol version") {
+		t.Fatalf("Dial with a launcher of another version = %v, want a version error", err)
+	}
+	if _, err := NegotiateVersion([]uint32{Version + 7}); err == nil {
+		t.Error("NegotiateVersion accepted a peer without a common version")
+	}
+}

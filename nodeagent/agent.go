@@ -1,0 +1,232 @@
+// Package nodeagent is vireo-nodeagent, the per-node agent. It watches the VMIs scheduled to its
+// node (field selector status.nodeName) and the launcher Pods on it, gives each launcher Pod a
+// directory under the node's run directory, connects to each launcher's command socket there,
+// hands it its VMI (with containerDisks pulled into the node's image cache), follows its domain
+// events, and reports the VMI's status: Running with interfaces and conditions, then Succeeded
+// or Failed. It shuts guests down when their VMI is deleted (ACPI, then destroy after the grace
+// period, a deadline kept on disk across restarts), and serves vireo-apiserver over mutual TLS.
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/reconcile"
+	"github.com/vireo-dev/vireo/generated/clientset/versioned"
+	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+)
+
+// Options are vireo-nodeagent's command-line options.
+type Options struct {
+	Kubeconfig    string
+	NodeName      string
+	RunDir        string
+	ImageCacheDir string
+	// InsecureRegistries are registries (host:port) pulled from over plain HTTP.
+	InsecureRegistries []string
+	Listen             string
+	TLSCertFile        string
+	TLSKeyFile         string
+	// ClientCAFile verifies vireo-apiserver's client certificate; ClientName is its common name.
+	ClientCAFile string
+	ClientName   string
+	Workers      int
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{RunDir: "/var/run/vireo", ImageCacheDir: "/var/lib/vireo/images", Listen: ":8186",
+		ClientName: "vireo-apiserver", Workers: 4}
+}
+
+// AddFlags registers the options.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig to reach the cluster; empty means in-cluster.")
+	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "The node this agent serves (required; the DaemonSet passes spec.nodeName).")
+	fs.StringVar(&o.RunDir, "run-dir", o.RunDir, "The node's run directory shared with the launcher Pods; must match vireo-controller's --node-run-dir.")
+	fs.StringVar(&o.ImageCacheDir, "image-cache-dir", o.ImageCacheDir, "The node's containerDisk cache; must match vireo-controller's --node-image-cache-dir.")
+	fs.StringSliceVar(&o.InsecureRegistries, "insecure-registry", o.InsecureRegistries, "Registry (host:port) to pull containerDisks from over plain HTTP; repeatable.")
+	fs.StringVar(&o.Listen, "listen", o.Listen, "Address of the HTTPS server for vireo-apiserver.")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate of the HTTPS server.")
+	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "Key of the serving certificate.")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA of vireo-apiserver's client certificate; no other client is accepted.")
+	fs.StringVar(&o.ClientName, "client-name", o.ClientName, "Common name of vireo-apiserver's client certificate.")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
+}
+
+// Agent is a running node agent.
+type Agent struct {
+	*reconcile.Loop
+	opts   *Options
+	client versioned.Interface
+	vmis   vireolisters.VirtualMachineInstanceLister
+	pods   corelisters.PodLister
+	dirs   nodeDirs
+	images *imageCache
+	now    func() metav1.Time
+
+	mu       sync.Mutex
+	ctx      context.Context
+	sessions map[types.UID]*session // by launcher Pod UID
+}
+
+// Run runs the node agent until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	if o.NodeName == "" {
+		return errors.New("--node-name is required: the node this agent serves")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig %q: %w", o.Kubeconfig, err)
+	}
+	cfg.UserAgent = "vireo-nodeagent/" + o.NodeName
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	vireo, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	dirs := nodeDirs{root: o.RunDir}
+	if err := dirs.ensureBase(); err != nil {
+		return fmt.Errorf("preparing the run directory: %w", err)
+	}
+	vf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+		lo.FieldSelector = fields.OneTermEqualSelector("status.nodeName", o.NodeName).String()
+	}))
+	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute, kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
+		lo.LabelSelector = v1.AppLabel + "=" + v1.LauncherApp
+	}))
+	a := &Agent{opts: o, client: vireo, dirs: dirs, images: newImageCache(o.ImageCacheDir, o.InsecureRegistries),
+		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}}
+	vmiInformer := vf.Kubevirt().V1().VirtualMachineInstances()
+	podInformer := kf.Core().V1().Pods()
+	a.vmis, a.pods = vmiInformer.Lister(), podInformer.Lister()
+	a.Loop = reconcile.NewLoop("nodeagent", a.sync, vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced)
+	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: a.Enqueue, UpdateFunc: func(_, obj any) { a.Enqueue(obj) }, DeleteFunc: a.Enqueue,
+	}); err != nil {
+		return err
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: a.podChanged, UpdateFunc: func(_, obj any) { a.podChanged(obj) }, DeleteFunc: a.podDeleted,
+	}); err != nil {
+		return err
+	}
+	vf.Start(ctx.Done())
+	kf.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced) {
+		return ctx.Err()
+	}
+	a.collectGarbage(ctx)
+	srv, err := newServer(o)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.run(ctx) }()
+	go func() { errc <- a.Loop.Run(ctx, o.Workers) }()
+	klog.InfoS("vireo-nodeagent running", "node", o.NodeName, "runDir", o.RunDir)
+	err = <-errc
+	a.stopSessions()
+	return err
+}
+
+// podChanged prepares a launcher Pod's directory and requeues its VMI.
+func (a *Agent) podChanged(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		if err := a.dirs.ensureLauncherDir(pod.UID); err != nil {
+			klog.ErrorS(err, "Preparing the launcher directory", "pod", klog.KObj(pod))
+		}
+	}
+	a.enqueueVMIOf(pod)
+}
+
+// podDeleted forgets a launcher Pod: its session, directory and shutdown deadline.
+func (a *Agent) podDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	a.forgetPod(pod.UID)
+	a.enqueueVMIOf(pod)
+}
+
+func (a *Agent) forgetPod(uid types.UID) {
+	a.mu.Lock()
+	s := a.sessions[uid]
+	delete(a.sessions, uid)
+	a.mu.Unlock()
+	if s != nil {
+		s.stop()
+	}
+	if err := a.dirs.removeLauncherDir(uid); err != nil {
+		klog.ErrorS(err, "Removing the launcher directory", "podUID", uid)
+	}
+	a.dirs.clearDeadline(uid)
+}
+
+func (a *Agent) enqueueVMIOf(pod *corev1.Pod) {
+	for _, ref := range pod.OwnerReferences {
+		if ref.Kind == "VirtualMachineInstance" {
+			a.EnqueueKey(pod.Namespace + "/" + ref.Name)
+		}
+	}
+}
+
+// collectGarbage removes the directories of launcher Pods that no longer exist on this node
+// (deleted while the agent was down).
+func (a *Agent) collectGarbage(ctx context.Context) {
+	uids, err := a.dirs.launcherDirs()
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Listing launcher directories")
+		return
+	}
+	pods, _ := a.pods.List(labels.Everything())
+	live := map[types.UID]bool{}
+	for _, p := range pods {
+		live[p.UID] = true
+	}
+	for _, uid := range uids {
+		if !live[uid] {
+			a.forgetPod(uid)
+		}
+	}
+}
+
+func (a *Agent) stopSessions() {
+	a.mu.Lock()
+	sessions := a.sessions
+	a.sessions = map[types.UID]*session{}
+	a.mu.Unlock()
+	for _, s := range sessions {
+		s.stop()
+	}
+}

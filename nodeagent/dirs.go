@@ -1,0 +1,164 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+// LauncherUser owns each launcher directory: the launcher runs as uid and gid 107.
+const LauncherUser = 107
+
+// agentDir is the node agent's own state under the run directory (root only): shutdown
+// deadlines that must survive a restart of the agent.
+const agentDir = "agent"
+
+// nodeDirs is the node agent's view of the node's run directory. Every path below it is built
+// from names the agent controls (Pod UIDs, fixed file names) and resolved component by
+// component without following symlinks, since launchers (uid 107, running guests) own the
+// directories they are given and could plant links there.
+type nodeDirs struct {
+	root string
+}
+
+// openBeneath opens rel (a path of fixed or validated names) below the run directory without
+// following any symlink and without leaving the run directory.
+func (d nodeDirs) openBeneath(rel string, flags int, mode uint32) (int, error) {
+	rootFD, err := unix.Open(d.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("opening the run directory %s: %w", d.root, err)
+	}
+	defer unix.Close(rootFD)
+	fd, err := unix.Openat2(rootFD, rel, &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Mode: uint64(mode),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return -1, fmt.Errorf("opening %s below %s without symlinks: %w", rel, d.root, err)
+	}
+	return fd, nil
+}
+
+// checkUID refuses anything but a Kubernetes UID as a path component.
+func checkUID(uid types.UID) error {
+	s := string(uid)
+	if s == "" || len(s) > 64 || strings.ContainsAny(s, "/.\x00") || len(validation.IsDNS1123Subdomain(strings.ToLower(s))) > 0 {
+		return fmt.Errorf("%q is not a UID", s)
+	}
+	return nil
+}
+
+// mkdirBeneath creates rel's last component below the run directory (its parent must exist)
+// with mode, owned by uid/gid, or checks that the existing one is a directory.
+func (d nodeDirs) mkdirBeneath(rel string, mode uint32, uid int) error {
+	parent, name := filepath.Split(rel)
+	parentFD, err := d.openBeneath(filepath.Clean(parent), unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(parentFD)
+	if err := unix.Mkdirat(parentFD, name, mode); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("creating %s: %w", filepath.Join(d.root, rel), err)
+	}
+	fd, err := unix.Openat(parentFD, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%s is not a directory: %w", filepath.Join(d.root, rel), err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchown(fd, uid, uid); err != nil {
+		return fmt.Errorf("chown %s: %w", filepath.Join(d.root, rel), err)
+	}
+	return unix.Fchmod(fd, mode)
+}
+
+// ensureBase creates the run directory's pods/ and agent/ directories.
+func (d nodeDirs) ensureBase() error {
+	if err := os.MkdirAll(d.root, 0o755); err != nil {
+		return err
+	}
+	if err := d.mkdirBeneath(protocol.PodsDir, 0o755, 0); err != nil {
+		return err
+	}
+	return d.mkdirBeneath(agentDir, 0o700, 0)
+}
+
+// ensureLauncherDir creates the directory of the launcher Pod podUID for uid 107.
+func (d nodeDirs) ensureLauncherDir(podUID types.UID) error {
+	if err := checkUID(podUID); err != nil {
+		return err
+	}
+	return d.mkdirBeneath(filepath.Join(protocol.PodsDir, string(podUID)), 0o700, LauncherUser)
+}
+
+// removeLauncherDir removes the directory of a launcher Pod that is gone, with what the
+// launcher left in it, without following symlinks (os.RemoveAll removes links, never their
+// targets, and works below a directory descriptor opened without symlinks).
+func (d nodeDirs) removeLauncherDir(podUID types.UID) error {
+	if err := checkUID(podUID); err != nil {
+		return err
+	}
+	podsFD, err := d.openBeneath(protocol.PodsDir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	pods := os.NewFile(uintptr(podsFD), protocol.PodsDir)
+	defer pods.Close()
+	root, err := os.OpenRoot("/proc/self/fd/" + strconv.Itoa(podsFD))
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := root.RemoveAll(string(podUID)); err != nil {
+		return fmt.Errorf("removing the launcher directory of Pod %s: %w", podUID, err)
+	}
+	return nil
+}
+
+// launcherDirs lists the Pod UIDs that have a launcher directory.
+func (d nodeDirs) launcherDirs() ([]types.UID, error) {
+	entries, err := os.ReadDir(filepath.Join(d.root, protocol.PodsDir))
+	if err != nil {
+		return nil, err
+	}
+	var uids []types.UID
+	for _, e := range entries {
+		if checkUID(types.UID(e.Name())) == nil {
+			uids = append(uids, types.UID(e.Name()))
+		}
+	}
+	return uids, nil
+}
+
+// dialLauncher returns a dialer for the command socket of launcher Pod podUID. The socket is
+// opened with O_PATH and O_NOFOLLOW and must be a socket; the connection then goes through the
+// descriptor's /proc path, so a link planted at its name is never followed.
+func (d nodeDirs) dialLauncher(podUID types.UID) func(context.Context) (net.Conn, error) {
+	return func(ctx context.Context) (net.Conn, error) {
+		if err := checkUID(podUID); err != nil {
+			return nil, err
+		}
+		fd, err := d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID), protocol.CommandSocket), unix.O_PATH|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return nil, fmt.Errorf("the launcher's %s of Pod %s is not a socket", protocol.CommandSocket, podUID)
+		}
+		var dialer net.Dialer
+		return dialer.DialContext(ctx, "unix", "/proc/self/fd/"+strconv.Itoa(fd))
+	}
+}

@@ -1,0 +1,65 @@
+package nodeagent
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+)
+
+// server is the node agent's HTTPS endpoint for vireo-apiserver. It accepts only clients with a
+// certificate from the configured CA whose common name is vireo-apiserver's. It serves a health
+// check now; console, VNC, actions and migrations arrive on it later.
+type server struct {
+	http *http.Server
+	cert string
+	key  string
+}
+
+func newServer(o *Options) (*server, error) {
+	if o.TLSCertFile == "" || o.TLSKeyFile == "" || o.ClientCAFile == "" {
+		return nil, errors.New("--tls-cert-file, --tls-private-key-file and --client-ca-file are required: the node agent serves only vireo-apiserver, over mutual TLS")
+	}
+	caPEM, err := os.ReadFile(o.ClientCAFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", o.ClientCAFile)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	tlsCfg := &tls.Config{
+		MinVersion: tls.VersionTLS13,
+		ClientAuth: tls.RequireAndVerifyClientCert,
+		ClientCAs:  pool,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 || cs.PeerCertificates[0].Subject.CommonName != o.ClientName {
+				return fmt.Errorf("client certificate is not %s's", o.ClientName)
+			}
+			return nil
+		},
+	}
+	return &server{cert: o.TLSCertFile, key: o.TLSKeyFile, http: &http.Server{
+		Addr: o.Listen, Handler: mux, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
+	}}, nil
+}
+
+// run serves until ctx ends.
+func (s *server) run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.ListenAndServeTLS(s.cert, s.key) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("node agent HTTPS server: %w", err)
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return s.http.Shutdown(shutdownCtx)
+	}
+}

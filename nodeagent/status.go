@@ -1,0 +1,182 @@
+package nodeagent
+
+import (
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+// Reasons the node agent gives a VMI.
+const (
+	// ReasonGuestNotRunning: Ready is False because the guest does not run (yet or any more).
+	ReasonGuestNotRunning = "GuestNotRunning"
+	// ReasonPodNotReady: Ready is False because the launcher Pod is not Ready.
+	ReasonPodNotReady = "PodNotReady"
+	// ReasonLauncherExited: the launcher ended without reporting how its guest ended.
+	ReasonLauncherExited = "LauncherExited"
+	// ReasonLauncherPodDeleted: the launcher Pod was deleted while the VMI was not, so the guest
+	// was shut down under it.
+	ReasonLauncherPodDeleted = "LauncherPodDeleted"
+	// ReasonSyncFailed: the node agent could not hand the VMI to its launcher.
+	ReasonSyncFailed = "SyncFailed"
+	// ReasonSoftwareEmulation: the guest runs under QEMU TCG.
+	ReasonSoftwareEmulation = "SoftwareEmulation"
+)
+
+// observation is what the node agent knows about one VMI's launcher.
+type observation struct {
+	// pod is the launcher Pod (nil when gone).
+	pod *corev1.Pod
+	// domain is the launcher's last reported status (nil when never heard from).
+	domain *protocol.DomainStatus
+	// syncErr is the last error handing the VMI to the launcher ("" after success).
+	syncErr string
+	syncReason string
+}
+
+// nextStatus is the VMI's status given what the node agent observed. The node agent owns the
+// phases from Scheduled on: Running, and Succeeded or Failed when the guest or its launcher ends.
+// It never moves a VMI backwards and changes nothing without evidence: a launcher it has not
+// heard from yet leaves the status as it is.
+func nextStatus(vmi *v1.VirtualMachineInstance, obs observation, now metav1.Time) v1.VirtualMachineInstanceStatus {
+	st := *vmi.Status.DeepCopy()
+	if st.Phase != v1.Scheduled && st.Phase != v1.Running {
+		return st
+	}
+	syncCondition(&st, obs, now)
+	dom := obs.domain
+	switch {
+	case dom != nil && dom.Phase.Ended():
+		endedStatus(&st, vmi, obs, now)
+	case launcherEnded(obs.pod):
+		end(&st, v1.Failed, ReasonLauncherExited, "the launcher ended before reporting its guest's end: "+podEndMessage(obs.pod), now)
+	case dom != nil && dom.Phase != protocol.DomainNone:
+		runningStatus(&st, obs, now)
+	}
+	return st
+}
+
+// endedStatus is the final phase of a VMI whose domain ended.
+func endedStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachineInstance, obs observation, now metav1.Time) {
+	dom := obs.domain
+	switch {
+	case vmi.DeletionTimestamp != nil && dom.Phase == protocol.DomainSucceeded:
+		end(st, v1.Succeeded, dom.Reason, dom.Message, now)
+	case obs.pod != nil && obs.pod.DeletionTimestamp != nil && vmi.DeletionTimestamp == nil:
+		end(st, v1.Failed, ReasonLauncherPodDeleted, "the launcher Pod was deleted, and the guest with it ("+dom.Message+")", now)
+	case dom.Phase == protocol.DomainSucceeded:
+		end(st, v1.Succeeded, dom.Reason, dom.Message, now)
+	default:
+		end(st, v1.Failed, dom.Reason, dom.Message, now)
+	}
+}
+
+// runningStatus is the status of a VMI whose guest runs (or is paused or shutting down).
+func runningStatus(st *v1.VirtualMachineInstanceStatus, obs observation, now metav1.Time) {
+	st.SetPhase(v1.Running, now)
+	st.Reason = ""
+	var ips []string
+	if obs.pod != nil {
+		for _, ip := range obs.pod.Status.PodIPs {
+			ips = append(ips, ip.IP)
+		}
+	}
+	ifaces := make([]v1.VirtualMachineInstanceNetworkInterface, 0, len(obs.domain.Interfaces))
+	for _, i := range obs.domain.Interfaces {
+		iface := v1.VirtualMachineInstanceNetworkInterface{Name: i.Name, MAC: i.MAC, InfoSource: "domain"}
+		if len(ips) > 0 {
+			iface.IP, iface.IPs = ips[0], slices.Clone(ips)
+		}
+		ifaces = append(ifaces, iface)
+	}
+	st.Interfaces = ifaces
+	if len(st.Interfaces) == 0 {
+		st.Interfaces = nil
+	}
+	ready := v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady, Status: v1.ConditionTrue}
+	switch {
+	case obs.domain.Phase != protocol.DomainRunning:
+		ready.Status, ready.Reason, ready.Message = v1.ConditionFalse, ReasonGuestNotRunning, "the guest is "+string(obs.domain.Phase)
+	case obs.pod == nil || !podReady(obs.pod):
+		ready.Status, ready.Reason, ready.Message = v1.ConditionFalse, ReasonPodNotReady, "the launcher Pod is not Ready"
+	}
+	st.SetCondition(ready, now)
+	if obs.domain.Emulation == "tcg" {
+		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSoftwareEmulation,
+			Status: v1.ConditionTrue, Reason: ReasonSoftwareEmulation, Message: obs.domain.EmulationReason}, now)
+	} else {
+		st.RemoveCondition(v1.VirtualMachineInstanceSoftwareEmulation)
+	}
+}
+
+// syncCondition reports a failure to hand the VMI to its launcher as Synchronized False.
+func syncCondition(st *v1.VirtualMachineInstanceStatus, obs observation, now metav1.Time) {
+	if obs.syncErr == "" {
+		st.RemoveCondition(v1.VirtualMachineInstanceSynchronized)
+		return
+	}
+	reason := obs.syncReason
+	if reason == "" {
+		reason = ReasonSyncFailed
+	}
+	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSynchronized,
+		Status: v1.ConditionFalse, Reason: reason, Message: obs.syncErr}, now)
+}
+
+// end moves the VMI to a final phase.
+func end(st *v1.VirtualMachineInstanceStatus, phase v1.VirtualMachineInstancePhase, reason, message string, now metav1.Time) {
+	st.SetPhase(phase, now)
+	st.Reason = reason
+	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
+		Status: v1.ConditionFalse, Reason: ReasonGuestNotRunning, Message: message}, now)
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// launcherEnded reports whether the launcher Pod is gone or its launcher container has ended.
+func launcherEnded(pod *corev1.Pod) bool {
+	if pod == nil {
+		return true
+	}
+	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+		return true
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == "compute" && cs.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// podEndMessage says how the launcher Pod ended.
+func podEndMessage(pod *corev1.Pod) string {
+	if pod == nil {
+		return "its Pod is gone"
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; cs.Name == "compute" && t != nil {
+			msg := "exit code " + strconv.Itoa(int(t.ExitCode))
+			if t.Reason != "" {
+				msg += " (" + t.Reason + ")"
+			}
+			if t.Message != "" {
+				msg += ": " + t.Message
+			}
+			return msg
+		}
+	}
+	return "Pod phase " + string(pod.Status.Phase)
+}

@@ -1,0 +1,106 @@
+package nodeagent
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+var t0 = metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+
+func scheduledVMI(mutate func(*v1.VirtualMachineInstance)) *v1.VirtualMachineInstance {
+	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "ns", UID: "uid-vm"},
+		Status: v1.VirtualMachineInstanceStatus{Phase: v1.Scheduled, NodeName: "n1"}}
+	if mutate != nil {
+		mutate(vmi)
+	}
+	return vmi
+}
+
+func readyPod(mutate func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "virt-launcher-vm-abcde", UID: "pod-1"},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIPs: []corev1.PodIP{{IP: "10.244.0.7"}},
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	if mutate != nil {
+		mutate(p)
+	}
+	return p
+}
+
+func domain(phase protocol.DomainPhase, reason string) *protocol.DomainStatus {
+	return &protocol.DomainStatus{Phase: phase, Reason: reason, Emulation: "tcg", EmulationReason: "no /dev/kvm",
+		Interfaces: []protocol.Interface{{Name: "default", MAC: "02:00:00:aa:bb:cc"}}}
+}
+
+func TestNextStatus(t *testing.T) {
+	now := metav1.Now()
+	deleting := func(vmi *v1.VirtualMachineInstance) { vmi.DeletionTimestamp = &now }
+	podDeleting := func(p *corev1.Pod) { p.DeletionTimestamp = &now }
+	exited := func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "compute", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}}}}
+	}
+	cases := []struct {
+		name       string
+		vmi        *v1.VirtualMachineInstance
+		obs        observation
+		wantPhase  v1.VirtualMachineInstancePhase
+		wantReason string
+		wantReady  v1.ConditionStatus
+	}{
+		{name: "not heard from the launcher: unchanged", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil)}, wantPhase: v1.Scheduled},
+		{name: "no domain yet: unchanged", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainNone, "")}, wantPhase: v1.Scheduled},
+		{name: "running", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainRunning, "")}, wantPhase: v1.Running, wantReady: v1.ConditionTrue},
+		{name: "paused is running, not ready", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainPaused, "")}, wantPhase: v1.Running, wantReady: v1.ConditionFalse},
+		{name: "guest powered off", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainSucceeded, "GuestShutdown")}, wantPhase: v1.Succeeded, wantReason: "GuestShutdown", wantReady: v1.ConditionFalse},
+		{name: "qemu crashed", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainFailed, "Crashed")}, wantPhase: v1.Failed, wantReason: "Crashed"},
+		{name: "deleted VMI shut down", vmi: scheduledVMI(deleting), obs: observation{pod: readyPod(podDeleting), domain: domain(protocol.DomainSucceeded, "Shutdown")}, wantPhase: v1.Succeeded, wantReason: "Shutdown"},
+		{name: "launcher pod deleted under the VMI", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(podDeleting), domain: domain(protocol.DomainSucceeded, "Shutdown")}, wantPhase: v1.Failed, wantReason: ReasonLauncherPodDeleted},
+		{name: "launcher killed", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(exited), domain: domain(protocol.DomainRunning, "")}, wantPhase: v1.Failed, wantReason: ReasonLauncherExited},
+		{name: "pod gone", vmi: scheduledVMI(nil), obs: observation{}, wantPhase: v1.Failed, wantReason: ReasonLauncherExited},
+		{name: "final is final", vmi: scheduledVMI(func(vmi *v1.VirtualMachineInstance) { vmi.Status.Phase = v1.Succeeded }), obs: observation{}, wantPhase: v1.Succeeded},
+		{name: "sync error is a condition", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainNone, ""), syncErr: "pulling x", syncReason: ReasonErrImagePull}, wantPhase: v1.Scheduled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := nextStatus(c.vmi, c.obs, t0)
+			if st.Phase != c.wantPhase || st.Reason != c.wantReason {
+				t.Errorf("phase/reason = %s/%q, want %s/%q", st.Phase, st.Reason, c.wantPhase, c.wantReason)
+			}
+			if c.wantReady != "" && condition(st, v1.VirtualMachineInstanceReady) != c.wantReady {
+				t.Errorf("Ready = %q, want %q", condition(st, v1.VirtualMachineInstanceReady), c.wantReady)
+			}
+			if c.obs.syncErr != "" && condition(st, v1.VirtualMachineInstanceSynchronized) != v1.ConditionFalse {
+				t.Errorf("Synchronized = %q, want False", condition(st, v1.VirtualMachineInstanceSynchronized))
+			}
+		})
+	}
+}
+
+func TestRunningStatusReportsInterfacesAndEmulation(t *testing.T) {
+	st := nextStatus(scheduledVMI(nil), observation{pod: readyPod(nil), domain: domain(protocol.DomainRunning, "")}, t0)
+	if len(st.Interfaces) != 1 || st.Interfaces[0].IP != "10.244.0.7" || st.Interfaces[0].MAC != "02:00:00:aa:bb:cc" || st.Interfaces[0].Name != "default" {
+		t.Errorf("interfaces = %+v", st.Interfaces)
+	}
+	if condition(st, v1.VirtualMachineInstanceSoftwareEmulation) != v1.ConditionTrue {
+		t.Errorf("SoftwareEmulation = %q", condition(st, v1.VirtualMachineInstanceSoftwareEmulation))
+	}
+	again := nextStatus(&v1.VirtualMachineInstance{Status: st}, observation{pod: readyPod(nil), domain: domain(protocol.DomainRunning, "")}, metav1.NewTime(t0.Add(time.Hour)))
+	if len(again.PhaseTransitionTimestamps) != len(st.PhaseTransitionTimestamps) || again.Conditions[0].LastTransitionTime != st.Conditions[0].LastTransitionTime {
+		t.Error("an unchanged observation changed the status (a needless write)")
+	}
+}
+
+func condition(st v1.VirtualMachineInstanceStatus, t v1.VirtualMachineInstanceConditionType) v1.ConditionStatus {
+	for _, c := range st.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
+}

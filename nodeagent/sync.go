@@ -1,0 +1,218 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+// sync brings one VMI of this node forward: it connects to its launcher, hands the VMI over,
+// shuts the guest down when the VMI is deleted, and writes the status it observes.
+func (a *Agent) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	vmi, err := a.vmis.VirtualMachineInstances(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if vmi.Status.Phase != v1.Scheduled && vmi.Status.Phase != v1.Running {
+		return nil
+	}
+	pod, err := a.launcherPod(vmi)
+	if err != nil {
+		return err
+	}
+	obs := observation{pod: pod}
+	if pod != nil && !launcherEnded(pod) {
+		s := a.session(pod, vmi, key)
+		client, dom, synced := s.state()
+		obs.domain = dom
+		if client != nil && dom != nil {
+			if err := a.drive(ctx, key, vmi, pod, s, client, dom, synced, &obs); err != nil {
+				return err
+			}
+			_, obs.domain, _ = s.state()
+		}
+	} else if pod != nil {
+		// The launcher ended: its last report is still the best evidence of how.
+		a.mu.Lock()
+		if s := a.sessions[pod.UID]; s != nil {
+			_, obs.domain, _ = s.state()
+		}
+		a.mu.Unlock()
+	}
+	return a.writeStatus(ctx, vmi, nextStatus(vmi, obs, a.now()))
+}
+
+// drive sends the launcher what it needs next: the VMI when it has no domain yet, and a
+// shutdown (then a destroy at the deadline) when the VMI is being deleted.
+func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, pod *corev1.Pod, s *session,
+	client *protocol.Client, dom *protocol.DomainStatus, synced bool, obs *observation) error {
+	if vmi.DeletionTimestamp != nil {
+		if dom.Phase.Ended() {
+			return nil
+		}
+		return a.shutdown(ctx, key, vmi, pod, client)
+	}
+	if synced || dom.Phase != protocol.DomainNone || pod.DeletionTimestamp != nil {
+		return nil
+	}
+	req, reason, err := a.syncRequest(ctx, vmi)
+	if err == nil {
+		var st *protocol.DomainStatus
+		st, err = client.Sync(ctx, req)
+		if err == nil {
+			s.recordSync(st)
+			return nil
+		}
+		reason = ReasonSyncFailed
+	}
+	obs.syncErr, obs.syncReason = err.Error(), reason
+	klog.FromContext(ctx).Info("Could not hand the VMI to its launcher; retrying", "vmi", key, "err", err)
+	a.EnqueueAfter(key, 5*time.Second)
+	return nil
+}
+
+// syncRequest resolves what the launcher cannot: containerDisks, pulled into the node's cache.
+func (a *Agent) syncRequest(ctx context.Context, vmi *v1.VirtualMachineInstance) (*protocol.SyncRequest, string, error) {
+	req := &protocol.SyncRequest{VMI: vmi, ContainerDisks: map[string]string{}}
+	for _, vol := range vmi.Spec.Volumes {
+		if vol.ContainerDisk == nil {
+			continue
+		}
+		p, err := a.images.disk(ctx, vol.ContainerDisk)
+		if err != nil {
+			return nil, ReasonErrImagePull, fmt.Errorf("volume %s: %w", vol.Name, err)
+		}
+		req.ContainerDisks[vol.Name] = p
+	}
+	return req, "", nil
+}
+
+// shutdown presses the guest's power button once and destroys it when the VMI's grace period
+// has passed. The deadline is kept in the agent's own directory, so a restarted agent keeps it.
+func (a *Agent) shutdown(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, pod *corev1.Pod, client *protocol.Client) error {
+	now := a.now().Time
+	deadline, ok := a.dirs.deadline(pod.UID)
+	if !ok {
+		grace := v1.DefaultGracePeriodSeconds
+		if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
+			grace = *g
+		}
+		deadline = now.Add(time.Duration(grace) * time.Second)
+		if err := a.dirs.setDeadline(pod.UID, deadline); err != nil {
+			return err
+		}
+		klog.FromContext(ctx).Info("Shutting the guest down", "vmi", key, "deadline", deadline.Format(time.RFC3339))
+		if err := client.Shutdown(ctx); err != nil {
+			return fmt.Errorf("asking the launcher to shut the guest down: %w", err)
+		}
+	}
+	if now.Before(deadline) {
+		a.EnqueueAfter(key, deadline.Sub(now))
+		return nil
+	}
+	klog.FromContext(ctx).Info("Grace period over; destroying the guest", "vmi", key)
+	return client.Stop(ctx)
+}
+
+// launcherPod is the VMI's launcher Pod on this node: the one status.activePods names here, or
+// else the one the VMI's UID labels.
+func (a *Agent) launcherPod(vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
+	sel := labels.SelectorFromSet(labels.Set{v1.CreatedByLabel: string(vmi.UID)})
+	pods, err := a.pods.Pods(vmi.Namespace).List(sel)
+	if err != nil {
+		return nil, err
+	}
+	var found *corev1.Pod
+	for _, p := range pods {
+		if node, ok := vmi.Status.ActivePods[p.UID]; ok && node == a.opts.NodeName {
+			return p, nil
+		}
+		found = p
+	}
+	return found, nil
+}
+
+// session returns the session with the launcher of pod, starting it when there is none.
+func (a *Agent) session(pod *corev1.Pod, vmi *v1.VirtualMachineInstance, key string) *session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s := a.sessions[pod.UID]; s != nil {
+		return s
+	}
+	s := startSession(a.ctx, a.dirs, pod.UID, vmi.UID, func() { a.EnqueueKey(key) })
+	a.sessions[pod.UID] = s
+	return s
+}
+
+// writeStatus writes status through /status when it differs from the VMI's.
+func (a *Agent) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) error {
+	if equality.Semantic.DeepEqual(vmi.Status, status) {
+		return nil
+	}
+	updated := vmi.DeepCopy()
+	updated.Status = status
+	_, err := a.client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err == nil && status.Phase != vmi.Status.Phase {
+		klog.FromContext(ctx).Info("VMI phase changed", "vmi", klog.KObj(vmi), "from", vmi.Status.Phase, "to", status.Phase, "reason", status.Reason)
+	}
+	return err
+}
+
+// deadlineFile is where the shutdown deadline of launcher Pod uid is kept.
+func (d nodeDirs) deadlineFile(uid types.UID) string {
+	return filepath.Join(d.root, agentDir, string(uid)+".deadline")
+}
+
+func (d nodeDirs) deadline(uid types.UID) (time.Time, bool) {
+	if checkUID(uid) != nil {
+		return time.Time{}, false
+	}
+	data, err := os.ReadFile(d.deadlineFile(uid))
+	if err != nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+	return t, err == nil
+}
+
+func (d nodeDirs) setDeadline(uid types.UID, t time.Time) error {
+	if err := checkUID(uid); err != nil {
+		return err
+	}
+	tmp := d.deadlineFile(uid) + ".tmp"
+	if err := os.WriteFile(tmp, []byte(t.UTC().Format(time.RFC3339Nano)+"\n"), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, d.deadlineFile(uid))
+}
+
+func (d nodeDirs) clearDeadline(uid types.UID) {
+	if checkUID(uid) == nil {
+		_ = os.Remove(d.deadlineFile(uid))
+	}
+}
