@@ -35,7 +35,7 @@ type observation struct {
 	// domain is the launcher's last reported status (nil when never heard from).
 	domain *protocol.DomainStatus
 	// syncErr is the last error handing the VMI to the launcher ("" after success).
-	syncErr string
+	syncErr    string
 	syncReason string
 }
 
