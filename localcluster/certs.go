@@ -100,9 +100,13 @@ func (c *Cluster) pkiFile(name string) string { return c.abs(filepath.Join(c.opt
 
 func net4(a, b, c, d byte) net.IP { return net.IPv4(a, b, c, d) }
 
+// NodeAgentServerName is the name in every node agent's serving certificate; vireo-apiserver
+// verifies it instead of the agent's Pod address.
+const NodeAgentServerName = "vireo-nodeagent.vireo-system.svc"
+
 // WriteArtifactCerts writes the certificates artifacts/base expects into dir: a CA,
-// vireo-apiserver's serving pair and etcd's server, peer and client pairs, for the
-// in-cluster service names.
+// vireo-apiserver's serving pair, etcd's server, peer and client pairs, for the in-cluster
+// service names, and the node agents' serving pair with vireo-apiserver's client pair for them.
 func WriteArtifactCerts(dir string) error {
 	ca, err := pki.LoadOrCreateCA(dir, "ca", "vireo-ca")
 	if err != nil {
@@ -120,6 +124,13 @@ func WriteArtifactCerts(dir string) error {
 	}
 	if _, err := ca.ClientCert("etcd-client", "vireo-apiserver", nil); err != nil {
 		return fmt.Errorf("etcd client certificate: %w", err)
+	}
+	// vireo-apiserver names the node agent it dials by this name, whatever the Pod's address.
+	if _, err := ca.ServingCert("nodeagent", []string{NodeAgentServerName}, nil); err != nil {
+		return err
+	}
+	if _, err := ca.ClientCert("nodeagent-client", "vireo-apiserver", nil); err != nil {
+		return fmt.Errorf("node agent client certificate: %w", err)
 	}
 	return nil
 }

@@ -173,6 +173,15 @@ func (w *podWorker) trySandbox(ctx context.Context, pod *corev1.Pod) error {
 		if err != nil {
 			return err
 		}
+		if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
+			sysctls := map[string]string{}
+			for _, s := range sc.Sysctls {
+				sysctls[s.Name] = s.Value
+			}
+			if err := podnet.SetSysctls(att, sysctls); err != nil {
+				return fmt.Errorf("spec.securityContext.sysctls: %w", err)
+			}
+		}
 		ip = att.IP.String()
 		w.mu.Lock()
 		w.netns = att.NetnsPath

@@ -126,3 +126,33 @@ func setSysctl(path, name, value string) error {
 		return nil
 	})
 }
+
+// safeSysctls are the network sysctls Kubernetes counts as safe (namespaced, and harmless to
+// other Pods): a kubelet sets them for any Pod that asks; vireo-local nodes set these only.
+var safeSysctls = map[string]bool{
+	"net.ipv4.ip_local_port_range":        true,
+	"net.ipv4.ip_local_reserved_ports":    true,
+	"net.ipv4.ip_unprivileged_port_start": true,
+	"net.ipv4.ping_group_range":           true,
+	"net.ipv4.tcp_syncookies":             true,
+	"net.ipv4.tcp_keepalive_time":         true,
+	"net.ipv4.tcp_fin_timeout":            true,
+	"net.ipv4.tcp_keepalive_intvl":        true,
+	"net.ipv4.tcp_keepalive_probes":       true,
+}
+
+// SetSysctls sets a Pod's sysctls (securityContext.sysctls) in its network namespace. Only
+// Kubernetes' safe network sysctls are allowed; any other is an error naming it.
+func SetSysctls(att Attachment, sysctls map[string]string) error {
+	for name := range sysctls {
+		if !safeSysctls[strings.ReplaceAll(name, "/", ".")] {
+			return fmt.Errorf("sysctl %s is not one of Kubernetes' safe network sysctls, the only ones vireo-local nodes set", name)
+		}
+	}
+	for name, value := range sysctls {
+		if err := setSysctl(att.NetnsPath, strings.ReplaceAll(name, "/", "."), value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
