@@ -40,7 +40,11 @@ kind: Pod
 metadata: {name: features, namespace: %[1]s, labels: {tier: test}}
 spec:
   terminationGracePeriodSeconds: 1
-  securityContext: {runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000}
+  securityContext:
+    runAsUser: 1000
+    runAsGroup: 3000
+    fsGroup: 2000
+    sysctls: [{name: net.ipv4.ip_unprivileged_port_start, value: "80"}]
   initContainers:
   - name: init
     image: %[2]s
@@ -98,6 +102,7 @@ spec:
 		// The claim's PersistentVolume directory (the host path provisioner's) is mounted there.
 		{"stat -c %i /mnt/disk", diskInode(t, ns)},
 		{"touch /etc/creds/z 2>/dev/null || echo read-only", "read-only"},
+		{"cat /proc/sys/net/ipv4/ip_unprivileged_port_start", "80"},
 	}
 	for _, c := range checks {
 		got := sh(c.script)
