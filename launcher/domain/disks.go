@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"libvirt.org/go/libvirtxml"
 
@@ -82,6 +84,10 @@ func disks(spec *v1.VirtualMachineInstanceSpec, sources map[string]DiskSource, s
 func attachment(d *v1.Disk, dPath *field.Path) (*diskAttachment, field.ErrorList) {
 	a := &diskAttachment{disk: d, path: dPath, bus: defaultDiskBus}
 	var errs field.ErrorList
+	if msgs := validation.IsDNS1123Label(d.Name); len(msgs) > 0 {
+		// The name becomes the device alias ua-<name>, which QEMU sees as an id.
+		return nil, field.ErrorList{field.Invalid(dPath.Child("name"), d.Name, strings.Join(msgs, "; "))}
+	}
 	switch {
 	case d.LUN != nil:
 		return nil, field.ErrorList{field.Forbidden(dPath.Child("lun"),

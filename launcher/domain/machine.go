@@ -122,6 +122,9 @@ func machineOS(spec *v1.VirtualMachineInstanceSpec, in Inputs, specPath *field.P
 		return osElem, errs
 	}
 	fwPath := specPath.Child("domain", "firmware")
+	if fw.Serial != "" && (len(fw.Serial) > maxSerialLength || !serialPattern.MatchString(fw.Serial)) {
+		errs = append(errs, field.Invalid(fwPath.Child("serial"), fw.Serial, "must be at most 256 characters from [A-Za-z0-9_.+-]"))
+	}
 	if bl := fw.Bootloader; bl != nil {
 		if bl.EFI != nil {
 			errs = append(errs, field.Forbidden(fwPath.Child("bootloader", "efi"),

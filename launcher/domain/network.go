@@ -103,9 +103,11 @@ func network(vmi *v1.VirtualMachineInstance, dnsSearch []string, specPath *field
 // slot 0x1c stays free.
 const nicPCIAddress = "bus=pcie.0,addr=0x1c"
 
-// netdevID and deviceID are the QEMU ids of an interface's backend and NIC. The '.' keeps them
-// apart from libvirt's own ids and from disk aliases (disk names are DNS labels).
+// netdevID is the QEMU id of an interface's backend. The '.' keeps it apart from libvirt's own
+// ids and from disk aliases (disk names are DNS labels).
 func netdevID(name string) string { return "vireo.netdev." + name }
+
+// deviceID is the QEMU id of an interface's NIC, kept apart from other ids as netdevID is.
 func deviceID(name string) string { return "vireo.net." + name }
 
 // slirpNetdev returns the -netdev value of the slirp backend of iface.
