@@ -4,10 +4,12 @@
 // returns the domain.DiskSource the domain package attaches.
 //
 // Everything it creates lies below the per-VMI directory it is given, under names it builds
-// itself from volume names that are checked to be DNS-1123 labels. Paths into content a user
-// controls (a container image, a volume) are opened one component at a time without following
-// symlinks, and the tools it runs are handed the file it opened and checked, not a path. Image
-// formats are detected from contents with qemu-img, never from file names.
+// itself from volume names that are checked to be DNS-1123 labels, and it creates files only
+// exclusively and without following symlinks. Files in places a user could plant a symlink (a
+// claim's disk.img, an image in the cache) are opened without following one, and the tools it
+// runs are handed the file it opened and checked, not a path. Image formats are detected from
+// contents with qemu-img, never from file names, and images that refer to other files
+// (backing files, external data files) are refused.
 package disks
 
 import (
@@ -111,18 +113,19 @@ func (p *Preparer) EmptyDisk(ctx context.Context, volume string, capacity resour
 }
 
 // ContainerDisk creates the per-VMI qcow2 overlay of containerDisk volume, so that the guest
-// writes to the overlay and the cached image is never written. imagePath is the disk image's
-// path relative to cacheRoot, the node's read-only image cache (the node agent pulls images;
-// the launcher never does): it is opened without following symlinks, since the image's
-// author chose its contents, and its format is detected from its contents.
-func (p *Preparer) ContainerDisk(ctx context.Context, volume, cacheRoot, imagePath string) (domain.DiskSource, error) {
+// writes to the overlay and the cached image is never written. imageFile is the absolute path
+// of the image's disk file in the node's read-only image cache (the node agent pulls and
+// extracts images; the launcher never does). The cache's directories are the node agent's, so
+// only the file itself is opened without following a symlink; its format is detected from its
+// contents, and an image that refers to other files is refused.
+func (p *Preparer) ContainerDisk(ctx context.Context, volume, imageFile string) (domain.DiskSource, error) {
 	if err := checkVolumeName(volume); err != nil {
 		return domain.DiskSource{}, err
 	}
-	if filepath.IsAbs(imagePath) {
-		return domain.DiskSource{}, fmt.Errorf("containerDisk volume %q: image path %q must be relative to the image cache", volume, imagePath)
+	if !filepath.IsAbs(imageFile) || filepath.Clean(imageFile) != imageFile {
+		return domain.DiskSource{}, fmt.Errorf("containerDisk volume %q: image file %q must be an absolute, clean path", volume, imageFile)
 	}
-	base, err := openBeneath(cacheRoot, imagePath)
+	base, err := openBeneath(filepath.Dir(imageFile), filepath.Base(imageFile))
 	if err != nil {
 		return domain.DiskSource{}, fmt.Errorf("containerDisk volume %q: %w", volume, err)
 	}
@@ -131,22 +134,21 @@ func (p *Preparer) ContainerDisk(ctx context.Context, volume, cacheRoot, imagePa
 	if err != nil {
 		return domain.DiskSource{}, fmt.Errorf("containerDisk volume %q: %w", volume, err)
 	}
-	if err := checkStandalone(info, base.Name()); err != nil {
+	if err := checkStandalone(info, imageFile); err != nil {
 		return domain.DiskSource{}, fmt.Errorf("containerDisk volume %q: %w", volume, err)
 	}
-	basePath := filepath.Join(cacheRoot, filepath.Clean("/"+imagePath))
 	dir, err := p.subdir(containerDiskDir)
 	if err != nil {
 		return domain.DiskSource{}, err
 	}
 	defer dir.Close()
 	name := volume + ".qcow2"
-	exists, err := p.existingQCOW2(ctx, dir, name, 0, basePath)
+	exists, err := p.existingQCOW2(ctx, dir, name, 0, imageFile)
 	if err != nil {
 		return domain.DiskSource{}, err
 	}
 	if !exists {
-		if err := p.createQCOW2(ctx, dir, name, 0, basePath, info.Format); err != nil {
+		if err := p.createQCOW2(ctx, dir, name, 0, imageFile, info.Format); err != nil {
 			return domain.DiskSource{}, fmt.Errorf("containerDisk volume %q: %w", volume, err)
 		}
 	}
@@ -154,9 +156,9 @@ func (p *Preparer) ContainerDisk(ctx context.Context, volume, cacheRoot, imagePa
 }
 
 // PersistentVolume returns the disk.img of a filesystem-mode PersistentVolumeClaim (or
-// DataVolume) mounted at mountDir, with its format detected from its contents. A symlink in
-// place of disk.img is refused, as are images that refer to other files. readOnly is the
-// volume's readOnly flag.
+// DataVolume) mounted at mountDir, with its format detected from its contents. The claim's
+// contents are the user's, so a symlink in place of disk.img is refused, as are images that
+// refer to other files. readOnly is the volume's readOnly flag.
 func (p *Preparer) PersistentVolume(ctx context.Context, mountDir string, readOnly bool) (domain.DiskSource, error) {
 	f, err := openBeneath(mountDir, PVCImageName)
 	if err != nil {

@@ -107,7 +107,7 @@ func TestContainerDiskOverlay(t *testing.T) {
 			qemuImg(t, "create", "-q", "-f", c.format, base, "8M")
 			before := contents(t, base)
 			p := &Preparer{Dir: t.TempDir()}
-			src, err := p.ContainerDisk(testContext(t), "containerdisk", cache, rel)
+			src, err := p.ContainerDisk(testContext(t), "containerdisk", base)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func TestContainerDiskOverlay(t *testing.T) {
 			if !bytes.Equal(before, contents(t, base)) {
 				t.Error("writing to the overlay changed the cached base image")
 			}
-			if again, err := p.ContainerDisk(testContext(t), "containerdisk", cache, rel); err != nil || again != src {
+			if again, err := p.ContainerDisk(testContext(t), "containerdisk", base); err != nil || again != src {
 				t.Errorf("second call: %+v, %v", again, err)
 			}
 		})
@@ -144,16 +144,17 @@ func TestContainerDiskRefuses(t *testing.T) {
 	qemuImg(t, "create", "-q", "-f", "qcow2", "-b", outside, "-F", "raw", filepath.Join(cache, "img", "disk", "backed.qcow2"))
 	qemuImg(t, "create", "-q", "-f", "vmdk", filepath.Join(cache, "img", "disk", "disk.vmdk"), "1M")
 	p := &Preparer{Dir: t.TempDir()}
-	for rel, want := range map[string]string{
-		"img/disk/link.raw":     "symlink",
-		"img/disk/backed.qcow2": "backing file",
-		"img/disk/disk.vmdk":    "vmdk image",
-		"img/../img/disk/x":     `".."`,
-		"/img/disk/disk.vmdk":   "must be relative",
+	for file, want := range map[string]string{
+		cache + "/img/disk/link.raw":     "symlink",
+		cache + "/img/disk/backed.qcow2": "backing file",
+		cache + "/img/disk/disk.vmdk":    "vmdk image",
+		cache + "/img/../img/disk/x":     "absolute, clean path",
+		"img/disk/disk.vmdk":             "absolute, clean path",
+		cache + "/img/disk":              "not a regular file",
 	} {
-		_, err := p.ContainerDisk(testContext(t), "containerdisk", cache, rel)
+		_, err := p.ContainerDisk(testContext(t), "containerdisk", file)
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", rel, err, want)
+			t.Errorf("%s: %v, want %q", file, err, want)
 		}
 	}
 }
@@ -196,10 +197,11 @@ func TestPersistentVolume(t *testing.T) {
 // from the result, as the launcher does.
 func TestPrepareVolumesThenBuild(t *testing.T) {
 	needTools(t, "qemu-img", "genisoimage")
-	cache, claim := t.TempDir(), t.TempDir()
-	mkfile(t, cache, "img/disk/.keep", "")
-	qemuImg(t, "create", "-q", "-f", "qcow2", filepath.Join(cache, "img", "disk", "os.qcow2"), "8M")
-	qemuImg(t, "create", "-q", "-f", "raw", filepath.Join(claim, PVCImageName), "8M")
+	cache, claims := t.TempDir(), t.TempDir()
+	mkfile(t, cache, "sha256-1/.keep", "")
+	qemuImg(t, "create", "-q", "-f", "qcow2", filepath.Join(cache, "sha256-1", "disk"), "8M")
+	mkfile(t, claims, "data/.keep", "")
+	qemuImg(t, "create", "-q", "-f", "raw", filepath.Join(claims, "data", PVCImageName), "8M")
 	vmi := &v1.VirtualMachineInstance{}
 	vmi.Name, vmi.Namespace, vmi.UID = "prep", "default", "4f2a6c8e-0b1d-4e3f-9a5b-7c9d1e3f5a7b"
 	vmi.Spec.Domain.Memory = &v1.Memory{Guest: ptr(resource.MustParse("64Mi"))}
@@ -215,9 +217,8 @@ func TestPrepareVolumesThenBuild(t *testing.T) {
 	}
 	p := &Preparer{Dir: t.TempDir()}
 	node := NodeVolumes{
-		ImageCache:       cache,
-		ContainerDisks:   map[string]string{"os": "img/disk/os.qcow2"},
-		ClaimMounts:      map[string]string{"data": claim},
+		ContainerDisks:   map[string]string{"os": filepath.Join(cache, "sha256-1", "disk")},
+		ClaimsDir:        claims,
 		CloudInitSecrets: map[string]ResolvedSecrets{"cloudinit": {UserData: []byte("#cloud-config\n")}},
 	}
 	sources, err := p.PrepareVolumes(testContext(t), vmi, node)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/domain"
@@ -12,14 +13,12 @@ import (
 // NodeVolumes are what the node agent resolved about a VMI's volumes and the launcher passes
 // on: where images and claims are on the node, and the data of referenced Secrets.
 type NodeVolumes struct {
-	// ImageCache is the root of the node's read-only containerDisk image cache.
-	ImageCache string
-	// ContainerDisks maps each containerDisk volume to its disk image's path relative to
-	// ImageCache.
+	// ContainerDisks maps each containerDisk volume to its disk file in the node's read-only
+	// image cache (the launcher protocol's SyncRequest.ContainerDisks).
 	ContainerDisks map[string]string
-	// ClaimMounts maps each persistentVolumeClaim and dataVolume volume to the directory its
-	// claim is mounted at.
-	ClaimMounts map[string]string
+	// ClaimsDir is where the claims of persistentVolumeClaim and dataVolume volumes are
+	// mounted, each at ClaimsDir/<volume name> (KubeVirt's /var/run/kubevirt-private/vmi-disks).
+	ClaimsDir string
 	// CloudInitSecrets maps cloudInitNoCloud volumes to the data of the Secrets they refer to.
 	CloudInitSecrets map[string]ResolvedSecrets
 }
@@ -52,7 +51,7 @@ func (p *Preparer) prepareVolume(ctx context.Context, vmi *v1.VirtualMachineInst
 		if !ok {
 			return domain.DiskSource{}, fmt.Errorf("the node agent gave no cached image for containerDisk %s", vol.ContainerDisk.Image)
 		}
-		return p.ContainerDisk(ctx, vol.Name, node.ImageCache, image)
+		return p.ContainerDisk(ctx, vol.Name, image)
 	case vol.EmptyDisk != nil:
 		return p.EmptyDisk(ctx, vol.Name, vol.EmptyDisk.Capacity)
 	case vol.CloudInitNoCloud != nil:
@@ -62,12 +61,14 @@ func (p *Preparer) prepareVolume(ctx context.Context, vmi *v1.VirtualMachineInst
 		}
 		return p.CloudInitNoCloud(ctx, vol.Name, data)
 	case vol.PersistentVolumeClaim != nil || vol.DataVolume != nil:
-		mount, ok := node.ClaimMounts[vol.Name]
-		if !ok {
-			return domain.DiskSource{}, errors.New("the node agent gave no mount directory for its claim")
+		if err := checkVolumeName(vol.Name); err != nil {
+			return domain.DiskSource{}, err
+		}
+		if node.ClaimsDir == "" {
+			return domain.DiskSource{}, errors.New("the launcher knows no directory its claims are mounted in")
 		}
 		readOnly := vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly
-		return p.PersistentVolume(ctx, mount, readOnly)
+		return p.PersistentVolume(ctx, filepath.Join(node.ClaimsDir, vol.Name), readOnly)
 	case vol.HostDisk != nil:
 		return domain.DiskSource{}, errors.New("hostDisk volumes are not supported by Vireo's launcher yet")
 	}

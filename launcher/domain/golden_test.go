@@ -16,7 +16,10 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/*.xml from the current output")
 
 // vmiDir is where the golden cases pretend the launcher keeps a VMI's files.
-const vmiDir = "/var/run/vireo/vmis/uid"
+const vmiDir = "/var/run/vireo/pods/7b0e5a61-2c3d-4e5f-8a9b-0c1d2e3f4a5b"
+
+// claimsDir is where the golden cases pretend claims are mounted (KubeVirt's path).
+const claimsDir = "/var/run/kubevirt-private/vmi-disks"
 
 // goldenCase is a VMI in testdata/<name>.yaml built with in; its domain is testdata/<name>.xml.
 type goldenCase struct {
@@ -39,32 +42,32 @@ func goldenCases(t *testing.T) []goldenCase {
 		{name: "tiny", in: sockets(Inputs{
 			Emulation: EmulationTCG, TCGCacheMiB: 32, MachineTypes: machines,
 			Disks: map[string]DiskSource{
-				"containerdisk": {Path: vmiDir + "/disks/containerdisk.qcow2", Format: FormatQCOW2, DirectIO: true},
+				"containerdisk": {Path: vmiDir + "/container-disks/containerdisk.qcow2", Format: FormatQCOW2, DirectIO: true},
 			},
 			DNSSearch: []string{"default.svc.cluster.local", "svc.cluster.local", "cluster.local"},
 		})},
 		{name: "kernelboot", in: sockets(Inputs{
 			Emulation: EmulationTCG, MachineTypes: machines,
-			KernelBoot: &KernelBootFiles{Kernel: vmiDir + "/kernel/vmlinuz", Initrd: vmiDir + "/kernel/initrd.img"},
+			KernelBoot: &KernelBootFiles{Kernel: vmiDir + "/kernel-boot/vmlinuz", Initrd: vmiDir + "/kernel-boot/initrd.img"},
 		})},
 		{name: "storage", in: sockets(Inputs{
 			Emulation: EmulationTCG, MachineTypes: machines,
 			Disks: map[string]DiskSource{
-				"rootdisk":      {Path: "/var/run/vireo/pvcs/fedora-root/disk.img", Format: FormatRaw, DirectIO: true},
-				"data":          {Path: "/var/run/vireo/pvcs/data-dv/disk.img", Format: FormatQCOW2},
-				"scratch":       {Path: vmiDir + "/disks/scratch.qcow2", Format: FormatQCOW2},
-				"installer":     {Path: "/var/run/vireo/pvcs/installer-iso/disk.img", Format: FormatRaw, ReadOnly: true},
-				"cloudinitdisk": {Path: vmiDir + "/disks/cloudinitdisk.iso", Format: FormatRaw},
+				"rootdisk":      {Path: claimsDir + "/rootdisk/disk.img", Format: FormatRaw, DirectIO: true},
+				"data":          {Path: claimsDir + "/data/disk.img", Format: FormatQCOW2},
+				"scratch":       {Path: vmiDir + "/empty-disks/scratch.qcow2", Format: FormatQCOW2},
+				"installer":     {Path: claimsDir + "/installer/disk.img", Format: FormatRaw, ReadOnly: true},
+				"cloudinitdisk": {Path: vmiDir + "/cloud-init/cloudinitdisk.iso", Format: FormatRaw},
 			},
 		})},
 		{name: "devices", in: sockets(Inputs{
 			Emulation: EmulationKVM, TCGCacheMiB: 32, MachineTypes: machines,
 			Disks: map[string]DiskSource{
-				"boot":  {Path: vmiDir + "/disks/boot.qcow2", Format: FormatQCOW2},
-				"sata":  {Path: vmiDir + "/disks/sata.qcow2", Format: FormatQCOW2},
+				"boot":  {Path: vmiDir + "/container-disks/boot.qcow2", Format: FormatQCOW2},
+				"sata":  {Path: vmiDir + "/empty-disks/sata.qcow2", Format: FormatQCOW2},
 				"scsi1": {Path: "/dev/vireo/scsi1", Format: FormatRaw, Block: true, DirectIO: true},
-				"scsi2": {Path: "/var/run/vireo/pvcs/scsi2/disk.img", Format: FormatRaw},
-				"usb":   {Path: vmiDir + "/disks/usb.qcow2", Format: FormatQCOW2},
+				"scsi2": {Path: claimsDir + "/scsi2/disk.img", Format: FormatRaw},
+				"usb":   {Path: vmiDir + "/empty-disks/usb.qcow2", Format: FormatQCOW2},
 			},
 		})},
 		{name: "minimal", in: Inputs{Emulation: EmulationKVM}},
