@@ -1,0 +1,252 @@
+package disks
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/domain"
+)
+
+// qemuImg runs qemu-img and fails the test on error.
+func qemuImg(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("qemu-img", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("qemu-img %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// infoOf returns qemu-img's view of the image at path.
+func infoOf(t *testing.T, path string) imageInfo {
+	t.Helper()
+	var info imageInfo
+	if err := json.Unmarshal([]byte(qemuImg(t, "info", "--output=json", "-U", path)), &info); err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+func TestEmptyDisk(t *testing.T) {
+	needTools(t, "qemu-img")
+	p := &Preparer{Dir: t.TempDir()}
+	src, err := p.EmptyDisk(testContext(t), "scratch", resource.MustParse("1000M"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.Path != filepath.Join(p.Dir, "empty-disks", "scratch.qcow2") || src.Format != domain.FormatQCOW2 || src.ReadOnly {
+		t.Errorf("DiskSource %+v", src)
+	}
+	info := infoOf(t, src.Path)
+	if info.Format != "qcow2" || info.VirtualSize != 1000*1000*1000 {
+		t.Errorf("image %+v, want a qcow2 of 1000M", info)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(src.Path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if used := st.Blocks * 512; used > 4<<20 {
+		t.Errorf("the empty disk uses %d bytes; it should be sparse", used)
+	}
+	// A second call (a retried sync) reuses the image; another size is refused.
+	if again, err := p.EmptyDisk(testContext(t), "scratch", resource.MustParse("1000M")); err != nil || again != src {
+		t.Errorf("second call: %+v, %v", again, err)
+	}
+	if _, err := p.EmptyDisk(testContext(t), "scratch", resource.MustParse("2Gi")); err == nil || !strings.Contains(err.Error(), "not the image Vireo would create") {
+		t.Errorf("a different size over an existing image: %v", err)
+	}
+	// Sizes are rounded up to whole sectors.
+	odd, err := p.EmptyDisk(testContext(t), "odd", resource.MustParse("1001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size := infoOf(t, odd.Path).VirtualSize; size != 1024 {
+		t.Errorf("1001 bytes became %d, want 1024", size)
+	}
+	if _, err := p.EmptyDisk(testContext(t), "zero", resource.MustParse("0")); err == nil {
+		t.Error("a zero capacity was accepted")
+	}
+	if _, err := p.EmptyDisk(testContext(t), "Bad_Name", resource.MustParse("1Mi")); err == nil {
+		t.Error("a volume name that is not a DNS label was accepted")
+	}
+}
+
+// contents reads a file whole, to compare before and after.
+func contents(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestContainerDiskOverlay(t *testing.T) {
+	needTools(t, "qemu-img", "qemu-io")
+	cache := t.TempDir()
+	for _, c := range []struct{ name, format string }{
+		{"raw base named qcow2", "raw"},
+		{"qcow2 base named img", "qcow2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// The extension lies on purpose: the format comes from the contents.
+			rel := filepath.Join("sha256-"+c.format, "disk", map[string]string{"raw": "disk.qcow2", "qcow2": "disk.img"}[c.format])
+			base := filepath.Join(cache, rel)
+			if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			qemuImg(t, "create", "-q", "-f", c.format, base, "8M")
+			before := contents(t, base)
+			p := &Preparer{Dir: t.TempDir()}
+			src, err := p.ContainerDisk(testContext(t), "containerdisk", base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if src.Path != filepath.Join(p.Dir, "container-disks", "containerdisk.qcow2") || src.Format != domain.FormatQCOW2 {
+				t.Errorf("DiskSource %+v", src)
+			}
+			info := infoOf(t, src.Path)
+			if info.Format != "qcow2" || info.BackingFilename != base || info.VirtualSize != 8<<20 {
+				t.Errorf("overlay %+v, want a qcow2 over %s of 8M", info, base)
+			}
+			out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", "write -P 0xab 0 64k", src.Path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("writing to the overlay: %v\n%s", err, out)
+			}
+			if !bytes.Equal(before, contents(t, base)) {
+				t.Error("writing to the overlay changed the cached base image")
+			}
+			if again, err := p.ContainerDisk(testContext(t), "containerdisk", base); err != nil || again != src {
+				t.Errorf("second call: %+v, %v", again, err)
+			}
+		})
+	}
+}
+
+func TestContainerDiskRefuses(t *testing.T) {
+	needTools(t, "qemu-img")
+	cache := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "node-file")
+	qemuImg(t, "create", "-q", "-f", "raw", outside, "1M")
+	mkfile(t, cache, "img/disk/.keep", "")
+	if err := os.Symlink(outside, filepath.Join(cache, "img", "disk", "link.raw")); err != nil {
+		t.Fatal(err)
+	}
+	qemuImg(t, "create", "-q", "-f", "qcow2", "-b", outside, "-F", "raw", filepath.Join(cache, "img", "disk", "backed.qcow2"))
+	qemuImg(t, "create", "-q", "-f", "vmdk", filepath.Join(cache, "img", "disk", "disk.vmdk"), "1M")
+	p := &Preparer{Dir: t.TempDir()}
+	for file, want := range map[string]string{
+		cache + "/img/disk/link.raw":     "symlink",
+		cache + "/img/disk/backed.qcow2": "backing file",
+		cache + "/img/disk/disk.vmdk":    "vmdk image",
+		cache + "/img/../img/disk/x":     "absolute, clean path",
+		"img/disk/disk.vmdk":             "absolute, clean path",
+		cache + "/img/disk":              "not a regular file",
+	} {
+		_, err := p.ContainerDisk(testContext(t), "containerdisk", file)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+	}
+}
+
+func TestPersistentVolume(t *testing.T) {
+	needTools(t, "qemu-img")
+	p := &Preparer{Dir: t.TempDir()}
+	raw := t.TempDir()
+	qemuImg(t, "create", "-q", "-f", "raw", filepath.Join(raw, PVCImageName), "4M")
+	src, err := p.PersistentVolume(testContext(t), raw, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.Path != filepath.Join(raw, PVCImageName) || src.Format != domain.FormatRaw || !src.ReadOnly {
+		t.Errorf("DiskSource %+v", src)
+	}
+	qcow := t.TempDir()
+	qemuImg(t, "create", "-q", "-f", "qcow2", filepath.Join(qcow, PVCImageName), "4M")
+	if src, err := p.PersistentVolume(testContext(t), qcow, false); err != nil || src.Format != domain.FormatQCOW2 {
+		t.Errorf("qcow2 disk.img: %+v, %v", src, err)
+	}
+	link := t.TempDir()
+	if err := os.Symlink(filepath.Join(raw, PVCImageName), filepath.Join(link, PVCImageName)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PersistentVolume(testContext(t), link, false); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("a symlinked disk.img: %v", err)
+	}
+	backed := t.TempDir()
+	qemuImg(t, "create", "-q", "-f", "qcow2", "-b", filepath.Join(raw, PVCImageName), "-F", "raw", filepath.Join(backed, PVCImageName))
+	if _, err := p.PersistentVolume(testContext(t), backed, false); err == nil || !strings.Contains(err.Error(), "backing file") {
+		t.Errorf("a disk.img with a backing file: %v", err)
+	}
+	if _, err := p.PersistentVolume(testContext(t), t.TempDir(), false); err == nil {
+		t.Error("a claim without disk.img was accepted")
+	}
+}
+
+// TestPrepareVolumesThenBuild prepares every kind of volume of a VMI and builds its domain
+// from the result, as the launcher does.
+func TestPrepareVolumesThenBuild(t *testing.T) {
+	needTools(t, "qemu-img", "genisoimage")
+	cache, claims := t.TempDir(), t.TempDir()
+	mkfile(t, cache, "sha256-1/.keep", "")
+	qemuImg(t, "create", "-q", "-f", "qcow2", filepath.Join(cache, "sha256-1", "disk"), "8M")
+	mkfile(t, claims, "data/.keep", "")
+	qemuImg(t, "create", "-q", "-f", "raw", filepath.Join(claims, "data", PVCImageName), "8M")
+	vmi := &v1.VirtualMachineInstance{}
+	vmi.Name, vmi.Namespace, vmi.UID = "prep", "default", "4f2a6c8e-0b1d-4e3f-9a5b-7c9d1e3f5a7b"
+	vmi.Spec.Domain.Memory = &v1.Memory{Guest: ptr(resource.MustParse("64Mi"))}
+	vmi.Spec.Volumes = []v1.Volume{
+		{Name: "os", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{Image: "r/os:1"}}},
+		{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data", ReadOnly: true}}},
+		{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDisk: &v1.EmptyDiskSource{Capacity: resource.MustParse("16Mi")}}},
+		{Name: "cloudinit", VolumeSource: v1.VolumeSource{CloudInitNoCloud: &v1.CloudInitNoCloudSource{UserDataSecretRef: &v1.LocalObjectReference{Name: "ud"}}}},
+	}
+	for _, vol := range vmi.Spec.Volumes {
+		vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks,
+			v1.Disk{Name: vol.Name, DiskDevice: v1.DiskDevice{Disk: &v1.DiskTarget{Bus: v1.DiskBusVirtio}}})
+	}
+	p := &Preparer{Dir: t.TempDir()}
+	node := NodeVolumes{
+		ContainerDisks:   map[string]string{"os": filepath.Join(cache, "sha256-1", "disk")},
+		ClaimsDir:        claims,
+		CloudInitSecrets: map[string]ResolvedSecrets{"cloudinit": {UserData: []byte("#cloud-config\n")}},
+	}
+	sources, err := p.PrepareVolumes(testContext(t), vmi, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sources) != 4 || !sources["data"].ReadOnly {
+		t.Errorf("sources %+v", sources)
+	}
+	d, err := domain.Build(vmi, domain.Inputs{
+		Emulation: domain.EmulationTCG, ConsoleSocket: "/run/c.sock", VNCSocket: "/run/v.sock", Disks: sources,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Devices.Disks) != 4 {
+		t.Errorf("%d disks in the domain, want 4", len(d.Devices.Disks))
+	}
+
+	// Every failure is reported, each naming its volume.
+	delete(node.ContainerDisks, "os")
+	delete(node.CloudInitSecrets, "cloudinit")
+	_, err = p.PrepareVolumes(testContext(t), vmi, node)
+	for _, want := range []string{`spec.volumes[0] ("os")`, `spec.volumes[3] ("cloudinit")`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

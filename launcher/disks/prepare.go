@@ -1,0 +1,76 @@
+package disks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/domain"
+)
+
+// NodeVolumes are what the node agent resolved about a VMI's volumes and the launcher passes
+// on: where images and claims are on the node, and the data of referenced Secrets.
+type NodeVolumes struct {
+	// ContainerDisks maps each containerDisk volume to its disk file in the node's read-only
+	// image cache (the launcher protocol's SyncRequest.ContainerDisks).
+	ContainerDisks map[string]string
+	// ClaimsDir is where the claims of persistentVolumeClaim and dataVolume volumes are
+	// mounted, each at ClaimsDir/<volume name> (KubeVirt's /var/run/kubevirt-private/vmi-disks).
+	ClaimsDir string
+	// CloudInitSecrets maps cloudInitNoCloud volumes to the data of the Secrets they refer to.
+	CloudInitSecrets map[string]ResolvedSecrets
+}
+
+// PrepareVolumes prepares every volume of vmi and returns them by name, ready for
+// domain.Inputs.Disks. Each failure names its volume by field path; all are reported together.
+func (p *Preparer) PrepareVolumes(ctx context.Context, vmi *v1.VirtualMachineInstance, node NodeVolumes) (map[string]domain.DiskSource, error) {
+	out := map[string]domain.DiskSource{}
+	var errs []error
+	for i := range vmi.Spec.Volumes {
+		vol := &vmi.Spec.Volumes[i]
+		src, err := p.prepareVolume(ctx, vmi, vol, node)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("spec.volumes[%d] (%q): %w", i, vol.Name, err))
+			continue
+		}
+		out[vol.Name] = src
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// prepareVolume prepares one volume by its source.
+func (p *Preparer) prepareVolume(ctx context.Context, vmi *v1.VirtualMachineInstance, vol *v1.Volume, node NodeVolumes) (domain.DiskSource, error) {
+	switch {
+	case vol.ContainerDisk != nil:
+		image, ok := node.ContainerDisks[vol.Name]
+		if !ok {
+			return domain.DiskSource{}, fmt.Errorf("the node agent gave no cached image for containerDisk %s", vol.ContainerDisk.Image)
+		}
+		return p.ContainerDisk(ctx, vol.Name, image)
+	case vol.EmptyDisk != nil:
+		return p.EmptyDisk(ctx, vol.Name, vol.EmptyDisk.Capacity)
+	case vol.CloudInitNoCloud != nil:
+		data, err := NoCloudFromVolume(vmi, vol.Name, vol.CloudInitNoCloud, node.CloudInitSecrets[vol.Name])
+		if err != nil {
+			return domain.DiskSource{}, err
+		}
+		return p.CloudInitNoCloud(ctx, vol.Name, data)
+	case vol.PersistentVolumeClaim != nil || vol.DataVolume != nil:
+		if err := checkVolumeName(vol.Name); err != nil {
+			return domain.DiskSource{}, err
+		}
+		if node.ClaimsDir == "" {
+			return domain.DiskSource{}, errors.New("the launcher knows no directory its claims are mounted in")
+		}
+		readOnly := vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly
+		return p.PersistentVolume(ctx, filepath.Join(node.ClaimsDir, vol.Name), readOnly)
+	case vol.HostDisk != nil:
+		return domain.DiskSource{}, errors.New("hostDisk volumes are not supported by Vireo's launcher yet")
+	}
+	return domain.DiskSource{}, errors.New("the volume has no source Vireo's launcher knows")
+}
