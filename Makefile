@@ -6,7 +6,7 @@ GO ?= go
 NODES ?=
 BINARIES := $(notdir $(wildcard cmd/*))
 
-.PHONY: help build upstream up down test test-unit generate verify bench clean
+.PHONY: help build upstream images up down test test-unit generate verify bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -18,7 +18,10 @@ build: ## Build every binary into _output/bin
 upstream: ## Build etcd, kube-apiserver, kube-controller-manager, kube-proxy, kube-scheduler and kubectl once (cached)
 	hack/build-upstream.sh
 
-up: build upstream ## Run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before) and Vireo on them
+images: ## Build the test guest (kernel, initramfs, raw and qcow2 disks, containerDisk) from Debian packages into _output/images/tiny (cached)
+	$(GO) run ./test/images/build -out $(OUT)/images
+
+up: build upstream images ## Run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before) and Vireo on them
 	NODES=$(NODES) hack/up.sh
 
 down: ## Stop what `make up` started (data is kept)
@@ -26,7 +29,7 @@ down: ## Stop what `make up` started (data is kept)
 
 test: ## Install what the tests need, build, then run every test (unit, integration, e2e)
 	hack/install-deps.sh
-	$(MAKE) build upstream
+	$(MAKE) build upstream images
 	$(GO) test -count=1 -timeout 30m ./...
 
 test-unit: ## Unit tests only (no servers)

@@ -13,5 +13,6 @@ Vireo runs behind a real kube-apiserver (API aggregation). Try:
   kubectl explain vmi.spec.domain.devices
   kubectl apply -f artifacts/examples/  # a VM, a migration and a DataVolume
   _output/bin/vireo-local status        # processes (uptime, restarts), APIServices, Vireo's Pods
+  curl http://10.250.0.1:5000/v2/_catalog   # the local OCI registry: 10.250.0.1:5000/vireo/tiny-containerdisk:latest
 Stop it with: make down   (data is kept; _output/bin/vireo-local down --purge deletes it)
 MSG

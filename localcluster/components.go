@@ -14,15 +14,36 @@ import (
 )
 
 // Ports are the ports of the host-side components: etcd, kube-controller-manager and
-// kube-scheduler listen on loopback, kube-apiserver on the bridge's address
+// kube-scheduler listen on loopback, kube-apiserver and the registry on the bridge's address
 // (Network.HostIP). Vireo's own components are Pods on the local nodes.
 type Ports struct {
 	EtcdClient, EtcdPeer, KubeAPIServer, ControllerManager, Scheduler int
+	// Registry is the OCI registry's port; 0 means DefaultRegistryPort, or the next port
+	// up that no other field uses (installations recorded before the registry existed have 0).
+	Registry int
 }
 
-// DefaultPorts are the usual Kubernetes ports.
+// DefaultRegistryPort is the registry's usual port (Docker's registry's).
+const DefaultRegistryPort = 5000
+
+// DefaultPorts are the usual Kubernetes ports, and 5000 for the registry.
 func DefaultPorts() Ports {
-	return Ports{EtcdClient: 2379, EtcdPeer: 2380, KubeAPIServer: 6443, ControllerManager: 10257, Scheduler: 10259}
+	return Ports{EtcdClient: 2379, EtcdPeer: 2380, KubeAPIServer: 6443, ControllerManager: 10257, Scheduler: 10259,
+		Registry: DefaultRegistryPort}
+}
+
+// RegistryPort is the registry's port: Registry if set, else DefaultRegistryPort unless
+// another component's port is that, then the next free one up.
+func (p Ports) RegistryPort() int {
+	if p.Registry != 0 {
+		return p.Registry
+	}
+	taken := map[int]bool{p.EtcdClient: true, p.EtcdPeer: true, p.KubeAPIServer: true, p.ControllerManager: true, p.Scheduler: true}
+	port := DefaultRegistryPort
+	for taken[port] {
+		port++
+	}
+	return port
 }
 
 func (c *Cluster) etcd() Component {
@@ -121,7 +142,7 @@ func (c *Cluster) kubeController(name string, port int, extra ...string) Compone
 
 // Components lists the processes of the installation, in start order.
 func (c *Cluster) Components() []Component {
-	comps := []Component{c.etcd(), c.kubeAPIServer(), c.controllerManager(), c.scheduler()}
+	comps := []Component{c.etcd(), c.kubeAPIServer(), c.controllerManager(), c.scheduler(), c.registry()}
 	return append(comps, c.nodes()...)
 }
 

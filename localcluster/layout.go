@@ -8,6 +8,17 @@ type Layout struct {
 	Root string
 	// BinDir holds the binaries it runs (default _output/bin).
 	BinDir string
+	// Images holds the test guest images (`make images`), whose containerDisks the registry
+	// serves; empty means "images" beside BinDir (_output/images).
+	Images string
+}
+
+// ImagesDir is the guest images' directory.
+func (l Layout) ImagesDir() string {
+	if l.Images != "" {
+		return l.Images
+	}
+	return filepath.Join(filepath.Dir(filepath.Clean(l.BinDir)), "images")
 }
 
 // Logs is the directory of component logs.

@@ -108,17 +108,26 @@ func (c Component) withLock(fn func() error) error {
 }
 
 // recorded is what Up remembers of its options for the supervisor, which must name the
-// same components (network namespaces, ports) as the Up that started them.
+// same components (network namespaces, ports, images) as the Up that started them, and for
+// tests and examples, which read the registry's address here (jq -r .registry
+// <root>/run/installation.json).
 type recorded struct {
 	Network Network `json:"network"`
 	Ports   Ports   `json:"ports"`
+	// Images is the guest images' directory the registry serves (absolute).
+	Images string `json:"images,omitempty"`
+	// Registry is the OCI registry's address (host:port, plain HTTP).
+	Registry string `json:"registry,omitempty"`
 }
 
 func (l Layout) recordedFile() string { return filepath.Join(l.Run(), "installation.json") }
 
-// recordOptions remembers the network and ports for LoadRecordedOptions.
+// recordOptions remembers the network, ports and images for LoadRecordedOptions.
 func (c *Cluster) recordOptions() error {
-	b, err := json.Marshal(recorded{Network: c.opts.Network, Ports: c.opts.Ports})
+	ports := c.opts.Ports
+	ports.Registry = ports.RegistryPort()
+	b, err := json.Marshal(recorded{Network: c.opts.Network, Ports: ports,
+		Images: c.abs(c.opts.ImagesDir()), Registry: c.RegistryAddress()})
 	if err != nil {
 		return err
 	}
@@ -128,8 +137,9 @@ func (c *Cluster) recordOptions() error {
 	return os.WriteFile(c.opts.recordedFile(), append(b, '\n'), 0o644)
 }
 
-// LoadRecordedOptions returns opts with the network and ports the last Up under opts.Root
-// used (an installation made in a test or by a program need not use the defaults).
+// LoadRecordedOptions returns opts with the network, ports and images directory the last Up
+// under opts.Root used (an installation made in a test or by a program need not use the
+// defaults).
 func LoadRecordedOptions(opts Options) (Options, error) {
 	b, err := os.ReadFile(opts.recordedFile())
 	if err != nil {
@@ -140,5 +150,8 @@ func LoadRecordedOptions(opts Options) (Options, error) {
 		return opts, fmt.Errorf("reading %s: %w", opts.recordedFile(), err)
 	}
 	opts.Network, opts.Ports = r.Network, r.Ports
+	if r.Images != "" {
+		opts.Images = r.Images
+	}
 	return opts, nil
 }

@@ -43,7 +43,7 @@ func statusOf(comp Component) (ComponentStatus, error) {
 		StartedAt: st.StartedAt, Restarts: st.Restarts, LogFile: comp.LogFile()}, err
 }
 
-// Status prints each component, the supervisor and the APIServices.
+// Status prints each component, the supervisor, the registry's address and the APIServices.
 func (c *Cluster) Status(ctx context.Context) {
 	now := time.Now()
 	for _, comp := range append(c.Components(), c.Supervisor()) {
@@ -53,6 +53,7 @@ func (c *Cluster) Status(ctx context.Context) {
 			c.say("  %v", err)
 		}
 	}
+	c.say("registry at http://%s (plain HTTP; e.g. %s)", c.RegistryAddress(), c.ContainerDiskImage("tiny"))
 	st, err := c.APIServiceStatus(ctx)
 	if err != nil {
 		c.say("APIServices: cannot reach kube-apiserver: %v", err)

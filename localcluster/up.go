@@ -97,7 +97,7 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	if err := c.bootstrap(ctx, applier); err != nil {
 		return err
 	}
-	for _, comp := range []Component{c.controllerManager(), c.scheduler()} {
+	for _, comp := range []Component{c.controllerManager(), c.scheduler(), c.registry()} {
 		if err := c.startAndWait(ctx, comp, &started); err != nil {
 			return err
 		}

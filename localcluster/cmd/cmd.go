@@ -1,5 +1,5 @@
 // Package cmd is the command line of vireo-local: up, down, status, restart and artifact-certs
-// (and the hidden commands of the processes up starts: node, supervise).
+// (and the hidden commands of the processes up starts: node, supervise, registry).
 package cmd
 
 import (
@@ -23,6 +23,7 @@ func New(out io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&opts.Root, "root", opts.Root, "Directory for certificates, data, pid files and logs.")
 	root.PersistentFlags().StringVar(&opts.BinDir, "bin-dir", opts.BinDir, "Directory of the binaries to run.")
 	root.PersistentFlags().StringVar(&opts.ManifestsDir, "manifests", opts.ManifestsDir, "The repository's artifacts directory (RBAC is applied from it).")
+	root.PersistentFlags().StringVar(&opts.Images, "images", opts.Images, "The test guest images directory (made by make images), whose containerDisks the registry serves (default: images beside --bin-dir).")
 
 	var nodes int
 	up := &cobra.Command{
@@ -57,7 +58,7 @@ func New(out io.Writer) *cobra.Command {
 
 	restart := &cobra.Command{
 		Use:   "restart COMPONENT",
-		Short: "Stop and start one component (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, vireo-apiserver, vireo-controller) and wait until it is ready",
+		Short: "Stop and start one component (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, registry, vireo-apiserver, vireo-controller) and wait until it is ready",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return localcluster.New(installed(opts)).Restart(c.Context(), args[0])
@@ -73,7 +74,7 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 	certs.Flags().StringVar(&certDir, "dir", "artifacts/base/certs", "Directory to write ca.crt, apiserver.{crt,key} and etcd-{server,peer,client}.{crt,key} to.")
-	root.AddCommand(up, down, status, restart, certs, nodeCommand(), superviseCommand(&opts), pauseCommand(), agnhostCommand(),
+	root.AddCommand(up, down, status, restart, certs, nodeCommand(), superviseCommand(&opts), registryCommand(), pauseCommand(), agnhostCommand(),
 		hidden("node-shim", container.ShimMain), hidden("node-init", container.InitMain))
 	return root
 }

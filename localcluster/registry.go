@@ -1,0 +1,62 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/vireo-dev/vireo/localcluster/imageregistry"
+)
+
+// RegistryName is the registry's component name.
+const RegistryName = "registry"
+
+// RegistryAddress is where the installation's OCI registry listens (host:port, plain HTTP):
+// the bridge's address, so the host and every local node's network namespace (and so every
+// Pod) reach it; e.g. 10.250.0.1:5000 for the default installation.
+func (c *Cluster) RegistryAddress() string {
+	return net.JoinHostPort(c.opts.Network.HostIP.String(), strconv.Itoa(c.opts.Ports.RegistryPort()))
+}
+
+// ContainerDiskImage is the reference of a test guest's containerDisk in the registry, e.g.
+// 10.250.0.1:5000/vireo/tiny-containerdisk:latest.
+func (c *Cluster) ContainerDiskImage(guest string) string {
+	return imageregistry.ContainerDiskImage(c.RegistryAddress(), guest)
+}
+
+// registry is `vireo-local registry`: blobs under the data directory (kept across restarts),
+// the guest images' containerDisks loaded on every start.
+func (c *Cluster) registry() Component {
+	l := &c.opts.Layout
+	addr := c.RegistryAddress()
+	return Component{Name: RegistryName, Path: c.abs(l.Bin("vireo-local")), Dir: l, Args: []string{
+		"registry",
+		"--address", addr,
+		"--storage", c.abs(l.Data(RegistryName)),
+		"--images", c.abs(l.ImagesDir()),
+	}, Ready: registryReady("http://" + addr + "/v2/")}
+}
+
+// registryReady checks that the registry answers the version check as a registry does. It
+// answers only once its images are loaded.
+func registryReady(url string) func(context.Context) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Docker-Distribution-API-Version") != "registry/2.0" {
+			return fmt.Errorf("%s: HTTP %d, API version %q", url, resp.StatusCode, resp.Header.Get("Docker-Distribution-API-Version"))
+		}
+		return nil
+	}
+}
