@@ -62,8 +62,8 @@ func (c *Cluster) deployVireo(ctx context.Context, a *Applier) error {
 }
 
 // renderManifests copies artifacts/base and artifacts/local under the root, writes the
-// certificates the base's secretGenerator reads (kept across runs), names the first node
-// in the overlay and runs kubectl kustomize.
+// certificates the base's secretGenerator reads (kept across runs), names the first node and
+// the registry in the overlay and runs kubectl kustomize.
 func (c *Cluster) renderManifests() ([]byte, error) {
 	dir := c.manifestsDir()
 	for _, sub := range []string{"base", "local"} {
@@ -74,14 +74,18 @@ func (c *Cluster) renderManifests() ([]byte, error) {
 	if err := WriteArtifactCerts(filepath.Join(dir, "base", "certs")); err != nil {
 		return nil, err
 	}
-	patch := filepath.Join(dir, "local", "apiserver.yaml")
-	b, err := os.ReadFile(patch)
-	if err != nil {
-		return nil, err
-	}
-	pinned := strings.ReplaceAll(string(b), "kubernetes.io/hostname: NODE", "kubernetes.io/hostname: "+c.NodeNames()[0])
-	if err := os.WriteFile(patch, []byte(pinned), 0o644); err != nil {
-		return nil, err
+	// The overlay's patches name this installation's first node and its registry.
+	tokens := strings.NewReplacer("kubernetes.io/hostname: NODE", "kubernetes.io/hostname: "+c.NodeNames()[0],
+		"--insecure-registry=REGISTRY", "--insecure-registry="+c.RegistryAddress())
+	for _, name := range []string{"apiserver.yaml", "nodeagent.yaml"} {
+		patch := filepath.Join(dir, "local", name)
+		b, err := os.ReadFile(patch)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(patch, []byte(tokens.Replace(string(b))), 0o644); err != nil {
+			return nil, err
+		}
 	}
 	cmd := exec.Command(c.abs(c.opts.Bin("kubectl")), "kustomize", filepath.Join(dir, "local"))
 	var stderr strings.Builder

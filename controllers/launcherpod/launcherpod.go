@@ -37,9 +37,6 @@ const (
 	RunDirVolumeName = "run"
 	// ImageCacheVolumeName is the hostPath volume of the node's containerDisk cache (read-only).
 	ImageCacheVolumeName = "images"
-	// DiskDir holds one directory per PVC or DataVolume volume, named after the volume, with the
-	// volume mounted there (KubeVirt's path); the disk is its disk.img.
-	DiskDir = "/var/run/kubevirt-private/vmi-disks"
 	// UnprivilegedPortSysctl lets the launcher (uid 107) forward the guest's ports below 1024
 	// from the Pod's address; it is one of Kubernetes' safe, namespaced sysctls.
 	UnprivilegedPortSysctl = "net.ipv4.ip_unprivileged_port_start"

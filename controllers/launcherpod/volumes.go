@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
 // suffixAlphabet is the alphabet of Kubernetes' generated name suffixes (no vowels, no
@@ -48,11 +49,11 @@ type diskMounts struct {
 // DiskPath is where the launcher finds the disk of a PVC or DataVolume volume: the disk.img in
 // the directory the volume is mounted at (KubeVirt's convention for filesystem volumes).
 func DiskPath(volumeName string) string {
-	return path.Join(DiskDir, volumeName, "disk.img")
+	return path.Join(protocol.ClaimsDir, volumeName, "disk.img")
 }
 
 // diskVolumes mounts each persistentVolumeClaim and dataVolume volume of the VMI (a DataVolume's
-// PVC has the DataVolume's name) at DiskDir/<volume name>. Volume names are DNS-1123 labels,
+// PVC has the DataVolume's name) at protocol.ClaimsDir/<volume name>. Volume names are DNS-1123 labels,
 // checked again here because they become path components.
 func diskVolumes(volumes []v1.Volume, path *field.Path) (diskMounts, field.ErrorList) {
 	var out diskMounts
@@ -81,7 +82,7 @@ func diskVolumes(volumes []v1.Volume, path *field.Path) (diskMounts, field.Error
 		}
 		out.volumes = append(out.volumes, corev1.Volume{Name: podVolume, VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: readOnly}}})
-		out.mounts = append(out.mounts, corev1.VolumeMount{Name: podVolume, MountPath: DiskDir + "/" + vol.Name, ReadOnly: readOnly})
+		out.mounts = append(out.mounts, corev1.VolumeMount{Name: podVolume, MountPath: protocol.ClaimsDir + "/" + vol.Name, ReadOnly: readOnly})
 	}
 	return out, errs
 }

@@ -36,6 +36,10 @@ const (
 	PodsDir = "pods"
 )
 
+// ClaimsDir is where a launcher Pod mounts its VMI's persistentVolumeClaim and dataVolume
+// claims, each at ClaimsDir/<volume name>, with the disk in its disk.img (KubeVirt's paths).
+const ClaimsDir = "/var/run/kubevirt-private/vmi-disks"
+
 // HelloRequest opens a session: the versions the node agent speaks.
 type HelloRequest struct {
 	Versions []uint32 `json:"versions"`

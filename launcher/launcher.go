@@ -1,0 +1,175 @@
+// Package launcher is vireo-launcher, the process in each VMI's launcher Pod. It runs as uid
+// 107 with no Kubernetes credentials: it waits for the directory its node agent gives its Pod,
+// starts its own session-mode libvirtd, serves the launcher protocol on a unix socket there,
+// and when the node agent hands it the VMI, prepares the disks, builds the domain and starts
+// it. It reports the domain's life as events and exits when the domain ends (code 0 when the
+// guest ended normally), after the node agent heard how. SIGTERM (its Pod being deleted) shuts
+// the guest down through ACPI and destroys it after the VMI's grace period.
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+
+	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/launcher/virt"
+)
+
+// Options are vireo-launcher's command-line options; the Pod's environment gives PodUID and PodIP.
+type Options struct {
+	Namespace, Name, UID string
+	PodUID, PodIP        string
+	RunDir               string
+	PrivateDir           string
+	// TCGCacheMiB bounds QEMU's translation cache under TCG (smaller RSS; DESIGN section 9).
+	TCGCacheMiB uint
+	// DirTimeout bounds the wait for the node agent to create the launcher's directory.
+	DirTimeout time.Duration
+	// FinalTimeout bounds the wait for the node agent to receive the final status before exiting.
+	FinalTimeout time.Duration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{RunDir: "/var/run/vireo", PrivateDir: "/var/run/vireo-private", TCGCacheMiB: 32,
+		DirTimeout: 2 * time.Minute, FinalTimeout: 10 * time.Second,
+		PodUID: os.Getenv("POD_UID"), PodIP: os.Getenv("POD_IP")}
+}
+
+// AddFlags registers the options.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace of the VMI this launcher runs.")
+	fs.StringVar(&o.Name, "name", o.Name, "Name of the VMI.")
+	fs.StringVar(&o.UID, "uid", o.UID, "UID of the VMI; the launcher refuses any other.")
+	fs.StringVar(&o.PodUID, "pod-uid", o.PodUID, "UID of the launcher's Pod (names its directory); default $POD_UID.")
+	fs.StringVar(&o.PodIP, "pod-ip", o.PodIP, "The Pod's address, reported as the guest's; default $POD_IP.")
+	fs.StringVar(&o.RunDir, "run-dir", o.RunDir, "The node's run directory, shared with the node agent.")
+	fs.StringVar(&o.PrivateDir, "private-dir", o.PrivateDir, "The Pod's private directory (libvirt's state, disk overlays).")
+	fs.UintVar(&o.TCGCacheMiB, "tcg-cache-mib", o.TCGCacheMiB, "QEMU TCG translation cache size in MiB (0: QEMU's default).")
+}
+
+// Run runs the launcher until its domain ends; the exit code says how (0: ended normally).
+// sigterm delivers the Pod's termination.
+func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writer) (int, error) {
+	if o.UID == "" || o.PodUID == "" {
+		return 2, errors.New("--uid and --pod-uid (or $POD_UID) are required")
+	}
+	dir, err := waitForDir(ctx, filepath.Join(o.RunDir, protocol.PodsDir, o.PodUID), o.DirTimeout)
+	if err != nil {
+		return 2, err
+	}
+	for _, name := range []string{protocol.CommandSocket, protocol.ConsoleSocket, protocol.VNCSocket} {
+		_ = os.Remove(filepath.Join(dir, name))
+	}
+	daemon, err := virt.StartDaemon(ctx, virt.DaemonConfig{Dir: o.PrivateDir, HostUUID: o.PodUID, Log: logs})
+	if err != nil {
+		return 2, fmt.Errorf("starting libvirtd: %w", err)
+	}
+	defer stopDaemon(daemon)
+	conn, err := daemon.Connect(ctx)
+	if err != nil {
+		return 2, err
+	}
+	defer conn.Close()
+	l := newLauncher(o, dir, conn)
+	events, err := conn.Events(ctx)
+	if err != nil {
+		return 2, err
+	}
+	// libvirt probes QEMU's capabilities on its first domain (2-3 s); do it while waiting.
+	go func() { _, _ = conn.DomainCapabilities(ctx, virt.Emulation(l.emulation)) }()
+	listener, err := net.Listen("unix", filepath.Join(dir, protocol.CommandSocket))
+	if err != nil {
+		return 2, err
+	}
+	srv := protocol.NewServer(l)
+	go func() { _ = srv.Serve(listener) }()
+	defer srv.Stop()
+	klog.InfoS("vireo-launcher ready", "vmi", o.Namespace+"/"+o.Name, "dir", dir, "emulation", l.emulation)
+	return l.loop(ctx, daemon, events, sigterm), nil
+}
+
+// loop follows the domain, libvirtd and the Pod's termination until the domain ends.
+func (l *launcher) loop(ctx context.Context, daemon *virt.Daemon, events <-chan virt.Event, sigterm <-chan os.Signal) int {
+	var graceOver <-chan time.Time
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			klog.InfoS("Domain event", "event", ev.String())
+			l.events.handle(ev)
+		case <-daemon.Done():
+			l.hub.end(protocol.DomainFailed, ReasonLibvirtExited, fmt.Sprintf("libvirtd exited: %v", daemon.Err()))
+		case <-sigterm:
+			sigterm = nil
+			graceOver = l.terminate(ctx)
+		case <-graceOver:
+			graceOver = nil
+			l.destroy(ctx)
+		case <-l.hub.final:
+			return l.finish()
+		case <-ctx.Done():
+			return 1
+		}
+	}
+}
+
+// finish waits (briefly) until the node agent has the final status, then returns the exit code.
+func (l *launcher) finish() int {
+	st := l.hub.get()
+	klog.InfoS("Domain ended", "phase", st.Phase, "reason", st.Reason, "message", st.Message)
+	select {
+	case <-l.hub.delivered:
+	case <-time.After(l.opts.FinalTimeout):
+		klog.InfoS("No node agent received the final status; exiting anyway")
+	}
+	fmt.Fprintf(os.Stderr, "%s: %s\n", st.Reason, st.Message)
+	if st.Phase == protocol.DomainSucceeded {
+		return 0
+	}
+	return 1
+}
+
+// waitForDir waits until the node agent has created the launcher's directory for this user.
+func waitForDir(ctx context.Context, dir string, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		fi, err := os.Lstat(dir)
+		if err == nil {
+			st := fi.Sys().(*syscall.Stat_t)
+			if !fi.IsDir() || int(st.Uid) != os.Getuid() {
+				return "", fmt.Errorf("%s is not a directory of uid %d", dir, os.Getuid())
+			}
+			return dir, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("the node agent did not create %s within %s: is vireo-nodeagent running on this node?", dir, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func stopDaemon(d *virt.Daemon) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := d.Stop(ctx); err != nil {
+		klog.ErrorS(err, "Stopping libvirtd")
+	}
+}

@@ -1,0 +1,214 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/disks"
+	"github.com/vireo-dev/vireo/launcher/domain"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/launcher/virt"
+)
+
+// Version is the launcher's build, reported in the handshake.
+var Version = "dev"
+
+// launcher serves the protocol for one VMI.
+type launcher struct {
+	opts            *Options
+	dir             string
+	conn            *virt.Conn
+	hub             *hub
+	events          *domainEvents
+	emulation       domain.Emulation
+	emulationReason string
+
+	mu        sync.Mutex
+	started   bool   // Sync started the domain (or is starting it)
+	name      string // the domain's name
+	grace     time.Duration
+	destroyed bool // the launcher destroyed the domain itself
+}
+
+func newLauncher(o *Options, dir string, conn *virt.Conn) *launcher {
+	emu, reason := virt.DetectEmulation()
+	l := &launcher{opts: o, dir: dir, conn: conn, hub: newHub(), emulation: domain.Emulation(emu), emulationReason: reason,
+		grace: time.Duration(v1.DefaultGracePeriodSeconds) * time.Second}
+	l.events = &domainEvents{hub: l.hub, destroyRequested: func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.destroyed
+	}}
+	return l
+}
+
+func (l *launcher) Hello(_ context.Context, req *protocol.HelloRequest) (*protocol.HelloResponse, error) {
+	v, err := protocol.NegotiateVersion(req.Versions)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.HelloResponse{Version: v, LauncherVersion: Version, VMIUID: l.opts.UID}, nil
+}
+
+// Sync prepares the VMI's disks, builds its domain and starts it, once.
+func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protocol.DomainStatus, error) {
+	if req.VMI == nil || string(req.VMI.UID) != l.opts.UID {
+		return nil, fmt.Errorf("this launcher runs VMI %s only", l.opts.UID)
+	}
+	l.mu.Lock()
+	if l.started {
+		l.mu.Unlock()
+		st := l.hub.get()
+		return &st, nil
+	}
+	l.started = true
+	if g := req.VMI.Spec.TerminationGracePeriodSeconds; g != nil {
+		l.grace = time.Duration(*g) * time.Second
+	}
+	l.mu.Unlock()
+	if err := l.start(ctx, req); err != nil {
+		l.hub.end(protocol.DomainFailed, ReasonSyncFailed, err.Error())
+		return nil, err
+	}
+	st := l.hub.get()
+	return &st, nil
+}
+
+func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) error {
+	vmi := req.VMI
+	prep := disks.Preparer{Dir: l.opts.PrivateDir + "/disks"}
+	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisks: req.ContainerDisks, ClaimsDir: protocol.ClaimsDir})
+	if err != nil {
+		return fmt.Errorf("preparing disks: %w", err)
+	}
+	in := domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: diskSources,
+		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket}
+	def, err := domain.Build(vmi, in)
+	if err != nil {
+		return err
+	}
+	xml, err := domain.Marshal(def)
+	if err != nil {
+		return err
+	}
+	ifaces, err := interfaces(vmi, l.opts.PodIP)
+	if err != nil {
+		return err
+	}
+	l.hub.update(func(st *protocol.DomainStatus) {
+		st.Emulation, st.EmulationReason, st.Interfaces = string(l.emulation), l.emulationReason, ifaces
+	})
+	dom, err := l.conn.Start(ctx, xml)
+	if err != nil {
+		return fmt.Errorf("starting the domain: %w", err)
+	}
+	l.mu.Lock()
+	l.name = dom.Name
+	l.mu.Unlock()
+	l.hub.update(func(st *protocol.DomainStatus) {
+		if st.Phase == protocol.DomainNone {
+			st.Phase = protocol.DomainRunning
+		}
+	})
+	klog.InfoS("Domain started", "domain", dom.Name, "emulation", l.emulation)
+	return nil
+}
+
+// interfaces are the VMI's interfaces as the guest has them: its MAC, reached at the Pod's address.
+func interfaces(vmi *v1.VirtualMachineInstance, podIP string) ([]protocol.Interface, error) {
+	var out []protocol.Interface
+	for i := range vmi.Spec.Domain.Devices.Interfaces {
+		iface := &vmi.Spec.Domain.Devices.Interfaces[i]
+		mac, err := domain.InterfaceMAC(vmi, iface)
+		if err != nil {
+			return nil, err
+		}
+		pi := protocol.Interface{Name: iface.Name, MAC: mac}
+		if podIP != "" {
+			pi.IPs = []string{podIP}
+		}
+		out = append(out, pi)
+	}
+	return out, nil
+}
+
+// Shutdown presses the guest's ACPI power button.
+func (l *launcher) Shutdown(ctx context.Context, _ *protocol.Empty) (*protocol.Empty, error) {
+	name := l.domainName()
+	if name == "" {
+		return &protocol.Empty{}, nil
+	}
+	l.hub.update(func(st *protocol.DomainStatus) {
+		if st.Phase == protocol.DomainRunning || st.Phase == protocol.DomainPaused {
+			st.Phase = protocol.DomainShuttingDown
+		}
+	})
+	return &protocol.Empty{}, l.conn.Shutdown(ctx, name)
+}
+
+// Stop destroys the domain.
+func (l *launcher) Stop(ctx context.Context, _ *protocol.Empty) (*protocol.Empty, error) {
+	l.destroy(ctx)
+	return &protocol.Empty{}, nil
+}
+
+// Events streams the status: at once, then on every change.
+func (l *launcher) Events(_ *protocol.Empty, s protocol.EventSender) error {
+	changed, cancel := l.hub.subscribe()
+	defer cancel()
+	for {
+		st := l.hub.get()
+		if err := s.Send(&st); err != nil {
+			return err
+		}
+		l.hub.sent(st)
+		select {
+		case <-changed:
+		case <-s.Context().Done():
+			return nil
+		}
+	}
+}
+
+func (l *launcher) domainName() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.name
+}
+
+// terminate handles SIGTERM: ACPI shutdown now, destroy when the grace period is over. Without a
+// domain the launcher ends at once.
+func (l *launcher) terminate(ctx context.Context) <-chan time.Time {
+	if l.domainName() == "" {
+		l.hub.end(protocol.DomainSucceeded, ReasonStoppedEarly, "the launcher Pod was stopped before the guest started")
+		return nil
+	}
+	l.mu.Lock()
+	grace := l.grace
+	l.mu.Unlock()
+	klog.InfoS("Terminating: shutting the guest down", "grace", grace)
+	if _, err := l.Shutdown(ctx, nil); err != nil {
+		klog.ErrorS(err, "ACPI shutdown")
+	}
+	return time.After(grace)
+}
+
+// destroy ends the domain at once.
+func (l *launcher) destroy(ctx context.Context) {
+	name := l.domainName()
+	if name == "" {
+		l.hub.end(protocol.DomainSucceeded, ReasonStoppedEarly, "stopped before the guest started")
+		return
+	}
+	l.mu.Lock()
+	l.destroyed = true
+	l.mu.Unlock()
+	if err := l.conn.Destroy(ctx, name); err != nil {
+		klog.ErrorS(err, "Destroying the domain")
+	}
+}

@@ -1,0 +1,140 @@
+package launcher
+
+import (
+	"sync"
+	"time"
+
+	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/launcher/virt"
+)
+
+// Reasons the launcher gives when its domain ends (they become the VMI's status.reason).
+const (
+	ReasonGuestShutdown  = "GuestShutdown"
+	ReasonDestroyed      = "Destroyed"
+	ReasonQEMUCrashed    = "QEMUCrashed"
+	ReasonQEMUTerminated = "QEMUTerminated"
+	ReasonGuestPanicked  = "GuestPanicked"
+	ReasonLibvirtExited  = "LibvirtExited"
+	ReasonSyncFailed     = "SyncFailed"
+	ReasonStoppedEarly   = "StoppedBeforeStart"
+)
+
+// hub holds the domain's status and tells subscribers (the node agent's event streams) of each
+// change. It remembers whether a final status reached a subscriber, so the launcher exits only
+// once the node agent knows how its guest ended (or a timeout passed).
+type hub struct {
+	mu        sync.Mutex
+	st        protocol.DomainStatus
+	subs      map[chan struct{}]struct{}
+	delivered chan struct{} // closed once a final status was sent to a subscriber
+	final     chan struct{} // closed once the status is final
+}
+
+func newHub() *hub {
+	return &hub{st: protocol.DomainStatus{Since: time.Now()}, subs: map[chan struct{}]struct{}{},
+		delivered: make(chan struct{}), final: make(chan struct{})}
+}
+
+// update changes the status with f; a final status is never changed again.
+func (h *hub) update(f func(st *protocol.DomainStatus)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.st.Phase.Ended() {
+		return
+	}
+	before := h.st.Phase
+	f(&h.st)
+	if h.st.Phase != before {
+		h.st.Since = time.Now()
+	}
+	if h.st.Phase.Ended() {
+		close(h.final)
+	}
+	for ch := range h.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (h *hub) get() protocol.DomainStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := h.st
+	st.Interfaces = append([]protocol.Interface(nil), h.st.Interfaces...)
+	return st
+}
+
+// subscribe returns a channel signalled on every change, and its cancel function.
+func (h *hub) subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	h.subs[ch] = struct{}{}
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		delete(h.subs, ch)
+		h.mu.Unlock()
+	}
+}
+
+// sent records that st reached a subscriber.
+func (h *hub) sent(st protocol.DomainStatus) {
+	if !st.Phase.Ended() {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	select {
+	case <-h.delivered:
+	default:
+		close(h.delivered)
+	}
+}
+
+func (h *hub) end(phase protocol.DomainPhase, reason, message string) {
+	h.update(func(st *protocol.DomainStatus) {
+		st.Phase, st.Reason, st.Message = phase, reason, message
+	})
+}
+
+// domainEvents tracks libvirt's lifecycle events of the launcher's domain into the status.
+type domainEvents struct {
+	hub *hub
+	// hostShutdown: QEMU announced a shutdown the host asked for (a signal), not the guest.
+	hostShutdown bool
+	// destroyRequested: the launcher destroyed the domain itself (grace period over, or Stop).
+	destroyRequested func() bool
+}
+
+func (d *domainEvents) handle(ev virt.Event) {
+	switch ev.Kind {
+	case virt.EventStarted, virt.EventResumed:
+		d.hub.update(func(st *protocol.DomainStatus) { st.Phase, st.Reason, st.Message = protocol.DomainRunning, "", "" })
+	case virt.EventSuspended:
+		d.hub.update(func(st *protocol.DomainStatus) { st.Phase, st.Reason, st.Message = protocol.DomainPaused, "", ev.Message })
+	case virt.EventShutdown:
+		d.hostShutdown = ev.Reason == virt.ReasonHost
+	case virt.EventCrashed:
+		d.hub.end(protocol.DomainFailed, ReasonGuestPanicked, ev.Message)
+	case virt.EventStopped:
+		d.stopped(ev)
+	}
+}
+
+func (d *domainEvents) stopped(ev virt.Event) {
+	switch {
+	case ev.Reason == virt.ReasonShutdown && !d.hostShutdown:
+		d.hub.end(protocol.DomainSucceeded, ReasonGuestShutdown, "the guest powered off")
+	case ev.Reason == virt.ReasonShutdown:
+		d.hub.end(protocol.DomainFailed, ReasonQEMUTerminated, ev.Message)
+	case ev.Reason == virt.ReasonDestroyed && d.destroyRequested():
+		d.hub.end(protocol.DomainSucceeded, ReasonDestroyed, "the guest was destroyed after its shutdown grace period")
+	case ev.Reason == virt.ReasonDestroyed:
+		d.hub.end(protocol.DomainFailed, ReasonDestroyed, "the domain was destroyed outside Vireo: "+ev.Message)
+	default:
+		d.hub.end(protocol.DomainFailed, ReasonQEMUCrashed, ev.Message)
+	}
+}
