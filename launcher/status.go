@@ -114,7 +114,9 @@ func (d *domainEvents) handle(ev virt.Event) {
 	case virt.EventStarted, virt.EventResumed:
 		d.hub.update(func(st *protocol.DomainStatus) { st.Phase, st.Reason, st.Message = protocol.DomainRunning, "", "" })
 	case virt.EventSuspended:
-		d.hub.update(func(st *protocol.DomainStatus) { st.Phase, st.Reason, st.Message = protocol.DomainPaused, "", ev.Message })
+		d.hub.update(func(st *protocol.DomainStatus) {
+			st.Phase, st.Reason, st.Message = protocol.DomainPaused, "", ev.Message
+		})
 	case virt.EventShutdown:
 		d.hostShutdown = ev.Reason == virt.ReasonHost
 	case virt.EventCrashed:
