@@ -94,9 +94,28 @@ func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writ
 	}
 	srv := protocol.NewServer(l)
 	go func() { _ = srv.Serve(listener) }()
-	defer srv.Stop()
 	klog.InfoS("vireo-launcher ready", "vmi", o.Namespace+"/"+o.Name, "dir", dir, "emulation", l.emulation)
-	return l.loop(ctx, daemon, events, sigterm), nil
+	code := l.loop(ctx, daemon, events, sigterm)
+	stopGracefully(srv, 5*time.Second)
+	return code, nil
+}
+
+// stopGracefully lets running calls end (an event stream ends after the final status, which
+// flushes it to the node agent) before the launcher exits; after timeout it stops hard.
+func stopGracefully(srv interface {
+	GracefulStop()
+	Stop()
+}, timeout time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		srv.Stop()
+	}
 }
 
 // loop follows the domain, libvirtd and the Pod's termination until the domain ends.

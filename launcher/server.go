@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -82,6 +83,9 @@ func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protoc
 func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) error {
 	vmi := req.VMI
 	prep := disks.Preparer{Dir: l.opts.PrivateDir + "/disks"}
+	if err := os.MkdirAll(prep.Dir, 0o700); err != nil {
+		return err
+	}
 	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisks: req.ContainerDisks, ClaimsDir: protocol.ClaimsDir})
 	if err != nil {
 		return fmt.Errorf("preparing disks: %w", err)
@@ -166,7 +170,12 @@ func (l *launcher) Events(_ *protocol.Empty, s protocol.EventSender) error {
 		if err := s.Send(&st); err != nil {
 			return err
 		}
-		l.hub.sent(st)
+		if st.Phase.Ended() {
+			// Ending the stream flushes the final status to the node agent; the launcher
+			// exits only after its server stopped gracefully.
+			l.hub.sent(st)
+			return nil
+		}
 		select {
 		case <-changed:
 		case <-s.Context().Done():

@@ -6,9 +6,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log"
 	"net/http"
 	"os"
+	"strings"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // server is the node agent's HTTPS endpoint for vireo-apiserver. It accepts only clients with a
@@ -47,7 +51,20 @@ func newServer(o *Options) (*server, error) {
 	}
 	return &server{cert: o.TLSCertFile, key: o.TLSKeyFile, http: &http.Server{
 		Addr: o.Listen, Handler: mux, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(probeFilter{}, "", 0),
 	}}, nil
+}
+
+// probeFilter logs the HTTPS server's errors but for the handshakes a TCP readiness probe
+// abandons (connect, then close), which would fill the log every few seconds.
+type probeFilter struct{}
+
+func (probeFilter) Write(p []byte) (int, error) {
+	line := string(p)
+	if !strings.Contains(line, "TLS handshake error") || !strings.HasSuffix(strings.TrimSpace(line), "EOF") {
+		klog.InfoS("Node agent HTTPS server", "error", strings.TrimSpace(line))
+	}
+	return len(p), nil
 }
 
 // run serves until ctx ends.

@@ -55,8 +55,9 @@ const (
 // virt-launcher-monitor or virtlogd. TCG's translation cache may push QEMU past it.
 var DefaultMemoryOverhead = resource.MustParse("200Mi")
 
-// DefaultCPURequest is the CPU a launcher Pod requests when the VMI asks for no CPU and sets no
-// CPU topology: KubeVirt's cluster-wide default CPU request.
+// DefaultCPURequest is the CPU a launcher Pod requests per vCPU when the VMI asks for no CPU:
+// KubeVirt's default, one CPU over its default CPU allocation ratio of 10 (vCPUs share cores
+// unless the VMI asks for more, or for dedicated CPUs).
 var DefaultCPURequest = resource.MustParse("100m")
 
 // Options are the per-installation inputs of Render.

@@ -128,17 +128,17 @@ func TestRenderResources(t *testing.T) {
 		wantReq:    corev1.ResourceList{"memory": q("328Mi"), "cpu": q("100m")},
 		wantLimits: corev1.ResourceList{"memory": q("328Mi")},
 	}, {
-		name: "cpu from topology, whole CPUs",
+		name: "cpu from topology, 100m per vCPU (KubeVirt's allocation ratio 10)",
 		opts: testOpts,
 		mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Spec.Domain.CPU = &v1.CPU{Cores: 2, Sockets: 3, Threads: 2}
 		},
-		wantReq: corev1.ResourceList{"memory": q("264Mi"), "cpu": q("12")},
+		wantReq: corev1.ResourceList{"memory": q("264Mi"), "cpu": q("1200m")},
 	}, {
 		name:    "partial topology counts unset parts as 1",
 		opts:    testOpts,
 		mutate:  func(vmi *v1.VirtualMachineInstance) { vmi.Spec.Domain.CPU = &v1.CPU{Sockets: 2} },
-		wantReq: corev1.ResourceList{"memory": q("264Mi"), "cpu": q("2")},
+		wantReq: corev1.ResourceList{"memory": q("264Mi"), "cpu": q("200m")},
 	}, {
 		name: "cpu request wins over topology; limits copied",
 		opts: testOpts,

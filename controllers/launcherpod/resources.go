@@ -91,7 +91,7 @@ func cpuRequest(domain *v1.DomainSpec) (resource.Quantity, field.ErrorList) {
 	}
 	// Unset parts of a topology count as 1, like the API's defaults. uint32 products fit in int64.
 	vcpus := int64(max(cpu.Cores, 1)) * int64(max(cpu.Sockets, 1)) * int64(max(cpu.Threads, 1))
-	return *resource.NewQuantity(vcpus, resource.DecimalSI), nil
+	return *resource.NewMilliQuantity(vcpus*DefaultCPURequest.MilliValue(), resource.DecimalSI), nil
 }
 
 // nonNegative reports every quantity of list below zero.

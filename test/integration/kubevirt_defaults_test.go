@@ -53,12 +53,12 @@ spec:
     - {name: default, pod: {}}
   volumes:
     - name: containerdisk
-      containerDisk: {image: "localhost:5000/vireo/tiny-guest:latest", imagePullPolicy: Always}
+      containerDisk: {image: "10.250.0.1:5000/vireo/tiny-containerdisk:latest", imagePullPolicy: Always}
     - name: cloudinit
       cloudInitNoCloud:
         userData: |
-          #cloud-config
-          hostname: testvmi
+          #!/bin/sh
+          echo "hello from cloud-init on $(hostname)"
 status:
   phase: Pending
 `
@@ -78,7 +78,7 @@ spec:
         devices: {}
       volumes:
         - name: rootdisk
-          containerDisk: {image: "localhost:5000/vireo/tiny-guest:latest"}
+          containerDisk: {image: "10.250.0.1:5000/vireo/tiny-containerdisk:latest"}
 `
 	kubevirtMigration = `
 metadata:
