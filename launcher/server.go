@@ -72,7 +72,16 @@ func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protoc
 		l.grace = time.Duration(*g) * time.Second
 	}
 	l.mu.Unlock()
-	if err := l.start(ctx, req); err != nil {
+	retry, err := l.start(ctx, req)
+	if err != nil && retry {
+		// Preparing the disks can succeed later (a claim's disk.img not written yet): the node
+		// agent reports the error and calls Sync again.
+		l.mu.Lock()
+		l.started = false
+		l.mu.Unlock()
+		return nil, err
+	}
+	if err != nil {
 		l.hub.end(protocol.DomainFailed, ReasonSyncFailed, err.Error())
 		return nil, err
 	}
@@ -80,36 +89,38 @@ func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protoc
 	return &st, nil
 }
 
-func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) error {
+// start prepares the disks and starts the domain. A failure to prepare the disks may pass
+// (retry true); one to build or start the domain will not.
+func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) (retry bool, err error) {
 	vmi := req.VMI
 	prep := disks.Preparer{Dir: l.opts.PrivateDir + "/disks"}
 	if err := os.MkdirAll(prep.Dir, 0o700); err != nil {
-		return err
+		return false, err
 	}
 	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisks: req.ContainerDisks, ClaimsDir: protocol.ClaimsDir})
 	if err != nil {
-		return fmt.Errorf("preparing disks: %w", err)
+		return true, fmt.Errorf("preparing disks: %w", err)
 	}
 	in := domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: diskSources,
 		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket}
 	def, err := domain.Build(vmi, in)
 	if err != nil {
-		return err
+		return false, err
 	}
 	xml, err := domain.Marshal(def)
 	if err != nil {
-		return err
+		return false, err
 	}
 	ifaces, err := interfaces(vmi, l.opts.PodIP)
 	if err != nil {
-		return err
+		return false, err
 	}
 	l.hub.update(func(st *protocol.DomainStatus) {
 		st.Emulation, st.EmulationReason, st.Interfaces = string(l.emulation), l.emulationReason, ifaces
 	})
 	dom, err := l.conn.Start(ctx, xml)
 	if err != nil {
-		return fmt.Errorf("starting the domain: %w", err)
+		return false, fmt.Errorf("starting the domain: %w", err)
 	}
 	l.mu.Lock()
 	l.name = dom.Name
@@ -120,7 +131,7 @@ func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) error {
 		}
 	})
 	klog.InfoS("Domain started", "domain", dom.Name, "emulation", l.emulation)
-	return nil
+	return false, nil
 }
 
 // interfaces are the VMI's interfaces as the guest has them: its MAC, reached at the Pod's address.

@@ -125,7 +125,10 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 				RunAsUser:    new(LauncherUser),
 				RunAsGroup:   new(LauncherUser),
 				RunAsNonRoot: new(true),
-				Sysctls:      []corev1.Sysctl{{Name: UnprivilegedPortSysctl, Value: "0"}},
+				// Claims' volumes are handed to the launcher's group, as KubeVirt's non-root
+				// launcher has them.
+				FSGroup: new(LauncherUser),
+				Sysctls: []corev1.Sysctl{{Name: UnprivilegedPortSysctl, Value: "0"}},
 			},
 			Containers: []corev1.Container{computeContainer(vmi, opts, res, disks)},
 			Volumes: append([]corev1.Volume{

@@ -26,7 +26,7 @@ func TestRenderPodSpec(t *testing.T) {
 	if spec.EnableServiceLinks == nil || *spec.EnableServiceLinks {
 		t.Errorf("enableServiceLinks = %v, want false", spec.EnableServiceLinks)
 	}
-	wantSC := &corev1.PodSecurityContext{RunAsUser: new(int64(107)), RunAsGroup: new(int64(107)), RunAsNonRoot: new(true),
+	wantSC := &corev1.PodSecurityContext{RunAsUser: new(int64(107)), RunAsGroup: new(int64(107)), RunAsNonRoot: new(true), FSGroup: new(int64(107)),
 		Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}}}
 	if diff := cmp.Diff(wantSC, spec.SecurityContext); diff != "" {
 		t.Errorf("pod securityContext (-want +got):\n%s", diff)

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -170,4 +172,52 @@ func mkdirNoFollow(root, dir string) error {
 		}
 	}
 	return nil
+}
+
+// setVolumeOwnership gives a claim's volume to the Pod's fsGroup as a kubelet does for volumes
+// that support ownership management: every file and directory gets the group and group
+// read/write access (directories also the setgid bit, so new files inherit the group). A
+// container may have planted links in the volume: each entry is opened below the volume's root
+// without following any link, and changed through that descriptor; links are left alone.
+func setVolumeOwnership(dir string, group int) error {
+	root, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&os.ModeSymlink != 0 {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		fd, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			return fmt.Errorf("giving %s to group %d: %w", path, group, err)
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+		mode := st.Mode&0o7777 | 0o060
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			mode |= 0o010 | unix.S_ISGID
+		case unix.S_IFREG:
+		default:
+			return nil
+		}
+		proc := "/proc/self/fd/" + strconv.Itoa(fd)
+		if err := os.Chown(proc, -1, group); err != nil {
+			return err
+		}
+		return unix.Chmod(proc, mode)
+	})
 }

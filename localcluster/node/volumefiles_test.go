@@ -3,6 +3,7 @@ package node
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -26,6 +27,43 @@ func TestWriteFilesReplacesAndRemovesStaleKeys(t *testing.T) {
 	for _, bad := range []string{"../escape", "/abs", "."} {
 		if err := writeFiles(dir, map[string][]byte{bad: []byte("x")}, 0o644, -1); err == nil {
 			t.Errorf("path %q accepted", bad)
+		}
+	}
+}
+
+func TestSetVolumeOwnershipLeavesLinksAlone(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "disk.img"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := setVolumeOwnership(dir, 107); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{dir: 0o770 | os.ModeSetgid | os.ModeDir, filepath.Join(dir, "sub"): 0o770 | os.ModeSetgid | os.ModeDir,
+		filepath.Join(dir, "sub", "disk.img"): 0o660, secret: 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", path, fi.Mode(), want)
+		}
+		gid := fi.Sys().(*syscall.Stat_t).Gid
+		if wantGID := map[bool]uint32{true: 0, false: 107}[path == secret]; os.Geteuid() == 0 && gid != wantGID {
+			t.Errorf("%s: group %d, want %d", path, gid, wantGID)
 		}
 	}
 }

@@ -66,8 +66,11 @@ func (w *podWorker) setupVolume(ctx context.Context, pod *corev1.Pod, v corev1.V
 	case v.HostPath != nil:
 		return ensureHostPath(w.hostPathDir("/"), w.hostPathDir(v.HostPath.Path), v.HostPath.Type)
 	case v.PersistentVolumeClaim != nil:
-		_, err := w.pvcPath(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
-		return err
+		dir, err := w.pvcPath(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
+		if err != nil || fsGroup(pod) < 0 || v.PersistentVolumeClaim.ReadOnly {
+			return err
+		}
+		return setVolumeOwnership(dir, fsGroup(pod))
 	}
 	files, mode, err := w.volumeFiles(ctx, pod, v)
 	if err != nil {

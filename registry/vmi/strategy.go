@@ -85,12 +85,13 @@ func validate(ctx context.Context, o *v1.VirtualMachineInstance) field.ErrorList
 
 func validateUpdate(ctx context.Context, o, old *v1.VirtualMachineInstance) field.ErrorList {
 	errs := validation.ValidateVirtualMachineInstanceUpdate(o, old)
+	errs = append(errs, validateNodeRestriction(ctx, o, old)...)
 	if !storeutil.IsVireoComponent(ctx) {
 		errs = append(errs, validation.ValidateReservedLabels(o.Labels, old.Labels, field.NewPath("metadata", "labels"))...)
 	}
 	return errs
 }
 
-func validateStatusUpdate(_ context.Context, o, old *v1.VirtualMachineInstance) field.ErrorList {
-	return validation.ValidateVirtualMachineInstanceStatusUpdate(o, old)
+func validateStatusUpdate(ctx context.Context, o, old *v1.VirtualMachineInstance) field.ErrorList {
+	return append(validation.ValidateVirtualMachineInstanceStatusUpdate(o, old), validateNodeRestriction(ctx, o, old)...)
 }

@@ -1,0 +1,324 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/generated/clientset/versioned"
+)
+
+// TestVMIRunsAGuest: the tiny example boots under QEMU on a local node, is reported as KubeVirt
+// reports it, serves HTTP at its address, survives a restart of its node agent, and shuts down
+// cleanly when deleted, leaving nothing behind.
+func TestVMIRunsAGuest(t *testing.T) {
+	ns := namespace(t)
+	applyExample(t, ns, "vmi-tiny.yaml")
+	con := openConsole(t, ns, "tiny")
+	con.waitFor(t, guestMarker, 90*time.Second)
+	vmi := waitVMI(t, ns, "tiny", 30*time.Second, "Running and Ready", func(v *v1.VirtualMachineInstance) bool {
+		return v.Status.Phase == v1.Running && condition(v, v1.VirtualMachineInstanceReady) == v1.ConditionTrue
+	})
+	pod := kubectl(t, "-n", ns, "get", "pods", "-l", "kubevirt.io/created-by="+string(vmi.UID), "-o", "jsonpath={.items[0].status.podIP} {.items[0].spec.nodeName}")
+	row := strings.Fields(strings.SplitN(kubectl(t, "-n", ns, "get", "vmi", "tiny", "--no-headers"), "\n", 2)[0])
+	if len(row) < 6 || row[2] != "Running" || row[3]+" "+row[4] != pod || row[5] != "True" {
+		t.Errorf("kubectl get vmi: %v, want Running, the Pod's IP and node (%s), READY True", row, pod)
+	}
+	if condition(vmi, v1.VirtualMachineInstanceSoftwareEmulation) != v1.ConditionTrue || len(vmi.Status.Interfaces) != 1 || vmi.Status.Interfaces[0].MAC == "" {
+		t.Errorf("status: conditions %+v, interfaces %+v", vmi.Status.Conditions, vmi.Status.Interfaces)
+	}
+	if body := httpGet(t, "http://"+vmi.Status.Interfaces[0].IP+"/"); !strings.Contains(body, "vireo-tiny-guest") {
+		t.Errorf("the guest's web server answered %q", body)
+	}
+	con.send(t, "echo $((6*7))")
+	con.waitFor(t, "42", 10*time.Second)
+
+	// The node agent restarts; the VMI's phase does not change, and the agent takes it up again.
+	transitions := len(vmi.Status.PhaseTransitionTimestamps)
+	killNodeAgent(t, vmi.Status.NodeName)
+	if got := waitPhase(t, ns, "tiny", v1.Running, 5*time.Second); len(got.Status.PhaseTransitionTimestamps) != transitions {
+		t.Errorf("phase transitions after the node agent restart: %+v", got.Status.PhaseTransitionTimestamps)
+	}
+
+	// Deleted: ACPI shutdown, Succeeded (reported by the restarted agent), Pod and finalizer gone.
+	phases := watchPhases(t, ns, "tiny")
+	qemu, launcher := guestProcesses(t, ns, "tiny", string(vmi.UID))
+	if len(qemu) != 1 || len(launcher) != 1 {
+		t.Fatalf("QEMU processes %v, launcher processes %v; want one each", qemu, launcher)
+	}
+	dir := launcherDir(vmi)
+	kubectl(t, "-n", ns, "delete", "vmi", "tiny", "--timeout=60s")
+	if got := <-phases; got != v1.Succeeded {
+		t.Errorf("last phase before deletion = %q, want Succeeded", got)
+	}
+	if out := kubectl(t, "-n", ns, "get", "pods", "-o", "name"); out != "" {
+		t.Errorf("pods left: %s", out)
+	}
+	eventually(t, "no process, socket or directory of the VMI left", func() error {
+		qemu, launcher := guestProcesses(t, ns, "tiny", string(vmi.UID))
+		if len(qemu)+len(launcher) > 0 {
+			return fmt.Errorf("processes left: QEMU %v, launcher %v", qemu, launcher)
+		}
+		if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+			return fmt.Errorf("launcher directory %s still there (%v)", dir, err)
+		}
+		return nil
+	})
+}
+
+// TestVMIVolumesSideBySide: a cloud-init NoCloud VMI runs its user-data, and a VMI booting from
+// a PVC's disk.img runs next to it on the same node.
+func TestVMIVolumesSideBySide(t *testing.T) {
+	ns := namespace(t)
+	node := cluster.NodeNames()[1]
+	pin := func(m string) string {
+		return strings.ReplaceAll(m, "spec:\n  terminationGracePeriodSeconds: 10\n", "spec:\n  terminationGracePeriodSeconds: 10\n  nodeSelector: {kubernetes.io/hostname: "+node+"}\n")
+	}
+	applyExample(t, ns, "vmi-nocloud.yaml", pin)
+	// The claim first, then its disk, then the VMI.
+	pvcOnly := func(m string) string { return strings.SplitN(m, "\n---\n", 2)[0] }
+	vmiOnly := func(m string) string { return pin(strings.SplitN(m, "\n---\n", 2)[1]) }
+	applyExample(t, ns, "vmi-pvc.yaml", pvcOnly)
+	writeClaimDisk(t, ns, "tiny-disk")
+	applyExample(t, ns, "vmi-pvc.yaml", vmiOnly)
+
+	nocloud := openConsole(t, ns, "nocloud")
+	pvc := openConsole(t, ns, "pvc")
+	nocloud.waitFor(t, "USERDATA-RAN on nocloud", 120*time.Second)
+	pvc.waitFor(t, guestMarker, 120*time.Second)
+	for _, name := range []string{"nocloud", "pvc"} {
+		if vmi := waitPhase(t, ns, name, v1.Running, 30*time.Second); vmi.Status.NodeName != node {
+			t.Errorf("%s runs on %s, want %s", name, vmi.Status.NodeName, node)
+		}
+	}
+	// The guest powers itself off: Succeeded.
+	pvc.send(t, "poweroff -f")
+	if vmi := waitPhase(t, ns, "pvc", v1.Succeeded, 30*time.Second); vmi.Status.Reason != "GuestShutdown" {
+		t.Errorf("reason = %q, want GuestShutdown", vmi.Status.Reason)
+	}
+	if vmi := waitPhase(t, ns, "nocloud", v1.Running, time.Second); vmi.DeletionTimestamp != nil {
+		t.Error("the other VMI was touched")
+	}
+}
+
+// writeClaimDisk copies the test guest's raw disk into a bound claim's volume as disk.img.
+func writeClaimDisk(t *testing.T, ns, claim string) {
+	t.Helper()
+	var dir string
+	eventually(t, "the claim is bound", func() error {
+		pvc, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(t.Context(), claim, metav1.GetOptions{})
+		if err != nil || pvc.Spec.VolumeName == "" {
+			return fmt.Errorf("claim not bound: %v", err)
+		}
+		pv, err := kube.CoreV1().PersistentVolumes().Get(t.Context(), pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil || pv.Spec.HostPath == nil {
+			return fmt.Errorf("volume %s: %v", pvc.Spec.VolumeName, err)
+		}
+		dir = pv.Spec.HostPath.Path
+		return nil
+	})
+	data, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", "disk.raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk := filepath.Join(dir, "disk.img")
+	if err := os.WriteFile(disk, data, 0o660); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(disk, 107, 107); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVMIFailures: QEMU killed, launcher killed, launcher Pod deleted: each VMI fails with a
+// reason, and the others keep running.
+func TestVMIFailures(t *testing.T) {
+	ns := namespace(t)
+	names := []string{"crash", "lkill", "podgone"}
+	for _, name := range names {
+		applyExample(t, ns, "vmi-tiny.yaml", func(m string) string { return strings.Replace(m, "name: tiny\n", "name: "+name+"\n", 1) })
+	}
+	vmis := map[string]*v1.VirtualMachineInstance{}
+	for _, name := range names {
+		vmis[name] = waitPhase(t, ns, name, v1.Running, 90*time.Second)
+	}
+
+	qemu, _ := guestProcesses(t, ns, "crash", string(vmis["crash"].UID))
+	if len(qemu) != 1 {
+		t.Fatalf("QEMU of crash: %v", qemu)
+	}
+	if err := syscall.Kill(qemu[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if vmi := waitPhase(t, ns, "crash", v1.Failed, 10*time.Second); vmi.Status.Reason != "QEMUCrashed" {
+		t.Errorf("QEMU killed: reason %q, want QEMUCrashed", vmi.Status.Reason)
+	}
+
+	_, launcher := guestProcesses(t, ns, "lkill", string(vmis["lkill"].UID))
+	if len(launcher) != 1 {
+		t.Fatalf("launcher of lkill: %v", launcher)
+	}
+	if err := syscall.Kill(launcher[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(t, ns, "lkill", v1.Failed, 30*time.Second)
+
+	kubectl(t, "-n", ns, "delete", "pod", "-l", "kubevirt.io/created-by="+string(vmis["podgone"].UID), "--wait=false")
+	if vmi := waitPhase(t, ns, "podgone", v1.Failed, 60*time.Second); vmi.Status.Reason != "LauncherPodDeleted" {
+		t.Errorf("launcher Pod deleted: reason %q, want LauncherPodDeleted", vmi.Status.Reason)
+	}
+}
+
+// TestVMIBadInput: what cannot run says why, on the VMI.
+func TestVMIBadInput(t *testing.T) {
+	ns := namespace(t)
+	rename := func(name string, more ...[2]string) func(string) string {
+		return func(m string) string {
+			m = strings.Replace(m, "name: tiny\n", "name: "+name+"\n", 1)
+			for _, r := range more {
+				m = strings.Replace(m, r[0], r[1], 1)
+			}
+			return m
+		}
+	}
+	applyExample(t, ns, "vmi-tiny.yaml", rename("unpullable", [2]string{"vireo/tiny-containerdisk:latest", "vireo/no-such-image:1"}))
+	applyExample(t, ns, "vmi-tiny.yaml", rename("unschedulable", [2]string{"  terminationGracePeriodSeconds: 10\n", "  terminationGracePeriodSeconds: 10\n  nodeSelector: {kubernetes.io/hostname: no-such-node}\n"}))
+	applyExample(t, ns, "vmi-tiny.yaml", rename("toobig", [2]string{"memory: 128Mi", "memory: 500Gi"}))
+	applyExample(t, ns, "vmi-pvc.yaml", func(m string) string { return strings.SplitN(m, "\n---\n", 2)[1] })
+
+	waitVMI(t, ns, "unpullable", 60*time.Second, "Synchronized False naming the image", func(v *v1.VirtualMachineInstance) bool {
+		c := conditionOf(v, v1.VirtualMachineInstanceSynchronized)
+		return c != nil && c.Reason == "ErrImagePull" && strings.Contains(c.Message, "no-such-image")
+	})
+	for name, want := range map[string]string{"unschedulable": "node affinity", "toobig": "Insufficient memory", "pvc": "tiny-disk"} {
+		waitVMI(t, ns, name, 60*time.Second, "PodScheduled False saying "+want, func(v *v1.VirtualMachineInstance) bool {
+			c := conditionOf(v, v1.VirtualMachineInstancePodScheduled)
+			return v.Status.Phase == v1.Scheduling && c != nil && c.Status == v1.ConditionFalse && strings.Contains(c.Message, want)
+		})
+	}
+	// Nothing else broke: they all delete cleanly.
+	kubectl(t, "-n", ns, "delete", "vmi", "--all", "--timeout=60s")
+}
+
+func conditionOf(vmi *v1.VirtualMachineInstance, t v1.VirtualMachineInstanceConditionType) *v1.VirtualMachineInstanceCondition {
+	for i := range vmi.Status.Conditions {
+		if vmi.Status.Conditions[i].Type == t {
+			return &vmi.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func condition(vmi *v1.VirtualMachineInstance, t v1.VirtualMachineInstanceConditionType) v1.ConditionStatus {
+	if c := conditionOf(vmi, t); c != nil {
+		return c.Status
+	}
+	return ""
+}
+
+// watchPhases watches a VMI and sends the last phase it had once it is deleted.
+func watchPhases(t *testing.T, ns, name string) <-chan v1.VirtualMachineInstancePhase {
+	t.Helper()
+	w, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Watch(t.Context(), metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan v1.VirtualMachineInstancePhase, 1)
+	go func() {
+		defer w.Stop()
+		var last v1.VirtualMachineInstancePhase
+		for ev := range w.ResultChan() {
+			if vmi, ok := ev.Object.(*v1.VirtualMachineInstance); ok {
+				last = vmi.Status.Phase
+			}
+			if ev.Type == watch.Deleted {
+				break
+			}
+		}
+		out <- last
+	}()
+	return out
+}
+
+// killNodeAgent kills the node agent of a node and waits until it is back and Ready.
+func killNodeAgent(t *testing.T, node string) {
+	t.Helper()
+	find := func() *corev1.Pod {
+		pods, err := kube.CoreV1().Pods("vireo-system").List(t.Context(), metav1.ListOptions{
+			LabelSelector: "app.kubernetes.io/name=vireo-nodeagent", FieldSelector: "spec.nodeName=" + node})
+		if err != nil || len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) != 1 {
+			t.Fatalf("node agent Pods on %s: %v (%v)", node, pods, err)
+		}
+		return &pods.Items[0]
+	}
+	before := find()
+	pids := podProcessIDs(t, before.Name)
+	if len(pids) != 1 {
+		t.Fatalf("node agent processes %v", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the node agent restarted and Ready", func() error {
+		after := find()
+		if after.Status.ContainerStatuses[0].RestartCount <= before.Status.ContainerStatuses[0].RestartCount || !podReady(after) {
+			return fmt.Errorf("restarts %d, ready %v", after.Status.ContainerStatuses[0].RestartCount, podReady(after))
+		}
+		return nil
+	})
+}
+
+// TestNodeAgentsChangeOnlyTheirNodesVMIs: a node agent's identity (its Pod-bound token) may
+// write the status of its own node's VMIs only.
+func TestNodeAgentsChangeOnlyTheirNodesVMIs(t *testing.T) {
+	ns := namespace(t)
+	nodes := cluster.NodeNames()
+	for i, node := range nodes {
+		applyExample(t, ns, "vmi-tiny.yaml", func(m string) string {
+			m = strings.Replace(m, "name: tiny\n", fmt.Sprintf("name: on-%d\n", i), 1)
+			m = strings.Replace(m, "vireo/tiny-containerdisk:latest", "vireo/no-such-image:1", 1)
+			return strings.Replace(m, "  terminationGracePeriodSeconds: 10\n", "  terminationGracePeriodSeconds: 10\n  nodeSelector: {kubernetes.io/hostname: "+node+"}\n", 1)
+		})
+	}
+	for i := range nodes {
+		waitPhase(t, ns, fmt.Sprintf("on-%d", i), v1.Scheduled, 60*time.Second)
+	}
+	pods, err := kube.CoreV1().Pods("vireo-system").List(t.Context(), metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=vireo-nodeagent", FieldSelector: "spec.nodeName=" + nodes[0]})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("node agent of %s: %v %v", nodes[0], pods, err)
+	}
+	token := strings.TrimSpace(kubectl(t, "-n", "vireo-system", "create", "token", "vireo-nodeagent",
+		"--bound-object-kind=Pod", "--bound-object-name="+pods.Items[0].Name, "--bound-object-uid="+string(pods.Items[0].UID)))
+	cfg := rest.AnonymousClientConfig(admin)
+	cfg.BearerToken = token
+	agent, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"", "may not change a VMI of node"} {
+		vmi, err := agent.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), fmt.Sprintf("on-%d", i), metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the node agent reads VMIs: %v", err)
+		}
+		vmi.Status.Reason = "Probe"
+		_, err = agent.KubevirtV1().VirtualMachineInstances(ns).UpdateStatus(t.Context(), vmi, metav1.UpdateOptions{})
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("the node agent of %s may not write its own VMI: %v", nodes[0], err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("the node agent of %s wrote a VMI of %s: err %v", nodes[0], nodes[i], err)
+		}
+	}
+}
