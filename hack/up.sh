@@ -8,10 +8,12 @@ cat <<MSG
 Vireo runs behind a real kube-apiserver (API aggregation). Try:
   export KUBECONFIG=$PWD/_output/local/kubeconfig PATH=$PWD/_output/bin:\$PATH
   kubectl get nodes; kubectl -n vireo-system get pods   # local nodes; Vireo runs on them
-  kubectl get vmi                       # the demo VirtualMachineInstance, through the aggregator
-  kubectl get vmi testvmi -o yaml       # with Vireo's defaults filled in
+  kubectl get vmi -w                    # the demo VMI boots: Scheduling, Scheduled, Running
+  kubectl get vmi testvmi -o yaml       # with Vireo's defaults filled in, and its status
+  kubectl apply -f artifacts/examples/vmi-tiny.yaml   # a guest with a web server on port 80
+  curl http://\$(kubectl get vmi tiny -o jsonpath='{.status.interfaces[0].ipAddress}')/
   kubectl explain vmi.spec.domain.devices
-  kubectl apply -f artifacts/examples/  # a VM, a migration and a DataVolume
+  kubectl apply -f artifacts/examples/vm-demo.yaml   # a VM (its controller is still to come)
   _output/bin/vireo-local status        # processes (uptime, restarts), APIServices, Vireo's Pods
   curl http://10.250.0.1:5000/v2/_catalog   # the local OCI registry: 10.250.0.1:5000/vireo/tiny-containerdisk:latest
 Stop it with: make down   (data is kept; _output/bin/vireo-local down --purge deletes it)
