@@ -34,9 +34,7 @@ func unsupportedFields(spec *v1.VirtualMachineInstanceSpec) []string {
 		add(d.CPU.IsolateEmulatorThread, "spec.domain.cpu.isolateEmulatorThread")
 	}
 	if f := d.Features; f != nil {
-		add(f.APIC != nil, "spec.domain.features.apic")
 		add(f.Hyperv != nil, "spec.domain.features.hyperv")
-		add(f.SMM != nil, "spec.domain.features.smm")
 	}
 	add(d.Devices.TPM != nil, "spec.domain.devices.tpm")
 	for i, disk := range d.Devices.Disks {

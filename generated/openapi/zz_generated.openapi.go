@@ -1702,7 +1702,7 @@ func schema_vireo_apis_core_v1_Features(ref common.ReferenceCallback) common.Ope
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "Features turns optional platform features of the guest on or off. Every feature given without \"enabled\" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and smm are stored and validated but not run by Vireo's launcher yet: vireo-controller fails a VMI that sets them when it would start (reason Unsupported), rather than run it without them.",
+				Description: "Features turns optional platform features of the guest on or off. Every feature given without \"enabled\" is on; a feature that is left out keeps the machine type's setting. hyperv is stored and validated but not run by Vireo's launcher yet: vireo-controller fails a VMI that sets it when it would start (reason Unsupported), rather than run it without it.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"acpi": {
@@ -1714,7 +1714,7 @@ func schema_vireo_apis_core_v1_Features(ref common.ReferenceCallback) common.Ope
 					},
 					"apic": {
 						SchemaProps: spec.SchemaProps{
-							Description: "APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's setting. Not run by Vireo's launcher yet.",
+							Description: "APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's setting; on x86 it cannot be turned off.",
 							Ref:         ref(v1.FeatureAPIC{}.OpenAPIModelName()),
 						},
 					},
@@ -1726,7 +1726,7 @@ func schema_vireo_apis_core_v1_Features(ref common.ReferenceCallback) common.Ope
 					},
 					"smm": {
 						SchemaProps: spec.SchemaProps{
-							Description: "SMM turns on System Management Mode, which EFI secure boot needs. Not run by Vireo's launcher yet.",
+							Description: "SMM turns on System Management Mode, which EFI secure boot needs.",
 							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
 						},
 					},

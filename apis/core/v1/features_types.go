@@ -1,15 +1,15 @@
 package v1
 
 // Features turns optional platform features of the guest on or off. Every feature given without
-// "enabled" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and
-// smm are stored and validated but not run by Vireo's launcher yet: vireo-controller fails a VMI
-// that sets them when it would start (reason Unsupported), rather than run it without them.
+// "enabled" is on; a feature that is left out keeps the machine type's setting. hyperv is stored
+// and validated but not run by Vireo's launcher yet: vireo-controller fails a VMI that sets it
+// when it would start (reason Unsupported), rather than run it without it.
 type Features struct {
 	// ACPI exposes ACPI to the guest, which graceful shutdown needs. Enabled by default.
 	// +optional
 	ACPI FeatureState `json:"acpi,omitempty"`
 	// APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's
-	// setting. Not run by Vireo's launcher yet.
+	// setting; on x86 it cannot be turned off.
 	// +optional
 	APIC *FeatureAPIC `json:"apic,omitempty"`
 	// Hyperv turns on Hyper-V enlightenments, paravirtual interfaces that make Windows guests
@@ -17,8 +17,7 @@ type Features struct {
 	// launcher yet.
 	// +optional
 	Hyperv *FeatureHyperv `json:"hyperv,omitempty"`
-	// SMM turns on System Management Mode, which EFI secure boot needs. Not run by Vireo's
-	// launcher yet.
+	// SMM turns on System Management Mode, which EFI secure boot needs.
 	// +optional
 	SMM *FeatureState `json:"smm,omitempty"`
 }

@@ -10,21 +10,20 @@ package v1
 // with apply.
 //
 // Features turns optional platform features of the guest on or off. Every feature given without
-// "enabled" is on; a feature that is left out keeps the machine type's setting. apic, hyperv and
-// smm are stored and validated but not run by Vireo's launcher yet: vireo-controller fails a VMI
-// that sets them when it would start (reason Unsupported), rather than run it without them.
+// "enabled" is on; a feature that is left out keeps the machine type's setting. hyperv is stored
+// and validated but not run by Vireo's launcher yet: vireo-controller fails a VMI that sets it
+// when it would start (reason Unsupported), rather than run it without it.
 type FeaturesApplyConfiguration struct {
 	// ACPI exposes ACPI to the guest, which graceful shutdown needs. Enabled by default.
 	ACPI *FeatureStateApplyConfiguration `json:"acpi,omitempty"`
 	// APIC exposes an advanced programmable interrupt controller. Defaults to the machine type's
-	// setting. Not run by Vireo's launcher yet.
+	// setting; on x86 it cannot be turned off.
 	APIC *FeatureAPICApplyConfiguration `json:"apic,omitempty"`
 	// Hyperv turns on Hyper-V enlightenments, paravirtual interfaces that make Windows guests
 	// faster. Defaults to the machine type's setting. Stored and validated; not run by Vireo's
 	// launcher yet.
 	Hyperv *FeatureHypervApplyConfiguration `json:"hyperv,omitempty"`
-	// SMM turns on System Management Mode, which EFI secure boot needs. Not run by Vireo's
-	// launcher yet.
+	// SMM turns on System Management Mode, which EFI secure boot needs.
 	SMM *FeatureStateApplyConfiguration `json:"smm,omitempty"`
 }
 
