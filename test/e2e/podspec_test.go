@@ -133,9 +133,15 @@ spec:
 // prints it: the Pod's mount must show that very directory.
 func diskInode(t *testing.T, ns string) string {
 	t.Helper()
+	return inode(t, claimDir(t, ns, "disk"))
+}
+
+// claimDir waits until a claim is bound and returns its hostPath PersistentVolume's directory.
+func claimDir(t *testing.T, ns, claim string) string {
+	t.Helper()
 	var path string
 	eventually(t, "the claim is bound", func() error {
-		pvc, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(t.Context(), "disk", metav1.GetOptions{})
+		pvc, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(t.Context(), claim, metav1.GetOptions{})
 		if err != nil || pvc.Spec.VolumeName == "" {
 			return fmt.Errorf("claim not bound: %v", err)
 		}
@@ -146,7 +152,7 @@ func diskInode(t *testing.T, ns string) string {
 		path = pv.Spec.HostPath.Path
 		return nil
 	})
-	return inode(t, path)
+	return path
 }
 
 func inode(t *testing.T, path string) string {

@@ -115,19 +115,7 @@ func TestVMIVolumesSideBySide(t *testing.T) {
 // writeClaimDisk copies the test guest's raw disk into a bound claim's volume as disk.img.
 func writeClaimDisk(t *testing.T, ns, claim string) {
 	t.Helper()
-	var dir string
-	eventually(t, "the claim is bound", func() error {
-		pvc, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(t.Context(), claim, metav1.GetOptions{})
-		if err != nil || pvc.Spec.VolumeName == "" {
-			return fmt.Errorf("claim not bound: %v", err)
-		}
-		pv, err := kube.CoreV1().PersistentVolumes().Get(t.Context(), pvc.Spec.VolumeName, metav1.GetOptions{})
-		if err != nil || pv.Spec.HostPath == nil {
-			return fmt.Errorf("volume %s: %v", pvc.Spec.VolumeName, err)
-		}
-		dir = pv.Spec.HostPath.Path
-		return nil
-	})
+	dir := claimDir(t, ns, claim)
 	data, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", "disk.raw"))
 	if err != nil {
 		t.Fatal(err)
