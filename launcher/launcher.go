@@ -146,14 +146,17 @@ func (l *launcher) loop(ctx context.Context, daemon *virt.Daemon, events <-chan 
 	}
 }
 
-// finish waits (briefly) until the node agent has the final status, then returns the exit code.
+// finish waits (briefly) until a connected node agent has the final status, then returns the
+// exit code. Without one it exits at once: the Pod's status tells the node agent how it ended.
 func (l *launcher) finish() int {
 	st := l.hub.get()
 	klog.InfoS("Domain ended", "phase", st.Phase, "reason", st.Reason, "message", st.Message)
-	select {
-	case <-l.hub.delivered:
-	case <-time.After(l.opts.FinalTimeout):
-		klog.InfoS("No node agent received the final status; exiting anyway")
+	if l.hub.subscribed() {
+		select {
+		case <-l.hub.delivered:
+		case <-time.After(l.opts.FinalTimeout):
+			klog.InfoS("The node agent did not take the final status; exiting anyway")
+		}
 	}
 	fmt.Fprintf(os.Stderr, "%s: %s\n", st.Reason, st.Message)
 	if st.Phase == protocol.DomainSucceeded {

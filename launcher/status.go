@@ -80,6 +80,13 @@ func (h *hub) subscribe() (<-chan struct{}, func()) {
 	}
 }
 
+// subscribed reports whether an event stream is open.
+func (h *hub) subscribed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs) > 0
+}
+
 // sent records that st reached a subscriber.
 func (h *hub) sent(st protocol.DomainStatus) {
 	if !st.Phase.Ended() {

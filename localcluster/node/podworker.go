@@ -513,6 +513,9 @@ func stopContainers(dirs []string, grace time.Duration) {
 			_, _ = container.Wait(ctx, d)
 			cancel()
 		}
+		ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+		_ = container.WaitShimGone(ctx, d)
+		cancel()
 	}
 }
 

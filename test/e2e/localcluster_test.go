@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,8 +42,13 @@ func TestVireoLocalLifecycle(t *testing.T) {
 	}
 	// Nothing of the nodes either: no shim, no container.
 	root, _ := filepath.Abs(cluster.Options().Root)
-	if n := countProcesses(t, func(cmdline, _ string) bool { return strings.Contains(cmdline, root) }); n != 0 {
-		t.Fatalf("after down %d processes still run from %s", n, root)
+	var left []string
+	for _, pid := range processes(t, func(cmdline, _ string) bool { return strings.Contains(cmdline, root) }) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		left = append(left, fmt.Sprintf("%d: %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " ")))
+	}
+	if len(left) != 0 {
+		t.Fatalf("after down %d processes still run from %s:\n%s", len(left), root, strings.Join(left, "\n"))
 	}
 	if n := podProcesses(t, "survivor-pod"); n != 0 {
 		t.Fatalf("after down the Pod's container still runs (%d processes)", n)

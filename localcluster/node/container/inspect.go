@@ -127,3 +127,22 @@ func procStat(pid int) (uint64, byte, error) {
 	t, err := strconv.ParseUint(string(fields[19]), 10, 64)
 	return t, fields[0][0], err
 }
+
+// WaitShimGone waits until the shim of the container in dir has exited (it records the exit
+// just before it does), or ctx ends. Callers that must leave no process behind use it after Wait.
+func WaitShimGone(ctx context.Context, dir string) error {
+	var st State
+	if ok, err := readJSON(filepath.Join(dir, stateFile), &st); err != nil || !ok {
+		return err
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for alive(st.ShimPid, st.ShimStartTicks) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
+}
