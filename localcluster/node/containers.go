@@ -65,7 +65,7 @@ func (w *podWorker) containerSpec(ctx context.Context, c *corev1.Container, atte
 	spec := container.Spec{
 		Path: argv[0], Args: argv[1:], Env: env, WorkingDir: c.WorkingDir,
 		UID: uid, GID: gid, SupplementalGroups: groups, NoNewPrivileges: noPrivilegeEscalation(c),
-		Hostname: pod.Name, Mounts: mounts, LogFile: logFile, Resources: w.resources(pod, c, attempt),
+		Hostname: podHostname(pod), Mounts: mounts, LogFile: logFile, Resources: w.resources(pod, c, attempt),
 	}
 	if !pod.Spec.HostNetwork {
 		spec.Netns = w.netnsPath()

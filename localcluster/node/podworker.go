@@ -186,6 +186,9 @@ func (w *podWorker) trySandbox(ctx context.Context, pod *corev1.Pod) error {
 		w.mu.Lock()
 		w.netns = att.NetnsPath
 		w.mu.Unlock()
+		if err := w.writeEtcHosts(pod, ip); err != nil {
+			return err
+		}
 	}
 	w.mu.Lock()
 	w.podIP = ip

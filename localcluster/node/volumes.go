@@ -321,7 +321,7 @@ func (w *podWorker) mounts(ctx context.Context, c *corev1.Container) ([]containe
 		}
 		out = append(out, container.Mount{Source: src, Beneath: beneath, Target: m.MountPath, ReadOnly: readOnly})
 	}
-	return out, nil
+	return append(out, w.etcHostsMount(pod, c)...), nil
 }
 
 // volumeSyncPeriod is how often a running Pod's file-backed volumes are refreshed (Secret and

@@ -103,6 +103,8 @@ spec:
 		{"stat -c %i /mnt/disk", diskInode(t, ns)},
 		{"touch /etc/creds/z 2>/dev/null || echo read-only", "read-only"},
 		{"cat /proc/sys/net/ipv4/ip_unprivileged_port_start", "80"},
+		// The kubelet-managed hosts file names the Pod at its own address.
+		{`grep -c "^10\.[0-9.]*	features$" /etc/hosts`, "1"},
 	}
 	for _, c := range checks {
 		got := sh(c.script)
