@@ -75,13 +75,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // Agent is a running node agent.
 type Agent struct {
 	*reconcile.Loop
-	opts   *Options
-	client versioned.Interface
-	vmis   vireolisters.VirtualMachineInstanceLister
-	pods   corelisters.PodLister
-	dirs   nodeDirs
-	images *imageCache
-	now    func() metav1.Time
+	opts    *Options
+	client  versioned.Interface
+	vmis    vireolisters.VirtualMachineInstanceLister
+	pods    corelisters.PodLister
+	dirs    nodeDirs
+	images  *imageCache
+	now     func() metav1.Time
+	written reconcile.WrittenVersions
 
 	mu       sync.Mutex
 	ctx      context.Context

@@ -30,10 +30,15 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 	}
 	vmi, err := a.vmis.VirtualMachineInstances(ns).Get(name)
 	if apierrors.IsNotFound(err) {
+		a.written.Forget(key)
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if a.written.Stale(key, vmi.ResourceVersion) {
+		// The cache has not seen this agent's last write yet; its update requeues the VMI.
+		return nil
 	}
 	if vmi.Status.Phase != v1.Scheduled && vmi.Status.Phase != v1.Running {
 		return nil
@@ -176,6 +181,9 @@ func (a *Agent) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInstance,
 	_, err := a.client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
+	}
+	if err == nil {
+		a.written.Wrote(vmi.Namespace+"/"+vmi.Name, vmi.ResourceVersion)
 	}
 	if err == nil && status.Phase != vmi.Status.Phase {
 		klog.FromContext(ctx).Info("VMI phase changed", "vmi", klog.KObj(vmi), "from", vmi.Status.Phase, "to", status.Phase, "reason", status.Reason)

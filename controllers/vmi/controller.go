@@ -38,6 +38,7 @@ type Controller struct {
 	pods     corelisters.PodLister
 	launcher launcherpod.Options
 	now      func() metav1.Time
+	written  reconcile.WrittenVersions
 }
 
 // New wires the controller to its informers; launcher configures the launcher Pods it creates.
@@ -84,10 +85,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	vmi, err := c.vmis.VirtualMachineInstances(ns).Get(name)
 	if apierrors.IsNotFound(err) {
+		c.written.Forget(key)
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if c.written.Stale(key, vmi.ResourceVersion) {
+		// The cache has not seen this controller's last write yet; its update requeues the VMI.
+		return nil
 	}
 	if refused, err := c.refuseUnsupported(ctx, vmi); refused || err != nil {
 		return err
@@ -190,6 +196,9 @@ func (c *Controller) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInst
 	_, err := c.client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
+	}
+	if err == nil {
+		c.written.Wrote(vmi.Namespace+"/"+vmi.Name, vmi.ResourceVersion)
 	}
 	if err == nil && status.Phase != vmi.Status.Phase {
 		klog.FromContext(ctx).Info("VMI phase changed", "vmi", klog.KObj(vmi), "from", vmi.Status.Phase, "to", status.Phase, "reason", status.Reason)
