@@ -41,7 +41,7 @@ type Options struct {
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{RunDir: "/var/run/vireo", PrivateDir: "/var/run/vireo-private", TCGCacheMiB: 32,
+	return &Options{RunDir: "/var/run/vireo", PrivateDir: "/var/run/vireo-private", TCGCacheMiB: 16,
 		DirTimeout: 2 * time.Minute, FinalTimeout: 10 * time.Second,
 		PodUID: os.Getenv("POD_UID"), PodIP: os.Getenv("POD_IP")}
 }

@@ -50,10 +50,11 @@ const (
 
 // DefaultMemoryOverhead is the memory a launcher Pod requests on top of the guest's memory when
 // Options.MemoryOverhead is zero: launcher, libvirt session daemon and QEMU's own allocations.
-// Provisional until measured under TCG (benchmark per-vm-overhead): it is the per-VM budget
-// Vireo aims for (≤ 200 MiB), below KubeVirt's fixed 240 Mi, as Vireo runs no
-// virt-launcher-monitor or virtlogd. TCG's translation cache may push QEMU past it.
-var DefaultMemoryOverhead = resource.MustParse("200Mi")
+// Measured by make bench (vmibench) under TCG with a 16 MiB translation cache: about 100 MiB
+// of RSS beyond the guest's RAM (launcher 21, libvirtd 28, QEMU's own ~50 of which 16 the
+// cache), plus a margin, since a VMI with a memory limit gets guest + overhead as the Pod's
+// limit. KubeVirt requests more (its fixed part alone is 240 Mi+) as it runs more processes.
+var DefaultMemoryOverhead = resource.MustParse("160Mi")
 
 // DefaultCPURequest is the CPU a launcher Pod requests per vCPU when the VMI asks for no CPU:
 // KubeVirt's default, one CPU over its default CPU allocation ratio of 10 (vCPUs share cores

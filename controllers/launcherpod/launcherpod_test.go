@@ -104,7 +104,7 @@ func TestRenderResources(t *testing.T) {
 		name:    "64Mi guest + default overhead, default cpu",
 		opts:    testOpts,
 		mutate:  func(*v1.VirtualMachineInstance) {},
-		wantReq: corev1.ResourceList{"memory": q("264Mi"), "cpu": q("100m")},
+		wantReq: corev1.ResourceList{"memory": q("224Mi"), "cpu": q("100m")},
 	}, {
 		name:    "explicit overhead",
 		opts:    Options{Image: "img", RunDir: "/run/v", ImageCacheDir: "/var/lib/i", MemoryOverhead: q("100Mi")},
@@ -117,7 +117,7 @@ func TestRenderResources(t *testing.T) {
 			vmi.Spec.Domain.Memory = nil
 			vmi.Spec.Domain.Resources.Requests = v1.ResourceList{"memory": q("1Gi"), "ephemeral-storage": q("1Gi")}
 		},
-		wantReq: corev1.ResourceList{"memory": q("1224Mi"), "cpu": q("100m"), "ephemeral-storage": q("1Gi")},
+		wantReq: corev1.ResourceList{"memory": q("1184Mi"), "cpu": q("100m"), "ephemeral-storage": q("1Gi")},
 	}, {
 		name: "guest from memory limit; limit plus overhead",
 		opts: testOpts,
@@ -125,20 +125,20 @@ func TestRenderResources(t *testing.T) {
 			vmi.Spec.Domain.Memory = nil
 			vmi.Spec.Domain.Resources.Limits = v1.ResourceList{"memory": q("128Mi")}
 		},
-		wantReq:    corev1.ResourceList{"memory": q("328Mi"), "cpu": q("100m")},
-		wantLimits: corev1.ResourceList{"memory": q("328Mi")},
+		wantReq:    corev1.ResourceList{"memory": q("288Mi"), "cpu": q("100m")},
+		wantLimits: corev1.ResourceList{"memory": q("288Mi")},
 	}, {
 		name: "cpu from topology, 100m per vCPU (KubeVirt's allocation ratio 10)",
 		opts: testOpts,
 		mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Spec.Domain.CPU = &v1.CPU{Cores: 2, Sockets: 3, Threads: 2}
 		},
-		wantReq: corev1.ResourceList{"memory": q("264Mi"), "cpu": q("1200m")},
+		wantReq: corev1.ResourceList{"memory": q("224Mi"), "cpu": q("1200m")},
 	}, {
 		name:    "partial topology counts unset parts as 1",
 		opts:    testOpts,
 		mutate:  func(vmi *v1.VirtualMachineInstance) { vmi.Spec.Domain.CPU = &v1.CPU{Sockets: 2} },
-		wantReq: corev1.ResourceList{"memory": q("264Mi"), "cpu": q("200m")},
+		wantReq: corev1.ResourceList{"memory": q("224Mi"), "cpu": q("200m")},
 	}, {
 		name: "cpu request wins over topology; limits copied",
 		opts: testOpts,
@@ -147,15 +147,15 @@ func TestRenderResources(t *testing.T) {
 			vmi.Spec.Domain.Resources.Requests = v1.ResourceList{"cpu": q("500m")}
 			vmi.Spec.Domain.Resources.Limits = v1.ResourceList{"cpu": q("1"), "memory": q("64Mi")}
 		},
-		wantReq:    corev1.ResourceList{"memory": q("264Mi"), "cpu": q("500m")},
-		wantLimits: corev1.ResourceList{"memory": q("264Mi"), "cpu": q("1")},
+		wantReq:    corev1.ResourceList{"memory": q("224Mi"), "cpu": q("500m")},
+		wantLimits: corev1.ResourceList{"memory": q("224Mi"), "cpu": q("1")},
 	}, {
 		name: "cpu limit alone is the request",
 		opts: testOpts,
 		mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Spec.Domain.Resources.Limits = v1.ResourceList{"cpu": q("2")}
 		},
-		wantReq:    corev1.ResourceList{"memory": q("264Mi"), "cpu": q("2")},
+		wantReq:    corev1.ResourceList{"memory": q("224Mi"), "cpu": q("2")},
 		wantLimits: corev1.ResourceList{"cpu": q("2")},
 	}}
 	for _, tt := range tests {

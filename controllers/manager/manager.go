@@ -170,7 +170,7 @@ func (f quantityFlag) String() string {
 func (f quantityFlag) Set(s string) error {
 	q, err := resource.ParseQuantity(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a quantity such as 200Mi: %w", s, err)
+		return fmt.Errorf("%q is not a quantity such as 160Mi: %w", s, err)
 	}
 	*f.q = q
 	return nil
