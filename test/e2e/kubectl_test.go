@@ -151,7 +151,17 @@ func TestWatchSeesChangeWithinASecond(t *testing.T) {
 	}
 	// vireo-controller changes the VMI's status meanwhile (it schedules it): the update is the
 	// MODIFIED event with its resourceVersion.
-	waitForLine(t, lines, "MODIFIED   testvmi   "+updated.ResourceVersion, time.Second)
+	deadline := time.After(time.Second)
+	for {
+		select {
+		case l := <-lines:
+			if f := strings.Fields(l); len(f) == 3 && f[0] == "MODIFIED" && f[2] == updated.ResourceVersion {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no MODIFIED event with the update's resourceVersion %s within a second", updated.ResourceVersion)
+		}
+	}
 }
 
 func readLines(r io.Reader, out chan<- string) {
