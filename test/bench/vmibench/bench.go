@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/localcluster"
+)
+
+// env is the installation the runs share.
+type env struct {
+	c        config
+	cluster  *localcluster.Cluster
+	cl       *clients
+	scraper  *scraper
+	template *v1.VirtualMachineInstance
+}
+
+// measured is everything one benchmark run measured.
+type measured struct {
+	runs        []lifecycleResult
+	floors      []floorResult
+	argsCompare string
+	// altCache is the smallest run's floor with config.altTCGCacheMiB (nil when not run).
+	altCache *floorResult
+	elapsed  time.Duration
+}
+
+// bench starts the installation, measures every run size and its floor and writes the report.
+// Whatever it started is stopped and deleted before it returns.
+func bench(ctx context.Context, c config) (err error) {
+	began := time.Now()
+	if c, err = absolute(c); err != nil {
+		return err
+	}
+	if err := preflight(c); err != nil {
+		return err
+	}
+	cluster := localcluster.New(clusterOptions(c))
+	if err := cleanUp(cluster, false); err != nil { // the leftovers of an interrupted run
+		return err
+	}
+	defer func() { err = errors.Join(err, cleanUp(cluster, true)) }()
+	say("starting vireo-local with 2 nodes in %s", c.root)
+	if err := cluster.Up(ctx); err != nil {
+		return err
+	}
+	e, err := newEnv(ctx, c, cluster)
+	if err != nil {
+		return err
+	}
+	if c.warmup {
+		if _, _, err := e.lifecycle(ctx, len(cluster.NodeNames()), "warmup", 0, true); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	m, err := e.measureAll(ctx)
+	if err != nil {
+		return err
+	}
+	m.elapsed = time.Since(began)
+	return report(c, e, m)
+}
+
+// measureAll measures each run size and, right after it (so both see the machine alike), its
+// floor; after the smallest, the floor once more with the alternative TCG cache size.
+func (e *env) measureAll(ctx context.Context) (measured, error) {
+	var m measured
+	var image string
+	for i, n := range e.c.sizes {
+		idle := time.Duration(0)
+		if i == len(e.c.sizes)-1 {
+			idle = e.c.idle
+		}
+		res, objs, err := e.lifecycle(ctx, n, fmt.Sprintf("tiny-%d", n), idle, false)
+		if err != nil {
+			return m, fmt.Errorf("%d VMI(s): %w", n, err)
+		}
+		if image == "" { // pulled by the warm-up or the first run
+			if image, err = cachedImage(e.cluster); err != nil {
+				return m, err
+			}
+		}
+		f, err := runFloor(ctx, objs, image, e.c.tcgCacheMiB, e.c.startTimeout)
+		if err != nil {
+			return m, fmt.Errorf("floor for %d domain(s): %w", n, err)
+		}
+		m.runs, m.floors = append(m.runs, res), append(m.floors, f)
+		if i == 0 && e.c.altTCGCacheMiB > 0 {
+			say("floor with a %d MiB TCG cache instead of %d", e.c.altTCGCacheMiB, e.c.tcgCacheMiB)
+			alt, err := runFloor(ctx, objs, image, e.c.altTCGCacheMiB, e.c.startTimeout)
+			if err != nil {
+				return m, fmt.Errorf("floor with a %d MiB TCG cache: %w", e.c.altTCGCacheMiB, err)
+			}
+			m.altCache = &alt
+		}
+	}
+	m.argsCompare = compareArgs(m.runs[0].QEMUArgs, m.floors[0].QEMUArgs)
+	return m, nil
+}
+
+// preflight checks what the benchmark needs before it starts anything.
+func preflight(c config) error {
+	if os.Geteuid() != 0 {
+		return errors.New("must run as root: vireo-local's nodes and the floor's network namespaces need it")
+	}
+	for _, bin := range []string{"kube-apiserver", "etcd", "vireo-apiserver", "vireo-controller", "vireo-nodeagent", "vireo-launcher", "vireo-local"} {
+		if _, err := os.Stat(filepath.Join(c.bin, bin)); err != nil {
+			return fmt.Errorf("%s not built: run `make build upstream`", bin)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(c.images, "tiny", "containerdisk")); err != nil {
+		return fmt.Errorf("the test guest is not built: run `make images` (%v)", err)
+	}
+	return nil
+}
+
+// cleanUp removes the installation and waits until no process of the benchmark is left. An
+// installation that was never started may fail to stop: strict says whether that is an error.
+func cleanUp(cluster *localcluster.Cluster, strict bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	err := cluster.Down(true)
+	if !strict {
+		err = nil
+	}
+	err = errors.Join(err, waitNoOwnProcesses(ctx, 20*time.Second))
+	removeFloorLeftovers()
+	return err
+}
+
+func newEnv(ctx context.Context, c config, cluster *localcluster.Cluster) (*env, error) {
+	cl, err := newClients(cluster)
+	if err != nil {
+		return nil, err
+	}
+	if err := createNamespace(ctx, cl, benchNS); err != nil {
+		return nil, err
+	}
+	// Launcher Pods need the namespace's default ServiceAccount, which arrives asynchronously.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := cl.kube.CoreV1().ServiceAccounts(benchNS).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("namespace %s has no default ServiceAccount: %w", benchNS, err)
+	}
+	tmpl, err := vmiTemplate(filepath.Join(c.manifests, "examples", "vmi-tiny.yaml"), cluster.RegistryAddress())
+	if err != nil {
+		return nil, err
+	}
+	e := &env{c: c, cluster: cluster, cl: cl, scraper: &scraper{cl: cl}, template: tmpl}
+	if _, err := e.scraper.scrape(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// vmiTemplate reads the tiny example with its image in this installation's registry.
+func vmiTemplate(file, registry string) (*v1.VirtualMachineInstance, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	manifest := strings.ReplaceAll(string(b), localcluster.DefaultNetwork().HostIP.String()+":5000", registry)
+	var vmi v1.VirtualMachineInstance
+	if err := yaml.UnmarshalStrict([]byte(manifest), &vmi); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(vmi.Spec.Volumes) == 0 || vmi.Spec.Volumes[0].ContainerDisk == nil || !strings.HasPrefix(vmi.Spec.Volumes[0].ContainerDisk.Image, registry) {
+		return nil, fmt.Errorf("%s: expected a containerDisk from %s", file, registry)
+	}
+	return &vmi, nil
+}
+
+// cachedImage is the containerDisk's disk file a node agent pulled into its node's cache.
+func cachedImage(cluster *localcluster.Cluster) (string, error) {
+	for _, n := range cluster.NodeNames() {
+		matches, _ := filepath.Glob(filepath.Join(cluster.Options().NodeDir(n), "host", "var", "lib", "vireo", "images", "sha256-*", "disk"))
+		if len(matches) > 0 {
+			return matches[0], nil
+		}
+	}
+	return "", errors.New("no node has the containerDisk in its image cache")
+}

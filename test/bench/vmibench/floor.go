@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/disks"
+	"github.com/vireo-dev/vireo/launcher/domain"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/launcher/virt"
+)
+
+// launcherUID is the user launchers (and so their libvirtd and QEMU) run as.
+const launcherUID = 107
+
+// The floor is what the launcher's own work costs with nothing of Kubernetes or Vireo around it:
+// for each VMI of a run, a fresh session libvirtd as uid 107 in a network namespace of its own
+// starts the domain the launcher would start. The domain XML is built here the way the launcher
+// builds it (launcher/disks prepares the containerDisk overlay over a copy of the very image
+// file the node agent pulled, launcher/domain converts the VMI as the API stored it, with the
+// launcher's Inputs): only the paths differ. Building rather than capturing it needs no access
+// to the launcher's private libvirtd, works for any VMI, and is checked against the real
+// thing: the floor's QEMU command line is compared with the launcher's, paths aside.
+
+// floorDomain is one domain of the floor.
+type floorDomain struct {
+	vmi     *v1.VirtualMachineInstance
+	netns   string
+	dir     string
+	xml     string
+	daemon  *virt.Daemon
+	conn    *virt.Conn
+	console *consoleWatch
+
+	daemonReady, capabilities time.Duration
+	started                   time.Time
+	startErr                  error
+}
+
+// floorResult is the floor of one run size.
+type floorResult struct {
+	Domains int `json:"domains"`
+	// DaemonReady is libvirtd's exec -> accepting socket; Capabilities the QEMU capabilities
+	// probe a fresh daemon makes (the launcher starts it right after its daemon, in parallel
+	// with waiting for its VMI). Both happen before Start, all daemons at once.
+	DaemonReady  durations `json:"daemonReady"`
+	Capabilities durations `json:"capabilitiesProbe"`
+	// StartReturned and Marker are measured from the moment all Start calls are made at once.
+	StartReturned durations `json:"startReturned"`
+	Marker        durations `json:"startToMarker"`
+	// FreshTotal is daemon start + capabilities probe + start -> marker, per domain.
+	FreshTotal durations `json:"freshDaemonToMarker"`
+	// LibvirtdRSS and QEMURSS are in MiB, once every guest printed its marker.
+	LibvirtdRSS numbers     `json:"libvirtdRSSMiB"`
+	QEMURSS     numbers     `json:"qemuRSSMiB"`
+	QEMURegions qemuRegions `json:"qemuRegionsFirstDomain"`
+	// QEMUArgs is the first domain's QEMU command line, its paths replaced.
+	QEMUArgs []string `json:"qemuArgs"`
+}
+
+// runFloor measures the floor for vmis (the VMIs of one run, as stored by the API), whose
+// containerDisk volumes use imageFile.
+func runFloor(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFile string, tcgCacheMiB uint, timeout time.Duration) (res floorResult, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	base, err := os.MkdirTemp(floorTmp, floorDirPrefix)
+	if err != nil {
+		return res, err
+	}
+	doms := make([]*floorDomain, len(vmis))
+	defer func() { err = errors.Join(err, stopFloor(doms), os.RemoveAll(base)) }()
+	if err := os.Chmod(base, 0o755); err != nil {
+		return res, err
+	}
+	image, err := copyImage(imageFile, filepath.Join(base, "image"))
+	if err != nil {
+		return res, err
+	}
+	for i, vmi := range vmis {
+		d := &floorDomain{vmi: vmi, netns: fmt.Sprintf("%s%d", floorNetnsPrefix, i), dir: filepath.Join(base, fmt.Sprintf("d%d", i))}
+		doms[i] = d
+		if err := d.prepare(ctx, image, tcgCacheMiB); err != nil {
+			return res, fmt.Errorf("floor domain %d: %w", i, err)
+		}
+	}
+	say("floor, %d domain(s): starting %d fresh session libvirtd and probing QEMU's capabilities", len(doms), len(doms))
+	if err := forEach(doms, func(d *floorDomain) error { return d.startDaemon(ctx) }); err != nil {
+		return res, err
+	}
+	say("floor, %d domain(s): starting them all at once", len(doms))
+	t0 := time.Now()
+	for _, d := range doms {
+		d.console = watchConsole(ctx, filepath.Join(d.dir, protocol.ConsoleSocket))
+	}
+	_ = forEach(doms, func(d *floorDomain) error {
+		_, d.startErr = d.conn.Start(ctx, d.xml)
+		d.started = time.Now()
+		return nil
+	})
+	res, err = floorTimes(ctx, doms, t0)
+	if err != nil {
+		return res, err
+	}
+	return res, floorMemory(doms, &res)
+}
+
+// prepare creates the domain's directory, its containerDisk overlay and its XML.
+func (d *floorDomain) prepare(ctx context.Context, image string, tcgCacheMiB uint) error {
+	if err := createNetns(d.netns); err != nil {
+		return err
+	}
+	if err := os.Mkdir(d.dir, 0o700); err != nil {
+		return err
+	}
+	prep := disks.Preparer{Dir: filepath.Join(d.dir, "disks")}
+	if err := os.Mkdir(prep.Dir, 0o700); err != nil {
+		return err
+	}
+	node := disks.NodeVolumes{ContainerDisks: map[string]string{}, ClaimsDir: protocol.ClaimsDir}
+	for _, vol := range d.vmi.Spec.Volumes {
+		if vol.ContainerDisk != nil {
+			node.ContainerDisks[vol.Name] = image
+		}
+	}
+	srcs, err := prep.PrepareVolumes(ctx, d.vmi, node)
+	if err != nil {
+		return err
+	}
+	if err := chownTree(d.dir, launcherUID); err != nil {
+		return err
+	}
+	emu, _ := virt.DetectEmulation()
+	def, err := domain.Build(d.vmi, domain.Inputs{Emulation: domain.Emulation(emu), TCGCacheMiB: tcgCacheMiB, Disks: srcs,
+		ConsoleSocket: filepath.Join(d.dir, protocol.ConsoleSocket), VNCSocket: filepath.Join(d.dir, protocol.VNCSocket)})
+	if err != nil {
+		return err
+	}
+	d.xml, err = domain.Marshal(def)
+	return err
+}
+
+// startDaemon starts the domain's libvirtd, connects and has it probe QEMU's capabilities.
+func (d *floorDomain) startDaemon(ctx context.Context) error {
+	daemon, err := startDaemonIn(ctx, d.netns, virt.DaemonConfig{Dir: d.dir,
+		Credential: &syscall.Credential{Uid: launcherUID, Gid: launcherUID}})
+	if err != nil {
+		return err
+	}
+	d.daemon, d.daemonReady = daemon, daemon.StartupDuration()
+	if d.conn, err = daemon.Connect(ctx); err != nil {
+		return err
+	}
+	emu, _ := virt.DetectEmulation()
+	began := time.Now()
+	if _, err := d.conn.DomainCapabilities(ctx, emu); err != nil {
+		return err
+	}
+	d.capabilities = time.Since(began)
+	return nil
+}
+
+// floorTimes waits until every guest printed its marker and summarizes the times.
+func floorTimes(ctx context.Context, doms []*floorDomain, t0 time.Time) (floorResult, error) {
+	res := floorResult{Domains: len(doms)}
+	var ready, caps, started, marker, fresh []time.Duration
+	for _, d := range doms {
+		if d.startErr != nil {
+			return res, fmt.Errorf("floor: starting %s: %w; QEMU's log: %s", d.vmi.Name, d.startErr, d.qemuLog())
+		}
+		select {
+		case <-d.console.done:
+		case <-ctx.Done():
+		}
+		_, m, err := d.console.result()
+		if m.IsZero() {
+			return res, fmt.Errorf("floor: the guest of %s never printed %s (%v); console: %q", d.vmi.Name, guestMarker, err, d.console.output())
+		}
+		ready, caps = append(ready, d.daemonReady), append(caps, d.capabilities)
+		started, marker = append(started, d.started.Sub(t0)), append(marker, m.Sub(t0))
+		fresh = append(fresh, d.daemonReady+d.capabilities+m.Sub(t0))
+	}
+	res.DaemonReady, res.Capabilities = summarize(ready), summarize(caps)
+	res.StartReturned, res.Marker, res.FreshTotal = summarize(started), summarize(marker), summarize(fresh)
+	return res, nil
+}
+
+// floorMemory records the resident memory of the floor's libvirtd and QEMU processes.
+func floorMemory(doms []*floorDomain, res *floorResult) error {
+	var libvirtd, qemu []float64
+	for i, d := range doms {
+		name := domain.DomainName(d.vmi)
+		qpid, err := d.daemon.QEMUPid(name)
+		if err != nil {
+			return err
+		}
+		lm, err := readMemory(d.daemon.Pid())
+		if err != nil {
+			return err
+		}
+		qm, err := readMemory(qpid)
+		if err != nil {
+			return err
+		}
+		libvirtd, qemu = append(libvirtd, float64(lm.RSS)/mib), append(qemu, float64(qm.RSS)/mib)
+		if i == 0 {
+			if res.QEMURegions, err = readQEMURegions(qpid, guestRAM(d.vmi)); err != nil {
+				return err
+			}
+			p, err := readProc(qpid)
+			if err != nil {
+				return err
+			}
+			res.QEMUArgs = normalizeArgs(p.Args)
+		}
+	}
+	res.LibvirtdRSS, res.QEMURSS = summarizeNumbers(libvirtd), summarizeNumbers(qemu)
+	return nil
+}
+
+// qemuLog is the end of the domain's QEMU log, for errors.
+func (d *floorDomain) qemuLog() string {
+	if d.daemon == nil {
+		return ""
+	}
+	b, _ := os.ReadFile(d.daemon.Layout().QEMULogFile(domain.DomainName(d.vmi)))
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// stopFloor destroys the floor's domains, stops its daemons and deletes its network namespaces.
+func stopFloor(doms []*floorDomain) error {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, d := range doms {
+		if d == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var err error
+			if d.console != nil {
+				d.console.close()
+			}
+			if d.conn != nil {
+				_ = d.conn.Close()
+			}
+			if d.daemon != nil {
+				err = d.daemon.Stop(ctx)
+			}
+			err = errors.Join(err, deleteNetns(d.netns))
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// forEach runs fn on every domain at once and returns the first error.
+func forEach(doms []*floorDomain, fn func(*floorDomain) error) error {
+	errs := make([]error, len(doms))
+	var wg sync.WaitGroup
+	for i, d := range doms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn(d)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// copyImage copies the node's cached image file into dir (readable by the launcher's user),
+// so the floor's QEMU reads the same bytes without needing the node's directories.
+func copyImage(src, dir string) (string, error) {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	dst := filepath.Join(dir, "disk")
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return "", err
+	}
+	return dst, out.Close()
+}
+
+// chownTree hands dir and everything below it to uid (and the group of the same number).
+func chownTree(dir string, uid int) error {
+	return filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, uid, uid)
+	})
+}

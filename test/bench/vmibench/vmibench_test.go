@@ -1,0 +1,67 @@
+package main
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestParseRequestsAndDelta(t *testing.T) {
+	before := requestCounts{}
+	after := requestCounts{}
+	exposition := func(create, status float64) []byte {
+		return []byte(`# HELP apiserver_request_total Counter
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="kubevirt.io",resource="virtualmachineinstances",scope="resource",subresource="",verb="GET",version="v1"} 99
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="kubevirt.io",resource="virtualmachineinstances",scope="resource",subresource="",verb="POST",version="v1"} ` + ftoa(create) + `
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="kubevirt.io",resource="virtualmachineinstances",scope="resource",subresource="status",verb="PUT",version="v1"} ` + ftoa(status) + `
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="kubevirt.io",resource="virtualmachineinstances",scope="namespace",subresource="",verb="LIST",version="v1"} 7
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="status",verb="PATCH",version="v1"} 5
+`)
+	}
+	if err := parseRequests(exposition(1, 2), "vireo-apiserver", before); err != nil {
+		t.Fatal(err)
+	}
+	if err := parseRequests(exposition(3, 10), "vireo-apiserver", after); err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 2 {
+		t.Fatalf("parsed %v; want the CREATE and the status UPDATE only (no reads, no other resource)", after)
+	}
+	w := delta(before, after, 2, 2, 0)
+	if w.VMI != 10 || w.VMIPerVMI != 5 || w.ByVireoPerVMI != 4 || w.Series["vireo-apiserver update virtualmachineinstances/status (200)"] != 8 {
+		t.Errorf("delta = %+v", w)
+	}
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func TestSummarizeNearestRank(t *testing.T) {
+	var ds []time.Duration
+	for i := 10; i >= 1; i-- {
+		ds = append(ds, time.Duration(i)*time.Second)
+	}
+	s := summarize(ds)
+	if s.N != 10 || s.P50 != 5 || s.P95 != 10 || s.Max != 10 {
+		t.Errorf("summarize = %+v, want p50 5 s, p95 10 s (nearest rank), max 10 s", s)
+	}
+	if one := summarize(ds[:1]); one.P50 != 10 || one.P95 != 10 {
+		t.Errorf("one sample: %+v", one)
+	}
+}
+
+func TestNormalizeArgs(t *testing.T) {
+	a := normalizeArgs([]string{"-chardev", "socket,id=charserial0,path=/var/run/vireo/pods/x/console.sock,server=on,wait=off", "-add-fd", "set=0,fd=23"})
+	b := normalizeArgs([]string{"-chardev", "socket,id=charserial0,path=/tmp/vmibench-1/d0/console.sock,server=on,wait=off", "-add-fd", "set=0,fd=31"})
+	if d := compareArgs(a, b); d != "" {
+		t.Errorf("command lines that differ only in paths and fds differ: %s", d)
+	}
+	if d := compareArgs(a, append(b, "-S")); d == "" {
+		t.Error("an extra argument went unnoticed")
+	}
+}
+
+func TestMappingSize(t *testing.T) {
+	if got := mappingSize("7f0000000000-7f0008000000"); got != 128*mib {
+		t.Errorf("mappingSize = %d, want 128 MiB", got)
+	}
+}
