@@ -25,6 +25,10 @@ type session struct {
 	client *protocol.Client
 	domain *protocol.DomainStatus
 	synced bool
+	// handing: a handover (pull, then Sync) is in flight; handErr and handReason say why the
+	// last one failed ("" after success).
+	handing             bool
+	handErr, handReason string
 }
 
 // startSession connects to the launcher of Pod podUID, which must serve the VMI vmiUID.
@@ -104,14 +108,37 @@ func (s *session) state() (*protocol.Client, *protocol.DomainStatus, bool) {
 	return s.client, dom, s.synced
 }
 
-// recordSync remembers that the launcher accepted the VMI and what it answered.
-func (s *session) recordSync(st *protocol.DomainStatus) {
+// beginHandover marks a handover in flight; it reports false when one already is.
+func (s *session) beginHandover() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.synced = true
+	if s.handing || s.synced {
+		return false
+	}
+	s.handing = true
+	return true
+}
+
+// endHandover records the outcome of a handover: the launcher's answer, or why it failed.
+func (s *session) endHandover(st *protocol.DomainStatus, err error, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handing = false
+	if err != nil {
+		s.handErr, s.handReason = err.Error(), reason
+		return
+	}
+	s.synced, s.handErr, s.handReason = true, "", ""
 	if st != nil && (s.domain == nil || s.domain.Phase == protocol.DomainNone) {
 		s.domain = st
 	}
+}
+
+// handoverError is why the last handover failed ("" when it did not).
+func (s *session) handoverError() (message, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.handErr, s.handReason
 }
 
 // stop ends the session and waits for its goroutine.

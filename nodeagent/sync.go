@@ -53,11 +53,12 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 		client, dom, synced := s.state()
 		obs.domain = dom
 		if client != nil && dom != nil {
-			if err := a.drive(ctx, key, vmi, pod, s, client, dom, synced, &obs); err != nil {
+			if err := a.drive(ctx, key, vmi, pod, s, client, dom, synced); err != nil {
 				return err
 			}
 			_, obs.domain, _ = s.state()
 		}
+		obs.syncErr, obs.syncReason = s.handoverError()
 	} else if pod != nil {
 		// The launcher ended: its last report is still the best evidence of how.
 		a.mu.Lock()
@@ -70,32 +71,44 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 }
 
 // drive sends the launcher what it needs next: the VMI when it has no domain yet, and a
-// shutdown (then a destroy at the deadline) when the VMI is being deleted.
+// shutdown (then a destroy at the deadline) when the VMI is being deleted. The handover (pulling
+// containerDisks, then the launcher preparing disks and starting QEMU: seconds) runs on its own,
+// so a worker is never held by one VMI's start.
 func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, pod *corev1.Pod, s *session,
-	client *protocol.Client, dom *protocol.DomainStatus, synced bool, obs *observation) error {
+	client *protocol.Client, dom *protocol.DomainStatus, synced bool) error {
 	if vmi.DeletionTimestamp != nil {
 		if dom.Phase.Ended() {
 			return nil
 		}
 		return a.shutdown(ctx, key, vmi, pod, client)
 	}
-	if synced || dom.Phase != protocol.DomainNone || pod.DeletionTimestamp != nil {
+	if synced || dom.Phase != protocol.DomainNone || pod.DeletionTimestamp != nil || !s.beginHandover() {
 		return nil
 	}
-	req, reason, err := a.syncRequest(ctx, vmi)
-	if err == nil {
-		var st *protocol.DomainStatus
-		st, err = client.Sync(ctx, req)
-		if err == nil {
-			s.recordSync(st)
-			return nil
+	vmi = vmi.DeepCopy()
+	go func() {
+		st, reason, err := a.handOver(a.ctx, vmi, client)
+		s.endHandover(st, err, reason)
+		if err != nil {
+			klog.FromContext(a.ctx).Info("Could not hand the VMI to its launcher; retrying", "vmi", key, "err", err)
+			a.EnqueueAfter(key, 5*time.Second)
 		}
-		reason = ReasonSyncFailed
-	}
-	obs.syncErr, obs.syncReason = err.Error(), reason
-	klog.FromContext(ctx).Info("Could not hand the VMI to its launcher; retrying", "vmi", key, "err", err)
-	a.EnqueueAfter(key, 5*time.Second)
+		a.EnqueueKey(key)
+	}()
 	return nil
+}
+
+// handOver resolves what the launcher cannot and sends it the VMI.
+func (a *Agent) handOver(ctx context.Context, vmi *v1.VirtualMachineInstance, client *protocol.Client) (*protocol.DomainStatus, string, error) {
+	req, reason, err := a.syncRequest(ctx, vmi)
+	if err != nil {
+		return nil, reason, err
+	}
+	st, err := client.Sync(ctx, req)
+	if err != nil {
+		return nil, ReasonSyncFailed, err
+	}
+	return st, "", nil
 }
 
 // syncRequest resolves what the launcher cannot: containerDisks, pulled into the node's cache.
