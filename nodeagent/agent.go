@@ -77,6 +77,7 @@ type Agent struct {
 	*reconcile.Loop
 	opts    *Options
 	client  versioned.Interface
+	kube    kubernetes.Interface
 	vmis    vireolisters.VirtualMachineInstanceLister
 	pods    corelisters.PodLister
 	dirs    nodeDirs
@@ -118,7 +119,7 @@ func Run(ctx context.Context, o *Options) error {
 		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
 		lo.LabelSelector = v1.AppLabel + "=" + v1.LauncherApp
 	}))
-	a := &Agent{opts: o, client: vireo, dirs: dirs, images: newImageCache(o.ImageCacheDir, o.InsecureRegistries),
+	a := &Agent{opts: o, client: vireo, kube: kube, dirs: dirs, images: newImageCache(o.ImageCacheDir, o.InsecureRegistries),
 		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}}
 	vmiInformer := vf.Kubevirt().V1().VirtualMachineInstances()
 	podInformer := kf.Core().V1().Pods()

@@ -32,6 +32,8 @@ const (
 type observation struct {
 	// pod is the launcher Pod (nil when gone).
 	pod *corev1.Pod
+	// podDeleted: the launcher Pod is being deleted, as the API says when the cache lags.
+	podDeleted bool
 	// domain is the launcher's last reported status (nil when never heard from).
 	domain *protocol.DomainStatus
 	// syncErr is the last error handing the VMI to the launcher ("" after success).
@@ -67,7 +69,7 @@ func endedStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachineInst
 	switch {
 	case vmi.DeletionTimestamp != nil && dom.Phase == protocol.DomainSucceeded:
 		end(st, v1.Succeeded, dom.Reason, dom.Message, now)
-	case obs.pod != nil && obs.pod.DeletionTimestamp != nil && vmi.DeletionTimestamp == nil:
+	case (obs.podDeleted || obs.pod != nil && obs.pod.DeletionTimestamp != nil) && vmi.DeletionTimestamp == nil:
 		end(st, v1.Failed, ReasonLauncherPodDeleted, "the launcher Pod was deleted, and the guest with it ("+dom.Message+")", now)
 	case dom.Phase == protocol.DomainSucceeded:
 		end(st, v1.Succeeded, dom.Reason, dom.Message, now)

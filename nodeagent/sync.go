@@ -67,7 +67,25 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 		}
 		a.mu.Unlock()
 	}
+	obs.podDeleted = a.podDeletedUnderVMI(ctx, vmi, obs)
 	return a.writeStatus(ctx, vmi, nextStatus(vmi, obs, a.now()))
+}
+
+// podDeletedUnderVMI asks the API, once a guest has ended while its VMI was not deleted, whether
+// its launcher Pod is being deleted: the launcher's report can overtake the Pod's deletion in this
+// agent's cache, and the VMI's reason (LauncherPodDeleted) depends on it.
+func (a *Agent) podDeletedUnderVMI(ctx context.Context, vmi *v1.VirtualMachineInstance, obs observation) bool {
+	if obs.domain == nil || !obs.domain.Phase.Ended() || vmi.DeletionTimestamp != nil || obs.pod == nil || obs.pod.DeletionTimestamp != nil {
+		return false
+	}
+	pod, err := a.kube.CoreV1().Pods(obs.pod.Namespace).Get(ctx, obs.pod.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true
+	case err != nil:
+		return false
+	}
+	return pod.UID == obs.pod.UID && pod.DeletionTimestamp != nil
 }
 
 // drive sends the launcher what it needs next: the VMI when it has no domain yet, and a
