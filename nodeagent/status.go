@@ -2,12 +2,12 @@ package nodeagent
 
 import (
 	"slices"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -147,20 +147,9 @@ func podReady(pod *corev1.Pod) bool {
 	return false
 }
 
-// launcherEnded reports whether the launcher Pod is gone or its launcher container has ended.
+// launcherEnded reports whether the launcher Pod is gone or has ended.
 func launcherEnded(pod *corev1.Pod) bool {
-	if pod == nil {
-		return true
-	}
-	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
-		return true
-	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == "compute" && cs.State.Terminated != nil {
-			return true
-		}
-	}
-	return false
+	return pod == nil || launcherpod.Ended(pod)
 }
 
 // podEndMessage says how the launcher Pod ended.
@@ -168,17 +157,5 @@ func podEndMessage(pod *corev1.Pod) string {
 	if pod == nil {
 		return "its Pod is gone"
 	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if t := cs.State.Terminated; cs.Name == "compute" && t != nil {
-			msg := "exit code " + strconv.Itoa(int(t.ExitCode))
-			if t.Reason != "" {
-				msg += " (" + t.Reason + ")"
-			}
-			if t.Message != "" {
-				msg += ": " + t.Message
-			}
-			return msg
-		}
-	}
-	return "Pod phase " + string(pod.Status.Phase)
+	return launcherpod.EndMessage(pod)
 }

@@ -1,7 +1,6 @@
 package vmi
 
 import (
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,8 +65,8 @@ func nextStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time
 
 // schedulingStatus moves a Scheduling VMI on as its Pod is scheduled and starts.
 func schedulingStatus(st *v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now metav1.Time) {
-	if podEnded(pod) {
-		fail(st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+podEndMessage(pod), now)
+	if launcherpod.Ended(pod) {
+		fail(st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpod.EndMessage(pod), now)
 		return
 	}
 	if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
@@ -97,9 +96,9 @@ func runningStatus(st v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now meta
 	switch {
 	case pod == nil:
 		fail(&st, ReasonPodNotExists, "the launcher Pod disappeared while the VMI was "+string(st.Phase), now)
-	case !podEnded(pod):
+	case !launcherpod.Ended(pod):
 	case st.Phase == v1.Scheduled:
-		fail(&st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+podEndMessage(pod), now)
+		fail(&st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpod.EndMessage(pod), now)
 	default:
 		// The node agent reports how a running guest ended; the controller steps in only when
 		// it has not after a grace period.
@@ -107,7 +106,7 @@ func runningStatus(st v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now meta
 		if wait := ended.Add(OrphanedRunningGrace).Sub(now.Time); wait > 0 {
 			return st, wait
 		}
-		fail(&st, ReasonLauncherExited, "the launcher Pod ended and no node agent reported the guest's end: "+podEndMessage(pod), now)
+		fail(&st, ReasonLauncherExited, "the launcher Pod ended and no node agent reported the guest's end: "+launcherpod.EndMessage(pod), now)
 	}
 	return st, 0
 }
@@ -127,36 +126,6 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 		}
 	}
 	return nil
-}
-
-func podEnded(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded
-}
-
-// podEndMessage says how the launcher Pod ended, from its compute container when it can.
-func podEndMessage(pod *corev1.Pod) string {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name != launcherpod.ContainerName || cs.State.Terminated == nil {
-			continue
-		}
-		t := cs.State.Terminated
-		msg := fmt.Sprintf("container %s exited with code %d", cs.Name, t.ExitCode)
-		if t.Reason != "" {
-			msg += " (" + t.Reason + ")"
-		}
-		if t.Message != "" {
-			msg += ": " + t.Message
-		}
-		return msg
-	}
-	msg := "Pod phase " + string(pod.Status.Phase)
-	if pod.Status.Reason != "" {
-		msg += " (" + pod.Status.Reason + ")"
-	}
-	if pod.Status.Message != "" {
-		msg += ": " + pod.Status.Message
-	}
-	return msg
 }
 
 // podEndTime is when the launcher container finished, or the Pod's last condition change.
