@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 	"github.com/vireo-dev/vireo/launcher/virt"
 )
 
@@ -31,6 +32,8 @@ type Options struct {
 	PodUID, PodIP        string
 	RunDir               string
 	PrivateDir           string
+	// CapabilitiesSeed is the node's seed of libvirt's QEMU capabilities (package capsseed).
+	CapabilitiesSeed string
 	// TCGCacheMiB bounds QEMU's translation cache under TCG (smaller RSS; DESIGN section 9).
 	TCGCacheMiB uint
 	// DirTimeout bounds the wait for the node agent to create the launcher's directory.
@@ -42,7 +45,8 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{RunDir: "/var/run/vireo", PrivateDir: "/var/run/vireo-private", TCGCacheMiB: 16,
-		DirTimeout: 2 * time.Minute, FinalTimeout: 10 * time.Second,
+		CapabilitiesSeed: capsseed.DefaultDir,
+		DirTimeout:       2 * time.Minute, FinalTimeout: 10 * time.Second,
 		PodUID: os.Getenv("POD_UID"), PodIP: os.Getenv("POD_IP")}
 }
 
@@ -55,6 +59,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PodIP, "pod-ip", o.PodIP, "The Pod's address, reported as the guest's; default $POD_IP.")
 	fs.StringVar(&o.RunDir, "run-dir", o.RunDir, "The node's run directory, shared with the node agent.")
 	fs.StringVar(&o.PrivateDir, "private-dir", o.PrivateDir, "The Pod's private directory (libvirt's state, disk overlays).")
+	fs.StringVar(&o.CapabilitiesSeed, "capabilities-seed-dir", o.CapabilitiesSeed, "The node's QEMU capabilities probed by libvirt (read-only), copied into libvirtd's cache so it need not probe again; none when missing.")
 	fs.UintVar(&o.TCGCacheMiB, "tcg-cache-mib", o.TCGCacheMiB, "QEMU TCG translation cache size in MiB (0: QEMU's default).")
 }
 
@@ -71,7 +76,8 @@ func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writ
 	for _, name := range []string{protocol.CommandSocket, protocol.ConsoleSocket, protocol.VNCSocket} {
 		_ = os.Remove(filepath.Join(dir, name))
 	}
-	daemon, err := virt.StartDaemon(ctx, virt.DaemonConfig{Dir: o.PrivateDir, HostUUID: o.PodUID, Log: logs})
+	daemon, err := virt.StartDaemon(ctx, virt.DaemonConfig{Dir: o.PrivateDir, HostUUID: o.PodUID, Log: logs,
+		CapabilitiesSeed: o.CapabilitiesSeed})
 	if err != nil {
 		return 2, fmt.Errorf("starting libvirtd: %w", err)
 	}

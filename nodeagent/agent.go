@@ -32,6 +32,7 @@ import (
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
 
 // Options are vireo-nodeagent's command-line options.
@@ -49,12 +50,17 @@ type Options struct {
 	ClientCAFile string
 	ClientName   string
 	Workers      int
+	// CapabilitiesProbeDir holds QEMU's capabilities as the init container probed them;
+	// CapabilitiesDir is the node's seed the agent copies them to, mounted read-only into
+	// launcher Pods (package capsseed).
+	CapabilitiesProbeDir, CapabilitiesDir string
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{RunDir: "/var/run/vireo", ImageCacheDir: "/var/lib/vireo/images", Listen: ":8186",
-		ClientName: "vireo-apiserver", Workers: 4}
+		ClientName: "vireo-apiserver", Workers: 4,
+		CapabilitiesDir: capsseed.DefaultDir}
 }
 
 // AddFlags registers the options.
@@ -70,6 +76,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA of vireo-apiserver's client certificate; no other client is accepted.")
 	fs.StringVar(&o.ClientName, "client-name", o.ClientName, "Common name of vireo-apiserver's client certificate.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
+	fs.StringVar(&o.CapabilitiesProbeDir, "capabilities-probe-dir", o.CapabilitiesProbeDir, "QEMU capabilities probed by the agent Pod's init container (vireo-launcher probe-capabilities); none when empty.")
+	fs.StringVar(&o.CapabilitiesDir, "capabilities-dir", o.CapabilitiesDir, "The node's capabilities seed for launchers; must match vireo-controller's --node-capabilities-dir.")
 }
 
 // Agent is a running node agent.
@@ -112,6 +120,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err := dirs.ensureBase(); err != nil {
 		return fmt.Errorf("preparing the run directory: %w", err)
 	}
+	seedCapabilities(o)
 	vf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 		lo.FieldSelector = fields.OneTermEqualSelector("status.nodeName", o.NodeName).String()
 	}))
@@ -152,6 +161,20 @@ func Run(ctx context.Context, o *Options) error {
 	err = <-errc
 	a.stopSessions()
 	return err
+}
+
+// seedCapabilities offers launchers the capabilities the init container probed. Without a
+// seed each launcher's libvirtd probes QEMU itself: slower, not wrong, so failures are logged.
+func seedCapabilities(o *Options) {
+	if o.CapabilitiesProbeDir == "" || o.CapabilitiesDir == "" {
+		return
+	}
+	n, err := capsseed.Copy(o.CapabilitiesProbeDir, o.CapabilitiesDir, 0o644, nil)
+	if err != nil {
+		klog.ErrorS(err, "Launchers on this node will probe QEMU's capabilities themselves")
+		return
+	}
+	klog.InfoS("Seeded QEMU capabilities for launchers", "files", n, "dir", o.CapabilitiesDir)
 }
 
 // podChanged prepares a launcher Pod's directory and requeues its VMI.

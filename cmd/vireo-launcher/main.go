@@ -17,9 +17,7 @@ func main() {
 	opts := launcher.NewOptions()
 	code := 0
 	cmd := &cobra.Command{
-		Use:          "vireo-launcher",
-		Short:        "Run one VMI's guest under QEMU through a session libvirtd",
-		SilenceUsage: true,
+		Use: "vireo-launcher", Short: "Run one VMI's guest under QEMU through a session libvirtd", SilenceUsage: true,
 		RunE: func(c *cobra.Command, _ []string) error {
 			sigterm := make(chan os.Signal, 1)
 			signal.Notify(sigterm, syscall.SIGTERM, os.Interrupt)
@@ -29,6 +27,16 @@ func main() {
 		},
 	}
 	opts.AddFlags(cmd.Flags())
+	var privateDir, out string
+	probe := &cobra.Command{
+		Use: "probe-capabilities", Short: "Probe QEMU's capabilities once for the launchers of this node (the node agent's init container)", SilenceUsage: true,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return launcher.ProbeCapabilities(context.Background(), privateDir, out, os.Stderr)
+		},
+	}
+	probe.Flags().StringVar(&privateDir, "private-dir", "/var/run/vireo-probe/libvirt", "A private directory for the probing libvirtd.")
+	probe.Flags().StringVar(&out, "out", "/var/run/vireo-probe/capabilities", "Where to write the capabilities files.")
+	cmd.AddCommand(probe)
 	if rc := cli.Run(cmd); rc != 0 {
 		os.Exit(rc)
 	}

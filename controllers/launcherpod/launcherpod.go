@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
 
 const (
@@ -37,6 +38,9 @@ const (
 	RunDirVolumeName = "run"
 	// ImageCacheVolumeName is the hostPath volume of the node's containerDisk cache (read-only).
 	ImageCacheVolumeName = "images"
+	// CapabilitiesVolumeName is the hostPath volume of the node's QEMU capabilities seed
+	// (read-only, package capsseed).
+	CapabilitiesVolumeName = "capabilities"
 	// UnprivilegedPortSysctl lets the launcher (uid 107) forward the guest's ports below 1024
 	// from the Pod's address; it is one of Kubernetes' safe, namespaced sysctls.
 	UnprivilegedPortSysctl = "net.ipv4.ip_unprivileged_port_start"
@@ -71,6 +75,9 @@ type Options struct {
 	// ImageCacheDir is the node's content-addressed containerDisk cache (a hostPath the node agent
 	// fills), e.g. /var/lib/vireo/images; it is mounted read-only at the same path.
 	ImageCacheDir string
+	// CapabilitiesDir is the node's seed of libvirt's QEMU capabilities (a hostPath the node
+	// agent fills); it is mounted read-only at capsseed.DefaultDir, where the launcher looks.
+	CapabilitiesDir string
 	// MemoryOverhead is the fixed per-VMI memory added to the guest's memory in the Pod's
 	// memory request and limit. Zero means DefaultMemoryOverhead.
 	MemoryOverhead resource.Quantity
@@ -137,6 +144,8 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 					Path: opts.RunDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
 				{Name: ImageCacheVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 					Path: opts.ImageCacheDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
+				{Name: CapabilitiesVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: opts.CapabilitiesDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
 				{Name: PrivateVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 			}, disks.volumes...),
 		},
@@ -168,6 +177,12 @@ func validateInput(vmi *v1.VirtualMachineInstance, opts *Options) field.ErrorLis
 	}
 	if !filepath.IsAbs(opts.ImageCacheDir) {
 		errs = append(errs, field.Invalid(field.NewPath("options", "imageCacheDir"), opts.ImageCacheDir, "must be an absolute path"))
+	}
+	if opts.CapabilitiesDir == "" {
+		opts.CapabilitiesDir = capsseed.DefaultDir
+	}
+	if !filepath.IsAbs(opts.CapabilitiesDir) {
+		errs = append(errs, field.Invalid(field.NewPath("options", "capabilitiesDir"), opts.CapabilitiesDir, "must be an absolute path"))
 	}
 	if opts.MemoryOverhead.Sign() < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("options", "memoryOverhead"), opts.MemoryOverhead.String(), "must not be negative"))
@@ -228,6 +243,7 @@ func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, res corev1.R
 		VolumeMounts: append([]corev1.VolumeMount{
 			{Name: RunDirVolumeName, MountPath: opts.RunDir},
 			{Name: ImageCacheVolumeName, MountPath: opts.ImageCacheDir, ReadOnly: true},
+			{Name: CapabilitiesVolumeName, MountPath: capsseed.DefaultDir, ReadOnly: true},
 			{Name: PrivateVolumeName, MountPath: PrivateDir},
 		}, disks.mounts...),
 		SecurityContext: &corev1.SecurityContext{

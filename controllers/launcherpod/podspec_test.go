@@ -36,6 +36,8 @@ func TestRenderPodSpec(t *testing.T) {
 			Path: "/var/run/vireo", Type: new(corev1.HostPathDirectoryOrCreate)}}},
 		{Name: "images", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: "/var/lib/vireo/images", Type: new(corev1.HostPathDirectoryOrCreate)}}},
+		{Name: "capabilities", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: "/var/lib/vireo/capabilities", Type: new(corev1.HostPathDirectoryOrCreate)}}},
 		{Name: "private", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 	if diff := cmp.Diff(wantVolumes, spec.Volumes); diff != "" {
@@ -64,7 +66,8 @@ func TestRenderPodSpec(t *testing.T) {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
 	wantMounts := []corev1.VolumeMount{{Name: "run", MountPath: "/var/run/vireo"},
-		{Name: "images", MountPath: "/var/lib/vireo/images", ReadOnly: true}, {Name: "private", MountPath: PrivateDir}}
+		{Name: "images", MountPath: "/var/lib/vireo/images", ReadOnly: true},
+		{Name: "capabilities", MountPath: "/var/lib/vireo/capabilities", ReadOnly: true}, {Name: "private", MountPath: PrivateDir}}
 	if diff := cmp.Diff(wantMounts, c.VolumeMounts); diff != "" {
 		t.Errorf("volume mounts (-want +got):\n%s", diff)
 	}

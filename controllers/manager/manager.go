@@ -26,6 +26,7 @@ import (
 	"github.com/vireo-dev/vireo/controllers/vmi"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
 
 // Options are vireo-controller's command-line options.
@@ -41,10 +42,11 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{LeaderElect: true, LeaseNamespace: v1.InstallNamespace, Workers: 10, Launcher: launcherpod.Options{
-		Image:          "ghcr.io/vireo-dev/vireo-launcher:latest",
-		RunDir:         "/var/run/vireo",
-		ImageCacheDir:  "/var/lib/vireo/images",
-		MemoryOverhead: launcherpod.DefaultMemoryOverhead.DeepCopy(),
+		Image:           "ghcr.io/vireo-dev/vireo-launcher:latest",
+		RunDir:          "/var/run/vireo",
+		ImageCacheDir:   "/var/lib/vireo/images",
+		CapabilitiesDir: capsseed.DefaultDir,
+		MemoryOverhead:  launcherpod.DefaultMemoryOverhead.DeepCopy(),
 	}}
 }
 
@@ -58,6 +60,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Launcher.Image, "launcher-image", o.Launcher.Image, "Image of the launcher Pods (vireo-launcher).")
 	fs.StringVar(&o.Launcher.RunDir, "node-run-dir", o.Launcher.RunDir, "The nodes' run directory shared by the node agent and the launcher Pods (hostPath); must match vireo-nodeagent's.")
 	fs.StringVar(&o.Launcher.ImageCacheDir, "node-image-cache-dir", o.Launcher.ImageCacheDir, "The nodes' containerDisk cache (hostPath, mounted read-only in launcher Pods); must match vireo-nodeagent's.")
+	fs.StringVar(&o.Launcher.CapabilitiesDir, "node-capabilities-dir", o.Launcher.CapabilitiesDir, "The nodes' QEMU capabilities seed (hostPath, mounted read-only in launcher Pods); must match vireo-nodeagent's --capabilities-dir.")
 	fs.Var(quantityFlag{&o.Launcher.MemoryOverhead}, "launcher-memory-overhead", "Memory a launcher Pod requests on top of the guest's (launcher, libvirtd, QEMU).")
 }
 

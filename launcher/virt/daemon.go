@@ -51,6 +51,10 @@ type DaemonConfig struct {
 	// StopTimeout is how long Stop waits for libvirtd to exit after SIGTERM before it
 	// kills it. 10 s when zero.
 	StopTimeout time.Duration
+	// CapabilitiesSeed is a directory of QEMU capabilities libvirt probed earlier on this
+	// node (package capsseed), copied into the daemon's cache before it starts so that its
+	// first domain need not probe QEMU again. None when empty or missing.
+	CapabilitiesSeed string
 }
 
 // Daemon is a session-mode libvirtd owned and supervised by the launcher.
@@ -113,6 +117,9 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		return nil, err
 	}
 	if err := prepareDirs(layout, hostUUID, cfg.Credential); err != nil {
+		return nil, err
+	}
+	if err := seedCapabilities(layout, cfg.CapabilitiesSeed, cfg.Credential); err != nil {
 		return nil, err
 	}
 	d := &Daemon{cfg: cfg, layout: layout, hostUUID: hostUUID, sink: &logSink{w: cfg.Log},

@@ -134,3 +134,8 @@ func checkDomainName(name string) error {
 	}
 	return nil
 }
+
+// CapabilitiesDir is libvirt's cache of QEMU capabilities: one file per QEMU binary.
+func (l Layout) CapabilitiesDir() string {
+	return filepath.Join(l.CacheDir, "libvirt", "qemu", "cache", "capabilities")
+}
