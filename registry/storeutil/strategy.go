@@ -31,6 +31,9 @@ type Hooks[T Object] struct {
 	Validate func(ctx context.Context, obj T) field.ErrorList
 	// ValidateUpdate checks an update of the main resource.
 	ValidateUpdate func(ctx context.Context, obj, old T) field.ErrorList
+	// PrepareForStatusUpdate adjusts an update through /status (spec and metadata already
+	// restored), e.g. labels the server derives from status.
+	PrepareForStatusUpdate func(ctx context.Context, obj, old T)
 	// ValidateStatusUpdate checks an update through /status.
 	ValidateStatusUpdate func(ctx context.Context, obj, old T) field.ErrorList
 	// ResetStatus clears the status of obj.
@@ -150,12 +153,15 @@ func NewStatusStrategy[T Object](main Strategy[T]) StatusStrategy[T] {
 }
 
 // PrepareForUpdate keeps the stored spec and metadata that /status may not change.
-func (s StatusStrategy[T]) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+func (s StatusStrategy[T]) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	o, prev := obj.(T), old.(T)
 	if s.hooks.CopySpec != nil {
 		s.hooks.CopySpec(o, prev)
 	}
 	resetMetadataForStatus(o, prev)
+	if s.hooks.PrepareForStatusUpdate != nil {
+		s.hooks.PrepareForStatusUpdate(ctx, o, prev)
+	}
 }
 
 // ValidateUpdate runs the resource's status validation.

@@ -26,9 +26,12 @@ func Resource() storeutil.Resource[*v1.VirtualMachineInstance] {
 		New:        func() runtime.Object { return &v1.VirtualMachineInstance{} },
 		NewList:    func() runtime.Object { return &v1.VirtualMachineInstanceList{} },
 		Hooks: storeutil.Hooks[*v1.VirtualMachineInstance]{
-			APIVersion:           v1.SchemeGroupVersion.String(),
-			PrepareForCreate:     func(_ context.Context, o *v1.VirtualMachineInstance) { PrepareForCreate(o) },
-			PrepareForUpdate:     func(_ context.Context, o, old *v1.VirtualMachineInstance) { PrepareForUpdate(o, old) },
+			APIVersion:       v1.SchemeGroupVersion.String(),
+			PrepareForCreate: func(_ context.Context, o *v1.VirtualMachineInstance) { PrepareForCreate(o) },
+			PrepareForUpdate: func(_ context.Context, o, old *v1.VirtualMachineInstance) { PrepareForUpdate(o, old) },
+			PrepareForStatusUpdate: func(_ context.Context, o, _ *v1.VirtualMachineInstance) {
+				deriveNodeNameLabel(o)
+			},
 			Validate:             validate,
 			ValidateUpdate:       validateUpdate,
 			ValidateStatusUpdate: validateStatusUpdate,
@@ -73,6 +76,25 @@ func PrepareForUpdate(o, old *v1.VirtualMachineInstance) {
 	if apiequality.Semantic.DeepEqual(o.Spec, stored.Spec) {
 		o.Spec = *old.Spec.DeepCopy()
 	}
+	deriveNodeNameLabel(o)
+}
+
+// deriveNodeNameLabel sets KubeVirt's kubevirt.io/nodeName label from status.nodeName, so
+// `kubectl get vmi -l kubevirt.io/nodeName=NODE` works as with KubeVirt. The server derives it
+// on every update (status already holds the stored or the new status), so it costs no write of
+// its own and no client can make it disagree with the status.
+func deriveNodeNameLabel(o *v1.VirtualMachineInstance) {
+	node := o.Status.NodeName
+	if node == "" {
+		if _, ok := o.Labels[v1.NodeNameLabel]; ok {
+			delete(o.Labels, v1.NodeNameLabel)
+		}
+		return
+	}
+	if o.Labels == nil {
+		o.Labels = map[string]string{}
+	}
+	o.Labels[v1.NodeNameLabel] = node
 }
 
 func validate(ctx context.Context, o *v1.VirtualMachineInstance) field.ErrorList {

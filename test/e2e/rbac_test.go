@@ -49,8 +49,14 @@ func bind(t *testing.T, ns, user, clusterRole string) {
 // caches after a short delay.
 func eventually(t *testing.T, what string, fn func() error) {
 	t.Helper()
+	eventuallyWithin(t, what, 30*time.Second, fn)
+}
+
+// eventuallyWithin polls fn until it returns nil, failing the test after timeout.
+func eventuallyWithin(t *testing.T, what string, timeout time.Duration, fn func() error) {
+	t.Helper()
 	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		last = fn()
 		return last == nil, nil
 	})

@@ -43,6 +43,7 @@ func TestVMIRunsAGuest(t *testing.T) {
 	}
 	con.send(t, "echo $((6*7))")
 	con.waitFor(t, "42", 10*time.Second)
+	checkCapabilitiesSeeded(t, vmi)
 
 	// The node agent restarts; the VMI's phase does not change, and the agent takes it up again.
 	transitions := len(vmi.Status.PhaseTransitionTimestamps)
@@ -307,6 +308,89 @@ func TestNodeAgentsChangeOnlyTheirNodesVMIs(t *testing.T) {
 			t.Errorf("the node agent of %s may not write its own VMI: %v", nodes[0], err)
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("the node agent of %s wrote a VMI of %s: err %v", nodes[0], nodes[i], err)
+		}
+	}
+}
+
+// TestVMIShutdownDeadline: a guest that ignores the ACPI power button is destroyed at the end of
+// its grace period, and a restart of the node agent in between neither resets nor loses the
+// deadline.
+func TestVMIShutdownDeadline(t *testing.T) {
+	const grace = 25
+	ns := namespace(t)
+	applyExample(t, ns, "vmi-tiny.yaml", func(m string) string {
+		m = strings.Replace(m, "name: tiny\n", "name: deaf\n", 1)
+		return strings.Replace(m, "terminationGracePeriodSeconds: 10\n", fmt.Sprintf("terminationGracePeriodSeconds: %d\n", grace), 1)
+	})
+	con := openConsole(t, ns, "deaf")
+	con.waitFor(t, guestMarker, 90*time.Second)
+	vmi := waitPhase(t, ns, "deaf", v1.Running, 30*time.Second)
+	con.send(t, "killall acpid; echo ACPID-$((40+2))-GONE")
+	con.waitFor(t, "ACPID-42-GONE", 10*time.Second)
+	qemu, _ := guestProcesses(t, ns, "deaf", string(vmi.UID))
+	if len(qemu) != 1 {
+		t.Fatalf("QEMU processes %v, want one", qemu)
+	}
+
+	deleted := time.Now()
+	kubectl(t, "-n", ns, "delete", "vmi", "deaf", "--wait=false")
+	var podUID string
+	for uid := range vmi.Status.ActivePods {
+		podUID = string(uid)
+	}
+	deadlineFile := filepath.Join(cluster.Options().NodeDir(vmi.Status.NodeName), "host", "var", "run", "vireo", "agent", podUID+".deadline")
+	var before []byte
+	eventually(t, "the node agent recorded the shutdown deadline", func() (err error) {
+		before, err = os.ReadFile(deadlineFile)
+		return err
+	})
+	killNodeAgent(t, vmi.Status.NodeName)
+	if syscall.Kill(qemu[0], 0) != nil {
+		t.Fatalf("QEMU ended %s after the delete: the guest was meant to ignore ACPI until the deadline", time.Since(deleted))
+	}
+	if after, err := os.ReadFile(deadlineFile); err != nil || string(after) != string(before) {
+		t.Errorf("deadline after the node agent restarted: %q (%v), want %q kept", after, err, before)
+	}
+	eventuallyWithin(t, "QEMU destroyed at the deadline", (grace+20)*time.Second, func() error {
+		if syscall.Kill(qemu[0], 0) == nil {
+			return fmt.Errorf("QEMU %d still running %s after the delete", qemu[0], time.Since(deleted).Round(time.Second))
+		}
+		return nil
+	})
+	if took := time.Since(deleted); took < (grace-3)*time.Second {
+		t.Errorf("QEMU ended %s after the delete, before the %d s grace period: not by the deadline", took, grace)
+	}
+	eventually(t, "the VMI and its deadline gone", func() error {
+		if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), "deaf", metav1.GetOptions{}); err == nil {
+			return fmt.Errorf("VMI still there")
+		}
+		if _, err := os.Stat(deadlineFile); !os.IsNotExist(err) {
+			return fmt.Errorf("deadline file %s still there (%v)", deadlineFile, err)
+		}
+		return nil
+	})
+}
+
+// checkCapabilitiesSeeded: the VMI's node holds the QEMU capabilities its node agent's init
+// container probed, and the launcher's libvirtd started its domain from them unchanged (a
+// libvirtd that probed QEMU itself would have rewritten its copy).
+func checkCapabilitiesSeeded(t *testing.T, vmi *v1.VirtualMachineInstance) {
+	t.Helper()
+	nodeDir := cluster.Options().NodeDir(vmi.Status.NodeName)
+	seeds, err := filepath.Glob(filepath.Join(nodeDir, "host", "var", "lib", "vireo", "capabilities", "*.xml"))
+	if err != nil || len(seeds) != 1 {
+		t.Errorf("capabilities seed on %s: %v (%v), want one file", vmi.Status.NodeName, seeds, err)
+		return
+	}
+	seed, err := os.ReadFile(seeds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for podUID := range vmi.Status.ActivePods {
+		copied, err := os.ReadFile(filepath.Join(nodeDir, "pods", string(podUID), "volumes", "private",
+			"cache", "libvirt", "qemu", "cache", "capabilities", filepath.Base(seeds[0])))
+		if err != nil || string(copied) != string(seed) {
+			t.Errorf("the launcher's libvirt capabilities differ from the node's seed (%v): it probed QEMU itself", err)
 		}
 	}
 }

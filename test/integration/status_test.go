@@ -53,6 +53,24 @@ func TestStatusIsSeparateFromSpec(t *testing.T) {
 	if got.Spec.Hostname != "" || got.Labels["a"] != "b" {
 		t.Fatalf("status update changed spec.hostname=%q labels=%v", got.Spec.Hostname, got.Labels)
 	}
+
+	// The server derives KubeVirt's kubevirt.io/nodeName label from status.nodeName, and a
+	// client dropping it (kubectl replace of the original manifest) cannot remove it.
+	if got.Labels[v1.NodeNameLabel] != "node-1" {
+		t.Fatalf("labels after status names node-1: %v, want %s=node-1", got.Labels, v1.NodeNameLabel)
+	}
+	replaced := got.DeepCopy()
+	replaced.Labels = nil
+	if replaced, err = vmis.Update(ctx, replaced, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("update without labels: %v", err)
+	}
+	if replaced.Labels[v1.NodeNameLabel] != "node-1" {
+		t.Fatalf("labels after an update without them: %v, want %s=node-1 kept", replaced.Labels, v1.NodeNameLabel)
+	}
+	list, err := vmis.List(ctx, metav1.ListOptions{LabelSelector: v1.NodeNameLabel + "=node-1"})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "sep" {
+		t.Fatalf("list -l %s=node-1: %v, %v; want sep", v1.NodeNameLabel, names(list), err)
+	}
 }
 
 func TestFieldSelectors(t *testing.T) {
