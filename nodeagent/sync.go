@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -204,22 +204,7 @@ func (a *Agent) session(pod *corev1.Pod, vmi *v1.VirtualMachineInstance, key str
 
 // writeStatus writes status through /status when it differs from the VMI's.
 func (a *Agent) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) error {
-	if equality.Semantic.DeepEqual(vmi.Status, status) {
-		return nil
-	}
-	updated := vmi.DeepCopy()
-	updated.Status = status
-	_, err := a.client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err == nil {
-		a.written.Wrote(vmi.Namespace+"/"+vmi.Name, vmi.ResourceVersion)
-	}
-	if err == nil && status.Phase != vmi.Status.Phase {
-		klog.FromContext(ctx).Info("VMI phase changed", "vmi", klog.KObj(vmi), "from", vmi.Status.Phase, "to", status.Phase, "reason", status.Reason)
-	}
-	return err
+	return reconcile.WriteVMIStatus(ctx, a.client, &a.written, vmi, status)
 }
 
 // deadlineFile is where the shutdown deadline of launcher Pod uid is kept.

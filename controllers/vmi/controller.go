@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -188,22 +187,7 @@ func (c *Controller) cleanUp(ctx context.Context, vmi *v1.VirtualMachineInstance
 
 // writeStatus writes status through /status when it differs from the VMI's.
 func (c *Controller) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) error {
-	if equality.Semantic.DeepEqual(vmi.Status, status) {
-		return nil
-	}
-	updated := vmi.DeepCopy()
-	updated.Status = status
-	_, err := c.client.KubevirtV1().VirtualMachineInstances(vmi.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err == nil {
-		c.written.Wrote(vmi.Namespace+"/"+vmi.Name, vmi.ResourceVersion)
-	}
-	if err == nil && status.Phase != vmi.Status.Phase {
-		klog.FromContext(ctx).Info("VMI phase changed", "vmi", klog.KObj(vmi), "from", vmi.Status.Phase, "to", status.Phase, "reason", status.Reason)
-	}
-	return err
+	return reconcile.WriteVMIStatus(ctx, c.client, &c.written, vmi, status)
 }
 
 func (c *Controller) launcherPods(vmi *v1.VirtualMachineInstance) ([]*corev1.Pod, error) {
