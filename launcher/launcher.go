@@ -36,6 +36,8 @@ type Options struct {
 	CapabilitiesSeed string
 	// TCGCacheMiB bounds QEMU's translation cache under TCG (smaller RSS; DESIGN section 9).
 	TCGCacheMiB uint
+	// VCPUNice is the niceness of the guest's vCPU threads (0: unchanged).
+	VCPUNice int
 	// DirTimeout bounds the wait for the node agent to create the launcher's directory.
 	DirTimeout time.Duration
 	// FinalTimeout bounds the wait for the node agent to receive the final status before exiting.
@@ -44,7 +46,7 @@ type Options struct {
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{RunDir: "/var/run/vireo", PrivateDir: "/var/run/vireo-private", TCGCacheMiB: 16,
+	return &Options{RunDir: "/var/run/vireo", PrivateDir: "/var/run/vireo-private", TCGCacheMiB: 16, VCPUNice: 10,
 		CapabilitiesSeed: capsseed.DefaultDir,
 		DirTimeout:       2 * time.Minute, FinalTimeout: 10 * time.Second,
 		PodUID: os.Getenv("POD_UID"), PodIP: os.Getenv("POD_IP")}
@@ -60,6 +62,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.RunDir, "run-dir", o.RunDir, "The node's run directory, shared with the node agent.")
 	fs.StringVar(&o.PrivateDir, "private-dir", o.PrivateDir, "The Pod's private directory (libvirt's state, disk overlays).")
 	fs.StringVar(&o.CapabilitiesSeed, "capabilities-seed-dir", o.CapabilitiesSeed, "The node's QEMU capabilities probed by libvirt (read-only), copied into libvirtd's cache so it need not probe again; none when missing.")
+	fs.IntVar(&o.VCPUNice, "vcpu-nice", o.VCPUNice, "Niceness of the guest's vCPU threads, below the launcher, libvirtd and QEMU's device emulation (0: unchanged).")
 	fs.UintVar(&o.TCGCacheMiB, "tcg-cache-mib", o.TCGCacheMiB, "QEMU TCG translation cache size in MiB (0: QEMU's default).")
 }
 
@@ -87,7 +90,7 @@ func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writ
 		return 2, err
 	}
 	defer conn.Close()
-	l := newLauncher(o, dir, conn)
+	l := newLauncher(o, dir, daemon, conn)
 	events, err := conn.Events(ctx)
 	if err != nil {
 		return 2, err

@@ -23,6 +23,7 @@ var Version = "dev"
 type launcher struct {
 	opts            *Options
 	dir             string
+	daemon          *virt.Daemon
 	conn            *virt.Conn
 	hub             *hub
 	events          *domainEvents
@@ -36,9 +37,9 @@ type launcher struct {
 	destroyed bool // the launcher destroyed the domain itself
 }
 
-func newLauncher(o *Options, dir string, conn *virt.Conn) *launcher {
+func newLauncher(o *Options, dir string, daemon *virt.Daemon, conn *virt.Conn) *launcher {
 	emu, reason := virt.DetectEmulation()
-	l := &launcher{opts: o, dir: dir, conn: conn, hub: newHub(), emulation: domain.Emulation(emu), emulationReason: reason,
+	l := &launcher{opts: o, dir: dir, daemon: daemon, conn: conn, hub: newHub(), emulation: domain.Emulation(emu), emulationReason: reason,
 		grace: time.Duration(v1.DefaultGracePeriodSeconds) * time.Second}
 	l.events = &domainEvents{hub: l.hub, destroyRequested: func() bool {
 		l.mu.Lock()
@@ -131,6 +132,11 @@ func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) (retry 
 		}
 	})
 	klog.InfoS("Domain started", "domain", dom.Name, "emulation", l.emulation)
+	if l.opts.VCPUNice > 0 {
+		if n, err := l.daemon.LowerVCPUPriority(dom.Name, l.opts.VCPUNice); err != nil {
+			klog.ErrorS(err, "The guest's vCPUs keep their priority", "changed", n)
+		}
+	}
 	return false, nil
 }
 
