@@ -2,11 +2,13 @@ package podnet
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,6 +133,39 @@ func TestInNodeNetns(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectReleased(t, n, stateDir, podC, c)
+	})
+
+	mustRun(t, "Pods set up and torn down at once get distinct addresses and leave nothing", func(t *testing.T) {
+		pods := make([]PodRef, 8)
+		atts := make([]Attachment, len(pods))
+		errs := make([]error, len(pods))
+		var wg sync.WaitGroup
+		for i := range pods {
+			pods[i] = PodRef{Namespace: "many", Name: fmt.Sprintf("p%d", i), UID: uuid.NewString()}
+			wg.Go(func() { atts[i], errs[i] = n.Setup(ctx, pods[i]) })
+		}
+		wg.Wait()
+		seen := map[string]bool{}
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("Setup of %v: %v", pods[i], err)
+			}
+			if seen[atts[i].IP.String()] {
+				t.Errorf("address %s given twice", atts[i].IP)
+			}
+			seen[atts[i].IP.String()] = true
+		}
+		expectReply(ctx, t, atts[0].NetnsPath, net.JoinHostPort(b.IP.String(), "80"), "pod-b")
+		for i := range pods {
+			wg.Go(func() { errs[i] = n.Teardown(ctx, pods[i]) })
+		}
+		wg.Wait()
+		for i := range pods {
+			if errs[i] != nil {
+				t.Errorf("Teardown of %v: %v", pods[i], errs[i])
+			}
+			expectReleased(t, n, stateDir, pods[i], atts[i])
+		}
 	})
 
 	mustRun(t, "Setup completes a namespace left without an attachment", func(t *testing.T) {

@@ -81,9 +81,46 @@ type Network struct {
 	subnet *net.IPNet
 	cni    *libcni.CNIConfig
 	list   *libcni.NetworkConfigList
-	// mu serialises Setup and Teardown: each is a few plugin runs, and one at a time keeps a
-	// Pod's namespace, cache entry and allocation consistent with each other.
-	mu sync.Mutex
+	// pods serialises Setup and Teardown of each Pod, keeping its namespace, cache entry and
+	// allocation consistent with each other. Different Pods proceed in parallel, as a
+	// kubelet's do: the plugins (bridge, host-local with its own lock, loopback) allow it, and
+	// one at a time made a node start ten Pods in 3-4 s.
+	pods podLocks
+}
+
+// podLocks hands out one mutex per Pod UID while it is in use.
+type podLocks struct {
+	mu    sync.Mutex
+	locks map[string]*podLock
+}
+
+type podLock struct {
+	sync.Mutex
+	users int
+}
+
+// lock locks uid's mutex and returns its unlock.
+func (p *podLocks) lock(uid string) func() {
+	p.mu.Lock()
+	if p.locks == nil {
+		p.locks = map[string]*podLock{}
+	}
+	l := p.locks[uid]
+	if l == nil {
+		l = &podLock{}
+		p.locks[uid] = l
+	}
+	l.users++
+	p.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		p.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(p.locks, uid)
+		}
+		p.mu.Unlock()
+	}
 }
 
 // New validates cfg, finds the CNI plugins and prepares the state directory.
@@ -195,8 +232,7 @@ func (n *Network) Setup(ctx context.Context, pod PodRef) (Attachment, error) {
 	if !validUID(pod.UID) {
 		return Attachment{}, fmt.Errorf("pod network of node %s: pod %s: UID %q is not a UUID", n.cfg.NodeName, pod, pod.UID)
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
+	defer n.pods.lock(pod.UID)()
 	name := n.NetnsName(pod.UID)
 	path := filepath.Join(netnsDir, name)
 	rt := n.runtimeConf(pod, path)
@@ -205,8 +241,11 @@ func (n *Network) Setup(ctx context.Context, pod PodRef) (Attachment, error) {
 			return Attachment{Netns: name, NetnsPath: path, IP: ip}, nil
 		}
 	}
-	if err := n.release(ctx, pod); err != nil {
-		return Attachment{}, err
+	// A new Pod has nothing to release: no namespace and no CNI result cached for it.
+	if cached, _ := n.cni.GetNetworkListCachedResult(n.list, rt); cached != nil || isNetns(path) {
+		if err := n.release(ctx, pod); err != nil {
+			return Attachment{}, err
+		}
 	}
 	ip, err := n.attach(ctx, pod, rt)
 	if err != nil {
@@ -279,12 +318,11 @@ func (n *Network) Teardown(ctx context.Context, pod PodRef) error {
 	if !validUID(pod.UID) {
 		return fmt.Errorf("pod network of node %s: pod %s: UID %q is not a UUID", n.cfg.NodeName, pod, pod.UID)
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
+	defer n.pods.lock(pod.UID)()
 	return n.release(ctx, pod)
 }
 
-// release is Teardown under n.mu. CNI DEL comes first, while the namespace can still be
+// release is Teardown under the Pod's lock. CNI DEL comes first, while the namespace can still be
 // named to the plugins; without the namespace the spec lets DEL run with an empty path, and
 // host-local still frees the address.
 func (n *Network) release(ctx context.Context, pod PodRef) error {
