@@ -13,7 +13,7 @@ Vireo runs behind a real kube-apiserver (API aggregation). Try:
   kubectl apply -f artifacts/examples/vmi-tiny.yaml   # a guest with a web server on port 80
   curl http://\$(kubectl get vmi tiny -o jsonpath='{.status.interfaces[0].ipAddress}')/
   kubectl explain vmi.spec.domain.devices
-  kubectl apply -f artifacts/examples/vm-demo.yaml   # a VM (its controller is still to come)
+  kubectl apply -f artifacts/examples/vm-demo.yaml   # a VM (runStrategy Always): kubectl get vm shows Running
   _output/bin/vireo-local status        # processes (uptime, restarts), APIServices, Vireo's Pods
   curl http://10.250.0.1:5000/v2/_catalog   # the local OCI registry: 10.250.0.1:5000/vireo/tiny-containerdisk:latest
 Stop it with: make down   (data is kept; _output/bin/vireo-local down --purge deletes it)

@@ -23,6 +23,7 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/migration"
+	"github.com/vireo-dev/vireo/controllers/vm"
 	"github.com/vireo-dev/vireo/controllers/vmi"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
@@ -101,6 +102,10 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	vmController, err := vm.New(vireo, vf.Kubevirt().V1().VirtualMachines(), vf.Kubevirt().V1().VirtualMachineInstances())
+	if err != nil {
+		return err
+	}
 	vf.Start(ctx.Done())
 	kf.Start(ctx.Done())
 	klog.InfoS("vireo-controller running", "workers", o.Workers)
@@ -109,7 +114,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	defer cancel()
 	runners := []interface {
 		Run(context.Context, int) error
-	}{vmiController, migrationController}
+	}{vmiController, migrationController, vmController}
 	errc := make(chan error, len(runners))
 	for _, r := range runners {
 		go func() {

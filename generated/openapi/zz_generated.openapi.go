@@ -4444,6 +4444,13 @@ func schema_vireo_apis_core_v1_VirtualMachineStatus(ref common.ReferenceCallback
 							Format:      "int64",
 						},
 					},
+					"runStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RunStrategy is the run strategy the controller last applied; a VM whose strategy just changed to RerunOnFailure or Once starts once.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},

@@ -241,4 +241,8 @@ type VirtualMachineStatus struct {
 	// DesiredGeneration is the metadata.generation of the VM that the controller last acted on.
 	// +optional
 	DesiredGeneration int64 `json:"desiredGeneration,omitempty"`
+	// RunStrategy is the run strategy the controller last applied; a VM whose strategy just
+	// changed to RerunOnFailure or Once starts once.
+	// +optional
+	RunStrategy VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
 }

@@ -1495,6 +1495,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: ready
       type:
         scalar: boolean
+    - name: runStrategy
+      type:
+        scalar: string
     - name: startFailure
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStartFailure

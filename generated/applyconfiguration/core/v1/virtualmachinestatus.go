@@ -31,6 +31,9 @@ type VirtualMachineStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// DesiredGeneration is the metadata.generation of the VM that the controller last acted on.
 	DesiredGeneration *int64 `json:"desiredGeneration,omitempty"`
+	// RunStrategy is the run strategy the controller last applied; a VM whose strategy just
+	// changed to RerunOnFailure or Once starts once.
+	RunStrategy *corev1.VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
 }
 
 // VirtualMachineStatusApplyConfiguration constructs a declarative configuration of the VirtualMachineStatus type for use with
@@ -110,5 +113,13 @@ func (b *VirtualMachineStatusApplyConfiguration) WithObservedGeneration(value in
 // If called multiple times, the DesiredGeneration field is set to the value of the last call.
 func (b *VirtualMachineStatusApplyConfiguration) WithDesiredGeneration(value int64) *VirtualMachineStatusApplyConfiguration {
 	b.DesiredGeneration = &value
+	return b
+}
+
+// WithRunStrategy sets the RunStrategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RunStrategy field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithRunStrategy(value corev1.VirtualMachineRunStrategy) *VirtualMachineStatusApplyConfiguration {
+	b.RunStrategy = &value
 	return b
 }

@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// TestVMRunStrategyAlways: the demo VM's VMI runs; when its QEMU is killed the VM starts a new
+// VMI; halting the VM removes it. kubectl shows KubeVirt's columns all along.
+func TestVMRunStrategyAlways(t *testing.T) {
+	ns := namespace(t)
+	applyExample(t, ns, "vm-demo.yaml")
+	first := waitPhase(t, ns, "demo", v1.Running, 120*time.Second)
+	if ref := metav1.GetControllerOf(first); ref == nil || ref.Kind != "VirtualMachine" || ref.Name != "demo" || first.Labels["vm.kubevirt.io/name"] != "demo" {
+		t.Errorf("VMI owner %+v labels %v, want the VM demo", ref, first.Labels)
+	}
+	waitVMRow(t, ns, "demo", "Running", "True")
+
+	qemu, _ := guestProcesses(t, ns, "demo", string(first.UID))
+	if len(qemu) != 1 {
+		t.Fatalf("QEMU processes of the demo VM: %v", qemu)
+	}
+	if err := syscall.Kill(qemu[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	second := waitVMI(t, ns, "demo", 120*time.Second, "a new VMI Running", func(v *v1.VirtualMachineInstance) bool {
+		return v.UID != first.UID && v.Status.Phase == v1.Running
+	})
+	vm, err := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), "demo", metav1.GetOptions{})
+	if err != nil || vm.Status.StartFailure != nil || vm.Status.RunStrategy != v1.RunStrategyAlways {
+		t.Errorf("VM status after a crash of a VMI that ran: %+v (%v)", vm.Status, err)
+	}
+
+	kubectl(t, "-n", ns, "patch", "vm", "demo", "--type", "merge", "-p", `{"spec":{"runStrategy":"Halted"}}`)
+	eventuallyWithin(t, "the halted VM's VMI gone", 60*time.Second, func() error {
+		if v, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), "demo", metav1.GetOptions{}); err == nil {
+			return fmt.Errorf("VMI %s still there in phase %s", v.UID, v.Status.Phase)
+		}
+		return nil
+	})
+	waitVMRow(t, ns, "demo", "Stopped", "False")
+	if second.UID == first.UID {
+		t.Error("the VM did not get a new VMI")
+	}
+}
+
+// waitVMRow waits until `kubectl get vm` shows the VM with status and ready.
+func waitVMRow(t *testing.T, ns, name, status, ready string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("kubectl get vm %s: %s, READY %s", name, status, ready), func() error {
+		out, stderr, err := kubectlResult("-n", ns, "get", "vm", name, "--no-headers")
+		row := strings.Fields(out)
+		if err != nil || len(row) != 4 || row[2] != status || row[3] != ready {
+			return fmt.Errorf("row %q (%v %s)", out, err, stderr)
+		}
+		return nil
+	})
+}
