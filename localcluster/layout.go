@@ -35,7 +35,9 @@ func (l Layout) Data(component string) string { return filepath.Join(l.Root, "da
 
 // RegistryCredentials is the file with the user and password (JSON, mode 0600) of the OCI
 // registry's private repositories, generated on the registry's first start.
-func (l Layout) RegistryCredentials() string { return filepath.Join(l.Root, "registry-credentials.json") }
+func (l Layout) RegistryCredentials() string {
+	return filepath.Join(l.Root, "registry-credentials.json")
+}
 
 // Kubeconfig is the admin kubeconfig users point kubectl at.
 func (l Layout) Kubeconfig() string { return filepath.Join(l.Root, "kubeconfig") }

@@ -27,7 +27,7 @@ func TestPullKeychainMatching(t *testing.T) {
 		{"reg.example.com/x/disk:1", "noport"},
 		{"reg.example.com/team-a/disk:1", "team-a"},
 		{"reg.example.com/team-ab/disk:1", "noport"}, // a path prefix is whole components
-		{"reg.example.com:5001/x/disk:1", ""},         // ports must match
+		{"reg.example.com:5001/x/disk:1", ""},        // ports must match
 		{"eu.mirror.example.org/disk:1", "encoded"},
 		{"a.eu.mirror.example.org/disk:1", ""}, // a glob matches one part only
 		{"mirror.example.org/disk:1", ""},
