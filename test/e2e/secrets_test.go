@@ -68,7 +68,9 @@ func waitSynchronizedFalse(t *testing.T, ns, name string, want ...string) {
 // missing user-data Secret is named on the VMI.
 func TestVMISecrets(t *testing.T) {
 	owner, other := namespace(t), namespace(t)
-	node := cluster.NodeNames()[0]
+	node, otherNode := cluster.NodeNames()[0], cluster.NodeNames()[1]
+	start := time.Now()
+	step := func(what string) { t.Logf("%5.1fs %s", time.Since(start).Seconds(), what) }
 	image := cluster.PrivateContainerDiskImage("tiny")
 	creds, err := cluster.RegistryCredentials()
 	if err != nil {
@@ -86,25 +88,31 @@ func TestVMISecrets(t *testing.T) {
 
 	apply := func(ns, manifest string) { kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, manifest)) }
 	apply(owner, secretVMI("private", node, image, "regcred", "ud"))
-	apply(owner, secretVMI("nopull", node, image, "", ""))
-	apply(other, secretVMI("wrongpull", node, image, "guess", ""))
-	apply(owner, secretVMI("nosecret", node, cluster.ContainerDiskImage("tiny"), "", "no-such-secret"))
+	// The failures on the other node, so that they take no CPU from the guest's boot.
+	apply(owner, secretVMI("nopull", otherNode, image, "", ""))
+	apply(other, secretVMI("wrongpull", otherNode, image, "guess", ""))
+	apply(owner, secretVMI("nosecret", otherNode, cluster.ContainerDiskImage("tiny"), "", "no-such-secret"))
 
 	con := openConsole(t, owner, "private")
+	step("private: console open")
 	con.waitFor(t, "SECRET-USERDATA-RAN on private", 120*time.Second)
+	step("private: user-data from the Secret ran")
 	waitPhase(t, owner, "private", v1.Running, 30*time.Second)
 
 	waitSynchronizedFalse(t, owner, "nopull", image, "without credentials")
 	waitSynchronizedFalse(t, other, "wrongpull", image, `image pull secret "guess"`)
+	step("nopull and wrongpull: ErrImagePull")
 	waitVMI(t, owner, "nosecret", 60*time.Second, "Ready False FailedMount naming the Secret", func(v *v1.VirtualMachineInstance) bool {
 		c := conditionOf(v, v1.VirtualMachineInstanceReady)
 		return v.Status.Phase == v1.Scheduling && c != nil && c.Reason == "FailedMount" && strings.Contains(c.Message, `"no-such-secret"`)
 	})
+	step("nosecret: FailedMount")
 
 	// The image is now in node's cache, marked private: another namespace naming it without
 	// credentials (IfNotPresent) is refused; the owner's credentials in another VMI are not.
 	apply(other, secretVMI("thief", node, image, "", ""))
 	waitSynchronizedFalse(t, other, "thief", image, "is private on this node")
+	step("thief: refused")
 	if v := waitPhase(t, other, "thief", v1.Scheduled, time.Second); v.Status.NodeName != node {
 		t.Errorf("thief runs on %s, want %s (where the image is cached)", v.Status.NodeName, node)
 	}
