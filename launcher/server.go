@@ -98,7 +98,7 @@ func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) (retry 
 	if err := os.MkdirAll(prep.Dir, 0o700); err != nil {
 		return false, err
 	}
-	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisks: req.ContainerDisks, ClaimsDir: protocol.ClaimsDir})
+	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisks: req.ContainerDisks, ClaimsDir: protocol.ClaimsDir, SecretsDir: protocol.SecretsDir})
 	if err != nil {
 		return true, fmt.Errorf("preparing disks: %w", err)
 	}

@@ -33,6 +33,12 @@ func (l Layout) PKI() string { return filepath.Join(l.Root, "pki") }
 // Data is the data directory of one component.
 func (l Layout) Data(component string) string { return filepath.Join(l.Root, "data", component) }
 
+// RegistryCredentials is the file with the user and password (JSON, mode 0600) of the OCI
+// registry's private repositories, generated on the registry's first start.
+func (l Layout) RegistryCredentials() string {
+	return filepath.Join(l.Root, "registry-credentials.json")
+}
+
 // Kubeconfig is the admin kubeconfig users point kubectl at.
 func (l Layout) Kubeconfig() string { return filepath.Join(l.Root, "kubeconfig") }
 

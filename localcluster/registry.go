@@ -27,6 +27,19 @@ func (c *Cluster) ContainerDiskImage(guest string) string {
 	return imageregistry.ContainerDiskImage(c.RegistryAddress(), guest)
 }
 
+// PrivateContainerDiskImage is the reference of a test guest's containerDisk in the registry's
+// private repository, which needs RegistryCredentials, e.g.
+// 10.250.0.1:5000/private/vireo/tiny-containerdisk:latest.
+func (c *Cluster) PrivateContainerDiskImage(guest string) string {
+	return imageregistry.PrivateContainerDiskImage(c.RegistryAddress(), guest)
+}
+
+// RegistryCredentials are the user and password of the registry's private repositories,
+// generated per installation by the registry in Layout.RegistryCredentials.
+func (c *Cluster) RegistryCredentials() (imageregistry.Credentials, error) {
+	return imageregistry.ReadCredentials(c.abs(c.opts.Layout.RegistryCredentials()))
+}
+
 // registry is `vireo-local registry`: blobs under the data directory (kept across restarts),
 // the guest images' containerDisks loaded on every start.
 func (c *Cluster) registry() Component {
@@ -37,6 +50,7 @@ func (c *Cluster) registry() Component {
 		"--address", addr,
 		"--storage", c.abs(l.Data(RegistryName)),
 		"--images", c.abs(l.ImagesDir()),
+		"--credentials-file", c.abs(l.RegistryCredentials()),
 	}, Ready: registryReady("http://" + addr + "/v2/")}
 }
 

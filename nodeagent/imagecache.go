@@ -48,8 +48,10 @@ func newImageCache(dir string, insecure []string) *imageCache {
 const ReasonErrImagePull = "ErrImagePull"
 
 // disk returns the cached disk of a containerDisk volume, pulling the image when the pull
-// policy asks for it (KubeVirt's default: Always for :latest or no tag, else IfNotPresent).
-func (c *imageCache) disk(ctx context.Context, src *v1.ContainerDiskSource) (string, error) {
+// policy asks for it (KubeVirt's default: Always for :latest or no tag, else IfNotPresent),
+// with auth's credentials (nil: anonymously). A cached private image is used only after auth
+// proved access to it (proveAccess).
+func (c *imageCache) disk(ctx context.Context, src *v1.ContainerDiskSource, auth *pullAuth) (string, error) {
 	ref, err := c.parse(src.Image)
 	if err != nil {
 		return "", fmt.Errorf("containerDisk image %q: %w", src.Image, err)
@@ -66,17 +68,25 @@ func (c *imageCache) disk(ctx context.Context, src *v1.ContainerDiskSource) (str
 	}
 	if policy != v1.PullAlways {
 		if p, ok := c.cached(ref); ok {
+			if err := c.proveAccess(ctx, src.Image, ref, p, auth); err != nil {
+				return "", err
+			}
 			return p, nil
 		}
 		if policy == v1.PullNever {
 			return "", fmt.Errorf("containerDisk image %q is not on this node and its imagePullPolicy is Never", src.Image)
 		}
 	}
-	desc, err := remote.Get(ref, remote.WithContext(ctx))
+	desc, err := remote.Get(ref, auth.options(ctx)...)
 	if err != nil {
-		return "", fmt.Errorf("pulling containerDisk image %q: %w", src.Image, err)
+		return "", fmt.Errorf("pulling containerDisk image %q %s: %w", src.Image, auth.describe(), err)
 	}
 	digestDir := filepath.Join(c.dir, "sha256-"+desc.Digest.Hex)
+	if auth != nil {
+		if err := c.markPrivate(digestDir); err != nil {
+			return "", err
+		}
+	}
 	if err := c.recordTag(ref, digestDir); err != nil {
 		return "", err
 	}

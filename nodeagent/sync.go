@@ -118,7 +118,7 @@ func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineIns
 
 // handOver resolves what the launcher cannot and sends it the VMI.
 func (a *Agent) handOver(ctx context.Context, vmi *v1.VirtualMachineInstance, client *protocol.Client) (*protocol.DomainStatus, string, error) {
-	req, reason, err := a.syncRequest(ctx, vmi)
+	req, reason, err := a.syncRequest(ctx, vmi, client)
 	if err != nil {
 		return nil, reason, err
 	}
@@ -129,14 +129,19 @@ func (a *Agent) handOver(ctx context.Context, vmi *v1.VirtualMachineInstance, cl
 	return st, "", nil
 }
 
-// syncRequest resolves what the launcher cannot: containerDisks, pulled into the node's cache.
-func (a *Agent) syncRequest(ctx context.Context, vmi *v1.VirtualMachineInstance) (*protocol.SyncRequest, string, error) {
+// syncRequest resolves what the launcher cannot: containerDisks, pulled into the node's cache
+// with the image pull secrets the launcher's Pod mounts.
+func (a *Agent) syncRequest(ctx context.Context, vmi *v1.VirtualMachineInstance, client *protocol.Client) (*protocol.SyncRequest, string, error) {
 	req := &protocol.SyncRequest{VMI: vmi, ContainerDisks: map[string]string{}}
+	auths, err := pullAuths(ctx, vmi, client)
+	if err != nil {
+		return nil, ReasonErrImagePull, err
+	}
 	for _, vol := range vmi.Spec.Volumes {
 		if vol.ContainerDisk == nil {
 			continue
 		}
-		p, err := a.images.disk(ctx, vol.ContainerDisk)
+		p, err := a.images.disk(ctx, vol.ContainerDisk, auths[vol.Name])
 		if err != nil {
 			return nil, ReasonErrImagePull, fmt.Errorf("volume %s: %w", vol.Name, err)
 		}

@@ -96,6 +96,10 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 	errs = append(errs, schedErrs...)
 	disks, diskErrs := diskVolumes(vmi.Spec.Volumes, field.NewPath("spec", "volumes"))
 	errs = append(errs, diskErrs...)
+	secrets, secretErrs := secretVolumes(vmi.Spec.Volumes, field.NewPath("spec", "volumes"))
+	errs = append(errs, secretErrs...)
+	disks.volumes = append(disks.volumes, secrets.volumes...)
+	disks.mounts = append(disks.mounts, secrets.mounts...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("launcher pod for VirtualMachineInstance %s/%s: %w",
 			vmi.Namespace, vmi.Name, errs.ToAggregate())

@@ -111,6 +111,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	status, recheck := nextStatus(vmi, pod, c.now())
+	problem, mountRecheck := c.mountProblem(ctx, vmi, pod)
+	withMountProblem(&status, problem, c.now())
+	if recheck == 0 || (mountRecheck > 0 && mountRecheck < recheck) {
+		recheck = mountRecheck
+	}
 	if recheck > 0 {
 		c.EnqueueAfter(key, recheck)
 	}

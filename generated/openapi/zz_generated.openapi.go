@@ -1056,6 +1056,12 @@ func schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref common.ReferenceCallba
 							Format:      "",
 						},
 					},
+					"networkDataSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkDataSecretRef names a Secret in the VMI's namespace whose \"networkdata\" (or \"networkData\") key holds the network configuration; use it for data larger than 2048 bytes.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
@@ -1089,6 +1095,13 @@ func schema_vireo_apis_core_v1_ContainerDiskSource(ref common.ReferenceCallback)
 					"imagePullPolicy": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ImagePullPolicy is Always, Never or IfNotPresent. Defaults to Always for the \"latest\" tag or an untagged image, else IfNotPresent.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"imagePullSecret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ImagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the VMI's namespace holding the registry credentials to pull Image with. An image pulled with credentials is private on the node: another VMI may use the node's copy only after its own credentials proved access to it.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

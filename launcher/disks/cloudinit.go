@@ -37,13 +37,12 @@ type NoCloud struct {
 	LocalHostname string
 }
 
-// ResolvedSecrets are the cloud-init data a volume refers to in Secrets, which the node agent
-// reads and hands to the launcher: the launcher holds no Kubernetes credentials.
+// ResolvedSecrets are the cloud-init data a volume refers to in Secrets, which the launcher
+// reads from where its Pod mounts them: the launcher holds no Kubernetes credentials.
 type ResolvedSecrets struct {
 	// UserData is the user-data from cloudInitNoCloud.secretRef.
 	UserData []byte
-	// NetworkData is network data from a Secret (KubeVirt's networkDataSecretRef), for when
-	// the API carries it.
+	// NetworkData is the network data from cloudInitNoCloud.networkDataSecretRef.
 	NetworkData []byte
 }
 
@@ -85,6 +84,10 @@ func NoCloudFromVolume(vmi *v1.VirtualMachineInstance, volume string, src *v1.Cl
 		return out, fmt.Errorf("volume %q: set only one of cloudInitNoCloud.userData, userDataBase64 and secretRef", volume)
 	}
 	out.NetworkConfig = []byte(src.NetworkData)
+	if src.NetworkDataSecretRef != nil && secrets.NetworkData == nil {
+		return out, fmt.Errorf("volume %q: the network data of Secret %q (cloudInitNoCloud.networkDataSecretRef) was not passed to the launcher",
+			volume, src.NetworkDataSecretRef.Name)
+	}
 	if len(secrets.NetworkData) > 0 {
 		if src.NetworkData != "" {
 			return out, fmt.Errorf("volume %q: network data given both inline and in a Secret; set only one", volume)

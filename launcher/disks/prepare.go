@@ -19,8 +19,12 @@ type NodeVolumes struct {
 	// ClaimsDir is where the claims of persistentVolumeClaim and dataVolume volumes are
 	// mounted, each at ClaimsDir/<volume name> (KubeVirt's /var/run/kubevirt-private/vmi-disks).
 	ClaimsDir string
-	// CloudInitSecrets maps cloudInitNoCloud volumes to the data of the Secrets they refer to.
+	// CloudInitSecrets maps cloudInitNoCloud volumes to the data of the Secrets they refer to,
+	// when the caller has it (tests, benchmarks); a volume it leaves out is read from SecretsDir.
 	CloudInitSecrets map[string]ResolvedSecrets
+	// SecretsDir is where the launcher Pod mounts the Secrets the VMI's volumes refer to
+	// (protocol.SecretsDir), each at SecretsDir/<volume name>/<use>.
+	SecretsDir string
 }
 
 // PrepareVolumes prepares every volume of vmi and returns them by name, ready for
@@ -55,7 +59,11 @@ func (p *Preparer) prepareVolume(ctx context.Context, vmi *v1.VirtualMachineInst
 	case vol.EmptyDisk != nil:
 		return p.EmptyDisk(ctx, vol.Name, vol.EmptyDisk.Capacity)
 	case vol.CloudInitNoCloud != nil:
-		data, err := NoCloudFromVolume(vmi, vol.Name, vol.CloudInitNoCloud, node.CloudInitSecrets[vol.Name])
+		secrets, err := node.cloudInitSecrets(vol)
+		if err != nil {
+			return domain.DiskSource{}, err
+		}
+		data, err := NoCloudFromVolume(vmi, vol.Name, vol.CloudInitNoCloud, secrets)
 		if err != nil {
 			return domain.DiskSource{}, err
 		}

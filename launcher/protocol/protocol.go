@@ -4,7 +4,8 @@
 //
 // The calls: Hello (version handshake; every other call needs it first), Sync (the VMI and what
 // the node agent resolved for it; starts the domain), Shutdown (ACPI power button), Stop
-// (destroy), and Events, a server stream of the domain's whole status, sent at once and again on
+// (destroy), PullSecrets (from version 2: the image pull secrets the launcher's Pod mounts, for
+// the node agent's pulls of that VMI's containerDisks), and Events, a server stream of the domain's whole status, sent at once and again on
 // every change, so a reconnecting node agent learns the current state without replaying
 // history. Console and VNC bytes never pass through gRPC: they are the unix sockets
 // ConsoleSocket and VNCSocket next to CommandSocket.
@@ -19,9 +20,16 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// Version is the protocol version this build speaks. A node agent and a launcher agree on the
-// highest version both know; a change that an older peer would misread needs a new version.
-const Version uint32 = 1
+// Version is the highest protocol version this build speaks, MinVersion the lowest. A node agent
+// and a launcher agree on the highest version both know; a change that an older peer would
+// misread needs a new version. Version 2 added PullSecrets.
+const (
+	Version    uint32 = 2
+	MinVersion uint32 = 1
+)
+
+// VersionPullSecrets is the first version with the PullSecrets call.
+const VersionPullSecrets uint32 = 2
 
 // File names in a launcher's directory.
 const (
@@ -63,6 +71,18 @@ type SyncRequest struct {
 	// ContainerDisks maps each containerDisk volume's name to the image's disk file in the
 	// node's read-only image cache (the node agent pulls; the launcher has no credentials).
 	ContainerDisks map[string]string `json:"containerDisks,omitempty"`
+}
+
+// PullSecretsRequest asks the launcher for the image pull secrets its Pod mounts for the named
+// containerDisk volumes (each at SecretMountDir(volume, PullSecret)).
+type PullSecretsRequest struct {
+	Volumes []string `json:"volumes"`
+}
+
+// PullSecretsResponse holds, per volume, the .dockerconfigjson of its image pull secret. The
+// node agent uses it for that VMI's pulls only and never stores it.
+type PullSecretsResponse struct {
+	DockerConfigJSON map[string][]byte `json:"dockerConfigJSON"`
 }
 
 // Empty is a message without fields.

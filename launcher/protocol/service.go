@@ -19,6 +19,8 @@ type Server interface {
 	Sync(context.Context, *SyncRequest) (*DomainStatus, error)
 	Shutdown(context.Context, *Empty) (*Empty, error)
 	Stop(context.Context, *Empty) (*Empty, error)
+	// PullSecrets returns the image pull secrets the launcher's Pod mounts (version 2 on).
+	PullSecrets(context.Context, *PullSecretsRequest) (*PullSecretsResponse, error)
 	// Events sends the current DomainStatus at once, then each change, until the stream's
 	// context ends.
 	Events(*Empty, EventSender) error
@@ -59,6 +61,7 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "Sync", Handler: unary(Server.Sync)},
 		{MethodName: "Shutdown", Handler: unary(Server.Shutdown)},
 		{MethodName: "Stop", Handler: unary(Server.Stop)},
+		{MethodName: "PullSecrets", Handler: unary(Server.PullSecrets)},
 	},
 	Streams: []grpc.StreamDesc{{
 		StreamName:    "Events",
@@ -91,23 +94,38 @@ func Dial(ctx context.Context, dial func(context.Context) (net.Conn, error)) (*C
 		return nil, err
 	}
 	c := &Client{conn: conn}
-	if err := c.conn.Invoke(ctx, method("Hello"), &HelloRequest{Versions: []uint32{Version}}, &c.Launcher); err != nil {
+	if err := c.conn.Invoke(ctx, method("Hello"), &HelloRequest{Versions: versions()}, &c.Launcher); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("launcher handshake: %w", err)
 	}
-	if c.Launcher.Version != Version {
+	if !slices.Contains(versions(), c.Launcher.Version) {
 		conn.Close()
-		return nil, fmt.Errorf("launcher %s speaks protocol version %d, this node agent only %d", c.Launcher.LauncherVersion, c.Launcher.Version, Version)
+		return nil, fmt.Errorf("launcher %s speaks protocol version %d, this node agent only %v", c.Launcher.LauncherVersion, c.Launcher.Version, versions())
 	}
 	return c, nil
 }
 
+// versions are the protocol versions this build speaks, lowest first.
+func versions() []uint32 {
+	var out []uint32
+	for v := MinVersion; v <= Version; v++ {
+		out = append(out, v)
+	}
+	return out
+}
+
 // NegotiateVersion is the launcher's half of the handshake: the highest version both speak.
 func NegotiateVersion(theirs []uint32) (uint32, error) {
-	if slices.Contains(theirs, Version) {
-		return Version, nil
+	best := uint32(0)
+	for _, v := range theirs {
+		if v >= MinVersion && v <= Version && v > best {
+			best = v
+		}
 	}
-	return 0, fmt.Errorf("no common protocol version: the node agent speaks %v, this launcher %d", theirs, Version)
+	if best == 0 {
+		return 0, fmt.Errorf("no common protocol version: the node agent speaks %v, this launcher %v", theirs, versions())
+	}
+	return best, nil
 }
 
 func method(name string) string { return "/" + ServiceName + "/" + name }
@@ -116,6 +134,20 @@ func method(name string) string { return "/" + ServiceName + "/" + name }
 func (c *Client) Sync(ctx context.Context, req *SyncRequest) (*DomainStatus, error) {
 	st := new(DomainStatus)
 	return st, c.conn.Invoke(ctx, method("Sync"), req, st)
+}
+
+// PullSecrets asks the launcher for the image pull secrets of the named containerDisk volumes.
+// A launcher speaking a version before VersionPullSecrets cannot answer; the error says so.
+func (c *Client) PullSecrets(ctx context.Context, volumes []string) (map[string][]byte, error) {
+	if c.Launcher.Version < VersionPullSecrets {
+		return nil, fmt.Errorf("launcher %s speaks protocol version %d, which cannot hand over image pull secrets (version %d can): recreate the VMI to get a current launcher",
+			c.Launcher.LauncherVersion, c.Launcher.Version, VersionPullSecrets)
+	}
+	resp := new(PullSecretsResponse)
+	if err := c.conn.Invoke(ctx, method("PullSecrets"), &PullSecretsRequest{Volumes: volumes}, resp); err != nil {
+		return nil, err
+	}
+	return resp.DockerConfigJSON, nil
 }
 
 // Shutdown asks the guest to power off (ACPI power button).

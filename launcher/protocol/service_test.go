@@ -29,6 +29,14 @@ func (f *fakeLauncher) Sync(_ context.Context, req *SyncRequest) (*DomainStatus,
 	return &DomainStatus{Phase: DomainRunning, Emulation: "tcg"}, nil
 }
 
+func (f *fakeLauncher) PullSecrets(_ context.Context, req *PullSecretsRequest) (*PullSecretsResponse, error) {
+	out := map[string][]byte{}
+	for _, v := range req.Volumes {
+		out[v] = []byte(`{"auths":{}}`)
+	}
+	return &PullSecretsResponse{DockerConfigJSON: out}, nil
+}
+
 func (f *fakeLauncher) Shutdown(context.Context, *Empty) (*Empty, error) { return &Empty{}, nil }
 func (f *fakeLauncher) Stop(context.Context, *Empty) (*Empty, error)     { return &Empty{}, nil }
 
@@ -96,6 +104,9 @@ func TestProtocolRoundTrip(t *testing.T) {
 	if next, err := recv(); err != nil || next.Phase != DomainSucceeded || !next.Phase.Ended() {
 		t.Fatalf("next event = %+v, %v", next, err)
 	}
+	if got, err := c.PullSecrets(ctx, []string{"root"}); err != nil || string(got["root"]) != `{"auths":{}}` {
+		t.Errorf("PullSecrets = %q, %v", got, err)
+	}
 	if err := c.Shutdown(ctx); err != nil {
 		t.Error(err)
 	}
@@ -113,5 +124,24 @@ func TestProtocolVersionMismatch(t *testing.T) {
 	}
 	if _, err := NegotiateVersion([]uint32{Version + 7}); err == nil {
 		t.Error("NegotiateVersion accepted a peer without a common version")
+	}
+	if v, err := NegotiateVersion([]uint32{1, Version, Version + 1}); err != nil || v != Version {
+		t.Errorf("NegotiateVersion = %d, %v; want the highest common, %d", v, err, Version)
+	}
+}
+
+// TestProtocolOlderLauncher: a launcher of version 1 still runs VMIs; only PullSecrets is refused,
+// with an error that says why, before any call reaches it.
+func TestProtocolOlderLauncher(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f := &fakeLauncher{version: 1}
+	c, err := Dial(ctx, serve(t, f))
+	if err != nil {
+		t.Fatalf("Dial a version-1 launcher: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.PullSecrets(ctx, []string{"root"}); err == nil || !strings.Contains(err.Error(), "cannot hand over image pull secrets") {
+		t.Errorf("PullSecrets on a version-1 launcher = %v", err)
 	}
 }

@@ -55,6 +55,9 @@ type Config struct {
 	// Images is the guest images' directory (the repository's _output/images); each
 	// <Images>/<guest>/containerdisk OCI layout is loaded on start.
 	Images string
+	// CredentialsFile holds the Credentials of the private repositories (PrivatePrefix),
+	// created when missing. Empty serves no private repositories.
+	CredentialsFile string
 }
 
 // ListenAndServe serves the registry at cfg.Address until ctx ends.
@@ -102,18 +105,30 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	for _, dir := range layouts {
-		repo := ContainerDiskRepository(filepath.Base(filepath.Dir(dir)))
-		digest, err := load(ctx, h, blobs, dir, repo)
-		if err != nil {
-			klog.ErrorS(err, "cannot load a guest image; skipping it", "layout", dir)
-			continue
+		repos := []string{ContainerDiskRepository(filepath.Base(filepath.Dir(dir)))}
+		if cfg.CredentialsFile != "" {
+			repos = append(repos, PrivatePrefix+repos[0])
 		}
-		klog.InfoS("loaded guest image", "image", repo+":"+Tag, "digest", digest, "layout", dir)
+		for _, repo := range repos {
+			digest, err := load(ctx, h, blobs, dir, repo)
+			if err != nil {
+				klog.ErrorS(err, "cannot load a guest image; skipping it", "layout", dir)
+				continue
+			}
+			klog.InfoS("loaded guest image", "image", repo+":"+Tag, "digest", digest, "layout", dir)
+		}
 	}
 	if len(layouts) == 0 {
 		klog.InfoS("no guest images to load (run `make images`)", "dir", cfg.Images)
 	}
-	return logRequests(h), nil
+	if cfg.CredentialsFile == "" {
+		return logRequests(h), nil
+	}
+	creds, err := LoadOrCreateCredentials(cfg.CredentialsFile)
+	if err != nil {
+		return nil, err
+	}
+	return logRequests(requireAuth(h, creds)), nil
 }
 
 // load copies the image tagged latest (or the only image) of the OCI layout dir into the

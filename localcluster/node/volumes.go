@@ -22,7 +22,10 @@ type volumeError struct {
 	err  error
 }
 
-func (e *volumeError) Error() string { return fmt.Sprintf("volume %q: %v", e.name, e.err) }
+// Error reads as a kubelet's FailedMount message, which tools and the VMI controller quote.
+func (e *volumeError) Error() string {
+	return fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", e.name, e.err)
+}
 func (e *volumeError) Unwrap() error { return e.err }
 
 // defaultTokenSeconds is a projected token's lifetime when the Pod does not say (an hour,

@@ -74,6 +74,12 @@ type ContainerDiskSource struct {
 	// an untagged image, else IfNotPresent.
 	// +optional
 	ImagePullPolicy PullPolicy `json:"imagePullPolicy,omitempty"`
+	// ImagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the VMI's
+	// namespace holding the registry credentials to pull Image with. An image pulled with
+	// credentials is private on the node: another VMI may use the node's copy only after its
+	// own credentials proved access to it.
+	// +optional
+	ImagePullSecret string `json:"imagePullSecret,omitempty"`
 }
 
 // PersistentVolumeClaimVolumeSource refers to a PersistentVolumeClaim in the VMI's namespace.
@@ -107,6 +113,10 @@ type CloudInitNoCloudSource struct {
 	// NetworkData is the network configuration (netplan v1 or v2) as plain text, at most 2048 bytes.
 	// +optional
 	NetworkData string `json:"networkData,omitempty"`
+	// NetworkDataSecretRef names a Secret in the VMI's namespace whose "networkdata" (or
+	// "networkData") key holds the network configuration; use it for data larger than 2048 bytes.
+	// +optional
+	NetworkDataSecretRef *LocalObjectReference `json:"networkDataSecretRef,omitempty"`
 }
 
 // EmptyDiskSource is a temporary, sparse, empty disk.

@@ -207,6 +207,11 @@ func (in *CloudInitNoCloudSource) DeepCopyInto(out *CloudInitNoCloudSource) {
 		*out = new(LocalObjectReference)
 		**out = **in
 	}
+	if in.NetworkDataSecretRef != nil {
+		in, out := &in.NetworkDataSecretRef, &out.NetworkDataSecretRef
+		*out = new(LocalObjectReference)
+		**out = **in
+	}
 	return
 }
 

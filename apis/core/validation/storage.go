@@ -93,6 +93,9 @@ func validateVolumeSource(src *v1.VolumeSource, fldPath *field.Path) field.Error
 			errs = append(errs, validateImagePath(s.Path, cPath.Child("path"))...)
 		}
 		errs = append(errs, fieldcheck.OptionalEnum(s.ImagePullPolicy, pullPolicies, cPath.Child("imagePullPolicy"))...)
+		if s.ImagePullSecret != "" {
+			errs = append(errs, validateObjectName(s.ImagePullSecret, cPath.Child("imagePullSecret"), "Secret")...)
+		}
 	}
 	if s := src.PersistentVolumeClaim; s != nil {
 		set = append(set, "persistentVolumeClaim")
@@ -164,13 +167,21 @@ func validateCloudInitNoCloud(s *v1.CloudInitNoCloudSource, fldPath *field.Path)
 	case sources > 1:
 		errs = append(errs, field.Invalid(fldPath, "multiple user-data sources",
 			"set only one of userData, userDataBase64 and secretRef"))
-	case sources == 0 && s.NetworkData == "":
+	case sources == 0 && s.NetworkData == "" && s.NetworkDataSecretRef == nil:
 		errs = append(errs, field.Required(fldPath,
-			"set one of userData, userDataBase64 and secretRef, or networkData"))
+			"set one of userData, userDataBase64 and secretRef, or networkData or networkDataSecretRef"))
 	}
-	if s.UserDataSecretRef != nil && s.UserDataSecretRef.Name == "" {
-		errs = append(errs, field.Required(fldPath.Child("secretRef", "name"),
-			"the name of the Secret holding the user-data is required"))
+	if s.UserDataSecretRef != nil {
+		errs = append(errs, validateObjectName(s.UserDataSecretRef.Name, fldPath.Child("secretRef", "name"),
+			"Secret holding the user-data")...)
+	}
+	if s.NetworkDataSecretRef != nil {
+		if s.NetworkData != "" {
+			errs = append(errs, field.Invalid(fldPath, "multiple network-data sources",
+				"set only one of networkData and networkDataSecretRef"))
+		}
+		errs = append(errs, validateObjectName(s.NetworkDataSecretRef.Name, fldPath.Child("networkDataSecretRef", "name"),
+			"Secret holding the network data")...)
 	}
 	errs = append(errs, validateInlineSize(len(s.UserData), fldPath.Child("userData"))...)
 	if s.UserDataBase64 != "" {

@@ -323,6 +323,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: networkData
       type:
         scalar: string
+    - name: networkDataSecretRef
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference
     - name: secretRef
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference
@@ -340,6 +343,9 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
       default: ""
     - name: imagePullPolicy
+      type:
+        scalar: string
+    - name: imagePullSecret
       type:
         scalar: string
     - name: path

@@ -21,6 +21,9 @@ type CloudInitNoCloudSourceApplyConfiguration struct {
 	UserData *string `json:"userData,omitempty"`
 	// NetworkData is the network configuration (netplan v1 or v2) as plain text, at most 2048 bytes.
 	NetworkData *string `json:"networkData,omitempty"`
+	// NetworkDataSecretRef names a Secret in the VMI's namespace whose "networkdata" (or
+	// "networkData") key holds the network configuration; use it for data larger than 2048 bytes.
+	NetworkDataSecretRef *LocalObjectReferenceApplyConfiguration `json:"networkDataSecretRef,omitempty"`
 }
 
 // CloudInitNoCloudSourceApplyConfiguration constructs a declarative configuration of the CloudInitNoCloudSource type for use with
@@ -58,5 +61,13 @@ func (b *CloudInitNoCloudSourceApplyConfiguration) WithUserData(value string) *C
 // If called multiple times, the NetworkData field is set to the value of the last call.
 func (b *CloudInitNoCloudSourceApplyConfiguration) WithNetworkData(value string) *CloudInitNoCloudSourceApplyConfiguration {
 	b.NetworkData = &value
+	return b
+}
+
+// WithNetworkDataSecretRef sets the NetworkDataSecretRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NetworkDataSecretRef field is set to the value of the last call.
+func (b *CloudInitNoCloudSourceApplyConfiguration) WithNetworkDataSecretRef(value *LocalObjectReferenceApplyConfiguration) *CloudInitNoCloudSourceApplyConfiguration {
+	b.NetworkDataSecretRef = value
 	return b
 }

@@ -23,6 +23,11 @@ type ContainerDiskSourceApplyConfiguration struct {
 	// ImagePullPolicy is Always, Never or IfNotPresent. Defaults to Always for the "latest" tag or
 	// an untagged image, else IfNotPresent.
 	ImagePullPolicy *corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+	// ImagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the VMI's
+	// namespace holding the registry credentials to pull Image with. An image pulled with
+	// credentials is private on the node: another VMI may use the node's copy only after its
+	// own credentials proved access to it.
+	ImagePullSecret *string `json:"imagePullSecret,omitempty"`
 }
 
 // ContainerDiskSourceApplyConfiguration constructs a declarative configuration of the ContainerDiskSource type for use with
@@ -52,5 +57,13 @@ func (b *ContainerDiskSourceApplyConfiguration) WithPath(value string) *Containe
 // If called multiple times, the ImagePullPolicy field is set to the value of the last call.
 func (b *ContainerDiskSourceApplyConfiguration) WithImagePullPolicy(value corev1.PullPolicy) *ContainerDiskSourceApplyConfiguration {
 	b.ImagePullPolicy = &value
+	return b
+}
+
+// WithImagePullSecret sets the ImagePullSecret field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ImagePullSecret field is set to the value of the last call.
+func (b *ContainerDiskSourceApplyConfiguration) WithImagePullSecret(value string) *ContainerDiskSourceApplyConfiguration {
+	b.ImagePullSecret = &value
 	return b
 }

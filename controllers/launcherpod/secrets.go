@@ -1,0 +1,79 @@
+package launcherpod
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+// secretFileMode is the mode of a mounted Secret's files: readable by the owner (root) and the
+// Pod's fsGroup (the launcher's group, 107), by no one else.
+const secretFileMode int32 = 0o440
+
+// secretRef is one Secret a VMI volume refers to, and what for.
+type secretRef struct {
+	volume string // the VMI volume's name, a DNS-1123 label
+	use    string // protocol.UserDataSecret, NetworkDataSecret or PullSecret
+	secret string // the Secret's name
+	// key is the only key mounted; empty mounts every key.
+	key string
+}
+
+// volumeSecrets lists the Secrets of one VMI volume: cloudInitNoCloud's secretRef and
+// networkDataSecretRef, and containerDisk's imagePullSecret.
+func volumeSecrets(vol *v1.Volume) []secretRef {
+	var refs []secretRef
+	if ci := vol.CloudInitNoCloud; ci != nil {
+		if ci.UserDataSecretRef != nil {
+			refs = append(refs, secretRef{volume: vol.Name, use: protocol.UserDataSecret, secret: ci.UserDataSecretRef.Name})
+		}
+		if ci.NetworkDataSecretRef != nil {
+			refs = append(refs, secretRef{volume: vol.Name, use: protocol.NetworkDataSecret, secret: ci.NetworkDataSecretRef.Name})
+		}
+	}
+	if cd := vol.ContainerDisk; cd != nil && cd.ImagePullSecret != "" {
+		refs = append(refs, secretRef{volume: vol.Name, use: protocol.PullSecret, secret: cd.ImagePullSecret, key: protocol.DockerConfigJSONKey})
+	}
+	return refs
+}
+
+// secretVolumes mounts the Secrets the VMI's volumes refer to, read-only, each at
+// protocol.SecretMountDir(<volume name>, <use>): the path is built from the volume's name (a
+// DNS-1123 label, checked again here) and a constant, never from the Secret's name. A pull
+// secret mounts only its .dockerconfigjson key, so a Secret of another type keeps the Pod from
+// starting with a message naming the missing key. A missing Secret keeps the Pod from starting,
+// as with any secret volume; the kubelet reports it (FailedMount).
+func secretVolumes(volumes []v1.Volume, path *field.Path) (diskMounts, field.ErrorList) {
+	var out diskMounts
+	var errs field.ErrorList
+	for i := range volumes {
+		refs := volumeSecrets(&volumes[i])
+		if len(refs) == 0 {
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(volumes[i].Name); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(path.Index(i).Child("name"), volumes[i].Name, msgs[0]))
+			continue
+		}
+		for _, ref := range refs {
+			if msgs := validation.IsDNS1123Subdomain(ref.secret); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(path.Index(i), ref.secret, "Secret name: "+msgs[0]))
+				continue
+			}
+			podVolume := ref.use + "-" + ref.volume
+			if len(podVolume) > validation.DNS1123LabelMaxLength {
+				podVolume = ref.use + "-" + nameSuffix(ref.volume)
+			}
+			src := &corev1.SecretVolumeSource{SecretName: ref.secret, DefaultMode: new(secretFileMode)}
+			if ref.key != "" {
+				src.Items = []corev1.KeyToPath{{Key: ref.key, Path: ref.key}}
+			}
+			out.volumes = append(out.volumes, corev1.Volume{Name: podVolume, VolumeSource: corev1.VolumeSource{Secret: src}})
+			out.mounts = append(out.mounts, corev1.VolumeMount{Name: podVolume, MountPath: protocol.SecretMountDir(ref.volume, ref.use), ReadOnly: true})
+		}
+	}
+	return out, errs
+}

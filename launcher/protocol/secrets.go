@@ -1,0 +1,31 @@
+package protocol
+
+import "path"
+
+// SecretsDir is where a launcher Pod mounts the Secrets its VMI refers to, read-only, each at
+// SecretMountDir(volume, use). Only vireo-controller decides what is mounted (as secret
+// volumes); the launcher reads the files and holds no Kubernetes credentials.
+const SecretsDir = "/var/run/kubevirt-private/secret"
+
+// What a mounted Secret is used for: the last component of its mount directory.
+const (
+	// UserDataSecret is cloudInitNoCloud.secretRef: keys "userdata" or "userData".
+	UserDataSecret = "userdata"
+	// NetworkDataSecret is cloudInitNoCloud.networkDataSecretRef: keys "networkdata" or "networkData".
+	NetworkDataSecret = "networkdata"
+	// PullSecret is containerDisk.imagePullSecret: only its DockerConfigJSONKey is mounted.
+	PullSecret = "pull"
+)
+
+// DockerConfigJSONKey is the key of a kubernetes.io/dockerconfigjson Secret.
+const DockerConfigJSONKey = ".dockerconfigjson"
+
+// MaxSecretFileBytes bounds what the launcher reads of a mounted Secret's file: a Secret holds
+// at most 1 MiB in all.
+const MaxSecretFileBytes = 1 << 20
+
+// SecretMountDir is the directory the Secret of volume (a DNS-1123 label, checked by whoever
+// builds the path) is mounted at for use.
+func SecretMountDir(volume, use string) string {
+	return path.Join(SecretsDir, volume, use)
+}
