@@ -1,0 +1,177 @@
+// Package vmaction serves the VirtualMachine actions start, stop and restart (PUT
+// .../virtualmachines/NAME/{start,stop,restart}, KubeVirt's bodies and answers): it reads the VM
+// and its VMI, applies KubeVirt's rules for the VM's run strategy (registry/vm) and writes the
+// change, a new run strategy in the spec or state change requests in the status, that the VM
+// controller then carries out. Authorization (update on the subresource) happened in the
+// server's filters; the write is the server's own.
+package vmaction
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/util/retry"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/registry/vm"
+)
+
+// Actions are the subresource names.
+const (
+	Start   = "start"
+	Stop    = "stop"
+	Restart = "restart"
+)
+
+// Names lists the actions.
+var Names = []string{Start, Stop, Restart}
+
+// maxBody bounds an options body.
+const maxBody = 64 << 10
+
+// Store is what an action reads and writes through: the VM store, its /status store and the
+// VMI store.
+type Store interface {
+	Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error)
+	Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+		updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error)
+}
+
+// Getter reads objects.
+type Getter interface {
+	Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error)
+}
+
+// REST is one action subresource of virtualmachines.
+type REST struct {
+	action         string
+	vms, vmsStatus Store
+	vmis           Getter
+}
+
+// New returns the action subresource (Start, Stop or Restart).
+func New(action string, vms, vmsStatus Store, vmis Getter) *REST {
+	return &REST{action: action, vms: vms, vmsStatus: vmsStatus, vmis: vmis}
+}
+
+var _ rest.Connecter = &REST{}
+
+// New is the object the subresource is attached to.
+func (r *REST) New() runtime.Object { return &v1.VirtualMachine{} }
+
+// Destroy releases nothing: the stores are owned elsewhere.
+func (r *REST) Destroy() {}
+
+// ConnectMethods: actions are PUTs.
+func (r *REST) ConnectMethods() []string { return []string{http.MethodPut} }
+
+// NewConnectOptions: the options are the request body, decoded by the handler.
+func (r *REST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
+
+// Connect returns the handler that carries out the action on VM name.
+func (r *REST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if err := r.serve(ctx, name, req); err != nil {
+			responder.Error(err)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}), nil
+}
+
+// serve decodes the options and applies the action, retrying when the VM changed meanwhile.
+func (r *REST) serve(ctx context.Context, name string, req *http.Request) error {
+	decide, dryRun, err := r.decoder(req)
+	if err != nil {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		obj, err := r.vms.Get(ctx, name, &metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current := obj.(*v1.VirtualMachine)
+		var vmi *v1.VirtualMachineInstance
+		if o, err := r.vmis.Get(ctx, name, &metav1.GetOptions{}); err == nil {
+			if i := o.(*v1.VirtualMachineInstance); metav1.IsControlledBy(i, current) {
+				vmi = i
+			}
+		} else if !apierrors.IsNotFound(err) {
+			return err
+		}
+		change, err := decide(current, vmi)
+		if err != nil {
+			return actionError{err}
+		}
+		if dryRun {
+			return nil
+		}
+		updated := current.DeepCopy()
+		change.Apply(updated)
+		store := r.vms
+		if change.RunStrategy == nil {
+			store = r.vmsStatus
+		}
+		_, _, err = store.Update(ctx, name, rest.DefaultUpdatedObjectInfo(updated), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// actionError carries a refusal out of the retry loop unretried (a 409 of the rules is no
+// conflict of versions).
+type actionError struct{ error }
+
+func (e actionError) Unwrap() error { return e.error }
+
+// decoder reads the action's options body (empty means none) and returns its rule.
+func (r *REST) decoder(req *http.Request) (func(*v1.VirtualMachine, *v1.VirtualMachineInstance) (vm.Change, error), bool, error) {
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
+	if err != nil {
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("%s: reading the options: %v", r.action, err))
+	}
+	if len(body) > maxBody {
+		return nil, false, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("%s options are limited to %d bytes", r.action, maxBody))
+	}
+	decode := func(into any) error {
+		if len(body) == 0 {
+			return nil
+		}
+		if err := json.Unmarshal(body, into); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("%s: the body is not %sOptions JSON: %v", r.action, title(r.action), err))
+		}
+		return nil
+	}
+	dry := func(d []string) bool { return slices.Contains(d, metav1.DryRunAll) }
+	switch r.action {
+	case Start:
+		var o vm.StartOptions
+		err = decode(&o)
+		return func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) { return vm.Start(x, i, o) }, dry(o.DryRun), err
+	case Stop:
+		var o vm.StopOptions
+		err = decode(&o)
+		return func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) { return vm.Stop(x, i, o) }, dry(o.DryRun), err
+	case Restart:
+		var o vm.RestartOptions
+		err = decode(&o)
+		return func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) {
+			return vm.Restart(x, i, o)
+		}, dry(o.DryRun), err
+	}
+	return nil, false, apierrors.NewNotFound(v1.Resource("virtualmachines/"+r.action), "")
+}
+
+func title(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
