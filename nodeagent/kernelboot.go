@@ -56,7 +56,7 @@ func (c *imageCache) kernelBoot(ctx context.Context, kb *v1.KernelBootContainer,
 	}
 	ref, err := c.parse(kb.Image)
 	if err != nil {
-		return nil, fmt.Errorf("kernelBoot image %q: %w", kb.Image, err)
+		return nil, &permanentError{ReasonKernelBootImageInvalid, fmt.Errorf("kernelBoot image %q: %w", kb.Image, err)}
 	}
 	lock := c.pullLock(ref.Name())
 	lock.Lock()

@@ -234,6 +234,16 @@ func TestKernelBootRefusesWhatItCannotUse(t *testing.T) {
 	}
 }
 
+// TestKernelBootBadReference: an image reference that cannot be parsed fails for good.
+func TestKernelBootBadReference(t *testing.T) {
+	c := newImageCache(t.TempDir(), nil)
+	_, err := c.kernelBoot(context.Background(), &v1.KernelBootContainer{Image: "Not A Reference", KernelPath: "/vmlinuz"})
+	var perm *permanentError
+	if !errors.As(err, &perm) || !strings.Contains(err.Error(), `"Not A Reference"`) {
+		t.Errorf("error %v, want a permanent one naming the image", err)
+	}
+}
+
 // TestKernelBootPullPolicyNever: an image not on the node is not pulled.
 func TestKernelBootPullPolicyNever(t *testing.T) {
 	r := newTestRegistry(t)
