@@ -17,12 +17,6 @@ import (
 func TestVMIKernelBoot(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-kernelboot.yaml")
-	missing := "/boot/vmlinuz-missing"
-	applyExample(t, ns, "vmi-kernelboot.yaml", func(m string) string {
-		m = strings.Replace(m, "name: tiny-kernelboot", "name: no-kernel", 1)
-		return strings.Replace(m, "kernelPath: /boot/vmlinuz", "kernelPath: "+missing, 1)
-	})
-
 	con := openConsole(t, ns, "tiny-kernelboot")
 	con.waitFor(t, guestMarker, 90*time.Second)
 	vmi := waitVMI(t, ns, "tiny-kernelboot", 30*time.Second, "Running and Ready", func(v *v1.VirtualMachineInstance) bool {
@@ -45,6 +39,11 @@ func TestVMIKernelBoot(t *testing.T) {
 	con.send(t, "echo $((6*7))")
 	con.waitFor(t, "42", 10*time.Second)
 
+	missing := "/boot/vmlinuz-missing"
+	applyExample(t, ns, "vmi-kernelboot.yaml", func(m string) string {
+		m = strings.Replace(m, "name: tiny-kernelboot", "name: no-kernel", 1)
+		return strings.Replace(m, "kernelPath: /boot/vmlinuz", "kernelPath: "+missing, 1)
+	})
 	bad := waitPhase(t, ns, "no-kernel", v1.Failed, 60*time.Second)
 	sync := conditionOf(bad, v1.VirtualMachineInstanceSynchronized)
 	if bad.Status.Reason != "KernelBootImageInvalid" || sync == nil || sync.Status != v1.ConditionFalse ||
