@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -52,6 +53,19 @@ func TestVMIKernelBoot(t *testing.T) {
 	}
 	if qemu, _ := guestProcesses(t, ns, "no-kernel", string(bad.UID)); len(qemu) > 0 {
 		t.Errorf("a QEMU runs for the VMI whose kernel is missing: %v", qemu)
+	}
+	// The failed VMI's launcher has stopped; the running guest is untouched (a stopping launcher
+	// once killed every QEMU whose command line named the launchers' common private directory).
+	eventually(t, "the failed VMI's launcher Pod gone", func() error {
+		if out := kubectl(t, "-n", ns, "get", "pods", "-l", "kubevirt.io/created-by="+string(bad.UID), "-o", "name"); out != "" {
+			return fmt.Errorf("pods left: %s", out)
+		}
+		return nil
+	})
+	con.send(t, "echo $((6*8))")
+	con.waitFor(t, "48", 10*time.Second)
+	if got := waitPhase(t, ns, "tiny-kernelboot", v1.Running, 5*time.Second); condition(got, v1.VirtualMachineInstanceReady) != v1.ConditionTrue {
+		t.Errorf("the running VMI after the other's failure: %+v", got.Status)
 	}
 	kubectl(t, "-n", ns, "delete", "vmi", "tiny-kernelboot", "no-kernel", "--timeout=60s")
 }
