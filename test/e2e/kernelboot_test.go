@@ -13,8 +13,8 @@ import (
 
 // TestVMIKernelBoot: the kernelBoot example boots the guest's kernel and initrd, taken from
 // their image in vireo-local's registry, straight into QEMU (no disk, no bootloader), with the
-// example's kernelArgs; and a kernelPath the image lacks fails its VMI with a reason naming the
-// path and the image, without starting a guest.
+// example's kernelArgs; a kernelPath the image lacks then fails its VMI with a reason naming the
+// path and the image, without starting a guest, and the running guest outlives that VMI's launcher.
 func TestVMIKernelBoot(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-kernelboot.yaml")
