@@ -102,7 +102,11 @@ func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) (retry 
 	if err != nil {
 		return true, fmt.Errorf("preparing disks: %w", err)
 	}
-	in := domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: diskSources,
+	kernel, err := disks.KernelBoot(req.KernelBoot)
+	if err != nil {
+		return false, fmt.Errorf("spec.domain.firmware.kernelBoot: %w", err)
+	}
+	in := domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: diskSources, KernelBoot: kernel,
 		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket}
 	def, err := domain.Build(vmi, in)
 	if err != nil {

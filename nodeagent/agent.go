@@ -1,7 +1,7 @@
 // Package nodeagent is vireo-nodeagent, the per-node agent. It watches the VMIs scheduled to its
 // node (field selector status.nodeName) and the launcher Pods on it, gives each launcher Pod a
 // directory under the node's run directory, connects to each launcher's command socket there,
-// hands it its VMI (with containerDisks pulled into the node's image cache), follows its domain
+// hands it its VMI (with containerDisks and kernelBoot files pulled into the node's image cache), follows its domain
 // events, and reports the VMI's status: Running with interfaces and conditions, then Succeeded
 // or Failed. It shuts guests down when their VMI is deleted (ACPI, then destroy after the grace
 // period, a deadline kept on disk across restarts), and serves vireo-apiserver over mutual TLS.

@@ -191,10 +191,7 @@ func (c *imageCache) extract(fs io.ReadCloser, src *v1.ContainerDiskSource, dige
 		if err := os.Chmod(tmp, 0o755); err != nil {
 			return err
 		}
-		if err := os.Rename(tmp, digestDir); err != nil && !errors.Is(err, os.ErrExist) && !isNotEmpty(err) {
-			return err
-		}
-		return nil
+		return placeDisk(tmp, digestDir)
 	}
 }
 

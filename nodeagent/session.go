@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -29,6 +30,8 @@ type session struct {
 	// last one failed ("" after success).
 	handing             bool
 	handErr, handReason string
+	// handFinal: the last handover failed for good (a *permanentError); the VMI fails.
+	handFinal bool
 }
 
 // startSession connects to the launcher of Pod podUID, which must serve the VMI vmiUID.
@@ -108,11 +111,12 @@ func (s *session) state() (*protocol.Client, *protocol.DomainStatus, bool) {
 	return s.client, dom, s.synced
 }
 
-// beginHandover marks a handover in flight; it reports false when one already is.
+// beginHandover marks a handover in flight; it reports false when one already is, or when an
+// earlier one succeeded or failed for good.
 func (s *session) beginHandover() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.handing || s.synced {
+	if s.handing || s.synced || s.handFinal {
 		return false
 	}
 	s.handing = true
@@ -125,7 +129,8 @@ func (s *session) endHandover(st *protocol.DomainStatus, err error, reason strin
 	defer s.mu.Unlock()
 	s.handing = false
 	if err != nil {
-		s.handErr, s.handReason = err.Error(), reason
+		var perm *permanentError
+		s.handErr, s.handReason, s.handFinal = err.Error(), reason, errors.As(err, &perm)
 		return
 	}
 	s.synced, s.handErr, s.handReason = true, "", ""
@@ -139,6 +144,13 @@ func (s *session) handoverError() (message, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.handErr, s.handReason
+}
+
+// handoverFinal reports whether the last handover failed in a way no retry can cure.
+func (s *session) handoverFinal() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.handErr != "" && s.handFinal
 }
 
 // stop ends the session and waits for its goroutine.

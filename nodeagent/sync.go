@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,6 +60,7 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 			_, obs.domain, _ = s.state()
 		}
 		obs.syncErr, obs.syncReason = s.handoverError()
+		obs.syncFinal = s.handoverFinal()
 	} else if pod != nil {
 		// The launcher ended: its last report is still the best evidence of how.
 		a.mu.Lock()
@@ -107,7 +109,9 @@ func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineIns
 	go func() {
 		st, reason, err := a.handOver(a.ctx, vmi, client)
 		s.endHandover(st, err, reason)
-		if err != nil {
+		if perm := (*permanentError)(nil); errors.As(err, &perm) {
+			klog.FromContext(a.ctx).Info("Cannot hand the VMI to its launcher; failing it", "vmi", key, "err", err)
+		} else if err != nil {
 			klog.FromContext(a.ctx).Info("Could not hand the VMI to its launcher; retrying", "vmi", key, "err", err)
 			a.EnqueueAfter(key, 5*time.Second)
 		}
@@ -130,7 +134,7 @@ func (a *Agent) handOver(ctx context.Context, vmi *v1.VirtualMachineInstance, cl
 }
 
 // syncRequest resolves what the launcher cannot: containerDisks, pulled into the node's cache
-// with the image pull secrets the launcher's Pod mounts.
+// with the image pull secrets the launcher's Pod mounts, and the kernelBoot container's files.
 func (a *Agent) syncRequest(ctx context.Context, vmi *v1.VirtualMachineInstance, client *protocol.Client) (*protocol.SyncRequest, string, error) {
 	req := &protocol.SyncRequest{VMI: vmi, ContainerDisks: map[string]string{}}
 	auths, err := pullAuths(ctx, vmi, client)
@@ -146,6 +150,16 @@ func (a *Agent) syncRequest(ctx context.Context, vmi *v1.VirtualMachineInstance,
 			return nil, ReasonErrImagePull, fmt.Errorf("volume %s: %w", vol.Name, err)
 		}
 		req.ContainerDisks[vol.Name] = p
+	}
+	if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.KernelBoot != nil && fw.KernelBoot.Container != nil {
+		files, err := a.images.kernelBoot(ctx, fw.KernelBoot.Container)
+		if perm := (*permanentError)(nil); errors.As(err, &perm) {
+			return nil, perm.reason, err
+		}
+		if err != nil {
+			return nil, ReasonErrImagePull, fmt.Errorf("spec.domain.firmware.kernelBoot.container: %w", err)
+		}
+		req.KernelBoot = files
 	}
 	return req, "", nil
 }

@@ -21,6 +21,10 @@ const vmiDir = "/var/run/vireo/pods/7b0e5a61-2c3d-4e5f-8a9b-0c1d2e3f4a5b"
 // claimsDir is where the golden cases pretend claims are mounted (KubeVirt's path).
 const claimsDir = "/var/run/kubevirt-private/vmi-disks"
 
+// kernelBootDir is where the node agent extracts a kernelBoot image's files in the node's image
+// cache (files named after the SHA-256 of their path in the image).
+const kernelBootDir = "/var/lib/vireo/images/sha256-2b7e151628aed2a6abf7158809cf4f3c762e7160f38b4da56a784d9045190cfe/kernelboot"
+
 // goldenCase is a VMI in testdata/<name>.yaml built with in; its domain is testdata/<name>.xml.
 type goldenCase struct {
 	name string
@@ -48,7 +52,8 @@ func goldenCases(t *testing.T) []goldenCase {
 		})},
 		{name: "kernelboot", in: sockets(Inputs{
 			Emulation: EmulationTCG, MachineTypes: machines,
-			KernelBoot: &KernelBootFiles{Kernel: vmiDir + "/kernel-boot/vmlinuz", Initrd: vmiDir + "/kernel-boot/initrd.img"},
+			KernelBoot: &KernelBootFiles{Kernel: kernelBootDir + "/0c8d3b1b7e1a6f0e2f9d4c5b6a7980716253443526170819a0b1c2d3e4f5a6b7",
+				Initrd: kernelBootDir + "/5f4e3d2c1b0a99887766554433221100ffeeddccbbaa99887766554433221100"},
 		})},
 		{name: "storage", in: sockets(Inputs{
 			Emulation: EmulationTCG, MachineTypes: machines,

@@ -238,7 +238,7 @@ func TestStartPausedInSessionLibvirt(t *testing.T) {
 		t.Skip("qemu-img is not installed (hack/install-deps.sh installs qemu-utils)")
 	}
 	for _, c := range goldenCases(t) {
-		if c.name != "tiny" && c.name != "devices" && c.name != "storage" {
+		if c.name != "tiny" && c.name != "devices" && c.name != "storage" && c.name != "kernelboot" {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
@@ -250,6 +250,9 @@ func TestStartPausedInSessionLibvirt(t *testing.T) {
 			in := c.in
 			in.Emulation, in.TCGCacheMiB = EmulationTCG, 8
 			in.ConsoleSocket, in.VNCSocket = filepath.Join(d.dir, c.name+"-console.sock"), filepath.Join(d.dir, c.name+"-vnc.sock")
+			if c.in.KernelBoot != nil {
+				in.KernelBoot = d.guestKernel(t)
+			}
 			in.Disks = map[string]DiskSource{}
 			for name, src := range c.in.Disks {
 				src.Path, src.Block = d.image(t, c.name+"-"+name, src.Format), false
@@ -285,6 +288,23 @@ func TestStartPausedInSessionLibvirt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// guestKernel copies the test guest's kernel and initramfs (test/images, `make images`) into
+// the daemon's directory, readable by its user; it skips the test when they are not built.
+func (d *sessionDaemon) guestKernel(t *testing.T) *KernelBootFiles {
+	t.Helper()
+	files := &KernelBootFiles{Kernel: filepath.Join(d.dir, "vmlinuz"), Initrd: filepath.Join(d.dir, "initrd.img")}
+	for src, dst := range map[string]string{"vmlinuz": files.Kernel, "initrd.img": files.Initrd} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "_output", "images", "tiny", src))
+		if err != nil {
+			t.Skipf("the test guest is not built (make images): %v", err)
+		}
+		if err := os.WriteFile(dst, data, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return files
 }
 
 // image creates a 16 MiB image of format in the daemon's directory, owned by its user.

@@ -146,7 +146,7 @@ func machineOS(spec *v1.VirtualMachineInstanceSpec, in Inputs, specPath *field.P
 }
 
 // kernelBoot sets the kernel, initrd and command line of a direct kernel boot from the files
-// the launcher extracted from the kernel boot container.
+// the node agent extracted from the kernel boot container.
 func kernelBoot(osElem *libvirtxml.DomainOS, kb *v1.KernelBoot, files *KernelBootFiles, kbPath *field.Path) field.ErrorList {
 	c := kb.Container
 	if c == nil {
@@ -164,14 +164,14 @@ func kernelBoot(osElem *libvirtxml.DomainOS, kb *v1.KernelBoot, files *KernelBoo
 	}
 	if files == nil || files.Kernel == "" {
 		errs = append(errs, field.InternalError(cPath.Child("kernelPath"),
-			fmt.Errorf("the launcher has not extracted kernel %s from image %s", c.KernelPath, c.Image)))
+			fmt.Errorf("kernel %s of image %s was not extracted (the node agent extracts it; is it older than the launcher?)", c.KernelPath, c.Image)))
 	} else {
 		osElem.Kernel = files.Kernel
 	}
 	if c.InitrdPath != "" {
 		if files == nil || files.Initrd == "" {
 			errs = append(errs, field.InternalError(cPath.Child("initrdPath"),
-				fmt.Errorf("the launcher has not extracted initrd %s from image %s", c.InitrdPath, c.Image)))
+				fmt.Errorf("initrd %s of image %s was not extracted (the node agent extracts it; is it older than the launcher?)", c.InitrdPath, c.Image)))
 		} else {
 			osElem.Initrd = files.Initrd
 		}

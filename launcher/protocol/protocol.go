@@ -71,6 +71,20 @@ type SyncRequest struct {
 	// ContainerDisks maps each containerDisk volume's name to the image's disk file in the
 	// node's read-only image cache (the node agent pulls; the launcher has no credentials).
 	ContainerDisks map[string]string `json:"containerDisks,omitempty"`
+	// KernelBoot holds the kernel and initrd of spec.domain.firmware.kernelBoot, extracted by
+	// the node agent from their image into the node's read-only image cache; nil when the VMI
+	// boots no kernel directly. An older node agent never sets it, and an older launcher
+	// ignores it (and then refuses the VMI, naming the kernel it was not given).
+	KernelBoot *KernelBootFiles `json:"kernelBoot,omitempty"`
+}
+
+// KernelBootFiles are absolute paths of files in the node's image cache, in names the node
+// agent built (never the paths inside the image).
+type KernelBootFiles struct {
+	// Kernel is the kernel of kernelBoot.container.kernelPath ("" when none is set).
+	Kernel string `json:"kernel,omitempty"`
+	// Initrd is the initrd of kernelBoot.container.initrdPath ("" when none is set).
+	Initrd string `json:"initrd,omitempty"`
 }
 
 // PullSecretsRequest asks the launcher for the image pull secrets its Pod mounts for the named

@@ -63,8 +63,15 @@ func isQEMUOf(args []string, l Layout, name string) bool {
 
 // qemuProcesses lists the QEMU processes started by the daemon of layout l, alive or not yet
 // reaped, by scanning /proc: it finds them even when libvirtd died before writing a pid file.
+// Only processes in the caller's mount namespace count: every launcher Pod has its layout at
+// the same path, and where Pods share the host's process namespace (vireo-local's nodes) the
+// other Pods' QEMUs are in /proc too, with the same paths on their command lines.
 func qemuProcesses(l Layout) []int {
 	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	own, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
 		return nil
 	}
@@ -74,9 +81,16 @@ func qemuProcesses(l Layout) []int {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		if args, err := processArgs(pid); err == nil && isQEMUOf(args, l, "") {
-			pids = append(pids, pid)
+		args, err := processArgs(pid)
+		if err != nil || !isQEMUOf(args, l, "") {
+			continue
 		}
+		// A process whose namespace cannot be read is gone or a zombie (nothing to kill), or
+		// not inspectable by this user (not one of its QEMUs): either way not ours.
+		if ns, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "ns", "mnt")); err != nil || ns != own {
+			continue
+		}
+		pids = append(pids, pid)
 	}
 	return pids
 }

@@ -1,7 +1,8 @@
 // Package imageregistry is vireo-local's OCI registry: go-containerregistry's registry with
 // its blobs on disk (they survive restarts) and its manifests in memory, preloaded on every
-// start with the containerDisks of the test guest images, so that local nodes pull
-// vireo/<guest>-containerdisk:latest as they would from any registry.
+// start with the containerDisks and kernelBoot images of the test guest images, so that local
+// nodes pull vireo/<guest>-containerdisk:latest and vireo/<guest>-kernelboot:latest as they
+// would from any registry.
 package imageregistry
 
 import (
@@ -35,6 +36,13 @@ const (
 	refNameAnnotation   = "org.opencontainers.image.ref.name"
 )
 
+// The kernelBoot layout <images>/<guest>/kernelboot (kernel at /boot/vmlinuz, initrd at
+// /boot/initrd.img, as test/images writes it) is served as <RepositoryPrefix><guest><KernelBootSuffix>:<Tag>.
+const (
+	KernelBootSuffix = "-kernelboot"
+	kernelBootLayout = "kernelboot"
+)
+
 // ContainerDiskRepository is the repository guest's containerDisk is served under.
 func ContainerDiskRepository(guest string) string {
 	return RepositoryPrefix + guest + ContainerDiskSuffix
@@ -44,6 +52,11 @@ func ContainerDiskRepository(guest string) string {
 // address (host:port), e.g. 10.250.0.1:5000/vireo/tiny-containerdisk:latest.
 func ContainerDiskImage(address, guest string) string {
 	return address + "/" + ContainerDiskRepository(guest) + ":" + Tag
+}
+
+// KernelBootImage is the image reference of guest's kernelBoot image in the registry at address.
+func KernelBootImage(address, guest string) string {
+	return address + "/" + RepositoryPrefix + guest + KernelBootSuffix + ":" + Tag
 }
 
 // Config configures the registry.
@@ -104,10 +117,18 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, dir := range layouts {
-		repos := []string{ContainerDiskRepository(filepath.Base(filepath.Dir(dir)))}
+	kernelBoots, err := filepath.Glob(filepath.Join(cfg.Images, "*", kernelBootLayout))
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range append(layouts, kernelBoots...) {
+		repo := ContainerDiskRepository(filepath.Base(filepath.Dir(dir)))
+		if filepath.Base(dir) == kernelBootLayout {
+			repo = RepositoryPrefix + filepath.Base(filepath.Dir(dir)) + KernelBootSuffix
+		}
+		repos := []string{repo}
 		if cfg.CredentialsFile != "" {
-			repos = append(repos, PrivatePrefix+repos[0])
+			repos = append(repos, PrivatePrefix+repo)
 		}
 		for _, repo := range repos {
 			digest, err := load(ctx, h, blobs, dir, repo)

@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
@@ -78,9 +80,10 @@ func TestServesContainerDisk(t *testing.T) {
 
 	pullAndCheck(t, ctx, ContainerDiskImage(addr, images.Tiny), res.Manifest.ContainerDisk.Digest, wantSum)
 	blobs, err := filepath.Glob(filepath.Join(cfg.Storage, "sha256", "*"))
-	if err != nil || len(blobs) != 2 {
-		t.Fatalf("blobs on disk: %v, %v; want the config and the layer", blobs, err)
+	if err != nil || len(blobs) != 4 {
+		t.Fatalf("blobs on disk: %v, %v; want the config and the layer of the containerDisk and of the kernelBoot image", blobs, err)
 	}
+	checkKernelBoot(t, ctx, KernelBootImage(addr, images.Tiny), res)
 	before, err := os.Stat(blobs[0])
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +173,53 @@ func pullAndCheck(t *testing.T, ctx context.Context, image, wantDigest, wantSum 
 			t.Errorf("/%s in the pulled layer has sha256 %s, the built %s has %s", hdr.Name, got, images.DiskQCOW2, wantSum)
 		}
 		return
+	}
+}
+
+// checkKernelBoot pulls the guest's kernelBoot image and checks that its flattened file system
+// holds the built kernel and initramfs at the paths test/images documents.
+func checkKernelBoot(t *testing.T, ctx context.Context, image string, res images.Result) {
+	t.Helper()
+	ref, err := name.ParseReference(image, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := remote.Image(ref, remote.WithContext(ctx))
+	if err != nil {
+		t.Fatalf("pulling %s: %v", image, err)
+	}
+	want := map[string]string{}
+	for p, f := range map[string]string{images.KernelBootKernelPath: images.Kernel, images.KernelBootInitrdPath: images.Initrd} {
+		if want[strings.TrimPrefix(p, "/")], err = fileSHA256(res.Path(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, ok := want[hdr.Name]
+		if !ok {
+			continue
+		}
+		h := sha256.New()
+		if _, err := io.Copy(h, tr); err != nil {
+			t.Fatal(err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != sum || hdr.Typeflag != tar.TypeReg {
+			t.Errorf("%s: /%s is type %c with sha256 %s, want a regular file with %s", image, hdr.Name, hdr.Typeflag, got, sum)
+		}
+		delete(want, hdr.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("%s lacks %v", image, want)
 	}
 }
 

@@ -70,6 +70,11 @@ func containerDiskImage(disk, tmpDir string) (v1.Image, error) {
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
+	return singleLayerImage(tarPath)
+}
+
+// singleLayerImage is an image of the one layer in the tar at tarPath: OCI media types, linux/amd64.
+func singleLayerImage(tarPath string) (v1.Image, error) {
 	layer, err := tarball.LayerFromFile(tarPath, tarball.WithMediaType(types.OCILayer))
 	if err != nil {
 		return nil, err
@@ -95,12 +100,17 @@ func writeContainerDisk(dir, disk, tmpDir string) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, err
 	}
+	return writeLayout(dir, img)
+}
+
+// writeLayout writes img as an OCI image layout in dir, tagged latest, and returns its digest.
+func writeLayout(dir string, img v1.Image) (v1.Hash, error) {
 	p, err := layout.Write(dir, empty.Index)
 	if err != nil {
 		return v1.Hash{}, err
 	}
 	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{RefNameAnnotation: "latest"})); err != nil {
-		return v1.Hash{}, fmt.Errorf("writing the containerDisk layout %s: %w", dir, err)
+		return v1.Hash{}, fmt.Errorf("writing the image layout %s: %w", dir, err)
 	}
 	return img.Digest()
 }

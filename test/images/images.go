@@ -3,7 +3,8 @@
 // seconds under TCG, prints Marker and offers a shell on ttyS0, gets its address by DHCP,
 // serves HTTP on port 80, applies NoCloud user-data, draws text on the VGA console and
 // powers off on the ACPI power button. It is published as a kernel and initramfs
-// (kernelBoot), a bootable raw and qcow2 disk, and a KubeVirt containerDisk OCI layout.
+// (and an OCI image of them for kernelBoot), a bootable raw and qcow2 disk, and a KubeVirt
+// containerDisk OCI layout.
 package images
 
 import (
@@ -80,7 +81,11 @@ func Build(ctx context.Context, opts Options) (Result, error) {
 	}
 	key := cacheKey(currentInputs(pkgs))
 	if m, ok := upToDate(dir, key); ok {
-		return Result{Dir: dir, Manifest: m, Cached: true}, nil
+		wrote, err := ensureKernelBoot(dir, b.work, m)
+		if wrote {
+			b.say("images: wrote the kernelBoot image of %s", dir)
+		}
+		return Result{Dir: dir, Manifest: m, Cached: !wrote}, err
 	}
 	if err := checkTools(); err != nil {
 		return Result{}, err
@@ -97,6 +102,9 @@ func Build(ctx context.Context, opts Options) (Result, error) {
 		m, err = b.build(ctx, dir, pkgs, key)
 	}
 	if err != nil {
+		return Result{}, err
+	}
+	if _, err := ensureKernelBoot(dir, b.work, m); err != nil {
 		return Result{}, err
 	}
 	return Result{Dir: dir, Manifest: m}, nil
