@@ -1,0 +1,284 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+const streamSubprotocol = "plain.kubevirt.io"
+
+// streamPath is a VMI subresource's path in group kubevirt.io or subresources.kubevirt.io.
+func streamPath(group, ns, name, kind string) string {
+	return fmt.Sprintf("/apis/%s/v1/namespaces/%s/virtualmachineinstances/%s/%s", group, ns, name, kind)
+}
+
+// dialStream opens a websocket through kube-apiserver as cfg's user, the way KubeVirt's
+// clients do (subprotocol plain.kubevirt.io unless protocols say otherwise).
+func dialStream(t *testing.T, cfg *rest.Config, path string, protocols ...string) (*wsStream, *http.Response, error) {
+	t.Helper()
+	tlsCfg, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if protocols == nil {
+		protocols = []string{streamSubprotocol}
+	}
+	d := websocket.Dialer{TLSClientConfig: tlsCfg, Subprotocols: protocols, HandshakeTimeout: 30 * time.Second}
+	header := http.Header{}
+	if cfg.BearerToken != "" {
+		header.Set("Authorization", "Bearer "+cfg.BearerToken)
+	}
+	ws, resp, err := d.Dial("wss"+strings.TrimPrefix(cfg.Host, "https")+path, header)
+	if err != nil {
+		return nil, resp, err
+	}
+	s := &wsStream{ws: ws, done: make(chan struct{})}
+	t.Cleanup(func() { ws.Close() })
+	go s.read()
+	return s, resp, nil
+}
+
+// wsStream keeps what a console or VNC websocket received, and why it ended.
+type wsStream struct {
+	ws   *websocket.Conn
+	mu   sync.Mutex
+	out  strings.Builder
+	end  error
+	done chan struct{}
+}
+
+func (s *wsStream) read() {
+	defer close(s.done)
+	for {
+		typ, data, err := s.ws.ReadMessage()
+		s.mu.Lock()
+		if err != nil {
+			s.end = err
+			s.mu.Unlock()
+			return
+		}
+		if typ == websocket.BinaryMessage {
+			s.out.Write(data)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *wsStream) output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.String()
+}
+
+func (s *wsStream) send(t *testing.T, line string) {
+	t.Helper()
+	if err := s.ws.WriteMessage(websocket.BinaryMessage, []byte(line+"\n")); err != nil {
+		t.Fatalf("sending %q: %v", line, err)
+	}
+}
+
+// waitFor waits until the stream printed want.
+func (s *wsStream) waitFor(t *testing.T, want string, timeout time.Duration) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return strings.Contains(s.output(), want), nil
+	}); err != nil {
+		t.Fatalf("the stream never printed %q within %s; it printed:\n%s (ended: %v)", want, timeout, s.output(), s.ended())
+	}
+}
+
+func (s *wsStream) ended() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.end
+}
+
+// closeText waits for the session's end and returns the server's close message.
+func (s *wsStream) closeText(t *testing.T, timeout time.Duration) string {
+	t.Helper()
+	select {
+	case <-s.done:
+	case <-time.After(timeout):
+		t.Fatalf("the session did not end within %s", timeout)
+	}
+	var ce *websocket.CloseError
+	if !errors.As(s.ended(), &ce) {
+		t.Fatalf("the session ended without a close message: %v", s.ended())
+	}
+	return ce.Text
+}
+
+// answer42 is the shell's answer on a line of its own (boot messages may hold "42" elsewhere).
+var answer42 = regexp.MustCompile(`(?m)^42\r?$`)
+
+// echo42 types echo $((6*7)) until the guest's shell answers 42 (it may still be booting).
+func echo42(t *testing.T, s *wsStream) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 3*time.Second, 120*time.Second, true, func(context.Context) (bool, error) {
+		s.send(t, "echo $((6*7))")
+		return answer42.MatchString(s.output()), nil
+	})
+	if err != nil {
+		t.Fatalf("the guest never answered 42; the console printed:\n%s (ended: %v)", s.output(), s.ended())
+	}
+}
+
+// refusal dials and expects an HTTP error with code whose body contains want.
+func refusal(t *testing.T, cfg *rest.Config, path string, code int, want string, protocols ...string) {
+	t.Helper()
+	_, resp, err := dialStream(t, cfg, path, protocols...)
+	if err == nil {
+		t.Fatalf("%s was opened; want %d", path, code)
+	}
+	if resp == nil {
+		t.Fatalf("%s: %v; want HTTP %d", path, err, code)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != code || !strings.Contains(string(body), want) {
+		t.Errorf("%s: HTTP %d %s; want %d with %q", path, resp.StatusCode, body, code, want)
+	}
+}
+
+// nodeAgentFDs counts the open descriptors of the node agent on node (a host process here).
+func nodeAgentFDs(t *testing.T, node string) int {
+	t.Helper()
+	pods, err := kube.CoreV1().Pods("vireo-system").List(t.Context(), metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=vireo-nodeagent", FieldSelector: "spec.nodeName=" + node})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("node agent Pods on %s: %v", node, err)
+	}
+	pids := podProcessIDs(t, pods.Items[0].Name)
+	if len(pids) != 1 {
+		t.Fatalf("node agent processes %v", pids)
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pids[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
+}
+
+// TestConsoleThroughAggregation: the serial console and VNC through kube-apiserver at both
+// groups' paths, session takeover, clear refusals, and the session's end when the VMI goes.
+func TestConsoleThroughAggregation(t *testing.T) {
+	ns := namespace(t)
+	applyExample(t, ns, "vmi-tiny.yaml")
+	vmi := waitPhase(t, ns, "tiny", v1.Running, 120*time.Second)
+	fds0 := nodeAgentFDs(t, vmi.Status.NodeName)
+
+	first, _, err := dialStream(t, admin, streamPath("kubevirt.io", ns, "tiny", "console"))
+	if err != nil {
+		t.Fatalf("console at kubevirt.io: %v", err)
+	}
+	if first.ws.Subprotocol() != streamSubprotocol {
+		t.Errorf("subprotocol %q", first.ws.Subprotocol())
+	}
+	echo42(t, first)
+
+	second, _, err := dialStream(t, admin, streamPath("subresources.kubevirt.io", ns, "tiny", "console"))
+	if err != nil {
+		t.Fatalf("console at subresources.kubevirt.io: %v", err)
+	}
+	if got := first.closeText(t, 30*time.Second); !strings.Contains(got, "taken over") {
+		t.Errorf("the first session's close message %q does not say it was taken over", got)
+	}
+	echo42(t, second)
+
+	vnc, _, err := dialStream(t, admin, streamPath("subresources.kubevirt.io", ns, "tiny", "vnc"))
+	if err != nil {
+		t.Fatalf("vnc: %v", err)
+	}
+	vnc.waitFor(t, "RFB 003.008\n", 30*time.Second)
+	refusal(t, admin, streamPath("kubevirt.io", ns, "tiny", "vnc")+"?preserveSession=true", http.StatusServiceUnavailable, "preserveSession")
+
+	// Bad input: clear errors.
+	refusal(t, admin, streamPath("kubevirt.io", ns, "nope", "console"), http.StatusNotFound, "nope")
+	refusal(t, admin, streamPath("subresources.kubevirt.io", ns, "nope", "console"), http.StatusNotFound, "nope")
+	refusal(t, admin, streamPath("kubevirt.io", ns, "tiny", "console"), http.StatusBadRequest, streamSubprotocol, "other.protocol")
+	for _, group := range []string{"kubevirt.io", "subresources.kubevirt.io"} {
+		res := vireo.KubevirtV1().RESTClient().Get().AbsPath(streamPath(group, ns, "tiny", "console")).Do(t.Context())
+		var code int
+		res.StatusCode(&code)
+		if err := res.Error(); code != http.StatusBadRequest || err == nil || !strings.Contains(err.Error(), "websocket") {
+			t.Errorf("plain GET at %s: HTTP %d, %v", group, code, err)
+		}
+	}
+
+	// The VMI goes: the open sessions end saying so, and the node agent holds nothing more.
+	kubectl(t, "-n", ns, "delete", "vmi", "tiny", "--wait=false")
+	if got := second.closeText(t, 60*time.Second); !strings.Contains(got, "VMI stopped") {
+		t.Errorf("the console's close message %q does not say the VMI stopped", got)
+	}
+	if got := vnc.closeText(t, 60*time.Second); !strings.Contains(got, "VMI stopped") {
+		t.Errorf("the VNC session's close message %q does not say the VMI stopped", got)
+	}
+	eventually(t, "the node agent's descriptors back to where they were", func() error {
+		if n := nodeAgentFDs(t, vmi.Status.NodeName); n > fds0 {
+			return fmt.Errorf("%d open descriptors, %d before the sessions", n, fds0)
+		}
+		return nil
+	})
+}
+
+// TestConsoleRBACAndPhases: view may not open a console or VNC, edit may; a VMI that does not
+// run yet answers 400.
+func TestConsoleRBACAndPhases(t *testing.T) {
+	ns := namespace(t)
+	applyExample(t, ns, "vmi-tiny.yaml", func(m string) string {
+		return strings.Replace(m, "metadata:\n  name: tiny", "metadata:\n  name: nowhere", 1)
+	}, func(m string) string {
+		return strings.Replace(m, "spec:\n", "spec:\n  nodeSelector:\n    vireo.example/no-such-node: \"true\"\n", 1)
+	})
+	applyExample(t, ns, "vmi-tiny.yaml")
+	refusal(t, admin, streamPath("kubevirt.io", ns, "nowhere", "console"), http.StatusBadRequest, "not running")
+	waitPhase(t, ns, "tiny", v1.Running, 120*time.Second)
+
+	bind(t, ns, "viewer", "view")
+	bind(t, ns, "editor", "edit")
+	viewer, err := cluster.UserConfig("viewer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	editor, err := cluster.UserConfig("editor", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, group := range []string{"kubevirt.io", "subresources.kubevirt.io"} {
+		for _, kind := range []string{"console", "vnc"} {
+			refusal(t, viewer, streamPath(group, ns, "tiny", kind), http.StatusForbidden, "forbidden")
+		}
+	}
+	eventually(t, "edit opens the console", func() error {
+		s, resp, err := dialStream(t, editor, streamPath("subresources.kubevirt.io", ns, "tiny", "console"))
+		if err != nil {
+			return fmt.Errorf("%v (%v)", err, resp)
+		}
+		s.ws.Close()
+		return nil
+	})
+	eventually(t, "edit opens VNC", func() error {
+		s, resp, err := dialStream(t, editor, streamPath("kubevirt.io", ns, "tiny", "vnc"))
+		if err != nil {
+			return fmt.Errorf("%v (%v)", err, resp)
+		}
+		defer s.ws.Close()
+		s.waitFor(t, "RFB 003.008\n", 30*time.Second)
+		return nil
+	})
+}
