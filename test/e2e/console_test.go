@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -220,9 +223,21 @@ func TestConsoleThroughAggregation(t *testing.T) {
 		}
 	}
 
+	// vireoctl console from a pipe takes the console over, gets the answer and exits at EOF.
+	if out := vireoctlPipe(t, "echo $((6*7))\n", "-n", ns, "console", "tiny", "--drain=5s"); !answer42.MatchString(out) {
+		t.Errorf("vireoctl console printed %q, no 42", out)
+	}
+	if got := second.closeText(t, 30*time.Second); !strings.Contains(got, "taken over") {
+		t.Errorf("the second session's close message %q does not say it was taken over", got)
+	}
+	third, _, err := dialStream(t, admin, streamPath("kubevirt.io", ns, "tiny", "console"))
+	if err != nil {
+		t.Fatalf("console again: %v", err)
+	}
+
 	// The VMI goes: the open sessions end saying so, and the node agent holds nothing more.
 	kubectl(t, "-n", ns, "delete", "vmi", "tiny", "--wait=false")
-	if got := second.closeText(t, 60*time.Second); !strings.Contains(got, "VMI stopped") {
+	if got := third.closeText(t, 60*time.Second); !strings.Contains(got, "VMI stopped") {
 		t.Errorf("the console's close message %q does not say the VMI stopped", got)
 	}
 	if got := vnc.closeText(t, 60*time.Second); !strings.Contains(got, "VMI stopped") {
@@ -281,4 +296,19 @@ func TestConsoleRBACAndPhases(t *testing.T) {
 		s.waitFor(t, "RFB 003.008\n", 30*time.Second)
 		return nil
 	})
+}
+
+// vireoctlPipe runs vireoctl as the admin with input on a pipe and returns its output.
+func vireoctlPipe(t *testing.T, input string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(cluster.Options().BinDir, "vireoctl"), append([]string{"--kubeconfig", cluster.Options().Kubeconfig()}, args...)...)
+	cmd.Stdin = strings.NewReader(input)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("vireoctl %s: %v\n%s\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
 }
