@@ -20,12 +20,12 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:           "vireoctl",
-		Short:         "Reach Vireo's virtual machines: serial console",
+		Short:         "Reach Vireo's virtual machines: serial console and VNC",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
 	flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newConsoleCommand(flags, streams))
+	root.AddCommand(newConsoleCommand(flags, streams), newVNCCommand(flags, streams))
 	return root
 }
 

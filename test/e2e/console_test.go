@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -311,4 +314,127 @@ func vireoctlPipe(t *testing.T, input string, args ...string) string {
 		t.Fatalf("vireoctl %s: %v\n%s\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
+}
+
+// TestConsoleIdleOutlivesRequestTimeout: an idle console stays open longer than
+// kube-apiserver's request timeout (60 s), and still answers afterwards.
+func TestConsoleIdleOutlivesRequestTimeout(t *testing.T) {
+	ns := namespace(t)
+	applyExample(t, ns, "vmi-tiny.yaml")
+	waitPhase(t, ns, "tiny", v1.Running, 120*time.Second)
+	s, _, err := dialStream(t, admin, streamPath("subresources.kubevirt.io", ns, "tiny", "console"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo42(t, s)
+	select {
+	case <-s.done:
+		t.Fatalf("the idle console ended: %v", s.ended())
+	case <-time.After(75 * time.Second):
+	}
+	s.mu.Lock()
+	s.out.Reset()
+	s.mu.Unlock()
+	echo42(t, s)
+}
+
+// TestVireoctlVNC: a VNC client through vireoctl vnc --proxy-only's local port completes the
+// RFB handshake with the guest's display through kube-apiserver and receives a framebuffer update.
+func TestVireoctlVNC(t *testing.T) {
+	ns := namespace(t)
+	applyExample(t, ns, "vmi-tiny.yaml")
+	waitPhase(t, ns, "tiny", v1.Running, 120*time.Second)
+	cmd := exec.CommandContext(t.Context(), filepath.Join(cluster.Options().BinDir, "vireoctl"), "--kubeconfig", cluster.Options().Kubeconfig(),
+		"-n", ns, "vnc", "tiny", "--proxy-only", "--port=0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("vireoctl vnc printed no address: %v\n%s", err, stderr.String())
+	}
+	fields := strings.Fields(line)
+	addr := fields[len(fields)-1]
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+	w, h, rects, err := rfbFirstUpdate(conn)
+	if err != nil {
+		t.Fatalf("RFB through vireoctl vnc: %v\n%s", err, stderr.String())
+	}
+	if w == 0 || h == 0 || rects == 0 {
+		t.Errorf("display %dx%d, first update with %d rectangles", w, h, rects)
+	}
+	t.Logf("display %dx%d, first update: %d rectangles", w, h, rects)
+}
+
+// rfbFirstUpdate speaks RFB 3.8 as a client (no authentication, shared) and asks for the whole
+// screen; it returns the display's size and the rectangle count of the first update.
+func rfbFirstUpdate(c net.Conn) (w, h uint16, rects uint16, err error) {
+	version := make([]byte, 12)
+	if _, err = io.ReadFull(c, version); err != nil {
+		return
+	}
+	if string(version) != "RFB 003.008\n" {
+		return 0, 0, 0, fmt.Errorf("server version %q", version)
+	}
+	if _, err = c.Write(version); err != nil {
+		return
+	}
+	var n [1]byte
+	if _, err = io.ReadFull(c, n[:]); err != nil {
+		return
+	}
+	types := make([]byte, n[0])
+	if _, err = io.ReadFull(c, types); err != nil {
+		return
+	}
+	if !bytes.Contains(types, []byte{1}) {
+		return 0, 0, 0, fmt.Errorf("security types %v offer no None", types)
+	}
+	if _, err = c.Write([]byte{1}); err != nil {
+		return
+	}
+	var result [4]byte
+	if _, err = io.ReadFull(c, result[:]); err != nil {
+		return
+	}
+	if binary.BigEndian.Uint32(result[:]) != 0 {
+		return 0, 0, 0, fmt.Errorf("security result %v", result)
+	}
+	if _, err = c.Write([]byte{1}); err != nil { // ClientInit: shared
+		return
+	}
+	init := make([]byte, 24)
+	if _, err = io.ReadFull(c, init); err != nil {
+		return
+	}
+	w, h = binary.BigEndian.Uint16(init[0:2]), binary.BigEndian.Uint16(init[2:4])
+	if _, err = io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(init[20:24]))); err != nil {
+		return
+	}
+	req := []byte{3, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	binary.BigEndian.PutUint16(req[6:8], w)
+	binary.BigEndian.PutUint16(req[8:10], h)
+	if _, err = c.Write(req); err != nil {
+		return
+	}
+	var hdr [4]byte
+	if _, err = io.ReadFull(c, hdr[:]); err != nil {
+		return
+	}
+	if hdr[0] != 0 {
+		return w, h, 0, fmt.Errorf("first server message type %d, want a framebuffer update (0)", hdr[0])
+	}
+	return w, h, binary.BigEndian.Uint16(hdr[2:4]), nil
 }
