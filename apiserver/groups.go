@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -28,7 +29,7 @@ import (
 // It serves the same console and VNC handlers as kubevirt.io/v1 at KubeVirt's paths.
 var SubresourcesGroupVersion = metav1.GroupVersion{Group: "subresources.kubevirt.io", Version: "v1"}
 
-func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter, agents *nodeagent.Client) error {
+func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter, agents *nodeagent.Client, authz authorizer.Authorizer) error {
 	kubevirt := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
 	kubevirt.NegotiatedSerializer = servingSerializer(codecs)
 	kubevirtStorage := map[string]rest.Storage{}
@@ -66,7 +67,11 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err := installSubresourcesDiscovery(gs); err != nil {
 		return err
 	}
-	gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+SubresourcesGroupVersion.String()+"/namespaces/", subresourcesHandler(streams, codecs))
+	shot := vmistream.NewScreenshot(vmis, agents, authz)
+	if err := installScreenshotRoute(gs, shot, codecs); err != nil {
+		return err
+	}
+	gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+SubresourcesGroupVersion.String()+"/namespaces/", subresourcesHandler(streams, shot, codecs))
 	return nil
 }
 

@@ -53,7 +53,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := installAPIGroups(gs, c.scheme, c.codecs, c.generic.RESTOptionsGetter, agents); err != nil {
+	if err := installAPIGroups(gs, c.scheme, c.codecs, c.generic.RESTOptionsGetter, agents, c.generic.Authorization.Authorizer); err != nil {
 		return nil, err
 	}
 	if agents != nil {

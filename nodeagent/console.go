@@ -36,6 +36,7 @@ func (e *httpError) Error() string { return e.msg }
 // registerStreams adds the console and VNC endpoints to mux.
 func (a *Agent) registerStreams(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{kind}", a.serveStream)
+	mux.HandleFunc("GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/vnc/screenshot", a.serveScreenshot)
 }
 
 // serveStream opens a console or VNC session with the VMI's current launcher on this node. The

@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"image/color"
+	"image/png"
 	"io"
 	"net"
 	"net/http"
@@ -282,6 +284,14 @@ func TestConsoleRBACAndPhases(t *testing.T) {
 			refusal(t, viewer, streamPath(group, ns, "tiny", kind), http.StatusForbidden, "forbidden")
 		}
 	}
+	for _, group := range []string{"kubevirt.io", "subresources.kubevirt.io"} {
+		for user, cfg := range map[string]*rest.Config{"viewer": viewer, "editor": editor} {
+			code := plainGet(t, cfg, streamPath(group, ns, "tiny", "vnc/screenshot"))
+			if code != http.StatusForbidden {
+				t.Errorf("%s's screenshot at %s: HTTP %d, want 403 (admin only)", user, group, code)
+			}
+		}
+	}
 	eventually(t, "edit opens the console", func() error {
 		s, resp, err := dialStream(t, editor, streamPath("subresources.kubevirt.io", ns, "tiny", "console"))
 		if err != nil {
@@ -376,6 +386,30 @@ func TestVireoctlVNC(t *testing.T) {
 		t.Errorf("display %dx%d, first update with %d rectangles", w, h, rects)
 	}
 	t.Logf("display %dx%d, first update: %d rectangles", w, h, rects)
+
+	// The screenshot, at both groups' paths: a PNG of the display's size that is not one colour.
+	for _, group := range []string{"kubevirt.io", "subresources.kubevirt.io"} {
+		body, err := vireo.KubevirtV1().RESTClient().Get().AbsPath(streamPath(group, ns, "tiny", "vnc/screenshot")).Param("moveCursor", "true").DoRaw(t.Context())
+		if err != nil {
+			t.Fatalf("screenshot at %s: %v", group, err)
+		}
+		img, err := png.Decode(bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("screenshot at %s is not a PNG (%d bytes): %v", group, len(body), err)
+		}
+		if b := img.Bounds(); b.Dx() != int(w) || b.Dy() != int(h) {
+			t.Errorf("screenshot at %s: %v, display %dx%d", group, b, w, h)
+		}
+		colours := map[color.RGBA]bool{}
+		for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y += 2 {
+			for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x += 2 {
+				colours[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)] = true
+			}
+		}
+		if len(colours) < 2 {
+			t.Errorf("screenshot at %s is one colour", group)
+		}
+	}
 }
 
 // rfbFirstUpdate speaks RFB 3.8 as a client (no authentication, shared) and asks for the whole
@@ -437,4 +471,20 @@ func rfbFirstUpdate(c net.Conn) (w, h uint16, rects uint16, err error) {
 		return w, h, 0, fmt.Errorf("first server message type %d, want a framebuffer update (0)", hdr[0])
 	}
 	return w, h, binary.BigEndian.Uint16(hdr[2:4]), nil
+}
+
+// plainGet sends a GET as cfg's user and returns the HTTP status.
+func plainGet(t *testing.T, cfg *rest.Config, path string) int {
+	t.Helper()
+	c, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Get(strings.TrimSuffix(cfg.Host, "/") + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }
