@@ -54,7 +54,8 @@ been quiet for --drain.`,
 
 // connect opens the console, retrying while the VMI is not running yet (400) or its node
 // agent is not reachable yet (503), up to the timeout.
-func (o *consoleOptions) connect(ctx context.Context, t *target, name string, errOut io.Writer) (*websocket.Conn, error) {
+// With reconnect, network errors (kube-apiserver restarting) are retried too.
+func (o *consoleOptions) connect(ctx context.Context, t *target, name string, errOut io.Writer, reconnect bool) (*websocket.Conn, error) {
 	deadline := time.Now().Add(o.timeout)
 	waited := false
 	for {
@@ -62,7 +63,8 @@ func (o *consoleOptions) connect(ctx context.Context, t *target, name string, er
 		if err == nil {
 			return ws, nil
 		}
-		if (code != http.StatusBadRequest && code != http.StatusServiceUnavailable) || time.Now().After(deadline) {
+		retry := code == http.StatusBadRequest || code == http.StatusServiceUnavailable || (reconnect && code == 0)
+		if !retry || time.Now().After(deadline) {
 			return nil, err
 		}
 		if !waited {
@@ -81,22 +83,51 @@ func (o *consoleOptions) run(ctx context.Context, t *target, name string, stream
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ws, err := o.connect(ctx, t, name, streams.ErrOut)
+	ws, err := o.connect(ctx, t, name, streams.ErrOut, false)
 	if err != nil {
 		return err
 	}
-	defer ws.Close()
 	in, isFile := streams.In.(*os.File)
 	raw := isFile && term.IsTerminal(int(in.Fd()))
 	if raw {
 		state, err := term.MakeRaw(int(in.Fd()))
 		if err != nil {
+			ws.Close()
 			return fmt.Errorf("putting the terminal in raw mode: %w", err)
 		}
 		defer func() { _ = term.Restore(int(in.Fd()), state) }()
 		fmt.Fprintf(streams.ErrOut, "Connected to the console of %s/%s. Escape: Ctrl+]\r\n", t.namespace, name)
 	}
+	// Unbuffered: standard input is read only as fast as the console takes it, also while
+	// reconnecting.
+	input := make(chan []byte)
+	inEnd := make(chan error, 1)
+	go readInput(streams.In, raw, input, inEnd)
+	for {
+		err := o.session(ws, streams.Out, input, inEnd, raw)
+		ws.Close()
+		var lost *lostError
+		if !errors.As(err, &lost) {
+			return err
+		}
+		fmt.Fprintf(streams.ErrOut, "%v; reconnecting\r\n", err)
+		if ws, err = o.connect(ctx, t, name, streams.ErrOut, true); err != nil {
+			return err
+		}
+		fmt.Fprintf(streams.ErrOut, "Reconnected to the console of %s/%s\r\n", t.namespace, name)
+	}
+}
 
+// lostError: the connection broke without a close message (network, kube-apiserver restart).
+type lostError struct{ err error }
+
+func (e *lostError) Error() string {
+	return fmt.Sprintf("the console connection was lost (network, or kube-apiserver restarted): %v", e.err)
+}
+
+// session runs one websocket until the user ends it (nil), the server closes it (its reason) or
+// the connection is lost (*lostError).
+func (o *consoleOptions) session(ws *websocket.Conn, out io.Writer, input <-chan []byte, inEnd <-chan error, raw bool) error {
 	var lastOutput atomic.Int64
 	lastOutput.Store(time.Now().UnixNano())
 	outDone := make(chan error, 1)
@@ -108,31 +139,35 @@ func (o *consoleOptions) run(ctx context.Context, t *target, name string, stream
 				return
 			}
 			lastOutput.Store(time.Now().UnixNano())
-			if _, err := streams.Out.Write(data); err != nil {
+			if _, err := out.Write(data); err != nil {
 				outDone <- err
 				return
 			}
 		}
 	}()
-	inDone := make(chan error, 1)
-	go func() { inDone <- pumpInput(streams.In, ws, raw) }()
-
-	select {
-	case err := <-outDone:
-		return sessionEnded(err)
-	case err := <-inDone:
-		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errEscape) {
-			return err
-		}
-		if errors.Is(err, io.EOF) && !raw {
-			// A pipe ended: let the guest's answer arrive before leaving.
-			lastOutput.Store(time.Now().UnixNano())
-			if err := o.drainOutput(outDone, &lastOutput); err != nil {
+	for {
+		select {
+		case err := <-outDone:
+			return sessionEnded(err)
+		case chunk := <-input:
+			if err := ws.WriteMessage(websocket.BinaryMessage, chunk); err != nil {
+				return &lostError{err}
+			}
+		case err := <-inEnd:
+			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errEscape) {
 				return err
 			}
+			if errors.Is(err, io.EOF) && !raw {
+				// A pipe ended: let the guest's answer arrive before leaving.
+				lastOutput.Store(time.Now().UnixNano())
+				if err := o.drainOutput(outDone, &lastOutput); err != nil {
+					// Nothing is left to send: no reconnecting.
+					return errors.New(err.Error())
+				}
+			}
+			_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+			return nil
 		}
-		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-		return nil
 	}
 }
 
@@ -154,12 +189,13 @@ func (o *consoleOptions) drainOutput(outDone <-chan error, lastOutput *atomic.In
 
 var errEscape = errors.New("escape")
 
-// pumpInput sends standard input to the console until it ends or, from a terminal, Ctrl+].
-func pumpInput(in io.Reader, ws *websocket.Conn, raw bool) error {
+// readInput reads standard input in chunks onto input until it ends or, from a terminal, the
+// user types Ctrl+]; then it reports why on end.
+func readInput(in io.Reader, raw bool, input chan<- []byte, end chan<- error) {
 	buf := make([]byte, 4096)
 	for {
 		n, err := in.Read(buf)
-		chunk := buf[:n]
+		chunk := append([]byte(nil), buf[:n]...)
 		escaped := false
 		if raw {
 			if i := bytes.IndexByte(chunk, escapeByte); i >= 0 {
@@ -167,15 +203,15 @@ func pumpInput(in io.Reader, ws *websocket.Conn, raw bool) error {
 			}
 		}
 		if len(chunk) > 0 {
-			if werr := ws.WriteMessage(websocket.BinaryMessage, chunk); werr != nil {
-				return werr
-			}
+			input <- chunk
 		}
 		if escaped {
-			return errEscape
+			end <- errEscape
+			return
 		}
 		if err != nil {
-			return err
+			end <- err
+			return
 		}
 	}
 }
@@ -183,13 +219,14 @@ func pumpInput(in io.Reader, ws *websocket.Conn, raw bool) error {
 // sessionEnded says why the server ended the session.
 func sessionEnded(err error) error {
 	var ce *websocket.CloseError
-	if errors.As(err, &ce) {
+	// 1006 is no close message at all: the connection broke.
+	if errors.As(err, &ce) && ce.Code != websocket.CloseAbnormalClosure {
 		if ce.Text == "" {
 			return fmt.Errorf("the console session was closed (code %d)", ce.Code)
 		}
 		return fmt.Errorf("the console session ended: %s", ce.Text)
 	}
-	return fmt.Errorf("the console connection was lost (network, or kube-apiserver restarted): %w", err)
+	return &lostError{err}
 }
 
 // serverMessage is the message of a Kubernetes Status body, or the body.
