@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -292,14 +293,21 @@ func TestConsoleRBACAndPhases(t *testing.T) {
 			}
 		}
 	}
+	var edited *wsStream
 	eventually(t, "edit opens the console", func() error {
 		s, resp, err := dialStream(t, editor, streamPath("subresources.kubevirt.io", ns, "tiny", "console"))
 		if err != nil {
 			return fmt.Errorf("%v (%v)", err, resp)
 		}
-		s.ws.Close()
+		edited = s
 		return nil
 	})
+	// While open, the session holds a seat of Vireo's own priority level at kube-apiserver, not
+	// one of global-default's (artifacts/base/flowcontrol.yaml).
+	if n := executingRequests(t, "vireo-streams"); n < 1 {
+		t.Errorf("priority level vireo-streams executes %d requests with a console open", n)
+	}
+	edited.ws.Close()
 	eventually(t, "edit opens VNC", func() error {
 		s, resp, err := dialStream(t, editor, streamPath("kubevirt.io", ns, "tiny", "vnc"))
 		if err != nil {
@@ -487,4 +495,32 @@ func plainGet(t *testing.T, cfg *rest.Config, path string) int {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode
+}
+
+// executingRequests reads how many requests kube-apiserver's priority level executes now.
+func executingRequests(t *testing.T, level string) int {
+	t.Helper()
+	body, err := kube.CoreV1().RESTClient().Get().AbsPath("/debug/api_priority_and_fairness/dump_priority_levels").DoRaw(t.Context())
+	if err != nil {
+		t.Fatalf("reading kube-apiserver's priority levels: %v", err)
+	}
+	lines := strings.Split(string(body), "\n")
+	col := -1
+	for i, h := range strings.Split(lines[0], ",") {
+		if strings.TrimSpace(h) == "ExecutingRequests" {
+			col = i
+		}
+	}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if col >= 0 && len(f) > col && strings.TrimSpace(f[0]) == level {
+			n, err := strconv.Atoi(strings.TrimSpace(f[col]))
+			if err != nil {
+				t.Fatalf("priority level line %q: %v", l, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no priority level %s (column ExecutingRequests) in:\n%s", level, body)
+	return 0
 }
