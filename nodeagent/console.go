@@ -67,26 +67,27 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, herr.msg, herr.code)
 		return
 	}
-	st, prev, err := a.streams.reserve(key, preserve)
+	sock, err := a.dirs.dialSocket(podUID, sockName)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("the %s of VMI %s/%s is not reachable on this node: %v", key.kind, key.namespace, key.name, err), http.StatusServiceUnavailable)
+		return
+	}
+	st, prev, err := a.streams.reserve(key, preserve, sock)
 	switch {
 	case errors.Is(err, errBusy):
+		sock.Close()
 		http.Error(w, fmt.Sprintf("VMI %s/%s already has an active VNC session and preserveSession=true was asked", key.namespace, key.name), http.StatusServiceUnavailable)
 		return
 	case err != nil:
+		sock.Close()
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	sock, err := a.dirs.dialSocket(podUID, sockName)
-	if err != nil {
-		a.streams.release(st)
-		http.Error(w, fmt.Sprintf("the %s of VMI %s/%s is not reachable on this node: %v", key.kind, key.namespace, key.name, err), http.StatusServiceUnavailable)
 		return
 	}
 	replaced := CloseTakenOver
 	if key.kind == StreamVNC {
 		replaced = CloseVNCReplaced
 	}
-	a.streams.serve(w, r, st, prev, sock, replaced)
+	a.streams.serve(w, r, st, prev, replaced)
 }
 
 // streamLauncher finds the launcher Pod that runs VMI namespace/name on this node now.

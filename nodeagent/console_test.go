@@ -321,3 +321,35 @@ func TestStreamBackPressure(t *testing.T) {
 	ws.Close()
 	waitBack(t, g0, fd0)
 }
+
+// TestStreamsUnderConcurrentEnds: sessions opened while others take over and the VMI's sessions
+// are ended over and over leave nothing behind (run with -race).
+func TestStreamsUnderConcurrentEnds(t *testing.T) {
+	f := newStreamFixture(t, false)
+	g0, fd0 := resources(t)
+	stop := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				f.agent.endStreamsOnStop(f.vmi)
+				runtime.Gosched()
+			}
+		}
+	}()
+	for i := 0; i < 20; i++ {
+		ws, _, err := f.dial(t, StreamConsole, "")
+		if err != nil {
+			continue // refused while ending: fine, as long as nothing leaks
+		}
+		_ = closeReasonQuiet(ws)
+		ws.Close()
+	}
+	close(stop)
+	<-ended
+	waitBack(t, g0, fd0)
+}

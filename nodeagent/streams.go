@@ -62,11 +62,14 @@ func newStreams(ping time.Duration) *streams {
 	return &streams{ping: ping, active: map[streamKey]*stream{}}
 }
 
-// stream is one session. ws is nil until the upgrade succeeded.
+// stream is one session. ws is nil until the upgrade succeeded; mu guards it, since end is
+// called from other goroutines (takeover, VMI stopped, agent exiting).
 type stream struct {
 	key  streamKey
-	ws   *websocket.Conn
 	sock net.Conn
+
+	mu sync.Mutex
+	ws *websocket.Conn
 
 	once    sync.Once
 	endedCh chan struct{}
@@ -75,9 +78,9 @@ type stream struct {
 // errBusy: a VNC client asked to preserve a session that is active.
 var errBusy = errors.New("busy")
 
-// reserve claims key for a new session. With preserve, an active session makes it fail with
-// errBusy; otherwise the previous session is ended with replacedMsg once the new one starts.
-func (s *streams) reserve(key streamKey, preserve bool) (*stream, *stream, error) {
+// reserve claims key for a new session splicing sock. With preserve, an active session makes it
+// fail with errBusy; otherwise the previous session is ended once the new one starts.
+func (s *streams) reserve(key streamKey, preserve bool, sock net.Conn) (*stream, *stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -87,7 +90,7 @@ func (s *streams) reserve(key streamKey, preserve bool) (*stream, *stream, error
 	if prev != nil && preserve {
 		return nil, nil, errBusy
 	}
-	st := &stream{key: key, endedCh: make(chan struct{})}
+	st := &stream{key: key, sock: sock, endedCh: make(chan struct{})}
 	s.active[key] = st
 	s.wg.Add(1)
 	return st, prev, nil
@@ -139,9 +142,11 @@ func (s *streams) count(kind string) int {
 	defer s.mu.Unlock()
 	n := 0
 	for k, st := range s.active {
+		st.mu.Lock()
 		if k.kind == kind && st.ws != nil {
 			n++
 		}
+		st.mu.Unlock()
 	}
 	return n
 }
@@ -154,15 +159,18 @@ func (st *stream) end(code int, msg string) {
 		if st.sock != nil {
 			_ = st.sock.Close()
 		}
-		if st.ws == nil {
+		st.mu.Lock()
+		ws := st.ws
+		st.mu.Unlock()
+		if ws == nil {
 			return
 		}
 		deadline := time.Now().Add(closeGrace)
-		if err := st.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, msg), deadline); err != nil {
-			_ = st.ws.Close()
+		if err := ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, msg), deadline); err != nil {
+			_ = ws.Close()
 			return
 		}
-		_ = st.ws.SetReadDeadline(deadline)
+		_ = ws.SetReadDeadline(deadline)
 	})
 }
 
@@ -188,11 +196,10 @@ func checkStreamRequest(r *http.Request) error {
 	return fmt.Errorf("websocket subprotocol %s is required (Sec-WebSocket-Protocol)", StreamSubprotocol)
 }
 
-// serve upgrades r and splices the websocket with sock until either side ends. It owns sock and
-// st's registration. replacedMsg is sent to prev, the session st replaces.
-func (s *streams) serve(w http.ResponseWriter, r *http.Request, st, prev *stream, sock net.Conn, replacedMsg string) {
+// serve upgrades r and splices the websocket with st's socket until either side ends. It owns
+// the socket and st's registration. replacedMsg is sent to prev, the session st replaces.
+func (s *streams) serve(w http.ResponseWriter, r *http.Request, st, prev *stream, replacedMsg string) {
 	defer s.release(st)
-	st.sock = sock
 	ws, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		// The upgrader has answered the client with the reason.
@@ -202,9 +209,9 @@ func (s *streams) serve(w http.ResponseWriter, r *http.Request, st, prev *stream
 	if prev != nil {
 		prev.end(websocket.CloseNormalClosure, replacedMsg)
 	}
-	s.mu.Lock()
+	st.mu.Lock()
 	st.ws = ws
-	s.mu.Unlock()
+	st.mu.Unlock()
 	select {
 	case <-st.endedCh:
 		// Ended (VMI stopped, agent exiting) before the upgrade finished.
