@@ -362,6 +362,12 @@ func TestVireoctlVNC(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-tiny.yaml")
 	waitPhase(t, ns, "tiny", v1.Running, 120*time.Second)
+	// Booted (the shell answers), so the display keeps its text mode from here on.
+	con, _, err := dialStream(t, admin, streamPath("kubevirt.io", ns, "tiny", "console"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo42(t, con)
 	cmd := exec.CommandContext(t.Context(), filepath.Join(cluster.Options().BinDir, "vireoctl"), "--kubeconfig", cluster.Options().Kubeconfig(),
 		"-n", ns, "vnc", "tiny", "--proxy-only", "--port=0")
 	stdout, err := cmd.StdoutPipe()
