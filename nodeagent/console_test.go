@@ -40,7 +40,7 @@ type streamFixture struct {
 	flood   bool
 }
 
-func newStreamFixture(t *testing.T, flood bool) *streamFixture {
+func newStreamFixture(t *testing.T, flood bool, ping time.Duration) *streamFixture {
 	t.Helper()
 	// The socket paths must stay under the 108-byte limit of a unix socket address.
 	root, err := os.MkdirTemp("", "na")
@@ -61,7 +61,7 @@ func newStreamFixture(t *testing.T, flood bool) *streamFixture {
 	podIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = f.vmiIdx.Add(f.vmi)
 	_ = podIdx.Add(pod)
-	f.agent = &Agent{opts: &Options{NodeName: "node1"}, dirs: nodeDirs{root: root}, streams: newStreams(100 * time.Millisecond),
+	f.agent = &Agent{opts: &Options{NodeName: "node1"}, dirs: nodeDirs{root: root}, streams: newStreams(ping),
 		vmis: vireolisters.NewVirtualMachineInstanceLister(f.vmiIdx), pods: corelisters.NewPodLister(podIdx)}
 	dir := filepath.Join(root, protocol.PodsDir, string(podUID))
 	f.listen(t, filepath.Join(dir, protocol.ConsoleSocket), func(c net.Conn) { _, _ = io.Copy(c, c) })
@@ -172,7 +172,7 @@ func waitBack(t *testing.T, g0, fd0 int) {
 }
 
 func TestConsoleEchoTakeoverAndStop(t *testing.T) {
-	f := newStreamFixture(t, false)
+	f := newStreamFixture(t, false, 100*time.Millisecond)
 	f.srv.Client().CloseIdleConnections()
 	g0, fd0 := resources(t)
 
@@ -231,7 +231,7 @@ func closeReasonQuiet(ws *websocket.Conn) string {
 }
 
 func TestConsoleRefusals(t *testing.T) {
-	f := newStreamFixture(t, false)
+	f := newStreamFixture(t, false, 100*time.Millisecond)
 	status := func(kind, query string, protocols ...string) (int, string) {
 		_, resp, err := f.dial(t, kind, query, protocols...)
 		if err == nil || resp == nil {
@@ -276,7 +276,7 @@ func TestConsoleRefusals(t *testing.T) {
 }
 
 func TestVNCPreserveSessionAndReplace(t *testing.T) {
-	f := newStreamFixture(t, false)
+	f := newStreamFixture(t, false, 100*time.Millisecond)
 	first, _, err := f.dial(t, StreamVNC, "")
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +299,7 @@ func TestVNCPreserveSessionAndReplace(t *testing.T) {
 // TestStreamBackPressure: a client that stops reading stops the guest's writes; the agent holds
 // no more than its bounded buffers (the rest waits in kernel socket buffers).
 func TestStreamBackPressure(t *testing.T) {
-	f := newStreamFixture(t, true)
+	f := newStreamFixture(t, true, 5*time.Second)
 	g0, fd0 := resources(t)
 	ws, _, err := f.dial(t, StreamVNC, "")
 	if err != nil {
@@ -318,6 +318,13 @@ func TestStreamBackPressure(t *testing.T) {
 		t.Errorf("the guest wrote %d bytes to a client that read nothing", last)
 	}
 	t.Logf("guest stalled after %d bytes", last)
+	// The session is alive, only held back: reading lets the guest write again.
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for f.flooded.Load() < last+(8<<20) {
+		if _, _, err := ws.ReadMessage(); err != nil {
+			t.Fatalf("after the stall, the session ended: %v (guest wrote %d bytes)", err, f.flooded.Load())
+		}
+	}
 	ws.Close()
 	waitBack(t, g0, fd0)
 }
@@ -325,7 +332,7 @@ func TestStreamBackPressure(t *testing.T) {
 // TestStreamsUnderConcurrentEnds: sessions opened while others take over and the VMI's sessions
 // are ended over and over leave nothing behind (run with -race).
 func TestStreamsUnderConcurrentEnds(t *testing.T) {
-	f := newStreamFixture(t, false)
+	f := newStreamFixture(t, false, 100*time.Millisecond)
 	g0, fd0 := resources(t)
 	stop := make(chan struct{})
 	ended := make(chan struct{})
