@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -17,23 +18,29 @@ import (
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/migration"
+	"github.com/vireo-dev/vireo/registry/nodeagent"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 	"github.com/vireo-dev/vireo/registry/vm"
 	"github.com/vireo-dev/vireo/registry/vmi"
+	"github.com/vireo-dev/vireo/registry/vmistream"
 )
 
 // SubresourcesGroupVersion is KubeVirt's aggregated group for console, VNC and actions.
-// Its handlers arrive with the console and run features; until then it is served for
-// discovery only, so clients and the aggregator see the group.
+// It serves the same console and VNC handlers as kubevirt.io/v1 at KubeVirt's paths.
 var SubresourcesGroupVersion = metav1.GroupVersion{Group: "subresources.kubevirt.io", Version: "v1"}
 
-func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter) error {
+func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter, agents *nodeagent.Client, authz authorizer.Authorizer) error {
 	kubevirt := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
 	kubevirt.NegotiatedSerializer = servingSerializer(codecs)
 	kubevirtStorage := map[string]rest.Storage{}
 	vmis, err := addStores(kubevirtStorage, "virtualmachineinstances", scheme, getter, vmi.Resource())
 	if err != nil {
 		return err
+	}
+	streams := map[string]*vmistream.REST{}
+	for _, kind := range streamSubresources {
+		streams[kind] = vmistream.New(kind, vmis, agents)
+		kubevirtStorage["virtualmachineinstances/"+kind] = streams[kind]
 	}
 	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource()); err != nil {
 		return err
@@ -57,7 +64,15 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err := gs.InstallAPIGroups(&kubevirt, &cdi); err != nil {
 		return err
 	}
-	return installSubresourcesDiscovery(gs)
+	if err := installSubresourcesDiscovery(gs); err != nil {
+		return err
+	}
+	shot := vmistream.NewScreenshot(vmis, agents, authz)
+	if err := installScreenshotRoute(gs, shot, codecs); err != nil {
+		return err
+	}
+	gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+SubresourcesGroupVersion.String()+"/namespaces/", subresourcesHandler(streams, shot, codecs))
+	return nil
 }
 
 // addStores puts a resource and its /status into a version's storage map and returns the main store.

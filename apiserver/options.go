@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	basecompatibility "k8s.io/component-base/compatibility"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/vireo-dev/vireo/apiserver/embeddedetcd"
 	generatedopenapi "github.com/vireo-dev/vireo/generated/openapi"
+	"github.com/vireo-dev/vireo/registry/nodeagent"
 )
 
 // etcdPathPrefix is where every Vireo object lives in etcd.
@@ -48,6 +51,8 @@ type Options struct {
 	// close cleanly (the client re-establishes them) instead of being cut when the HTTP
 	// server's shutdown times out.
 	ShutdownWatchTerminationGracePeriod time.Duration
+	// NodeAgents say how console and VNC reach the node agents.
+	NodeAgents *nodeagent.Options
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -63,12 +68,13 @@ func NewOptions() *Options {
 	// Self-signed serving certificates go under --data-dir unless --cert-dir says otherwise.
 	ro.SecureServing.ServerCert.CertDirectory = ""
 	return &Options{Recommended: ro, DataDir: "_output/apiserver", ShutdownSendRetryAfter: true,
-		ShutdownWatchTerminationGracePeriod: 5 * time.Second, scheme: scheme, codecs: codecs}
+		ShutdownWatchTerminationGracePeriod: 5 * time.Second, NodeAgents: nodeagent.NewOptions(), scheme: scheme, codecs: codecs}
 }
 
 // AddFlags registers every option on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Recommended.AddFlags(fs)
+	o.NodeAgents.AddFlags(fs)
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for the embedded etcd (used when --etcd-servers is empty) and generated serving certificates.")
 	fs.BoolVar(&o.ShutdownSendRetryAfter, "shutdown-send-retry-after", o.ShutdownSendRetryAfter, "While shutting down, answer new requests with 429 and Retry-After, and close watches 2s after other requests drained.")
 	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod, "While shutting down, end open watches and wait up to this long for them to close (0: leave them to be cut when the HTTP server stops).")
@@ -112,6 +118,7 @@ func (o *Options) Complete() error {
 // Validate reports every invalid option.
 func (o *Options) Validate() error {
 	errs := o.Recommended.Validate()
+	errs = append(errs, o.NodeAgents.Validate()...)
 	if o.ShutdownWatchTerminationGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period %s: must not be negative (0 turns it off)", o.ShutdownWatchTerminationGracePeriod))
 	}
@@ -139,11 +146,14 @@ func (o *Options) Config() (*Config, error) {
 	if err := o.Recommended.ApplyTo(gc); err != nil {
 		return nil, err
 	}
+	// Console and VNC sessions last as long as the user keeps them: no request timeout, and
+	// they are not counted against the in-flight limits of ordinary requests.
+	gc.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(sets.NewString("watch"), sets.NewString(streamSubresources...))
 	gc.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
 	gc.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	gc.Authorization.Authorizer = withAnyNameFirst(gc.Authorization.Authorizer)
 	if rh := gc.Authentication.RequestHeaderConfig; rh != nil && gc.SecureServing != nil && gc.SecureServing.Listener != nil {
 		gc.AddReadyzChecks(frontProxyAccepted(rh.CAContentProvider, gc.SecureServing.Listener.Addr().String()))
 	}
-	return &Config{Generic: gc, Scheme: o.scheme, Codecs: o.codecs}, nil
+	return &Config{Generic: gc, Scheme: o.scheme, Codecs: o.codecs, NodeAgents: o.NodeAgents}, nil
 }

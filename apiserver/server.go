@@ -7,10 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/vireo-dev/vireo/apiserver/embeddedetcd"
+	"github.com/vireo-dev/vireo/registry/nodeagent"
 )
 
 // Config is vireo-apiserver's configuration: the generic server's plus Vireo's scheme.
@@ -18,6 +20,8 @@ type Config struct {
 	Generic *genericapiserver.RecommendedConfig
 	Scheme  *runtime.Scheme
 	Codecs  serializer.CodecFactory
+	// NodeAgents say how console and VNC reach the node agents.
+	NodeAgents *nodeagent.Options
 }
 
 // CompletedConfig is a Config whose defaults are filled in; only it can build a Server.
@@ -25,11 +29,13 @@ type CompletedConfig struct {
 	generic genericapiserver.CompletedConfig
 	scheme  *runtime.Scheme
 	codecs  serializer.CodecFactory
+	agents  *nodeagent.Options
+	kube    *rest.Config
 }
 
 // Complete fills in the generic server's derived settings.
 func (c *Config) Complete() CompletedConfig {
-	return CompletedConfig{generic: c.Generic.Complete(), scheme: c.Scheme, codecs: c.Codecs}
+	return CompletedConfig{generic: c.Generic.Complete(), scheme: c.Scheme, codecs: c.Codecs, agents: c.NodeAgents, kube: c.Generic.ClientConfig}
 }
 
 // Server is a vireo-apiserver ready to run.
@@ -43,10 +49,39 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := installAPIGroups(gs, c.scheme, c.codecs, c.generic.RESTOptionsGetter); err != nil {
+	agents, err := c.nodeAgentClient()
+	if err != nil {
 		return nil, err
 	}
+	if err := installAPIGroups(gs, c.scheme, c.codecs, c.generic.RESTOptionsGetter, agents, c.generic.Authorization.Authorizer); err != nil {
+		return nil, err
+	}
+	if agents != nil {
+		if err := gs.AddPostStartHook("vireo-nodeagent-informer", func(ctx genericapiserver.PostStartHookContext) error {
+			agents.Start(ctx.Done())
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
 	return &Server{Generic: gs}, nil
+}
+
+// nodeAgentClient builds the client to the node agents; nil (console and VNC answer 503 with
+// the reason) without a client certificate or without the core API (standalone).
+func (c CompletedConfig) nodeAgentClient() (*nodeagent.Client, error) {
+	if c.agents == nil || c.agents.ClientCertFile == "" {
+		return nil, nil
+	}
+	if c.kube == nil {
+		klog.InfoS("No core API: console and VNC are unavailable (node agents are found through their Pods)")
+		return nil, nil
+	}
+	kube, err := kubernetes.NewForConfig(c.kube)
+	if err != nil {
+		return nil, err
+	}
+	return nodeagent.New(c.agents, kube)
 }
 
 // Instance is a built server with its storage running, not yet serving.

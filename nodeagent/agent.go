@@ -54,12 +54,14 @@ type Options struct {
 	// CapabilitiesDir is the node's seed the agent copies them to, mounted read-only into
 	// launcher Pods (package capsseed).
 	CapabilitiesProbeDir, CapabilitiesDir string
+	// StreamPing is the keep-alive period of console and VNC sessions.
+	StreamPing time.Duration
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{RunDir: "/var/run/vireo", ImageCacheDir: "/var/lib/vireo/images", Listen: ":8186",
-		ClientName: "vireo-apiserver", Workers: 4,
+		ClientName: "vireo-apiserver", Workers: 4, StreamPing: 30 * time.Second,
 		CapabilitiesDir: capsseed.DefaultDir}
 }
 
@@ -78,6 +80,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
 	fs.StringVar(&o.CapabilitiesProbeDir, "capabilities-probe-dir", o.CapabilitiesProbeDir, "QEMU capabilities probed by the agent Pod's init container (vireo-launcher probe-capabilities); none when empty.")
 	fs.StringVar(&o.CapabilitiesDir, "capabilities-dir", o.CapabilitiesDir, "The node's capabilities seed for launchers; must match vireo-controller's --node-capabilities-dir.")
+	fs.DurationVar(&o.StreamPing, "stream-ping", o.StreamPing, "Keep-alive ping period of console and VNC sessions; a client silent for three periods is dropped.")
 }
 
 // Agent is a running node agent.
@@ -96,12 +99,16 @@ type Agent struct {
 	mu       sync.Mutex
 	ctx      context.Context
 	sessions map[types.UID]*session // by launcher Pod UID
+	streams  *streams               // console and VNC sessions
 }
 
 // Run runs the node agent until ctx ends.
 func Run(ctx context.Context, o *Options) error {
 	if o.NodeName == "" {
 		return errors.New("--node-name is required: the node this agent serves")
+	}
+	if o.StreamPing <= 0 {
+		return fmt.Errorf("--stream-ping %s: must be positive", o.StreamPing)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
@@ -129,13 +136,18 @@ func Run(ctx context.Context, o *Options) error {
 		lo.LabelSelector = v1.AppLabel + "=" + v1.LauncherApp
 	}))
 	a := &Agent{opts: o, client: vireo, kube: kube, dirs: dirs, images: newImageCache(o.ImageCacheDir, o.InsecureRegistries),
-		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}}
+		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}, streams: newStreams(o.StreamPing)}
 	vmiInformer := vf.Kubevirt().V1().VirtualMachineInstances()
 	podInformer := kf.Core().V1().Pods()
 	a.vmis, a.pods = vmiInformer.Lister(), podInformer.Lister()
 	a.Loop = reconcile.NewLoop("nodeagent", a.sync, vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced)
 	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: a.Enqueue, UpdateFunc: func(_, obj any) { a.Enqueue(obj) }, DeleteFunc: a.Enqueue,
+	}); err != nil {
+		return err
+	}
+	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) { a.vmiUpdated(obj) }, DeleteFunc: a.endStreamsOnStop,
 	}); err != nil {
 		return err
 	}
@@ -150,15 +162,17 @@ func Run(ctx context.Context, o *Options) error {
 		return ctx.Err()
 	}
 	a.collectGarbage(ctx)
-	srv, err := newServer(o)
+	srv, err := newServer(o, a.registerStreams)
 	if err != nil {
 		return err
 	}
 	errc := make(chan error, 2)
+	go a.streams.run(ctx)
 	go func() { errc <- srv.run(ctx) }()
 	go func() { errc <- a.Loop.Run(ctx, o.Workers) }()
 	klog.InfoS("vireo-nodeagent running", "node", o.NodeName, "runDir", o.RunDir)
 	err = <-errc
+	a.streams.closeAll()
 	a.stopSessions()
 	return err
 }

@@ -269,7 +269,9 @@ func TestContainerDiskAndKernelBootShareADigest(t *testing.T) {
 				}
 				return f.Kernel, nil
 			},
-			func() (string, error) { return c.disk(context.Background(), &v1.ContainerDiskSource{Image: image}, nil) },
+			func() (string, error) {
+				return c.disk(context.Background(), &v1.ContainerDiskSource{Image: image}, nil)
+			},
 		}
 		if !kernelFirst {
 			steps[0], steps[1] = steps[1], steps[0]

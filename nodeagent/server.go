@@ -17,14 +17,15 @@ import (
 
 // server is the node agent's HTTPS endpoint for vireo-apiserver. It accepts only clients with a
 // certificate from the configured CA whose common name is vireo-apiserver's. It serves a health
-// check now; console, VNC, actions and migrations arrive on it later.
+// check and the console and VNC streams; actions and migrations arrive on it later.
 type server struct {
 	http *http.Server
 	cert string
 	key  string
 }
 
-func newServer(o *Options) (*server, error) {
+// newServer builds the server; register adds the agent's endpoints (nil: health check only).
+func newServer(o *Options, register func(*http.ServeMux)) (*server, error) {
 	if o.TLSCertFile == "" || o.TLSKeyFile == "" || o.ClientCAFile == "" {
 		return nil, errors.New("--tls-cert-file, --tls-private-key-file and --client-ca-file are required: the node agent serves only vireo-apiserver, over mutual TLS")
 	}
@@ -38,6 +39,9 @@ func newServer(o *Options) (*server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	if register != nil {
+		register(mux)
+	}
 	tlsCfg := &tls.Config{
 		MinVersion: tls.VersionTLS13,
 		ClientAuth: tls.RequireAndVerifyClientCert,

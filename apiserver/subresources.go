@@ -1,0 +1,112 @@
+package apiserver
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	restful "github.com/emicklei/go-restful/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"github.com/vireo-dev/vireo/registry/vmistream"
+)
+
+// streamSubresources are the VMI subresources that stream (websocket upgrades): long-running,
+// so kube-apiserver's proxy and this server keep them open as long as the user does.
+var streamSubresources = []string{vmistream.Console, vmistream.VNC}
+
+// subresourcesHandler serves KubeVirt's paths
+// /apis/subresources.kubevirt.io/v1/namespaces/{ns}/virtualmachineinstances/{name}/{console|vnc}
+// with the handlers of kubevirt.io/v1. The server's filters have authenticated the user and
+// authorized get on virtualmachineinstances/{console|vnc} in subresources.kubevirt.io.
+func subresourcesHandler(streams map[string]*vmistream.REST, shot *vmistream.Screenshot, codecs serializer.CodecFactory) http.Handler {
+	gv := schema.GroupVersion{Group: SubresourcesGroupVersion.Group, Version: SubresourcesGroupVersion.Version}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		fail := func(err error) { responsewriters.ErrorNegotiated(err, codecs, gv, w, req) }
+		info, ok := genericapirequest.RequestInfoFrom(req.Context())
+		if !ok || !info.IsResourceRequest || info.Resource != "virtualmachineinstances" || info.Name == "" || info.Namespace == "" {
+			fail(apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: strings.TrimPrefix(req.URL.Path, "/apis/"+gv.String()+"/")}, ""))
+			return
+		}
+		if len(info.Parts) == 4 && info.Parts[2] == "vnc" && info.Parts[3] == "screenshot" && req.Method == http.MethodGet {
+			serveScreenshot(shot, gv.Group, info.Namespace, info.Name, w, req, codecs)
+			return
+		}
+		st, ok := streams[info.Subresource]
+		if !ok || len(info.Parts) != 3 {
+			fail(apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: "virtualmachineinstances/" + info.Subresource}, info.Name))
+			return
+		}
+		if req.Method != http.MethodGet {
+			fail(apierrors.NewMethodNotSupported(schema.GroupResource{Group: gv.Group, Resource: "virtualmachineinstances/" + info.Subresource}, req.Method))
+			return
+		}
+		ctx := genericapirequest.WithNamespace(req.Context(), info.Namespace)
+		h, err := st.Connect(ctx, info.Name, nil, &responder{fail: fail, w: w, codecs: codecs, gv: gv})
+		if err != nil {
+			fail(err)
+			return
+		}
+		h.ServeHTTP(w, req.WithContext(ctx))
+	})
+}
+
+// responder writes a Connecter's errors and objects for a request outside go-restful.
+type responder struct {
+	fail   func(error)
+	w      http.ResponseWriter
+	codecs serializer.CodecFactory
+	gv     schema.GroupVersion
+}
+
+func (r *responder) Object(code int, obj runtime.Object) {
+	data, err := runtime.Encode(r.codecs.LegacyCodec(r.gv), obj)
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	r.w.Header().Set("Content-Type", "application/json")
+	r.w.WriteHeader(code)
+	_, _ = r.w.Write(data)
+}
+
+func (r *responder) Error(err error) { r.fail(err) }
+
+// installScreenshotRoute adds GET .../virtualmachineinstances/{name}/vnc/screenshot to the
+// kubevirt.io/v1 web service: the generic installer takes only one subresource segment.
+func installScreenshotRoute(gs *genericapiserver.GenericAPIServer, shot *vmistream.Screenshot, codecs serializer.CodecFactory) error {
+	root := "/apis/kubevirt.io/v1"
+	for _, ws := range gs.Handler.GoRestfulContainer.RegisteredWebServices() {
+		if ws.RootPath() != root {
+			continue
+		}
+		ws.Route(ws.GET("/namespaces/{namespace}/virtualmachineinstances/{name}/vnc/screenshot").
+			To(func(req *restful.Request, resp *restful.Response) {
+				serveScreenshot(shot, "kubevirt.io", req.PathParameter("namespace"), req.PathParameter("name"), resp.ResponseWriter, req.Request, codecs)
+			}).
+			Doc("PNG screenshot of the VMI's display; moveCursor=true moves the pointer first. Needs get on virtualmachineinstances/vnc/screenshot.").
+			Operation("readNamespacedVirtualMachineInstanceVNCScreenshot").
+			Param(ws.PathParameter("namespace", "object name and auth scope, such as for teams and projects").DataType("string")).
+			Param(ws.PathParameter("name", "name of the VirtualMachineInstance").DataType("string")).
+			Param(ws.QueryParameter("moveCursor", "move the pointer before taking the screenshot").DataType("boolean")).
+			Produces("image/png"))
+		return nil
+	}
+	return fmt.Errorf("no web service at %s for the screenshot route", root)
+}
+
+// serveScreenshot answers a screenshot request of either group.
+func serveScreenshot(shot *vmistream.Screenshot, group, namespace, name string, w http.ResponseWriter, req *http.Request, codecs serializer.CodecFactory) {
+	h, err := shot.Handler(req.Context(), group, namespace, name, req.URL.Query())
+	if err != nil {
+		responsewriters.ErrorNegotiated(err, codecs, schema.GroupVersion{Group: group, Version: "v1"}, w, req)
+		return
+	}
+	h.ServeHTTP(w, req)
+}

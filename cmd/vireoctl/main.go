@@ -1,0 +1,16 @@
+// Command vireoctl is Vireo's command-line client (also installable as the kubectl plugin
+// kubectl-vireo): serial console now; VNC and VM actions later.
+package main
+
+import (
+	"os"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/component-base/cli"
+
+	"github.com/vireo-dev/vireo/vireoctl"
+)
+
+func main() {
+	os.Exit(cli.Run(vireoctl.NewCommand(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})))
+}

@@ -1,0 +1,167 @@
+package nodeagent
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+// StreamPath is the node agent's path for a VMI's console or VNC; vireo-apiserver builds it.
+func StreamPath(namespace, name, kind string) string {
+	return "/v1/namespaces/" + namespace + "/virtualmachineinstances/" + name + "/" + kind
+}
+
+// streamSockets maps a stream kind to the launcher's socket it splices.
+var streamSockets = map[string]string{StreamConsole: protocol.ConsoleSocket, StreamVNC: protocol.VNCSocket}
+
+// httpError is a refusal with its HTTP status.
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+// registerStreams adds the console and VNC endpoints to mux.
+func (a *Agent) registerStreams(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{kind}", a.serveStream)
+	mux.HandleFunc("GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/vnc/screenshot", a.serveScreenshot)
+}
+
+// serveStream opens a console or VNC session with the VMI's current launcher on this node. The
+// launcher is found in the agent's own caches from the VMI's namespace and name; nothing from the
+// request becomes part of a path.
+func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
+	key := streamKey{namespace: r.PathValue("namespace"), name: r.PathValue("name"), kind: r.PathValue("kind")}
+	sockName, ok := streamSockets[key.kind]
+	if !ok {
+		http.Error(w, fmt.Sprintf("unknown stream %q: use console or vnc", key.kind), http.StatusNotFound)
+		return
+	}
+	if err := checkStreamRequest(r); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	preserve := false
+	if v := r.URL.Query().Get("preserveSession"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil || key.kind != StreamVNC {
+			http.Error(w, fmt.Sprintf("preserveSession=%q: only vnc takes it, as true or false", v), http.StatusBadRequest)
+			return
+		}
+		preserve = b
+	}
+	podUID, herr := a.streamLauncher(key.namespace, key.name)
+	if herr != nil {
+		http.Error(w, herr.msg, herr.code)
+		return
+	}
+	sock, err := a.dirs.dialSocket(podUID, sockName)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("the %s of VMI %s/%s is not reachable on this node: %v", key.kind, key.namespace, key.name, err), http.StatusServiceUnavailable)
+		return
+	}
+	st, prev, err := a.streams.reserve(key, preserve, sock)
+	switch {
+	case errors.Is(err, errBusy):
+		sock.Close()
+		http.Error(w, fmt.Sprintf("VMI %s/%s already has an active VNC session and preserveSession=true was asked", key.namespace, key.name), http.StatusServiceUnavailable)
+		return
+	case err != nil:
+		sock.Close()
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	replaced := CloseTakenOver
+	if key.kind == StreamVNC {
+		replaced = CloseVNCReplaced
+	}
+	a.streams.serve(w, r, st, prev, replaced)
+}
+
+// streamLauncher finds the launcher Pod that runs VMI namespace/name on this node now.
+func (a *Agent) streamLauncher(namespace, name string) (types.UID, *httpError) {
+	vmi, err := a.vmis.VirtualMachineInstances(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return "", &httpError{http.StatusNotFound, fmt.Sprintf("VMI %s/%s does not run on this node", namespace, name)}
+	}
+	if err != nil {
+		return "", &httpError{http.StatusInternalServerError, err.Error()}
+	}
+	if herr := streamablePhase(vmi); herr != nil {
+		return "", herr
+	}
+	pod, err := a.launcherPod(vmi)
+	if err != nil {
+		return "", &httpError{http.StatusInternalServerError, err.Error()}
+	}
+	if launcherEnded(pod) {
+		return "", &httpError{http.StatusConflict, fmt.Sprintf("VMI %s/%s has no running launcher on this node: %s", namespace, name, podEndMessage(pod))}
+	}
+	return pod.UID, nil
+}
+
+// streamablePhase refuses a VMI that is not running: 400 before it runs, 409 once it ended
+// (KubeVirt's codes).
+func streamablePhase(vmi *v1.VirtualMachineInstance) *httpError {
+	switch vmi.Status.Phase {
+	case v1.Running:
+		return nil
+	case v1.Succeeded, v1.Failed:
+		return &httpError{http.StatusConflict, fmt.Sprintf("VMI %s/%s has ended (phase %s)", vmi.Namespace, vmi.Name, vmi.Status.Phase)}
+	default:
+		return &httpError{http.StatusBadRequest, fmt.Sprintf("VMI %s/%s is not running yet (phase %q)", vmi.Namespace, vmi.Name, vmi.Status.Phase)}
+	}
+}
+
+// endStreamsOnStop ends a VMI's sessions when it stops running on this node, or is gone.
+func (a *Agent) endStreamsOnStop(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	vmi, ok := obj.(*v1.VirtualMachineInstance)
+	if !ok {
+		return
+	}
+	a.streams.endVMI(vmi.Namespace, vmi.Name, CloseVMIStopped)
+}
+
+// vmiUpdated ends a VMI's sessions once it is no longer Running.
+func (a *Agent) vmiUpdated(obj any) {
+	if vmi, ok := obj.(*v1.VirtualMachineInstance); ok && vmi.Status.Phase != v1.Running {
+		a.streams.endVMI(vmi.Namespace, vmi.Name, CloseVMIStopped)
+	}
+}
+
+// dialSocket connects to the socket name (a fixed protocol name) in the directory of launcher
+// Pod podUID, opened with O_PATH|O_NOFOLLOW below the run directory: a link a launcher planted
+// there is never followed, and only a socket is connected to.
+func (d nodeDirs) dialSocket(podUID types.UID, name string) (net.Conn, error) {
+	if err := checkUID(podUID); err != nil {
+		return nil, err
+	}
+	fd, err := d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID), name), unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return nil, fmt.Errorf("the launcher's %s of Pod %s is not a socket", name, podUID)
+	}
+	return net.Dial("unix", "/proc/self/fd/"+strconv.Itoa(fd))
+}

@@ -1,0 +1,312 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"k8s.io/klog/v2"
+)
+
+// StreamSubprotocol is KubeVirt's websocket subprotocol for console and VNC: binary frames that
+// carry the guest's bytes unchanged.
+const StreamSubprotocol = "plain.kubevirt.io"
+
+// Stream kinds: the last path element of a stream request, and which launcher socket it splices.
+const (
+	StreamConsole = "console"
+	StreamVNC     = "vnc"
+)
+
+// Close messages a client reads when the node agent ends its session.
+const (
+	CloseTakenOver   = "console session taken over: another client connected to the same VMI"
+	CloseVNCReplaced = "VNC session replaced: another client connected to the same VMI"
+	CloseVMIStopped  = "the VMI stopped"
+	CloseAgentExits  = "the node agent is shutting down"
+)
+
+// streamBufferSize bounds what one direction of a session holds at a time: bytes are copied
+// through a buffer of this size, never collected, so a slow reader slows the guest down.
+const streamBufferSize = 32 << 10
+
+// closeGrace is how long a closing session waits for the client's close frame.
+const closeGrace = 2 * time.Second
+
+// streamKey names one VMI's console or VNC.
+type streamKey struct{ namespace, name, kind string }
+
+func (k streamKey) String() string { return k.namespace + "/" + k.name + "/" + k.kind }
+
+// streams are the open console and VNC sessions of a node agent: at most one per VMI and kind.
+// Each session splices a websocket (binary frames) with a launcher's unix socket, pings the client
+// so idle sessions stay open through proxies and dead clients are noticed, and ends with a close
+// message saying why.
+type streams struct {
+	// ping is the keep-alive period; a client silent for three periods is gone.
+	ping time.Duration
+
+	mu     sync.Mutex
+	active map[streamKey]*stream
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func newStreams(ping time.Duration) *streams {
+	return &streams{ping: ping, active: map[streamKey]*stream{}}
+}
+
+// stream is one session. ws is nil until the upgrade succeeded; mu guards it, since end is
+// called from other goroutines (takeover, VMI stopped, agent exiting).
+type stream struct {
+	key  streamKey
+	sock net.Conn
+
+	mu sync.Mutex
+	ws *websocket.Conn
+
+	once    sync.Once
+	endedCh chan struct{}
+}
+
+// errBusy: a VNC client asked to preserve a session that is active.
+var errBusy = errors.New("busy")
+
+// reserve claims key for a new session splicing sock. With preserve, an active session makes it
+// fail with errBusy; otherwise the previous session is ended once the new one starts.
+func (s *streams) reserve(key streamKey, preserve bool, sock net.Conn) (*stream, *stream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, errors.New(CloseAgentExits)
+	}
+	prev := s.active[key]
+	if prev != nil && preserve {
+		return nil, nil, errBusy
+	}
+	st := &stream{key: key, sock: sock, endedCh: make(chan struct{})}
+	s.active[key] = st
+	s.wg.Add(1)
+	return st, prev, nil
+}
+
+// release forgets st (if it is still key's session) and marks it finished.
+func (s *streams) release(st *stream) {
+	s.mu.Lock()
+	if s.active[st.key] == st {
+		delete(s.active, st.key)
+	}
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// endVMI ends the sessions of a VMI with msg.
+func (s *streams) endVMI(namespace, name, msg string) {
+	s.mu.Lock()
+	var ending []*stream
+	for k, st := range s.active {
+		if k.namespace == namespace && k.name == name {
+			ending = append(ending, st)
+		}
+	}
+	s.mu.Unlock()
+	for _, st := range ending {
+		st.end(websocket.CloseNormalClosure, msg)
+	}
+}
+
+// closeAll ends every session and waits for them; no new session starts afterwards.
+func (s *streams) closeAll() {
+	s.mu.Lock()
+	s.closed = true
+	ending := make([]*stream, 0, len(s.active))
+	for _, st := range s.active {
+		ending = append(ending, st)
+	}
+	s.mu.Unlock()
+	for _, st := range ending {
+		st.end(websocket.CloseGoingAway, CloseAgentExits)
+	}
+	s.wg.Wait()
+}
+
+// count is the number of open sessions of kind.
+func (s *streams) count(kind string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, st := range s.active {
+		st.mu.Lock()
+		if k.kind == kind && st.ws != nil {
+			n++
+		}
+		st.mu.Unlock()
+	}
+	return n
+}
+
+// end closes the session once: it sends the client a close frame with code and msg, stops
+// the guest side, and gives the client closeGrace to answer before the connection is cut.
+func (st *stream) end(code int, msg string) {
+	st.once.Do(func() {
+		close(st.endedCh)
+		if st.sock != nil {
+			_ = st.sock.Close()
+		}
+		st.mu.Lock()
+		ws := st.ws
+		st.mu.Unlock()
+		if ws == nil {
+			return
+		}
+		deadline := time.Now().Add(closeGrace)
+		if err := ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, msg), deadline); err != nil {
+			_ = ws.Close()
+			return
+		}
+		_ = ws.SetReadDeadline(deadline)
+	})
+}
+
+// upgrader answers only KubeVirt's subprotocol. Origin is not checked: the node agent is reached
+// only by vireo-apiserver (mutual TLS), which authorized the user.
+var upgrader = websocket.Upgrader{
+	ReadBufferSize:  streamBufferSize,
+	WriteBufferSize: streamBufferSize,
+	Subprotocols:    []string{StreamSubprotocol},
+	CheckOrigin:     func(*http.Request) bool { return true },
+}
+
+// checkStreamRequest refuses what cannot become a session, with the reason.
+func checkStreamRequest(r *http.Request) error {
+	if !websocket.IsWebSocketUpgrade(r) {
+		return errors.New("this endpoint streams over a websocket: send GET with 'Connection: Upgrade' and 'Upgrade: websocket'")
+	}
+	for _, p := range websocket.Subprotocols(r) {
+		if p == StreamSubprotocol {
+			return nil
+		}
+	}
+	return fmt.Errorf("websocket subprotocol %s is required (Sec-WebSocket-Protocol)", StreamSubprotocol)
+}
+
+// serve upgrades r and splices the websocket with st's socket until either side ends. It owns
+// the socket and st's registration. replacedMsg is sent to prev, the session st replaces.
+func (s *streams) serve(w http.ResponseWriter, r *http.Request, st, prev *stream, replacedMsg string) {
+	defer s.release(st)
+	ws, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		// The upgrader has answered the client with the reason.
+		st.end(websocket.CloseProtocolError, "")
+		return
+	}
+	if prev != nil {
+		prev.end(websocket.CloseNormalClosure, replacedMsg)
+	}
+	st.mu.Lock()
+	st.ws = ws
+	st.mu.Unlock()
+	select {
+	case <-st.endedCh:
+		// Ended (VMI stopped, agent exiting) before the upgrade finished.
+		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, CloseVMIStopped), time.Now().Add(closeGrace))
+		_ = ws.Close()
+		return
+	default:
+	}
+	log := klog.FromContext(r.Context()).WithValues("session", st.key.String())
+	log.V(2).Info("Stream session started")
+	s.splice(st)
+	log.V(2).Info("Stream session ended")
+}
+
+// splice copies both ways and pings the client; it returns when the session is over, with
+// both connections closed and its goroutines gone.
+func (s *streams) splice(st *stream) {
+	ws := st.ws
+	ws.SetReadLimit(streamBufferSize)
+	extend := func() {
+		select {
+		case <-st.endedCh: // closing: the deadline is closeGrace
+		default:
+			_ = ws.SetReadDeadline(time.Now().Add(3 * s.ping))
+		}
+	}
+	extend()
+	ws.SetPongHandler(func(string) error { extend(); return nil })
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // guest -> client
+		defer wg.Done()
+		s.guestToClient(st)
+	}()
+	go func() { // keep-alive
+		defer wg.Done()
+		t := time.NewTicker(s.ping)
+		defer t.Stop()
+		for {
+			select {
+			case <-st.endedCh:
+				return
+			case <-t.C:
+				// A ping that cannot be written in time (a slow reader holds the writer: back-
+				// pressure) is skipped; the read deadline decides whether the client is gone.
+				_ = ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.ping))
+			}
+		}
+	}()
+	s.clientToGuest(st, extend)
+	// The client is gone or closed: end the session (no-op if already ended) and cut.
+	st.end(websocket.CloseNormalClosure, "")
+	_ = ws.Close()
+	wg.Wait()
+}
+
+func (s *streams) guestToClient(st *stream) {
+	buf := make([]byte, streamBufferSize)
+	for {
+		n, err := st.sock.Read(buf)
+		if n > 0 {
+			if werr := st.ws.WriteMessage(websocket.BinaryMessage, buf[:n]); werr != nil {
+				st.end(websocket.CloseGoingAway, "")
+				_ = st.ws.Close()
+				return
+			}
+		}
+		if err != nil {
+			st.end(websocket.CloseNormalClosure, CloseVMIStopped)
+			return
+		}
+	}
+}
+
+func (s *streams) clientToGuest(st *stream, extend func()) {
+	buf := make([]byte, streamBufferSize)
+	for {
+		typ, r, err := st.ws.NextReader()
+		if err != nil {
+			return
+		}
+		extend()
+		if typ != websocket.BinaryMessage && typ != websocket.TextMessage {
+			continue
+		}
+		if _, err := io.CopyBuffer(st.sock, r, buf); err != nil {
+			st.end(websocket.CloseNormalClosure, CloseVMIStopped)
+			return
+		}
+	}
+}
+
+// run ends every session when ctx ends.
+func (s *streams) run(ctx context.Context) {
+	<-ctx.Done()
+	s.closeAll()
+}

@@ -1,0 +1,162 @@
+// Package vmistream serves a VMI's serial console and VNC display (the subresources
+// virtualmachineinstances/console and /vnc): it checks the request and the VMI, then proxies the
+// websocket upgrade unchanged to the node agent of the VMI's node, which splices it with the
+// launcher's socket. Authorization (get on the subresource) happened in the server's filters.
+package vmistream
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apimachinery/pkg/util/proxy"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/registry/nodeagent"
+)
+
+// Subprotocol is the websocket subprotocol KubeVirt's clients send.
+const Subprotocol = "plain.kubevirt.io"
+
+// Kinds of stream: the subresource names.
+const (
+	Console = "console"
+	VNC     = "vnc"
+)
+
+// Getter reads VMIs (the VMI store).
+type Getter interface {
+	Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error)
+}
+
+// REST is the console or VNC subresource of virtualmachineinstances.
+type REST struct {
+	kind   string
+	vmis   Getter
+	agents *nodeagent.Client
+}
+
+// New returns the subresource kind ("console" or "vnc") of the VMIs in vmis.
+func New(kind string, vmis Getter, agents *nodeagent.Client) *REST {
+	registerMetrics()
+	return &REST{kind: kind, vmis: vmis, agents: agents}
+}
+
+var _ rest.Connecter = &REST{}
+
+// New is the object the subresource is attached to.
+func (r *REST) New() runtime.Object { return &v1.VirtualMachineInstance{} }
+
+// Destroy releases nothing: the store is owned elsewhere.
+func (r *REST) Destroy() {}
+
+// ConnectMethods: a websocket upgrade is a GET.
+func (r *REST) ConnectMethods() []string { return []string{http.MethodGet} }
+
+// NewConnectOptions: none are decoded; VNC's preserveSession is read from the query by the handler.
+func (r *REST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
+
+// Connect checks the VMI (404 unknown, 400 not running yet, 409 ended) and returns the proxy to
+// its node agent.
+func (r *REST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
+	obj, err := r.vmis.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	vmi, ok := obj.(*v1.VirtualMachineInstance)
+	if !ok {
+		return nil, fmt.Errorf("unexpected object %T", obj)
+	}
+	if err := Streamable(vmi, r.kind); err != nil {
+		return nil, err
+	}
+	return &handler{rest: r, vmi: vmi, responder: responder}, nil
+}
+
+// Streamable refuses a VMI that is not running: 400 before it runs (KubeVirt: "not running"),
+// 409 once it ended.
+func Streamable(vmi *v1.VirtualMachineInstance, kind string) error {
+	gr := v1.Resource("virtualmachineinstances")
+	switch vmi.Status.Phase {
+	case v1.Running:
+		return nil
+	case v1.Succeeded, v1.Failed:
+		return apierrors.NewConflict(gr, vmi.Name, fmt.Errorf("the VMI has ended (phase %s): no %s", vmi.Status.Phase, kind))
+	default:
+		phase := string(vmi.Status.Phase)
+		if phase == "" {
+			phase = "unset"
+		}
+		return apierrors.NewBadRequest(fmt.Sprintf("VMI %s/%s is not running (phase %s): its %s opens once it is Running", vmi.Namespace, vmi.Name, phase, kind))
+	}
+}
+
+// CheckUpgrade refuses a request that is not a websocket upgrade offering Subprotocol.
+func CheckUpgrade(req *http.Request, kind string) error {
+	if !httpstream.IsUpgradeRequest(req) || !strings.EqualFold(req.Header.Get("Upgrade"), "websocket") {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s streams over a websocket: send GET with 'Connection: Upgrade', 'Upgrade: websocket' and subprotocol %s", kind, Subprotocol))
+	}
+	for _, h := range req.Header.Values("Sec-Websocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			if strings.TrimSpace(p) == Subprotocol {
+				return nil
+			}
+		}
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("%s needs websocket subprotocol %s (Sec-WebSocket-Protocol)", kind, Subprotocol))
+}
+
+type handler struct {
+	rest      *REST
+	vmi       *v1.VirtualMachineInstance
+	responder rest.Responder
+}
+
+// ServeHTTP proxies the upgrade to the node agent, without the user's credentials or identity
+// headers: the node agent trusts vireo-apiserver's certificate, not headers.
+func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if err := CheckUpgrade(req, h.rest.kind); err != nil {
+		h.responder.Error(err)
+		return
+	}
+	query := url.Values{}
+	if h.rest.kind == VNC {
+		if v := req.URL.Query().Get("preserveSession"); v != "" {
+			query.Set("preserveSession", v)
+		}
+	}
+	loc, err := h.rest.agents.Location(h.vmi.Status.NodeName, nodeAgentPath(h.vmi.Namespace, h.vmi.Name, h.rest.kind), query)
+	if err != nil {
+		h.responder.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("the %s of VMI %s/%s is unavailable: %v", h.rest.kind, h.vmi.Namespace, h.vmi.Name, err)))
+		return
+	}
+	out := req.Clone(req.Context())
+	for name := range out.Header {
+		l := strings.ToLower(name)
+		if l == "authorization" || strings.HasPrefix(l, "impersonate-") || strings.HasPrefix(l, "x-remote-") {
+			out.Header.Del(name)
+		}
+	}
+	p := proxy.NewUpgradeAwareHandler(loc, h.rest.agents.Transport(), false, true, errorResponder{h.responder})
+	p.UseLocationHost = true
+	defer track(h.rest.kind, h.vmi.Namespace, h.vmi.Name)()
+	p.ServeHTTP(w, out)
+}
+
+// nodeAgentPath is the node agent's path for a VMI's stream (nodeagent.StreamPath).
+func nodeAgentPath(namespace, name, kind string) string {
+	return "/v1/namespaces/" + namespace + "/virtualmachineinstances/" + name + "/" + kind
+}
+
+type errorResponder struct{ r rest.Responder }
+
+func (e errorResponder) Error(_ http.ResponseWriter, _ *http.Request, err error) {
+	e.r.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("connecting to the node agent: %v", err)))
+}
