@@ -21,6 +21,7 @@ import (
 	"github.com/vireo-dev/vireo/registry/nodeagent"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 	"github.com/vireo-dev/vireo/registry/vm"
+	"github.com/vireo-dev/vireo/registry/vmaction"
 	"github.com/vireo-dev/vireo/registry/vmi"
 	"github.com/vireo-dev/vireo/registry/vmistream"
 )
@@ -37,13 +38,20 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err != nil {
 		return err
 	}
-	streams := map[string]*vmistream.REST{}
+	// Connecters at kubevirt.io/v1 and, the same handlers, at subresources.kubevirt.io/v1.
+	connecters := map[string]connecterStorage{}
 	for _, kind := range streamSubresources {
-		streams[kind] = vmistream.New(kind, vmis, agents)
-		kubevirtStorage["virtualmachineinstances/"+kind] = streams[kind]
+		connecters["virtualmachineinstances/"+kind] = vmistream.New(kind, vmis, agents)
 	}
 	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource()); err != nil {
 		return err
+	}
+	vms, vmsStatus := kubevirtStorage["virtualmachines"].(*storeutil.REST), kubevirtStorage["virtualmachines/status"].(*storeutil.StatusREST)
+	for _, action := range vmaction.Names {
+		connecters["virtualmachines/"+action] = vmaction.New(action, vms, vmsStatus, vmis)
+	}
+	for path, c := range connecters {
+		kubevirtStorage[path] = c
 	}
 	migrationLookups := &migration.Lookups{VMIs: vmis}
 	migrations, err := addStores(kubevirtStorage, "virtualmachineinstancemigrations", scheme, getter, migration.Resource(migrationLookups))
@@ -71,7 +79,7 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err := installScreenshotRoute(gs, shot, codecs); err != nil {
 		return err
 	}
-	gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+SubresourcesGroupVersion.String()+"/namespaces/", subresourcesHandler(streams, shot, codecs))
+	gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+SubresourcesGroupVersion.String()+"/namespaces/", subresourcesHandler(connecters, shot, codecs))
 	return nil
 }
 

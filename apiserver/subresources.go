@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
 	"github.com/vireo-dev/vireo/registry/vmistream"
@@ -21,16 +23,23 @@ import (
 // so kube-apiserver's proxy and this server keep them open as long as the user does.
 var streamSubresources = []string{vmistream.Console, vmistream.VNC}
 
+// connecterStorage is a subresource that hands the request to a handler of its own.
+type connecterStorage interface {
+	rest.Storage
+	rest.Connecter
+}
+
 // subresourcesHandler serves KubeVirt's paths
-// /apis/subresources.kubevirt.io/v1/namespaces/{ns}/virtualmachineinstances/{name}/{console|vnc}
-// with the handlers of kubevirt.io/v1. The server's filters have authenticated the user and
-// authorized get on virtualmachineinstances/{console|vnc} in subresources.kubevirt.io.
-func subresourcesHandler(streams map[string]*vmistream.REST, shot *vmistream.Screenshot, codecs serializer.CodecFactory) http.Handler {
+// /apis/subresources.kubevirt.io/v1/namespaces/{ns}/{virtualmachineinstances|virtualmachines}/{name}/{subresource}
+// with the handlers of kubevirt.io/v1 (connecters, by "resource/subresource"). The server's
+// filters have authenticated the user and authorized the verb on the subresource in
+// subresources.kubevirt.io.
+func subresourcesHandler(connecters map[string]connecterStorage, shot *vmistream.Screenshot, codecs serializer.CodecFactory) http.Handler {
 	gv := schema.GroupVersion{Group: SubresourcesGroupVersion.Group, Version: SubresourcesGroupVersion.Version}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		fail := func(err error) { responsewriters.ErrorNegotiated(err, codecs, gv, w, req) }
 		info, ok := genericapirequest.RequestInfoFrom(req.Context())
-		if !ok || !info.IsResourceRequest || info.Resource != "virtualmachineinstances" || info.Name == "" || info.Namespace == "" {
+		if !ok || !info.IsResourceRequest || (info.Resource != "virtualmachineinstances" && info.Resource != "virtualmachines") || info.Name == "" || info.Namespace == "" {
 			fail(apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: strings.TrimPrefix(req.URL.Path, "/apis/"+gv.String()+"/")}, ""))
 			return
 		}
@@ -38,13 +47,14 @@ func subresourcesHandler(streams map[string]*vmistream.REST, shot *vmistream.Scr
 			serveScreenshot(shot, gv.Group, info.Namespace, info.Name, w, req, codecs)
 			return
 		}
-		st, ok := streams[info.Subresource]
+		path := info.Resource + "/" + info.Subresource
+		st, ok := connecters[path]
 		if !ok || len(info.Parts) != 3 {
-			fail(apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: "virtualmachineinstances/" + info.Subresource}, info.Name))
+			fail(apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: path}, info.Name))
 			return
 		}
-		if req.Method != http.MethodGet {
-			fail(apierrors.NewMethodNotSupported(schema.GroupResource{Group: gv.Group, Resource: "virtualmachineinstances/" + info.Subresource}, req.Method))
+		if !slices.Contains(st.ConnectMethods(), req.Method) {
+			fail(apierrors.NewMethodNotSupported(schema.GroupResource{Group: gv.Group, Resource: path}, req.Method))
 			return
 		}
 		ctx := genericapirequest.WithNamespace(req.Context(), info.Namespace)

@@ -104,6 +104,11 @@ func Stop(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, opts StopOption
 	if g := opts.GracePeriod; g != nil && *g < 0 {
 		return Change{}, apierrors.NewBadRequest(fmt.Sprintf("stop: gracePeriod %d must not be negative", *g))
 	}
+	if opts.GracePeriod != nil {
+		// KubeVirt writes it into the running VMI's spec; Vireo's launcher has taken the grace
+		// period already, so a changed one would not be honoured: refuse rather than ignore it.
+		return Change{}, apierrors.NewBadRequest("stop: gracePeriod is not supported by Vireo yet; the VMI's terminationGracePeriodSeconds applies")
+	}
 	rs := runStrategy(vm)
 	switch rs {
 	case v1.RunStrategyHalted:
@@ -123,6 +128,9 @@ func Stop(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, opts StopOption
 func Restart(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, opts RestartOptions) (Change, error) {
 	if g := opts.GracePeriodSeconds; g != nil && *g != 0 {
 		return Change{}, apierrors.NewBadRequest("restart: gracePeriodSeconds may only be 0, to force the restart")
+	}
+	if opts.GracePeriodSeconds != nil {
+		return Change{}, apierrors.NewBadRequest("restart: a forced restart (gracePeriodSeconds 0) is not supported by Vireo yet")
 	}
 	switch rs := runStrategy(vm); rs {
 	case v1.RunStrategyHalted, v1.RunStrategyOnce:

@@ -48,6 +48,12 @@ func TestActions(t *testing.T) {
 		{"stop negative grace", func() (Change, error) {
 			return Stop(vmWith(v1.RunStrategyAlways), nil, StopOptions{GracePeriod: new(int64(-1))})
 		}, "bad request"},
+		{"stop with a grace period", func() (Change, error) {
+			return Stop(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), StopOptions{GracePeriod: new(int64(5))})
+		}, "bad request"},
+		{"restart forced", func() (Change, error) {
+			return Restart(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), RestartOptions{GracePeriodSeconds: new(int64(0))})
+		}, "bad request"},
 		{"restart Always", func() (Change, error) {
 			return Restart(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), RestartOptions{})
 		}, "Stop vmi-1, Start"},

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 )
 
 // TestVMRunStrategyAlways: the demo VM's VMI runs; when its QEMU is killed the VM starts a new
@@ -62,4 +63,67 @@ func waitVMRow(t *testing.T, ns, name, status, ready string) {
 		}
 		return nil
 	})
+}
+
+// TestVMActions: start, stop and restart through kube-apiserver at KubeVirt's
+// subresources.kubevirt.io paths and at kubevirt.io/v1, with KubeVirt's answers: 202, 409 when
+// the run strategy or the VM's state does not allow it, dryRun changing nothing, and 403 for a
+// user who may only view.
+func TestVMActions(t *testing.T) {
+	ns := namespace(t)
+	applyExample(t, ns, "vm-demo.yaml", func(m string) string {
+		return strings.Replace(m, "runStrategy: Always", "runStrategy: Manual", 1)
+	})
+	waitVMRow(t, ns, "demo", "Stopped", "False")
+	bind(t, ns, "viewer", "view")
+	viewer := userClient(t, "viewer")
+	put := func(c versioned.Interface, group, action, body string) (int, string) {
+		var code int
+		res := c.KubevirtV1().RESTClient().Put().
+			AbsPath("/apis", group, "v1", "namespaces", ns, "virtualmachines", "demo", action).
+			Body([]byte(body)).Do(t.Context()).StatusCode(&code)
+		msg := ""
+		if err := res.Error(); err != nil {
+			msg = err.Error()
+		}
+		return code, msg
+	}
+	eventually(t, "the viewer is refused start", func() error {
+		if code, msg := put(viewer, "subresources.kubevirt.io", "start", "{}"); code != 403 {
+			return fmt.Errorf("viewer start: %d %s, want 403", code, msg)
+		}
+		return nil
+	})
+	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", "{}"); code != 409 || !strings.Contains(msg, "not running") {
+		t.Errorf("stop of a stopped Manual VM: %d %q, want 409 not running", code, msg)
+	}
+	if code, msg := put(vireo, "subresources.kubevirt.io", "start", `{"dryRun":["All"]}`); code != 202 {
+		t.Fatalf("dry-run start: %d %s", code, msg)
+	}
+	if vm, _ := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), "demo", metav1.GetOptions{}); len(vm.Status.StateChangeRequests) != 0 {
+		t.Errorf("a dry-run start left requests %+v", vm.Status.StateChangeRequests)
+	}
+	if code, msg := put(vireo, "subresources.kubevirt.io", "start", "{}"); code != 202 {
+		t.Fatalf("start: %d %s", code, msg)
+	}
+	first := waitPhase(t, ns, "demo", v1.Running, 120*time.Second)
+	if code, msg := put(vireo, "kubevirt.io", "start", "{}"); code != 409 || !strings.Contains(msg, "already running") {
+		t.Errorf("second start: %d %q, want 409 already running", code, msg)
+	}
+	if code, msg := put(vireo, "kubevirt.io", "restart", "{}"); code != 202 {
+		t.Fatalf("restart: %d %s", code, msg)
+	}
+	waitVMI(t, ns, "demo", 120*time.Second, "a new VMI Running after restart", func(v *v1.VirtualMachineInstance) bool {
+		return v.UID != first.UID && v.Status.Phase == v1.Running
+	})
+	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", `{"gracePeriod": 5}`); code != 400 || !strings.Contains(msg, "gracePeriod") {
+		t.Errorf("stop with a grace period: %d %q, want 400 naming gracePeriod", code, msg)
+	}
+	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", "{}"); code != 202 {
+		t.Fatalf("stop: %d %s", code, msg)
+	}
+	waitVMRow(t, ns, "demo", "Stopped", "False")
+	if code, msg := put(vireo, "subresources.kubevirt.io", "restart", `{"gracePeriodSeconds": 3}`); code != 400 {
+		t.Errorf("restart with gracePeriodSeconds 3: %d %q, want 400", code, msg)
+	}
 }
