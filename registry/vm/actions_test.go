@@ -58,7 +58,9 @@ func TestActions(t *testing.T) {
 			return Restart(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), RestartOptions{})
 		}, "Stop vmi-1, Start"},
 		{"restart Halted", func() (Change, error) { return Restart(vmWith(v1.RunStrategyHalted), nil, RestartOptions{}) }, "conflict"},
-		{"restart Once", func() (Change, error) { return Restart(vmWith(v1.RunStrategyOnce), vmiIn(v1.Running), RestartOptions{}) }, "conflict"},
+		{"restart Once", func() (Change, error) {
+			return Restart(vmWith(v1.RunStrategyOnce), vmiIn(v1.Running), RestartOptions{})
+		}, "conflict"},
 		{"restart not running", func() (Change, error) { return Restart(vmWith(v1.RunStrategyManual), nil, RestartOptions{}) }, "conflict"},
 		{"restart grace 5", func() (Change, error) {
 			return Restart(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), RestartOptions{GracePeriodSeconds: new(int64(5))})
