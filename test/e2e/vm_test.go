@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -97,8 +99,12 @@ func TestVMActions(t *testing.T) {
 	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", "{}"); code != 409 || !strings.Contains(msg, "not running") {
 		t.Errorf("stop of a stopped Manual VM: %d %q, want 409 not running", code, msg)
 	}
-	if code, msg := put(vireo, "subresources.kubevirt.io", "start", `{"dryRun":["All"]}`); code != 202 {
-		t.Fatalf("dry-run start: %d %s", code, msg)
+	// A dry run, as a user sends it with real kubectl (PUT from stdin).
+	cmd := exec.Command(filepath.Join(cluster.Options().BinDir, "kubectl"), "--kubeconfig", cluster.Options().Kubeconfig(), "replace", "--raw",
+		"/apis/subresources.kubevirt.io/v1/namespaces/"+ns+"/virtualmachines/demo/start", "-f", "-")
+	cmd.Stdin = strings.NewReader(`{"dryRun":["All"]}`)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl replace --raw .../start (dry run): %v\n%s", err, out)
 	}
 	if vm, _ := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), "demo", metav1.GetOptions{}); len(vm.Status.StateChangeRequests) != 0 {
 		t.Errorf("a dry-run start left requests %+v", vm.Status.StateChangeRequests)
