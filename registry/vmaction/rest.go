@@ -93,7 +93,9 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	// The rules' refusals are 409s too: keep them apart from a version conflict, which is retried.
+	var refused error
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		obj, err := r.vms.Get(ctx, name, &metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -109,7 +111,8 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 		}
 		change, err := decide(current, vmi)
 		if err != nil {
-			return actionError{err}
+			refused = err
+			return nil
 		}
 		if dryRun {
 			return nil
@@ -123,13 +126,11 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 		_, _, err = store.Update(ctx, name, rest.DefaultUpdatedObjectInfo(updated), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 		return err
 	})
+	if refused != nil {
+		return refused
+	}
+	return err
 }
-
-// actionError carries a refusal out of the retry loop unretried (a 409 of the rules is no
-// conflict of versions).
-type actionError struct{ error }
-
-func (e actionError) Unwrap() error { return e.error }
 
 // decoder reads the action's options body (empty means none) and returns its rule.
 func (r *REST) decoder(req *http.Request) (func(*v1.VirtualMachine, *v1.VirtualMachineInstance) (vm.Change, error), bool, error) {

@@ -54,6 +54,11 @@ func dialStream(t *testing.T, cfg *rest.Config, path string, protocols ...string
 		header.Set("Authorization", "Bearer "+cfg.BearerToken)
 	}
 	ws, resp, err := d.Dial("wss"+strings.TrimPrefix(cfg.Host, "https")+path, header)
+	if err != nil && resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		err = fmt.Errorf("%w: HTTP %d: %s", err, resp.StatusCode, body)
+	}
 	if err != nil {
 		return nil, resp, err
 	}

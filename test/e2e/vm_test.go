@@ -122,6 +122,9 @@ func TestVMActions(t *testing.T) {
 	waitVMI(t, ns, "demo", 120*time.Second, "a new VMI Running after restart", func(v *v1.VirtualMachineInstance) bool {
 		return v.UID != first.UID && v.Status.Phase == v1.Running
 	})
+	// Stopped once booted: an ACPI power button pressed before the guest's acpid runs is lost,
+	// and the VMI would wait out its grace period.
+	openConsole(t, ns, "demo").waitFor(t, guestMarker, 90*time.Second)
 	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", `{"gracePeriod": 5}`); code != 400 || !strings.Contains(msg, "gracePeriod") {
 		t.Errorf("stop with a grace period: %d %q, want 400 naming gracePeriod", code, msg)
 	}
