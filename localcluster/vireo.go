@@ -181,7 +181,9 @@ func (c *Cluster) removeLegacyEndpoints(ctx context.Context) error {
 	return nil
 }
 
-// waitForVireo waits until Vireo's Deployments have every replica available.
+// waitForVireo waits until Vireo's Deployments have every replica available and its node
+// agent is ready on every node: a VMI started right after `up` must find its node's agent
+// serving (console, VNC and actions go through it).
 func (c *Cluster) waitForVireo(ctx context.Context, timeout time.Duration) error {
 	client, err := c.kubeClient()
 	if err != nil {
@@ -200,13 +202,26 @@ func (c *Cluster) waitForVireo(ctx context.Context, timeout time.Duration) error
 				return false, nil
 			}
 		}
+		ds, err := client.AppsV1().DaemonSets(v1.InstallNamespace).Get(ctx, nodeAgentDaemonSet, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		if st := ds.Status; st.ObservedGeneration < ds.Generation || st.DesiredNumberScheduled != int32(len(c.NodeNames())) ||
+			st.UpdatedNumberScheduled != st.DesiredNumberScheduled || st.NumberReady != st.DesiredNumberScheduled {
+			last = fmt.Sprintf("daemonset %s: %d of %d node agents ready (%d up to date)", nodeAgentDaemonSet, st.NumberReady, len(c.NodeNames()), st.UpdatedNumberScheduled)
+			return false, nil
+		}
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("Vireo's Deployments not available within %s: %s (kubectl -n vireo-system get pods; the nodes' logs are in %s)", timeout, last, c.opts.Logs())
+		return fmt.Errorf("Vireo's Deployments and node agents not available within %s: %s (kubectl -n vireo-system get pods; the nodes' logs are in %s)", timeout, last, c.opts.Logs())
 	}
 	return nil
 }
+
+// nodeAgentDaemonSet is the node agent's DaemonSet in artifacts/base.
+const nodeAgentDaemonSet = "vireo-nodeagent"
 
 func available(d *appsv1.Deployment) bool {
 	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == ptrOr(d.Spec.Replicas, 1) &&
