@@ -3,12 +3,9 @@ package nodeagent
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strconv"
 
-	"golang.org/x/sys/unix"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -67,7 +64,7 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, herr.msg, herr.code)
 		return
 	}
-	sock, err := a.dirs.dialSocket(podUID, sockName)
+	sock, err := a.dirs.dialSocket(r.Context(), podUID, sockName)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("the %s of VMI %s/%s is not reachable on this node: %v", key.kind, key.namespace, key.name, err), http.StatusServiceUnavailable)
 		return
@@ -144,24 +141,3 @@ func (a *Agent) vmiUpdated(obj any) {
 	}
 }
 
-// dialSocket connects to the socket name (a fixed protocol name) in the directory of launcher
-// Pod podUID, opened with O_PATH|O_NOFOLLOW below the run directory: a link a launcher planted
-// there is never followed, and only a socket is connected to.
-func (d nodeDirs) dialSocket(podUID types.UID, name string) (net.Conn, error) {
-	if err := checkUID(podUID); err != nil {
-		return nil, err
-	}
-	fd, err := d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID), name), unix.O_PATH|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-		return nil, fmt.Errorf("the launcher's %s of Pod %s is not a socket", name, podUID)
-	}
-	return net.Dial("unix", "/proc/self/fd/"+strconv.Itoa(fd))
-}

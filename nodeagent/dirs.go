@@ -138,27 +138,33 @@ func (d nodeDirs) launcherDirs() ([]types.UID, error) {
 	return uids, nil
 }
 
-// dialLauncher returns a dialer for the command socket of launcher Pod podUID. The socket is
-// opened with O_PATH and O_NOFOLLOW and must be a socket; the connection then goes through the
-// descriptor's /proc path, so a link planted at its name is never followed.
+// dialLauncher returns a dialer for the command socket of launcher Pod podUID.
 func (d nodeDirs) dialLauncher(podUID types.UID) func(context.Context) (net.Conn, error) {
 	return func(ctx context.Context) (net.Conn, error) {
-		if err := checkUID(podUID); err != nil {
-			return nil, err
-		}
-		fd, err := d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID), protocol.CommandSocket), unix.O_PATH|unix.O_NOFOLLOW, 0)
-		if err != nil {
-			return nil, err
-		}
-		defer unix.Close(fd)
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return nil, err
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-			return nil, fmt.Errorf("the launcher's %s of Pod %s is not a socket", protocol.CommandSocket, podUID)
-		}
-		var dialer net.Dialer
-		return dialer.DialContext(ctx, "unix", "/proc/self/fd/"+strconv.Itoa(fd))
+		return d.dialSocket(ctx, podUID, protocol.CommandSocket)
 	}
+}
+
+// dialSocket connects to the socket name (a fixed protocol name) in the directory of launcher
+// Pod podUID. The socket is opened with O_PATH|O_NOFOLLOW below the run directory and must be
+// a socket; the connection then goes through the descriptor's /proc path, so a link a launcher
+// planted at its name is never followed.
+func (d nodeDirs) dialSocket(ctx context.Context, podUID types.UID, name string) (net.Conn, error) {
+	if err := checkUID(podUID); err != nil {
+		return nil, err
+	}
+	fd, err := d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID), name), unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return nil, fmt.Errorf("the launcher's %s of Pod %s is not a socket", name, podUID)
+	}
+	var dialer net.Dialer
+	return dialer.DialContext(ctx, "unix", "/proc/self/fd/"+strconv.Itoa(fd))
 }

@@ -41,7 +41,7 @@ func (a *Agent) serveScreenshot(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, herr.msg, herr.code)
 		return
 	}
-	conn, err := a.dirs.dialSocket(podUID, protocol.VNCSocket)
+	conn, err := a.dirs.dialSocket(r.Context(), podUID, protocol.VNCSocket)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("the display of VMI %s/%s is not reachable on this node: %v", ns, name, err), http.StatusServiceUnavailable)
 		return

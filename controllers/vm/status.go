@@ -120,12 +120,7 @@ func findVMICondition(vmi *v1.VirtualMachineInstance, t v1.VirtualMachineInstanc
 	if vmi == nil {
 		return nil
 	}
-	for i := range vmi.Status.Conditions {
-		if vmi.Status.Conditions[i].Type == t {
-			return &vmi.Status.Conditions[i]
-		}
-	}
-	return nil
+	return vmi.Status.Condition(t)
 }
 
 func vmiCondition(vmi *v1.VirtualMachineInstance, t v1.VirtualMachineInstanceConditionType) v1.ConditionStatus {

@@ -201,12 +201,7 @@ func TestVMIBadInput(t *testing.T) {
 }
 
 func conditionOf(vmi *v1.VirtualMachineInstance, t v1.VirtualMachineInstanceConditionType) *v1.VirtualMachineInstanceCondition {
-	for i := range vmi.Status.Conditions {
-		if vmi.Status.Conditions[i].Type == t {
-			return &vmi.Status.Conditions[i]
-		}
-	}
-	return nil
+	return vmi.Status.Condition(t)
 }
 
 func condition(vmi *v1.VirtualMachineInstance, t v1.VirtualMachineInstanceConditionType) v1.ConditionStatus {

@@ -44,3 +44,13 @@ func (st *VirtualMachineInstanceStatus) RemoveCondition(t VirtualMachineInstance
 		st.Conditions = nil
 	}
 }
+
+// Condition returns the condition of type t, or nil.
+func (st *VirtualMachineInstanceStatus) Condition(t VirtualMachineInstanceConditionType) *VirtualMachineInstanceCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
