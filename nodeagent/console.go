@@ -140,4 +140,3 @@ func (a *Agent) vmiUpdated(obj any) {
 		a.streams.endVMI(vmi.Namespace, vmi.Name, CloseVMIStopped)
 	}
 }
-
