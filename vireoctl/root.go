@@ -20,12 +20,15 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:           "vireoctl",
-		Short:         "Reach Vireo's virtual machines: serial console and VNC",
+		Short:         "Reach Vireo's virtual machines: serial console, VNC, start, stop and restart",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
 	flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newConsoleCommand(flags, streams), newVNCCommand(flags, streams))
+	for _, action := range []string{"start", "stop", "restart"} {
+		root.AddCommand(newVMActionCommand(action, flags, streams))
+	}
 	return root
 }
 

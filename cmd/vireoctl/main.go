@@ -1,5 +1,5 @@
 // Command vireoctl is Vireo's command-line client (also installable as the kubectl plugin
-// kubectl-vireo): serial console now; VNC and VM actions later.
+// kubectl-vireo, cmd/kubectl-vireo): serial console, VNC, and the VM actions start, stop and restart.
 package main
 
 import (

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -128,8 +129,11 @@ func TestVMActions(t *testing.T) {
 	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", `{"gracePeriod": 5}`); code != 400 || !strings.Contains(msg, "gracePeriod") {
 		t.Errorf("stop with a grace period: %d %q, want 400 naming gracePeriod", code, msg)
 	}
-	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", "{}"); code != 202 {
-		t.Fatalf("stop: %d %s", code, msg)
+	// Stopped as a KubeVirt user would with virtctl: `kubectl vireo stop` (the kubectl plugin).
+	stop := exec.Command(filepath.Join(cluster.Options().BinDir, "kubectl"), "vireo", "stop", "demo", "-n", ns)
+	stop.Env = append(os.Environ(), "PATH="+cluster.Options().BinDir+":"+os.Getenv("PATH"), "KUBECONFIG="+cluster.Options().Kubeconfig())
+	if out, err := stop.CombinedOutput(); err != nil || !strings.Contains(string(out), "scheduled to be stopped") {
+		t.Fatalf("kubectl vireo stop demo: %v\n%s", err, out)
 	}
 	waitVMRow(t, ns, "demo", "Stopped", "False")
 	if code, msg := put(vireo, "subresources.kubevirt.io", "restart", `{"gracePeriodSeconds": 3}`); code != 400 {
