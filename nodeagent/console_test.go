@@ -201,15 +201,23 @@ func TestConsoleEchoTakeoverAndStop(t *testing.T) {
 	}
 	readUntil(t, second, "still here")
 
-	// An idle session outlives many keep-alive periods (the client answers pings while reading).
+	// An idle session outlives many keep-alive periods: the client only answers pings (10 of
+	// them, over three times the silence after which a client is dropped).
+	var pings atomic.Int32
+	second.SetPingHandler(func(data string) error {
+		pings.Add(1)
+		return second.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+	})
 	done := make(chan struct{})
 	go func() { defer close(done); _ = closeReasonQuiet(second) }()
-	idleUntil := time.Now().Add(1 * time.Second)
-	for time.Now().Before(idleUntil) {
+	err = wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		if f.agent.streams.count(StreamConsole) != 1 {
-			t.Fatal("the idle session was dropped")
+			return false, errors.New("the idle session was dropped")
 		}
-		time.Sleep(50 * time.Millisecond)
+		return pings.Load() >= 10, nil
+	})
+	if err != nil {
+		t.Fatalf("idle console after %d pings: %v", pings.Load(), err)
 	}
 	f.agent.endStreamsOnStop(f.vmi)
 	<-done

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
@@ -46,6 +47,24 @@ func (l *Loop) Enqueue(obj any) {
 		return
 	}
 	l.queue.Add(key)
+}
+
+// OwnerHandlers requeue, on every change of an object (a deletion too), the object of kind
+// that controls it: a launcher Pod's VMI, a VMI's VM.
+func (l *Loop) OwnerHandlers(kind string) cache.ResourceEventHandlerFuncs {
+	enqueue := func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		o, ok := obj.(metav1.Object)
+		if !ok {
+			return
+		}
+		if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == kind {
+			l.queue.Add(o.GetNamespace() + "/" + ref.Name)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }, DeleteFunc: enqueue}
 }
 
 // EnqueueKey queues a "namespace/name" key.

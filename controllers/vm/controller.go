@@ -41,26 +41,10 @@ func New(client versioned.Interface, vms vireoinformers.VirtualMachineInformer, 
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := vmis.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueOwner, UpdateFunc: func(_, obj any) { c.enqueueOwner(obj) }, DeleteFunc: c.enqueueOwner,
-	}); err != nil {
+	if _, err := vmis.Informer().AddEventHandler(c.OwnerHandlers("VirtualMachine")); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// enqueueOwner requeues the VM of a VMI.
-func (c *Controller) enqueueOwner(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	vmi, ok := obj.(*v1.VirtualMachineInstance)
-	if !ok {
-		return
-	}
-	if ref := metav1.GetControllerOf(vmi); ref != nil && ref.Kind == "VirtualMachine" {
-		c.EnqueueKey(vmi.Namespace + "/" + ref.Name)
-	}
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {

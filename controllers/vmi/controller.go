@@ -51,30 +51,10 @@ func New(client versioned.Interface, kube kubernetes.Interface, vmis vireoinform
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueOwner,
-		UpdateFunc: func(_, obj any) { c.enqueueOwner(obj) },
-		DeleteFunc: c.enqueueOwner,
-	}); err != nil {
+	if _, err := pods.Informer().AddEventHandler(c.OwnerHandlers("VirtualMachineInstance")); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// enqueueOwner requeues the VMI of a launcher Pod.
-func (c *Controller) enqueueOwner(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	for _, ref := range pod.OwnerReferences {
-		if ref.Kind == "VirtualMachineInstance" {
-			c.EnqueueKey(pod.Namespace + "/" + ref.Name)
-		}
-	}
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // TestKillQEMUsSparesOtherMountNamespaces: launcher Pods all have their layout at the same
@@ -45,9 +47,10 @@ func TestKillQEMUsSparesOtherMountNamespaces(t *testing.T) {
 	ours := start("env")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(qemuProcesses(l)) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return len(qemuProcesses(l)) > 0, nil
+	}); err != nil {
+		t.Fatalf("the stand-in QEMU never showed up: %v", err)
 	}
 	if err := killQEMUs(ctx, l); err != nil {
 		t.Fatal(err)
