@@ -23,6 +23,7 @@ import (
 	"github.com/vireo-dev/vireo/registry/vm"
 	"github.com/vireo-dev/vireo/registry/vmaction"
 	"github.com/vireo-dev/vireo/registry/vmi"
+	"github.com/vireo-dev/vireo/registry/vmiaction"
 	"github.com/vireo-dev/vireo/registry/vmistream"
 )
 
@@ -42,6 +43,9 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	connecters := map[string]connecterStorage{}
 	for _, kind := range streamSubresources {
 		connecters["virtualmachineinstances/"+kind] = vmistream.New(kind, vmis, agents)
+	}
+	for _, action := range vmiaction.Names {
+		connecters["virtualmachineinstances/"+action] = vmiaction.New(action, vmis, agents)
 	}
 	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource()); err != nil {
 		return err

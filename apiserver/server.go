@@ -56,6 +56,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err := installAPIGroups(gs, c.scheme, c.codecs, c.generic.RESTOptionsGetter, agents, c.generic.Authorization.Authorizer); err != nil {
 		return nil, err
 	}
+	if err := installInfoEndpoints(gs, c.kube); err != nil {
+		return nil, err
+	}
 	if agents != nil {
 		if err := gs.AddPostStartHook("vireo-nodeagent-informer", func(ctx genericapiserver.PostStartHookContext) error {
 			agents.Start(ctx.Done())

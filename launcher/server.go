@@ -123,7 +123,11 @@ func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) (retry 
 	l.hub.update(func(st *protocol.DomainStatus) {
 		st.Emulation, st.EmulationReason, st.Interfaces = string(l.emulation), l.emulationReason, ifaces
 	})
-	dom, err := l.conn.Start(ctx, xml)
+	start := l.conn.Start
+	if s := vmi.Spec.StartStrategy; s != nil && *s == v1.StartStrategyPaused {
+		start = l.conn.StartPaused
+	}
+	dom, err := start(ctx, xml)
 	if err != nil {
 		return false, fmt.Errorf("starting the domain: %w", err)
 	}

@@ -121,8 +121,9 @@ func (d *domainEvents) handle(ev virt.Event) {
 	case virt.EventStarted, virt.EventResumed:
 		d.hub.update(func(st *protocol.DomainStatus) { st.Phase, st.Reason, st.Message = protocol.DomainRunning, "", "" })
 	case virt.EventSuspended:
+		reason := pauseReason(ev.Reason)
 		d.hub.update(func(st *protocol.DomainStatus) {
-			st.Phase, st.Reason, st.Message = protocol.DomainPaused, "", ev.Message
+			st.Phase, st.Reason, st.Message = protocol.DomainPaused, reason, ev.Message
 		})
 	case virt.EventShutdown:
 		d.hostShutdown = ev.Reason == virt.ReasonHost
@@ -146,4 +147,16 @@ func (d *domainEvents) stopped(ev virt.Event) {
 	default:
 		d.hub.end(protocol.DomainFailed, ReasonQEMUCrashed, ev.Message)
 	}
+}
+
+// pauseReason is the reason a pause shows as the VMI's Paused condition: a user's pause or an
+// I/O error. Pauses of Vireo's own (migration, snapshots) give "" and no condition.
+func pauseReason(r virt.Reason) string {
+	switch r {
+	case virt.ReasonUser:
+		return protocol.PausedByUser
+	case virt.ReasonIOError:
+		return protocol.PausedIOError
+	}
+	return ""
 }

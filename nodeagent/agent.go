@@ -4,19 +4,22 @@
 // hands it its VMI (with containerDisks and kernelBoot files pulled into the node's image cache), follows its domain
 // events, and reports the VMI's status: Running with interfaces and conditions, then Succeeded
 // or Failed. It shuts guests down when their VMI is deleted (ACPI, then destroy after the grace
-// period, a deadline kept on disk across restarts), and serves vireo-apiserver over mutual TLS.
+// period, a deadline kept on disk across restarts), and serves vireo-apiserver over mutual TLS: console and VNC
+// streams, screenshots, and the VMI actions pause, unpause and softreboot.
 package nodeagent
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -162,7 +165,10 @@ func Run(ctx context.Context, o *Options) error {
 		return ctx.Err()
 	}
 	a.collectGarbage(ctx)
-	srv, err := newServer(o, a.registerStreams)
+	srv, err := newServer(o, func(mux *http.ServeMux) {
+		a.registerStreams(mux)
+		a.registerActions(mux)
+	})
 	if err != nil {
 		return err
 	}

@@ -112,12 +112,29 @@ func runningStatus(st *v1.VirtualMachineInstanceStatus, obs observation, now met
 		ready.Status, ready.Reason, ready.Message = v1.ConditionFalse, ReasonPodNotReady, "the launcher Pod is not Ready"
 	}
 	st.SetCondition(ready, now)
+	pausedCondition(st, obs.domain, now)
 	if obs.domain.Emulation == "tcg" {
 		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSoftwareEmulation,
 			Status: v1.ConditionTrue, Reason: ReasonSoftwareEmulation, Message: obs.domain.EmulationReason}, now)
 	} else {
 		st.RemoveCondition(v1.VirtualMachineInstanceSoftwareEmulation)
 	}
+}
+
+// pausedMessages are KubeVirt's messages of the Paused condition, by reason.
+var pausedMessages = map[string]string{
+	protocol.PausedByUser:  "VMI was paused by user",
+	protocol.PausedIOError: "VMI was paused, low-level IO error detected",
+}
+
+// pausedCondition is True while a user or an I/O error paused the guest.
+func pausedCondition(st *v1.VirtualMachineInstanceStatus, dom *protocol.DomainStatus, now metav1.Time) {
+	if dom.Phase != protocol.DomainPaused || dom.Reason == "" {
+		st.RemoveCondition(v1.VirtualMachineInstancePaused)
+		return
+	}
+	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePaused,
+		Status: v1.ConditionTrue, Reason: dom.Reason, Message: pausedMessages[dom.Reason]}, now)
 }
 
 // syncCondition reports a failure to hand the VMI to its launcher as Synchronized False.
@@ -138,6 +155,7 @@ func syncCondition(st *v1.VirtualMachineInstanceStatus, obs observation, now met
 func end(st *v1.VirtualMachineInstanceStatus, phase v1.VirtualMachineInstancePhase, reason, message string, now metav1.Time) {
 	st.SetPhase(phase, now)
 	st.Reason = reason
+	st.RemoveCondition(v1.VirtualMachineInstancePaused)
 	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
 		Status: v1.ConditionFalse, Reason: ReasonGuestNotRunning, Message: message}, now)
 }

@@ -107,3 +107,38 @@ func condition(st v1.VirtualMachineInstanceStatus, t v1.VirtualMachineInstanceCo
 	}
 	return ""
 }
+
+// TestPausedCondition: a user's pause shows as Paused True with KubeVirt's reason and message; a
+// pause of Vireo's own (no reason) does not; unpausing or ending removes it.
+func TestPausedCondition(t *testing.T) {
+	running := nextStatus(scheduledVMI(nil), observation{pod: readyPod(nil), domain: domain(protocol.DomainRunning, "")}, t0)
+	vmi := scheduledVMI(func(v *v1.VirtualMachineInstance) { v.Status = running })
+	paused := nextStatus(vmi, observation{pod: readyPod(nil), domain: domain(protocol.DomainPaused, protocol.PausedByUser)}, t0)
+	c := findCondition(paused, v1.VirtualMachineInstancePaused)
+	if c == nil || c.Status != v1.ConditionTrue || c.Reason != "PausedByUser" || c.Message != "VMI was paused by user" {
+		t.Errorf("Paused condition of a paused guest: %+v", c)
+	}
+	if condition(paused, v1.VirtualMachineInstanceReady) != v1.ConditionFalse {
+		t.Error("a paused guest is Ready")
+	}
+	migrating := nextStatus(vmi, observation{pod: readyPod(nil), domain: domain(protocol.DomainPaused, "")}, t0)
+	if findCondition(migrating, v1.VirtualMachineInstancePaused) != nil {
+		t.Error("a pause without a reason (Vireo's own) shows as Paused")
+	}
+	vmi.Status = paused
+	if st := nextStatus(vmi, observation{pod: readyPod(nil), domain: domain(protocol.DomainRunning, "")}, t0); findCondition(st, v1.VirtualMachineInstancePaused) != nil {
+		t.Error("the Paused condition stayed after unpause")
+	}
+	if st := nextStatus(vmi, observation{pod: readyPod(nil), domain: domain(protocol.DomainFailed, "QEMUCrashed")}, t0); findCondition(st, v1.VirtualMachineInstancePaused) != nil {
+		t.Error("the Paused condition stayed on a Failed VMI")
+	}
+}
+
+func findCondition(st v1.VirtualMachineInstanceStatus, t v1.VirtualMachineInstanceConditionType) *v1.VirtualMachineInstanceCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}

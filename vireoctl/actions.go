@@ -18,9 +18,10 @@ func newVMActionCommand(action string, flags *genericclioptions.ConfigFlags, str
 	var dryRun, paused, force bool
 	var grace int64 = -1
 	cmd := &cobra.Command{
-		Use:   action + " VM",
-		Short: map[string]string{"start": "Start a VirtualMachine", "stop": "Stop a VirtualMachine", "restart": "Restart a VirtualMachine"}[action],
-		Args:  cobra.ExactArgs(1),
+		Use:               action + " VM",
+		Short:             map[string]string{"start": "Start a VirtualMachine", "stop": "Stop a VirtualMachine", "restart": "Restart a VirtualMachine"}[action],
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: nameCompletion(flags, completeVMs),
 		RunE: func(c *cobra.Command, args []string) error {
 			t, err := resolve(flags)
 			if err != nil {
@@ -69,19 +70,37 @@ func actionOptions(action string, dryRun, paused, force bool, grace int64) map[s
 	return opts
 }
 
-// put sends a PUT to a subresource at subresources.kubevirt.io/v1 and returns the server's
-// refusal as an error.
-func (t *target) put(ctx context.Context, resource, name, subresource string, body []byte) error {
+// rest is a client for raw requests through kube-apiserver.
+func (t *target) rest() (*rest.RESTClient, error) {
 	cfg := rest.CopyConfig(t.cfg)
 	cfg.APIPath = "/apis"
 	cfg.ContentConfig = rest.ContentConfig{NegotiatedSerializer: scheme.Codecs.WithoutConversion()}
-	client, err := rest.UnversionedRESTClientFor(cfg)
+	return rest.UnversionedRESTClientFor(cfg)
+}
+
+// put sends a PUT to a subresource at subresources.kubevirt.io/v1 and returns the server's
+// refusal as an error.
+func (t *target) put(ctx context.Context, resource, name, subresource string, body []byte) error {
+	client, err := t.rest()
 	if err != nil {
 		return err
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	return client.Put().AbsPath("/apis/subresources.kubevirt.io/v1/namespaces", t.namespace, resource, name, subresource).
-		Body(body).SetHeader("Content-Type", "application/json").Do(ctx).Error()
+		Body(body).SetHeader("Content-Type", "application/json").Do(orBackground(ctx)).Error()
+}
+
+// get reads an object of kubevirt.io/v1, for its existence.
+func (t *target) get(ctx context.Context, resource, name string) error {
+	client, err := t.rest()
+	if err != nil {
+		return err
+	}
+	return client.Get().AbsPath("/apis/kubevirt.io/v1/namespaces", t.namespace, resource, name).Do(orBackground(ctx)).Error()
+}
+
+func orBackground(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
 }

@@ -24,3 +24,23 @@ func TestActionOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestPauseArgs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"vm", "demo"}, true},
+		{[]string{"VMI", "demo"}, true},
+		{[]string{"pod", "demo"}, false},
+		{[]string{"demo"}, false},
+	} {
+		if err := pauseArgs(nil, c.args); (err == nil) != c.ok {
+			t.Errorf("pauseArgs(%v) = %v", c.args, err)
+		}
+	}
+	got, _ := kindNameCompletion(nil)(nil, nil, "")
+	if len(got) != 2 || got[0] != "vm" || got[1] != "vmi" {
+		t.Errorf("completion of the kind: %v", got)
+	}
+}

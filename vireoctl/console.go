@@ -38,7 +38,8 @@ func newConsoleCommand(flags *genericclioptions.ConfigFlags, streams genericioop
 From a terminal, the terminal is put in raw mode and Ctrl+] ends the session. From a pipe,
 standard input is sent as it is, and vireoctl exits once it has ended and the console has
 been quiet for --drain.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: nameCompletion(flags, completeVMIs),
 		RunE: func(c *cobra.Command, args []string) error {
 			t, err := resolve(flags)
 			if err != nil {

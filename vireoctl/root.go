@@ -20,7 +20,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:           "vireoctl",
-		Short:         "Reach Vireo's virtual machines: serial console, VNC, start, stop and restart",
+		Short:         "Reach Vireo's virtual machines: serial console, VNC, start, stop, restart, pause and soft-reboot",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
@@ -29,6 +29,8 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	for _, action := range []string{"start", "stop", "restart"} {
 		root.AddCommand(newVMActionCommand(action, flags, streams))
 	}
+	root.AddCommand(newPauseCommand("pause", flags, streams), newPauseCommand("unpause", flags, streams),
+		newSoftRebootCommand(flags, streams), newVersionCommand(flags, streams))
 	return root
 }
 

@@ -34,7 +34,8 @@ func newVNCCommand(flags *genericclioptions.ConfigFlags, streams genericiooption
 		Long: `Listen on a local port for VNC viewers and connect each one to the display of the VMI
 through kube-apiserver. Without --proxy-only, a VNC viewer found on the PATH (` + fmt.Sprint(viewers) + `)
 is started against the port; vireoctl exits when it does.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: nameCompletion(flags, completeVMIs),
 		RunE: func(c *cobra.Command, args []string) error {
 			t, err := resolve(flags)
 			if err != nil {

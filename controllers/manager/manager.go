@@ -15,6 +15,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -22,6 +23,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/controllers/metrics"
 	"github.com/vireo-dev/vireo/controllers/migration"
 	"github.com/vireo-dev/vireo/controllers/vm"
 	"github.com/vireo-dev/vireo/controllers/vmi"
@@ -38,6 +40,8 @@ type Options struct {
 	Workers        int
 	// Launcher configures the launcher Pods: image, node directories, memory overhead.
 	Launcher launcherpod.Options
+	// Metrics says where /metrics is served and who may read it.
+	Metrics *metrics.Options
 }
 
 // NewOptions returns the defaults.
@@ -48,7 +52,7 @@ func NewOptions() *Options {
 		ImageCacheDir:   "/var/lib/vireo/images",
 		CapabilitiesDir: capsseed.DefaultDir,
 		MemoryOverhead:  launcherpod.DefaultMemoryOverhead.DeepCopy(),
-	}}
+	}, Metrics: metrics.NewOptions()}
 }
 
 // AddFlags registers the options.
@@ -63,6 +67,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Launcher.ImageCacheDir, "node-image-cache-dir", o.Launcher.ImageCacheDir, "The nodes' containerDisk cache (hostPath, mounted read-only in launcher Pods); must match vireo-nodeagent's.")
 	fs.StringVar(&o.Launcher.CapabilitiesDir, "node-capabilities-dir", o.Launcher.CapabilitiesDir, "The nodes' QEMU capabilities seed (hostPath, mounted read-only in launcher Pods); must match vireo-nodeagent's --capabilities-dir.")
 	fs.Var(quantityFlag{&o.Launcher.MemoryOverhead}, "launcher-memory-overhead", "Memory a launcher Pod requests on top of the guest's (launcher, libvirtd, QEMU).")
+	o.Metrics.AddFlags(fs)
 }
 
 // Run connects and reconciles until ctx ends.
@@ -74,10 +79,24 @@ func Run(ctx context.Context, o *Options) error {
 	// KubeVirt's controller uses 200 QPS / 400 burst; client-go's 5/10 serialises large clusters.
 	cfg.QPS, cfg.Burst = 200, 400
 	cfg.UserAgent = "vireo-controller"
+	// Every replica serves /metrics; only the leader's controllers fill the VM and VMI metrics.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	metricsErr := make(chan error, 1)
+	go func() {
+		err := o.Metrics.Serve(ctx, o.Kubeconfig)
+		if err != nil {
+			cancel()
+		}
+		metricsErr <- err
+	}()
 	if !o.LeaderElect {
-		return runControllers(ctx, cfg, o)
+		err = runControllers(ctx, cfg, o)
+	} else {
+		err = runElected(ctx, cfg, o)
 	}
-	return runElected(ctx, cfg, o)
+	cancel()
+	return errors.Join(err, <-metricsErr)
 }
 
 func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
@@ -106,6 +125,11 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	vmiInformer := vf.Kubevirt().V1().VirtualMachineInstances()
+	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: metrics.ObservePhaseTransition}); err != nil {
+		return err
+	}
+	metrics.Register(vf.Kubevirt().V1().VirtualMachines().Lister(), vmiInformer.Lister())
 	vf.Start(ctx.Done())
 	kf.Start(ctx.Done())
 	klog.InfoS("vireo-controller running", "workers", o.Workers)

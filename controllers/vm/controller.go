@@ -97,7 +97,7 @@ func (c *Controller) apply(ctx context.Context, vm *v1.VirtualMachine, vmi *v1.V
 	}
 	var createErr error
 	if p.create {
-		created, err := c.client.KubevirtV1().VirtualMachineInstances(vm.Namespace).Create(ctx, newVMI(vm), metav1.CreateOptions{})
+		created, err := c.client.KubevirtV1().VirtualMachineInstances(vm.Namespace).Create(ctx, newVMI(vm, p.paused), metav1.CreateOptions{})
 		switch {
 		case err == nil:
 			vmi = created

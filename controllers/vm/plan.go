@@ -33,7 +33,9 @@ const (
 
 // plan is what one sync does.
 type plan struct {
-	create    bool // create a VMI from the template
+	create bool // create a VMI from the template
+	// paused: the VMI is created with startStrategy Paused (a Start request of start --paused).
+	paused    bool
 	deleteVMI bool // delete the current VMI
 	// consumed is how many of the VM's stateChangeRequests this sync carries out.
 	consumed int
@@ -128,6 +130,7 @@ func (p plan) request(req v1.VirtualMachineStateChangeRequest, vmi *v1.VirtualMa
 		switch {
 		case vmi == nil:
 			p.create, p.consumed = true, 1
+			p.paused = req.Data[v1.StartRequestDataPausedKey] == v1.StartRequestDataPausedTrue
 		case isFinal(vmi):
 			p.deleteVMI = true // make room; the next sync creates the new one
 		default:
@@ -186,8 +189,9 @@ func inBackoff(vm *v1.VirtualMachine, now metav1.Time) bool {
 	return backoffLeft(vm.Status.StartFailure, now) > 0
 }
 
-// newVMI is the VMI of vm: its template, named after the VM, owned by it.
-func newVMI(vm *v1.VirtualMachine) *v1.VirtualMachineInstance {
+// newVMI is the VMI of vm: its template, named after the VM, owned by it; paused starts its
+// guest paused.
+func newVMI(vm *v1.VirtualMachine, paused bool) *v1.VirtualMachineInstance {
 	vmi := &v1.VirtualMachineInstance{}
 	if t := vm.Spec.Template; t != nil {
 		vmi.Labels = maps.Clone(t.ObjectMeta.Labels)
@@ -205,6 +209,10 @@ func newVMI(vm *v1.VirtualMachine) *v1.VirtualMachineInstance {
 	vmi.Annotations[GenerationAnnotation] = strconv.FormatInt(vm.Generation, 10)
 	vmi.Annotations[TemplateHashAnnotation] = templateHash(vm)
 	vmi.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(vm, v1.SchemeGroupVersion.WithKind("VirtualMachine"))}
+	if paused {
+		s := v1.StartStrategyPaused
+		vmi.Spec.StartStrategy = &s
+	}
 	return vmi
 }
 

@@ -50,6 +50,7 @@ func uid(s string) *types.UID { u := types.UID(s); return &u }
 
 func TestDecide(t *testing.T) {
 	start := v1.VirtualMachineStateChangeRequest{Action: v1.StartRequest}
+	startPaused := v1.VirtualMachineStateChangeRequest{Action: v1.StartRequest, Data: map[string]string{v1.StartRequestDataPausedKey: v1.StartRequestDataPausedTrue}}
 	stopThis := v1.VirtualMachineStateChangeRequest{Action: v1.StopRequest, UID: uid("vmi-uid")}
 	stopOther := v1.VirtualMachineStateChangeRequest{Action: v1.StopRequest, UID: uid("older")}
 	deleting := vmiIn(v1.Running, true)
@@ -78,6 +79,7 @@ func TestDecide(t *testing.T) {
 		{"Once does not run again", newVM(v1.RunStrategyOnce), nil, plan{}},
 		{"Manual waits for a request", newVM(v1.RunStrategyManual, fresh), nil, plan{}},
 		{"Start creates", newVM(v1.RunStrategyManual, requests(start)), nil, plan{create: true, consumed: 1}},
+		{"Start paused creates paused", newVM(v1.RunStrategyAlways, requests(startPaused)), nil, plan{create: true, paused: true, consumed: 1}},
 		{"Start makes room first", newVM(v1.RunStrategyManual, requests(start)), vmiIn(v1.Succeeded, true), plan{deleteVMI: true, setFailure: true}},
 		{"Start of a running VM is done", newVM(v1.RunStrategyManual, requests(start)), vmiIn(v1.Running, true), plan{consumed: 1}},
 		{"Stop deletes its VMI", newVM(v1.RunStrategyManual, requests(stopThis, start)), vmiIn(v1.Running, true), plan{deleteVMI: true}},
@@ -131,7 +133,13 @@ func TestNewVMI(t *testing.T) {
 	vm.Spec.Template.ObjectMeta.Labels = map[string]string{"app": "web"}
 	vm.Spec.Template.ObjectMeta.Annotations = map[string]string{"note": "kept"}
 	vm.Spec.Template.Spec.Hostname = "web-1"
-	vmi := newVMI(vm)
+	if s := newVMI(vm, true).Spec.StartStrategy; s == nil || *s != v1.StartStrategyPaused {
+		t.Errorf("a paused start: startStrategy %v, want Paused", s)
+	}
+	vmi := newVMI(vm, false)
+	if s := vmi.Spec.StartStrategy; s != nil {
+		t.Errorf("startStrategy %v of an ordinary start", *s)
+	}
 	if vmi.Name != "vm" || vmi.Namespace != "ns" || vmi.Spec.Hostname != "web-1" {
 		t.Errorf("VMI %s/%s hostname %q", vmi.Namespace, vmi.Name, vmi.Spec.Hostname)
 	}

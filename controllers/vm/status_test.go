@@ -51,7 +51,7 @@ func TestPrintableStatus(t *testing.T) {
 
 func TestVMStatusFields(t *testing.T) {
 	vm := newVM(v1.RunStrategyAlways)
-	vmi := newVMI(vm)
+	vmi := newVMI(vm, false)
 	vmi.Status.Phase = v1.Running
 	vmi.Status.Conditions = []v1.VirtualMachineInstanceCondition{{Type: v1.VirtualMachineInstanceReady, Status: v1.ConditionTrue}}
 	st := vmStatus(vm, vmi, nil, now)
@@ -78,7 +78,7 @@ func TestVMStatusFields(t *testing.T) {
 	}
 	// A run strategy change alone is no template change.
 	vm2 := newVM(v1.RunStrategyAlways)
-	vmi2 := newVMI(vm2)
+	vmi2 := newVMI(vm2, false)
 	halted := v1.RunStrategyManual
 	vm2.Spec.RunStrategy = &halted
 	if vmCondition(vmStatus(vm2, vmi2, nil, now), VirtualMachineRestartRequired) != nil {

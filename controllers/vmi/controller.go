@@ -85,8 +85,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.cleanUp(ctx, vmi, pods)
 	}
 	pod := primaryPod(vmi, pods)
-	if pod == nil && (vmi.Status.Phase == v1.VmPhaseUnset || vmi.Status.Phase == v1.Pending) {
+	switch {
+	case pod == nil && (vmi.Status.Phase == v1.VmPhaseUnset || vmi.Status.Phase == v1.Pending):
 		if pod, err = c.createPod(ctx, vmi); pod == nil {
+			return err
+		}
+	case pod == nil:
+		// The Pod informer (kube-apiserver) can lag behind the VMI informer (vireo-apiserver):
+		// only the API may say the Pod is gone, which fails the VMI.
+		if pod, err = c.livePod(ctx, vmi); err != nil {
 			return err
 		}
 	}
@@ -146,6 +153,20 @@ func (c *Controller) createPod(ctx context.Context, vmi *v1.VirtualMachineInstan
 		return nil, werr
 	}
 	return nil, err
+}
+
+// livePod reads the VMI's launcher Pod from the API (nil when it does not exist).
+func (c *Controller) livePod(ctx context.Context, vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
+	pod, err := c.kube.CoreV1().Pods(vmi.Namespace).Get(ctx, launcherpod.PodName(vmi.Name, string(vmi.UID)), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !metav1.IsControlledBy(pod, vmi):
+		return nil, nil
+	}
+	return pod, nil
 }
 
 // cleanUp deletes the launcher Pods of a VMI that ended or is being deleted, and releases the

@@ -5,7 +5,8 @@
 // The calls: Hello (version handshake; every other call needs it first), Sync (the VMI and what
 // the node agent resolved for it; starts the domain), Shutdown (ACPI power button), Stop
 // (destroy), PullSecrets (from version 2: the image pull secrets the launcher's Pod mounts, for
-// the node agent's pulls of that VMI's containerDisks), and Events, a server stream of the domain's whole status, sent at once and again on
+// the node agent's pulls of that VMI's containerDisks), Pause, Unpause and SoftReboot (from
+// version 3: the VMI actions of the same names), and Events, a server stream of the domain's whole status, sent at once and again on
 // every change, so a reconnecting node agent learns the current state without replaying
 // history. Console and VNC bytes never pass through gRPC: they are the unix sockets
 // ConsoleSocket and VNCSocket next to CommandSocket.
@@ -22,14 +23,18 @@ import (
 
 // Version is the highest protocol version this build speaks, MinVersion the lowest. A node agent
 // and a launcher agree on the highest version both know; a change that an older peer would
-// misread needs a new version. Version 2 added PullSecrets.
+// misread needs a new version. Version 2 added PullSecrets, version 3 Pause, Unpause and
+// SoftReboot.
 const (
-	Version    uint32 = 2
+	Version    uint32 = 3
 	MinVersion uint32 = 1
 )
 
 // VersionPullSecrets is the first version with the PullSecrets call.
 const VersionPullSecrets uint32 = 2
+
+// VersionActions is the first version with Pause, Unpause and SoftReboot.
+const VersionActions uint32 = 3
 
 // File names in a launcher's directory.
 const (
@@ -111,7 +116,9 @@ const (
 	DomainNone DomainPhase = ""
 	// DomainRunning: the guest runs.
 	DomainRunning DomainPhase = "Running"
-	// DomainPaused: the guest is paused.
+	// DomainPaused: the guest is paused. Reason says why when a user or an I/O error paused
+	// it (PausedByUser, PausedIOError); it is empty for a pause of Vireo's own, such as the
+	// last moments of a migration, which is not shown as the VMI's Paused condition.
 	DomainPaused DomainPhase = "Paused"
 	// DomainShuttingDown: an ACPI shutdown was requested and the guest has not stopped yet.
 	DomainShuttingDown DomainPhase = "ShuttingDown"
@@ -119,6 +126,12 @@ const (
 	DomainSucceeded DomainPhase = "Succeeded"
 	// DomainFailed: the domain could not start, QEMU crashed, or libvirt died.
 	DomainFailed DomainPhase = "Failed"
+)
+
+// Reasons of a paused domain (KubeVirt's reasons of the VMI's Paused condition).
+const (
+	PausedByUser  = "PausedByUser"
+	PausedIOError = "PausedIOError"
 )
 
 // Ended reports whether a domain in this phase has ended for good.

@@ -21,6 +21,12 @@ type Server interface {
 	Stop(context.Context, *Empty) (*Empty, error)
 	// PullSecrets returns the image pull secrets the launcher's Pod mounts (version 2 on).
 	PullSecrets(context.Context, *PullSecretsRequest) (*PullSecretsResponse, error)
+	// Pause, Unpause and SoftReboot carry out the VMI actions (version 3 on). A request the
+	// domain's state does not allow (pausing a paused guest) fails with
+	// codes.FailedPrecondition and a message for the user.
+	Pause(context.Context, *Empty) (*Empty, error)
+	Unpause(context.Context, *Empty) (*Empty, error)
+	SoftReboot(context.Context, *Empty) (*Empty, error)
 	// Events sends the current DomainStatus at once, then each change, until the stream's
 	// context ends.
 	Events(*Empty, EventSender) error
@@ -62,6 +68,9 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "Shutdown", Handler: unary(Server.Shutdown)},
 		{MethodName: "Stop", Handler: unary(Server.Stop)},
 		{MethodName: "PullSecrets", Handler: unary(Server.PullSecrets)},
+		{MethodName: "Pause", Handler: unary(Server.Pause)},
+		{MethodName: "Unpause", Handler: unary(Server.Unpause)},
+		{MethodName: "SoftReboot", Handler: unary(Server.SoftReboot)},
 	},
 	Streams: []grpc.StreamDesc{{
 		StreamName:    "Events",
@@ -148,6 +157,28 @@ func (c *Client) PullSecrets(ctx context.Context, volumes []string) (map[string]
 		return nil, err
 	}
 	return resp.DockerConfigJSON, nil
+}
+
+// Action names the calls Action carries out.
+const (
+	ActionPause      = "Pause"
+	ActionUnpause    = "Unpause"
+	ActionSoftReboot = "SoftReboot"
+)
+
+// Action carries out the VMI action name (ActionPause, ActionUnpause, ActionSoftReboot). A
+// launcher speaking a version before VersionActions cannot; the error says so.
+func (c *Client) Action(ctx context.Context, name string) error {
+	switch name {
+	case ActionPause, ActionUnpause, ActionSoftReboot:
+	default:
+		return fmt.Errorf("no launcher action %q", name)
+	}
+	if c.Launcher.Version < VersionActions {
+		return fmt.Errorf("launcher %s speaks protocol version %d, which has no %s (version %d has): restart the VM to get a current launcher",
+			c.Launcher.LauncherVersion, c.Launcher.Version, name, VersionActions)
+	}
+	return c.conn.Invoke(ctx, method(name), &Empty{}, &Empty{})
 }
 
 // Shutdown asks the guest to power off (ACPI power button).

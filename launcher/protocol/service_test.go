@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -18,6 +20,7 @@ type fakeLauncher struct {
 	version uint32
 	synced  chan *SyncRequest
 	changes chan *DomainStatus
+	actions []string
 }
 
 func (f *fakeLauncher) Hello(_ context.Context, req *HelloRequest) (*HelloResponse, error) {
@@ -39,6 +42,21 @@ func (f *fakeLauncher) PullSecrets(_ context.Context, req *PullSecretsRequest) (
 
 func (f *fakeLauncher) Shutdown(context.Context, *Empty) (*Empty, error) { return &Empty{}, nil }
 func (f *fakeLauncher) Stop(context.Context, *Empty) (*Empty, error)     { return &Empty{}, nil }
+
+func (f *fakeLauncher) Pause(context.Context, *Empty) (*Empty, error) {
+	f.actions = append(f.actions, ActionPause)
+	return nil, status.Error(codes.FailedPrecondition, "the guest is already paused")
+}
+
+func (f *fakeLauncher) Unpause(context.Context, *Empty) (*Empty, error) {
+	f.actions = append(f.actions, ActionUnpause)
+	return &Empty{}, nil
+}
+
+func (f *fakeLauncher) SoftReboot(context.Context, *Empty) (*Empty, error) {
+	f.actions = append(f.actions, ActionSoftReboot)
+	return &Empty{}, nil
+}
 
 func (f *fakeLauncher) Events(_ *Empty, s EventSender) error {
 	if err := s.Send(&DomainStatus{Phase: DomainNone}); err != nil {
@@ -110,6 +128,22 @@ func TestProtocolRoundTrip(t *testing.T) {
 	if err := c.Shutdown(ctx); err != nil {
 		t.Error(err)
 	}
+	// A refusal keeps its code and message through gRPC: the node agent answers 409 with it.
+	if err := c.Action(ctx, ActionPause); status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != "the guest is already paused" {
+		t.Errorf("Pause = %v, want FailedPrecondition with the launcher's message", err)
+	}
+	if err := c.Action(ctx, ActionUnpause); err != nil {
+		t.Error(err)
+	}
+	if err := c.Action(ctx, ActionSoftReboot); err != nil {
+		t.Error(err)
+	}
+	if err := c.Action(ctx, "Reset"); err == nil {
+		t.Error("Action accepted an action the protocol does not have")
+	}
+	if strings.Join(f.actions, ",") != "Pause,Unpause,SoftReboot" {
+		t.Errorf("the launcher received %v", f.actions)
+	}
 	if err := c.Stop(ctx); err != nil {
 		t.Error(err)
 	}
@@ -130,7 +164,8 @@ func TestProtocolVersionMismatch(t *testing.T) {
 	}
 }
 
-// TestProtocolOlderLauncher: a launcher of version 1 still runs VMIs; only PullSecrets is refused,
+// TestProtocolOlderLauncher: a launcher of version 1 still runs VMIs; only PullSecrets and the
+// actions are refused,
 // with an error that says why, before any call reaches it.
 func TestProtocolOlderLauncher(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -143,5 +178,8 @@ func TestProtocolOlderLauncher(t *testing.T) {
 	defer c.Close()
 	if _, err := c.PullSecrets(ctx, []string{"root"}); err == nil || !strings.Contains(err.Error(), "cannot hand over image pull secrets") {
 		t.Errorf("PullSecrets on a version-1 launcher = %v", err)
+	}
+	if err := c.Action(ctx, ActionPause); err == nil || !strings.Contains(err.Error(), "has no Pause") || len(f.actions) != 0 {
+		t.Errorf("Pause on a version-1 launcher = %v (launcher received %v)", err, f.actions)
 	}
 }

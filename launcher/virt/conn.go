@@ -126,10 +126,20 @@ func (c *Conn) onDomain(ctx context.Context, op, name string, fn func(libvirt.Do
 // Start creates and boots a transient domain from domainXML (see the package comment for
 // why transient). The domain is gone from libvirt once it stops.
 func (c *Conn) Start(ctx context.Context, domainXML string) (Domain, error) {
+	return c.create(ctx, domainXML, libvirt.DomainNone)
+}
+
+// StartPaused is Start with the vCPUs stopped before the guest runs its first instruction
+// (libvirt announces Started, then Suspended with reason user); Resume runs it.
+func (c *Conn) StartPaused(ctx context.Context, domainXML string) (Domain, error) {
+	return c.create(ctx, domainXML, libvirt.DomainStartPaused)
+}
+
+func (c *Conn) create(ctx context.Context, domainXML string, flags libvirt.DomainCreateFlags) (Domain, error) {
 	var dom libvirt.Domain
 	err := c.call(ctx, "start domain", nameOf(domainXML), func() error {
 		var err error
-		dom, err = c.l.DomainCreateXML(domainXML, libvirt.DomainNone)
+		dom, err = c.l.DomainCreateXML(domainXML, flags)
 		return err
 	})
 	if err != nil {
@@ -162,6 +172,15 @@ func (c *Conn) Pause(ctx context.Context, name string) error {
 // Resume restarts the vCPUs of a paused domain.
 func (c *Conn) Resume(ctx context.Context, name string) error {
 	return c.onDomain(ctx, "resume domain", name, func(d libvirt.Domain) error { return c.l.DomainResume(d) })
+}
+
+// Reboot presses the domain's ACPI power button and, when the guest has powered off, starts it
+// again in the same QEMU (libvirt resets the machine instead of letting QEMU exit): a reboot
+// that needs no guest agent, only a guest that handles the power button.
+func (c *Conn) Reboot(ctx context.Context, name string) error {
+	return c.onDomain(ctx, "reboot domain", name, func(d libvirt.Domain) error {
+		return c.l.DomainReboot(d, libvirt.DomainRebootAcpiPowerBtn)
+	})
 }
 
 // Reset resets the domain like a reset button, without a guest shutdown.

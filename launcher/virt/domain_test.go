@@ -99,12 +99,26 @@ func TestDomainLifecycle(t *testing.T) {
 	}
 	t.Logf("after kill -9 of QEMU: %v", ev)
 
-	// QEMU told to quit by a signal it handles: libvirt reports a shutdown, which must not
-	// read as a guest power-off.
-	if _, err := c.Start(ctx, testDomainXML(name, serial)); err != nil {
-		t.Fatalf("third Start: %v", err)
+	// Started paused (startStrategy Paused): libvirt announces the start, then a pause by the
+	// user, which is what the launcher reports as the VMI's Paused condition.
+	if _, err := c.StartPaused(ctx, testDomainXML(name, serial)); err != nil {
+		t.Fatalf("StartPaused: %v", err)
 	}
 	waitEvent(t, events, name, EventStarted, 30*time.Second)
+	if ev := waitEvent(t, events, name, EventSuspended, 30*time.Second); ev.Reason != ReasonUser {
+		t.Errorf("suspended event after StartPaused = %v, want reason %q", ev, ReasonUser)
+	}
+	expectState(t, c, name, StatePaused)
+	if err := c.Resume(ctx, name); err != nil {
+		t.Fatalf("Resume after StartPaused: %v", err)
+	}
+	expectState(t, c, name, StateRunning)
+	// ACPI reboot: libvirt accepts it (a firmware without a guest ignores the button).
+	if err := c.Reboot(ctx, name); err != nil {
+		t.Errorf("Reboot: %v", err)
+	}
+	// QEMU told to quit by a signal it handles: libvirt reports a shutdown, which must not
+	// read as a guest power-off.
 	if err := syscall.Kill(checkQEMU(t, d, name), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -130,6 +130,12 @@ func (c *Client) Start(stop <-chan struct{}) {
 // Transport is the mutual-TLS transport to the node agents.
 func (c *Client) Transport() *http.Transport { return c.transport }
 
+// Path is the node agents' path of a VMI's subresource (console, vnc, vnc/screenshot, pause,
+// unpause, softreboot), as the node agent serves it.
+func Path(namespace, name, subresource string) string {
+	return "/v1/namespaces/" + namespace + "/virtualmachineinstances/" + name + "/" + subresource
+}
+
 // Location is the URL of path (with query) on the node agent of node.
 func (c *Client) Location(node, path string, query url.Values) (*url.URL, error) {
 	if c == nil {

@@ -79,8 +79,9 @@ func conflict(vm *v1.VirtualMachine, action, format string, args ...any) error {
 // Start is the start action on vm whose VMI is vmi (nil: none), with KubeVirt's rules per run
 // strategy.
 func Start(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, opts StartOptions) (Change, error) {
+	start := v1.VirtualMachineStateChangeRequest{Action: v1.StartRequest}
 	if opts.Paused {
-		return Change{}, apierrors.NewBadRequest("start: paused starts are not supported by Vireo yet; start the VM and pause its VMI")
+		start.Data = map[string]string{v1.StartRequestDataPausedKey: v1.StartRequestDataPausedTrue}
 	}
 	rs := runStrategy(vm)
 	switch rs {
@@ -88,6 +89,10 @@ func Start(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, opts StartOpti
 		return Change{}, conflict(vm, "start", "VM is already running (runStrategy %s starts it by itself)", rs)
 	case v1.RunStrategyHalted:
 		always := v1.RunStrategyAlways
+		if opts.Paused {
+			// The request says how to start; the new strategy keeps the VM running after.
+			return Change{RunStrategy: &always, Requests: []v1.VirtualMachineStateChangeRequest{start}}, nil
+		}
 		return Change{RunStrategy: &always}, nil
 	}
 	if running(vmi) {
@@ -96,7 +101,7 @@ func Start(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, opts StartOpti
 	if rs == v1.RunStrategyRerunOnFailure && vmi != nil && vmi.Status.Phase == v1.Failed {
 		return Change{}, conflict(vm, "start", "the VM's last VMI failed and runStrategy RerunOnFailure is restarting it")
 	}
-	return Change{Requests: []v1.VirtualMachineStateChangeRequest{{Action: v1.StartRequest}}}, nil
+	return Change{Requests: []v1.VirtualMachineStateChangeRequest{start}}, nil
 }
 
 // Stop is the stop action.

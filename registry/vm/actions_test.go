@@ -40,7 +40,8 @@ func TestActions(t *testing.T) {
 		{"start RerunOnFailure failed", func() (Change, error) {
 			return Start(vmWith(v1.RunStrategyRerunOnFailure), vmiIn(v1.Failed), StartOptions{})
 		}, "conflict"},
-		{"start paused", func() (Change, error) { return Start(vmWith(v1.RunStrategyHalted), nil, StartOptions{Paused: true}) }, "bad request"},
+		{"start Halted paused", func() (Change, error) { return Start(vmWith(v1.RunStrategyHalted), nil, StartOptions{Paused: true}) }, "runStrategy Always + Start paused"},
+		{"start Manual paused", func() (Change, error) { return Start(vmWith(v1.RunStrategyManual), nil, StartOptions{Paused: true}) }, "Start paused"},
 		{"stop Always", func() (Change, error) { return Stop(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), StopOptions{}) }, "runStrategy Halted"},
 		{"stop Halted", func() (Change, error) { return Stop(vmWith(v1.RunStrategyHalted), nil, StopOptions{}) }, "conflict"},
 		{"stop Manual", func() (Change, error) { return Stop(vmWith(v1.RunStrategyManual), vmiIn(v1.Running), StopOptions{}) }, "Stop vmi-1"},
@@ -79,6 +80,10 @@ func TestActions(t *testing.T) {
 				t.Fatalf("unexpected error %v", err)
 			case change.RunStrategy != nil:
 				got = outcome("runStrategy " + string(*change.RunStrategy))
+				if len(change.Requests) > 0 {
+					got += " + "
+				}
+				fallthrough
 			default:
 				for i, r := range change.Requests {
 					if i > 0 {
@@ -87,6 +92,9 @@ func TestActions(t *testing.T) {
 					got += outcome(r.Action)
 					if r.UID != nil {
 						got += outcome(" " + string(*r.UID))
+					}
+					if r.Data[v1.StartRequestDataPausedKey] == v1.StartRequestDataPausedTrue {
+						got += " paused"
 					}
 				}
 			}

@@ -117,18 +117,33 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 		if dryRun {
 			return nil
 		}
-		updated := current.DeepCopy()
-		change.Apply(updated)
-		store := r.vms
-		if change.RunStrategy == nil {
-			store = r.vmsStatus
-		}
-		_, _, err = store.Update(ctx, name, rest.DefaultUpdatedObjectInfo(updated), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
-		return err
+		return r.write(ctx, current, change)
 	})
 	if refused != nil {
 		return refused
 	}
+	return err
+}
+
+// write stores a change: the requests through /status first, then the run strategy through the
+// main store (which keeps the status as it is), so the controller never sees the new strategy
+// without the requests that say how to start.
+func (r *REST) write(ctx context.Context, current *v1.VirtualMachine, change vm.Change) error {
+	if len(change.Requests) > 0 {
+		updated := current.DeepCopy()
+		vm.Change{Requests: change.Requests}.Apply(updated)
+		obj, _, err := r.vmsStatus.Update(ctx, current.Name, rest.DefaultUpdatedObjectInfo(updated), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+		if err != nil {
+			return err
+		}
+		current = obj.(*v1.VirtualMachine)
+	}
+	if change.RunStrategy == nil {
+		return nil
+	}
+	updated := current.DeepCopy()
+	vm.Change{RunStrategy: change.RunStrategy}.Apply(updated)
+	_, _, err := r.vms.Update(ctx, current.Name, rest.DefaultUpdatedObjectInfo(updated), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	return err
 }
 

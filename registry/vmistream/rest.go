@@ -132,7 +132,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			query.Set("preserveSession", v)
 		}
 	}
-	loc, err := h.rest.agents.Location(h.vmi.Status.NodeName, nodeAgentPath(h.vmi.Namespace, h.vmi.Name, h.rest.kind), query)
+	loc, err := h.rest.agents.Location(h.vmi.Status.NodeName, nodeagent.Path(h.vmi.Namespace, h.vmi.Name, h.rest.kind), query)
 	if err != nil {
 		h.responder.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("the %s of VMI %s/%s is unavailable: %v", h.rest.kind, h.vmi.Namespace, h.vmi.Name, err)))
 		return
@@ -148,11 +148,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	p.UseLocationHost = true
 	defer track(h.rest.kind, h.vmi.Namespace, h.vmi.Name)()
 	p.ServeHTTP(w, out)
-}
-
-// nodeAgentPath is the node agent's path for a VMI's stream (nodeagent.StreamPath).
-func nodeAgentPath(namespace, name, kind string) string {
-	return "/v1/namespaces/" + namespace + "/virtualmachineinstances/" + name + "/" + kind
 }
 
 type errorResponder struct{ r rest.Responder }

@@ -75,7 +75,7 @@ func (s *Screenshot) Handler(ctx context.Context, group, namespace, name string,
 	if v := query.Get("moveCursor"); v != "" {
 		q.Set("moveCursor", v)
 	}
-	loc, err := s.agents.Location(vmi.Status.NodeName, nodeAgentPath(namespace, name, ScreenshotSubresource), q)
+	loc, err := s.agents.Location(vmi.Status.NodeName, nodeagent.Path(namespace, name, ScreenshotSubresource), q)
 	if err != nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("the screenshot of VMI %s/%s is unavailable: %v", namespace, name, err))
 	}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -71,7 +70,7 @@ func waitVMRow(t *testing.T, ns, name, status, ready string) {
 // TestVMActions: start, stop and restart through kube-apiserver at KubeVirt's
 // subresources.kubevirt.io paths and at kubevirt.io/v1, with KubeVirt's answers: 202, 409 when
 // the run strategy or the VM's state does not allow it, dryRun changing nothing, and 403 for a
-// user who may only view.
+// user who may only view; then pause, unpause and softreboot of its VMI (vmiaction_test.go).
 func TestVMActions(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vm-demo.yaml", func(m string) string {
@@ -81,15 +80,7 @@ func TestVMActions(t *testing.T) {
 	bind(t, ns, "viewer", "view")
 	viewer := userClient(t, "viewer")
 	put := func(c versioned.Interface, group, action, body string) (int, string) {
-		var code int
-		res := c.KubevirtV1().RESTClient().Put().
-			AbsPath("/apis", group, "v1", "namespaces", ns, "virtualmachines", "demo", action).
-			Body([]byte(body)).Do(t.Context()).StatusCode(&code)
-		msg := ""
-		if err := res.Error(); err != nil {
-			msg = err.Error()
-		}
-		return code, msg
+		return putSubresource(t, c, group, ns, "virtualmachines", "demo", action, body)
 	}
 	eventually(t, "the viewer is refused start", func() error {
 		if code, msg := put(viewer, "subresources.kubevirt.io", "start", "{}"); code != 403 {
@@ -110,10 +101,22 @@ func TestVMActions(t *testing.T) {
 	if vm, _ := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), "demo", metav1.GetOptions{}); len(vm.Status.StateChangeRequests) != 0 {
 		t.Errorf("a dry-run start left requests %+v", vm.Status.StateChangeRequests)
 	}
-	if code, msg := put(vireo, "subresources.kubevirt.io", "start", "{}"); code != 202 {
-		t.Fatalf("start: %d %s", code, msg)
+	// Started paused (virtctl start --paused): the VMI runs with its vCPUs stopped until unpaused.
+	if code, msg := put(vireo, "subresources.kubevirt.io", "start", `{"paused": true}`); code != 202 {
+		t.Fatalf("start paused: %d %s", code, msg)
 	}
-	first := waitPhase(t, ns, "demo", v1.Running, 120*time.Second)
+	first := waitVMI(t, ns, "demo", 120*time.Second, "Running and Paused", func(v *v1.VirtualMachineInstance) bool {
+		c := vmiCondition(v, v1.VirtualMachineInstancePaused)
+		return v.Status.Phase == v1.Running && c != nil && c.Status == v1.ConditionTrue
+	})
+	if s := first.Spec.StartStrategy; s == nil || *s != v1.StartStrategyPaused {
+		t.Errorf("VMI of a paused start: startStrategy %v, want Paused", s)
+	}
+	waitVMRow(t, ns, "demo", "Paused", "False")
+	if code, msg := putSubresource(t, vireo, "kubevirt.io", ns, "virtualmachineinstances", "demo", "unpause", "{}"); code != 200 {
+		t.Fatalf("unpause of the paused start: %d %s", code, msg)
+	}
+	waitVMRow(t, ns, "demo", "Running", "True")
 	if code, msg := put(vireo, "kubevirt.io", "start", "{}"); code != 409 || !strings.Contains(msg, "already running") {
 		t.Errorf("second start: %d %q, want 409 already running", code, msg)
 	}
@@ -125,15 +128,16 @@ func TestVMActions(t *testing.T) {
 	})
 	// Stopped once booted: an ACPI power button pressed before the guest's acpid runs is lost,
 	// and the VMI would wait out its grace period.
-	openConsole(t, ns, "demo").waitFor(t, guestMarker, 90*time.Second)
+	con := openConsole(t, ns, "demo")
+	con.waitFor(t, guestMarker, 90*time.Second)
+	// The VMI actions, on the same guest.
+	checkPauseAndSoftReboot(t, ns, "demo", con)
 	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", `{"gracePeriod": 5}`); code != 400 || !strings.Contains(msg, "gracePeriod") {
 		t.Errorf("stop with a grace period: %d %q, want 400 naming gracePeriod", code, msg)
 	}
 	// Stopped as a KubeVirt user would with virtctl: `kubectl vireo stop` (the kubectl plugin).
-	stop := exec.Command(filepath.Join(cluster.Options().BinDir, "kubectl"), "vireo", "stop", "demo", "-n", ns)
-	stop.Env = append(os.Environ(), "PATH="+cluster.Options().BinDir+":"+os.Getenv("PATH"), "KUBECONFIG="+cluster.Options().Kubeconfig())
-	if out, err := stop.CombinedOutput(); err != nil || !strings.Contains(string(out), "scheduled to be stopped") {
-		t.Fatalf("kubectl vireo stop demo: %v\n%s", err, out)
+	if out := kubectlVireo(t, "stop", "demo", "-n", ns); !strings.Contains(out, "scheduled to be stopped") {
+		t.Fatalf("kubectl vireo stop demo: %s", out)
 	}
 	waitVMRow(t, ns, "demo", "Stopped", "False")
 	if code, msg := put(vireo, "subresources.kubevirt.io", "restart", `{"gracePeriodSeconds": 3}`); code != 400 {

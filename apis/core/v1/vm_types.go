@@ -188,6 +188,13 @@ const (
 	StopRequest StateChangeRequestAction = "Stop"
 )
 
+// Data of a Start request (KubeVirt's): StartRequestDataPausedKey set to
+// StartRequestDataPausedTrue creates the VMI with startStrategy Paused.
+const (
+	StartRequestDataPausedKey  = "paused"
+	StartRequestDataPausedTrue = "true"
+)
+
 // VirtualMachineStateChangeRequest is a pending start or stop of a VirtualMachine, written by the
 // start, stop and restart subresources and consumed by the VM controller.
 type VirtualMachineStateChangeRequest struct {

@@ -1,0 +1,79 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/launcher/virt"
+)
+
+// Pause stops the guest's vCPUs (the VMI action pause).
+func (l *launcher) Pause(ctx context.Context, _ *protocol.Empty) (*protocol.Empty, error) {
+	name, state, err := l.actionState(ctx, "pause")
+	if err != nil {
+		return nil, err
+	}
+	switch state {
+	case virt.StatePaused:
+		return nil, status.Error(codes.FailedPrecondition, "the guest is already paused")
+	case virt.StateRunning, virt.StateBlocked:
+	default:
+		return nil, notRunning("pause", state)
+	}
+	return &protocol.Empty{}, l.conn.Pause(ctx, name)
+}
+
+// Unpause runs a paused guest's vCPUs again (the VMI action unpause).
+func (l *launcher) Unpause(ctx context.Context, _ *protocol.Empty) (*protocol.Empty, error) {
+	name, state, err := l.actionState(ctx, "unpause")
+	if err != nil {
+		return nil, err
+	}
+	if state != virt.StatePaused {
+		return nil, status.Errorf(codes.FailedPrecondition, "the guest is not paused (it is %s)", state)
+	}
+	return &protocol.Empty{}, l.conn.Resume(ctx, name)
+}
+
+// SoftReboot reboots the guest through its ACPI power button (the VMI action softreboot): the
+// guest shuts down cleanly and libvirt starts it again in the same QEMU.
+func (l *launcher) SoftReboot(ctx context.Context, _ *protocol.Empty) (*protocol.Empty, error) {
+	name, state, err := l.actionState(ctx, "soft-reboot")
+	if err != nil {
+		return nil, err
+	}
+	switch state {
+	case virt.StatePaused:
+		return nil, status.Error(codes.FailedPrecondition, "the guest is paused: unpause it first")
+	case virt.StateRunning, virt.StateBlocked:
+	default:
+		return nil, notRunning("soft-reboot", state)
+	}
+	return &protocol.Empty{}, l.conn.Reboot(ctx, name)
+}
+
+// actionState is the domain's name and libvirt state, or the refusal of action when there is no
+// domain to act on.
+func (l *launcher) actionState(ctx context.Context, action string) (string, virt.State, error) {
+	name := l.domainName()
+	if name == "" {
+		return "", virt.StateNoState, status.Errorf(codes.FailedPrecondition, "cannot %s: the guest has not started yet", action)
+	}
+	state, _, err := l.conn.State(ctx, name)
+	if errors.Is(err, virt.ErrNotFound) {
+		return "", virt.StateNoState, status.Errorf(codes.FailedPrecondition, "cannot %s: the guest has stopped", action)
+	}
+	if err != nil {
+		return "", virt.StateNoState, fmt.Errorf("cannot %s: %w", action, err)
+	}
+	return name, state, nil
+}
+
+func notRunning(action string, state virt.State) error {
+	return status.Errorf(codes.FailedPrecondition, "cannot %s: the guest is not running (it is %s)", action, state)
+}

@@ -1,0 +1,97 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+// actionTimeout bounds a launcher's answer to an action: libvirt answers a pause, resume or
+// ACPI press at once; a launcher that does not is stuck.
+const actionTimeout = 30 * time.Second
+
+// vmiActions maps the VMI actions' names in the path to the launcher's calls.
+var vmiActions = map[string]string{
+	"pause":      protocol.ActionPause,
+	"unpause":    protocol.ActionUnpause,
+	"softreboot": protocol.ActionSoftReboot,
+}
+
+// registerActions adds the VMI actions to mux: PUT .../virtualmachineinstances/{name}/{action}
+// with the query uid= (the VMI's UID as vireo-apiserver read it), answered 200, 404 (no such VMI
+// on this node), 409 (its state does not allow the action; the body says why) or 503.
+func (a *Agent) registerActions(mux *http.ServeMux) {
+	mux.HandleFunc("PUT /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{action}", a.serveAction)
+}
+
+func (a *Agent) serveAction(w http.ResponseWriter, r *http.Request) {
+	namespace, name := r.PathValue("namespace"), r.PathValue("name")
+	call, ok := vmiActions[r.PathValue("action")]
+	if !ok {
+		http.Error(w, fmt.Sprintf("unknown action %q: use pause, unpause or softreboot", r.PathValue("action")), http.StatusNotFound)
+		return
+	}
+	client, herr := a.actionClient(namespace, name, r.URL.Query().Get("uid"))
+	if herr != nil {
+		http.Error(w, herr.msg, herr.code)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), actionTimeout)
+	defer cancel()
+	err := client.Action(ctx, call)
+	switch {
+	case err == nil:
+		klog.InfoS("VMI action", "vmi", klog.KRef(namespace, name), "action", call)
+		w.WriteHeader(http.StatusOK)
+	case status.Code(err) == codes.FailedPrecondition:
+		http.Error(w, status.Convert(err).Message(), http.StatusConflict)
+	default:
+		klog.ErrorS(err, "VMI action failed", "vmi", klog.KRef(namespace, name), "action", call)
+		http.Error(w, fmt.Sprintf("the launcher of VMI %s/%s failed to %s: %s", namespace, name, r.PathValue("action"), status.Convert(err).Message()),
+			http.StatusInternalServerError)
+	}
+}
+
+// actionClient is the connection to the launcher that runs VMI namespace/name on this node now.
+// uid, when set, must be the VMI's: an action never reaches a VMI created after the request
+// was checked.
+func (a *Agent) actionClient(namespace, name, uid string) (*protocol.Client, *httpError) {
+	vmi, err := a.vmis.VirtualMachineInstances(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, &httpError{http.StatusNotFound, fmt.Sprintf("VMI %s/%s does not run on this node", namespace, name)}
+	}
+	if err != nil {
+		return nil, &httpError{http.StatusInternalServerError, err.Error()}
+	}
+	if uid != "" && string(vmi.UID) != uid {
+		return nil, &httpError{http.StatusConflict, fmt.Sprintf("VMI %s/%s was replaced (UID %s, not %s)", namespace, name, vmi.UID, uid)}
+	}
+	if vmi.Status.Phase != v1.Running {
+		return nil, &httpError{http.StatusConflict, fmt.Sprintf("VMI is not running (phase %q)", vmi.Status.Phase)}
+	}
+	pod, err := a.launcherPod(vmi)
+	if err != nil {
+		return nil, &httpError{http.StatusInternalServerError, err.Error()}
+	}
+	if launcherEnded(pod) {
+		return nil, &httpError{http.StatusConflict, fmt.Sprintf("VMI %s/%s has no running launcher on this node: %s", namespace, name, podEndMessage(pod))}
+	}
+	a.mu.Lock()
+	s := a.sessions[pod.UID]
+	a.mu.Unlock()
+	if s != nil {
+		if client, _, _ := s.state(); client != nil {
+			return client, nil
+		}
+	}
+	return nil, &httpError{http.StatusServiceUnavailable, fmt.Sprintf("the node agent is not connected to the launcher of VMI %s/%s yet: try again", namespace, name)}
+}

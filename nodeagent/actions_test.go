@@ -1,0 +1,136 @@
+package nodeagent
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+// actionLauncher serves the launcher protocol: it keeps the actions it received and refuses a
+// second pause the way a launcher does.
+type actionLauncher struct {
+	mu     sync.Mutex
+	calls  []string
+	paused bool
+}
+
+func (l *actionLauncher) Hello(context.Context, *protocol.HelloRequest) (*protocol.HelloResponse, error) {
+	return &protocol.HelloResponse{Version: protocol.Version, LauncherVersion: "test", VMIUID: "vmi-uid"}, nil
+}
+func (l *actionLauncher) Sync(context.Context, *protocol.SyncRequest) (*protocol.DomainStatus, error) {
+	return &protocol.DomainStatus{Phase: protocol.DomainRunning}, nil
+}
+func (l *actionLauncher) Shutdown(context.Context, *protocol.Empty) (*protocol.Empty, error) {
+	return &protocol.Empty{}, nil
+}
+func (l *actionLauncher) Stop(context.Context, *protocol.Empty) (*protocol.Empty, error) {
+	return &protocol.Empty{}, nil
+}
+func (l *actionLauncher) PullSecrets(context.Context, *protocol.PullSecretsRequest) (*protocol.PullSecretsResponse, error) {
+	return &protocol.PullSecretsResponse{}, nil
+}
+func (l *actionLauncher) Pause(context.Context, *protocol.Empty) (*protocol.Empty, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, "Pause")
+	if l.paused {
+		return nil, status.Error(codes.FailedPrecondition, "the guest is already paused")
+	}
+	l.paused = true
+	return &protocol.Empty{}, nil
+}
+func (l *actionLauncher) Unpause(context.Context, *protocol.Empty) (*protocol.Empty, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, "Unpause")
+	l.paused = false
+	return &protocol.Empty{}, nil
+}
+func (l *actionLauncher) SoftReboot(context.Context, *protocol.Empty) (*protocol.Empty, error) {
+	return nil, status.Error(codes.Internal, "libvirt went away")
+}
+func (l *actionLauncher) Events(_ *protocol.Empty, s protocol.EventSender) error {
+	if err := s.Send(&protocol.DomainStatus{Phase: protocol.DomainRunning}); err != nil {
+		return err
+	}
+	<-s.Context().Done()
+	return nil
+}
+
+// TestActionsReachTheLauncher: PUT .../pause on the node agent reaches the launcher of the VMI
+// through the agent's session; the launcher's refusal is a 409 with its message, its failure a
+// 500 naming the VMI; an unknown VMI is a 404, a replaced one (another UID) a 409.
+func TestActionsReachTheLauncher(t *testing.T) {
+	f := newStreamFixture(t, false, time.Minute)
+	mux := http.NewServeMux()
+	f.agent.registerActions(mux)
+	f.srv.Config.Handler = mux
+	podUID := types.UID("0b6f5b1e-6f3c-4a55-9a4e-000000000001")
+	fake := &actionLauncher{}
+	l, err := net.Listen("unix", filepath.Join(f.agent.dirs.root, protocol.PodsDir, string(podUID), protocol.CommandSocket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := protocol.NewServer(fake)
+	go srv.Serve(l)
+	t.Cleanup(srv.Stop)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s := startSession(ctx, f.agent.dirs, podUID, "vmi-uid", func() {})
+	f.agent.sessions = map[types.UID]*session{podUID: s}
+
+	put := func(path string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPut, f.srv.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(b))
+	}
+	path := func(name, action string) string { return StreamPath("ns", name, action) }
+	// The session connects in the background: until then the answer is 503.
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		code, _ := put(path("vm1", "pause") + "?uid=vmi-uid")
+		return code == http.StatusOK, nil
+	}); err != nil {
+		t.Fatal("pause never reached the launcher")
+	}
+	if code, msg := put(path("vm1", "pause") + "?uid=vmi-uid"); code != http.StatusConflict || msg != "the guest is already paused" {
+		t.Errorf("second pause: %d %q, want 409 with the launcher's message", code, msg)
+	}
+	if code, msg := put(path("vm1", "unpause")); code != http.StatusOK {
+		t.Errorf("unpause: %d %q", code, msg)
+	}
+	if code, msg := put(path("vm1", "softreboot")); code != http.StatusInternalServerError || !strings.Contains(msg, "VMI ns/vm1") || !strings.Contains(msg, "libvirt went away") {
+		t.Errorf("failing softreboot: %d %q", code, msg)
+	}
+	if code, msg := put(path("vm1", "pause") + "?uid=other"); code != http.StatusConflict || !strings.Contains(msg, "replaced") {
+		t.Errorf("pause of a replaced VMI: %d %q", code, msg)
+	}
+	if code, msg := put(path("vm2", "pause")); code != http.StatusNotFound {
+		t.Errorf("pause of an unknown VMI: %d %q", code, msg)
+	}
+	if code, msg := put(path("vm1", "reset")); code != http.StatusNotFound || !strings.Contains(msg, "softreboot") {
+		t.Errorf("unknown action: %d %q", code, msg)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if got := strings.Join(fake.calls, ","); !strings.HasSuffix(got, "Pause,Pause,Unpause") {
+		t.Errorf("the launcher received %s", got)
+	}
+}

@@ -1,0 +1,162 @@
+package vmiaction
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/registry/nodeagent"
+)
+
+// maxBody bounds an options body; maxAnswer the node agent's answer read back.
+const (
+	maxBody   = 64 << 10
+	maxAnswer = 4 << 10
+)
+
+// agentTimeout bounds the node agent's answer (which bounds the launcher's at 30 s).
+const agentTimeout = 40 * time.Second
+
+// Getter reads VMIs (the VMI store).
+type Getter interface {
+	Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error)
+}
+
+// REST is one action subresource of virtualmachineinstances.
+type REST struct {
+	action string
+	vmis   Getter
+	agents *nodeagent.Client
+}
+
+// New returns the action subresource (Pause, Unpause or SoftReboot) of the VMIs in vmis.
+func New(action string, vmis Getter, agents *nodeagent.Client) *REST {
+	return &REST{action: action, vmis: vmis, agents: agents}
+}
+
+var _ rest.Connecter = &REST{}
+
+// New is the object the subresource is attached to.
+func (r *REST) New() runtime.Object { return &v1.VirtualMachineInstance{} }
+
+// Destroy releases nothing: the store is owned elsewhere.
+func (r *REST) Destroy() {}
+
+// ConnectMethods: actions are PUTs.
+func (r *REST) ConnectMethods() []string { return []string{http.MethodPut} }
+
+// NewConnectOptions: the options are the request body, decoded by the handler.
+func (r *REST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
+
+// Connect returns the handler that carries out the action on VMI name: 200 once the launcher
+// acted (KubeVirt's answer), the VMI's status following as the guest's state changes.
+func (r *REST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if err := r.serve(ctx, name, req); err != nil {
+			responder.Error(err)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}), nil
+}
+
+func (r *REST) serve(ctx context.Context, name string, req *http.Request) error {
+	opts, err := r.decode(req)
+	if err != nil {
+		return err
+	}
+	obj, err := r.vmis.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	vmi, ok := obj.(*v1.VirtualMachineInstance)
+	if !ok {
+		return fmt.Errorf("unexpected object %T", obj)
+	}
+	if err := Check(r.action, vmi); err != nil {
+		return err
+	}
+	if slices.Contains(opts.DryRun, metav1.DryRunAll) {
+		return nil
+	}
+	return r.callAgent(ctx, vmi)
+}
+
+// decode reads the options body (empty means none).
+func (r *REST) decode(req *http.Request) (Options, error) {
+	var opts Options
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
+	if err != nil {
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("%s: reading the options: %v", r.action, err))
+	}
+	if len(body) > maxBody {
+		return opts, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("%s options are limited to %d bytes", r.action, maxBody))
+	}
+	if len(body) == 0 {
+		return opts, nil
+	}
+	if err := json.Unmarshal(body, &opts); err != nil {
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("%s: the body is not %s JSON ({\"dryRun\": [\"All\"]}): %v", r.action, optionsKind(r.action), err))
+	}
+	for _, d := range opts.DryRun {
+		if d != metav1.DryRunAll {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("%s: dryRun %q: the only dry run is %q", r.action, d, metav1.DryRunAll))
+		}
+	}
+	return opts, nil
+}
+
+func optionsKind(action string) string {
+	switch action {
+	case Pause:
+		return "PauseOptions"
+	case Unpause:
+		return "UnpauseOptions"
+	}
+	return "an options"
+}
+
+// callAgent asks the node agent of the VMI's node to carry the action out, for this VMI (its UID)
+// only, and turns its answer into the API's.
+func (r *REST) callAgent(ctx context.Context, vmi *v1.VirtualMachineInstance) error {
+	loc, err := r.agents.Location(vmi.Status.NodeName, nodeagent.Path(vmi.Namespace, vmi.Name, r.action), url.Values{"uid": {string(vmi.UID)}})
+	if err != nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("cannot %s VMI %s/%s: %v", r.action, vmi.Namespace, vmi.Name, err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, agentTimeout)
+	defer cancel()
+	out, err := http.NewRequestWithContext(ctx, http.MethodPut, loc.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Transport: r.agents.Transport()}).Do(out)
+	if err != nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("cannot %s VMI %s/%s: the node agent of node %s: %v", r.action, vmi.Namespace, vmi.Name, vmi.Status.NodeName, err))
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	msg := strings.TrimSpace(string(b))
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return nil
+	case http.StatusNotFound:
+		return apierrors.NewNotFound(v1.Resource("virtualmachineinstances"), vmi.Name)
+	case http.StatusConflict:
+		return conflict(vmi, msg)
+	case http.StatusServiceUnavailable:
+		return apierrors.NewServiceUnavailable(msg)
+	}
+	return apierrors.NewInternalError(fmt.Errorf("node agent of node %s answered %d: %s", vmi.Status.NodeName, resp.StatusCode, msg))
+}

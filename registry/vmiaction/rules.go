@@ -1,0 +1,80 @@
+// Package vmiaction serves the VirtualMachineInstance actions pause, unpause and softreboot (PUT
+// .../virtualmachineinstances/NAME/{pause,unpause,softreboot}, KubeVirt's bodies and answers):
+// it checks the VMI's state with KubeVirt's rules (409 with KubeVirt's messages, 404 for no
+// VMI), honours dryRun, and asks the node agent of the VMI's node over mutual TLS, which asks
+// the VMI's launcher. The launcher checks the domain's real state again, so a request that
+// raced a change is refused there with the same 409. Authorization (update on the subresource)
+// happened in the server's filters.
+package vmiaction
+
+import (
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// Actions are the subresource names.
+const (
+	Pause      = "pause"
+	Unpause    = "unpause"
+	SoftReboot = "softreboot"
+)
+
+// Names lists the actions.
+var Names = []string{Pause, Unpause, SoftReboot}
+
+// Options are the bodies of the actions: KubeVirt's PauseOptions and UnpauseOptions (softreboot
+// takes none; an empty body is no options).
+type Options struct {
+	DryRun []string `json:"dryRun,omitempty"`
+}
+
+// Check applies KubeVirt's rules of action to vmi: nil when the action may go ahead, else a
+// 409 whose message begins with KubeVirt's.
+func Check(action string, vmi *v1.VirtualMachineInstance) error {
+	if vmi.Status.Phase != v1.Running {
+		return conflict(vmi, fmt.Sprintf("VMI is not running (phase %q)", vmi.Status.Phase))
+	}
+	if vmi.DeletionTimestamp != nil {
+		return conflict(vmi, "VMI is not running: it is being deleted")
+	}
+	paused := isPaused(vmi)
+	switch action {
+	case Pause:
+		if paused {
+			return conflict(vmi, "VMI is already paused")
+		}
+	case Unpause:
+		if !paused {
+			return conflict(vmi, "VMI is not paused")
+		}
+	case SoftReboot:
+		if paused {
+			return conflict(vmi, "VMI is paused: unpause it first")
+		}
+		if f := vmi.Spec.Domain.Features; f != nil && f.ACPI.Enabled != nil && !*f.ACPI.Enabled {
+			return conflict(vmi, "VMI neither has the guest agent connected nor the ACPI feature enabled: "+
+				"spec.domain.features.acpi.enabled is false, and Vireo reboots through ACPI")
+		}
+	default:
+		return apierrors.NewNotFound(v1.Resource("virtualmachineinstances/"+action), vmi.Name)
+	}
+	return nil
+}
+
+func isPaused(vmi *v1.VirtualMachineInstance) bool {
+	for _, c := range vmi.Status.Conditions {
+		if c.Type == v1.VirtualMachineInstancePaused {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// conflict is KubeVirt's refusal: 409 on virtualmachineinstance.kubevirt.io NAME.
+func conflict(vmi *v1.VirtualMachineInstance, msg string) error {
+	return apierrors.NewConflict(v1.Resource("virtualmachineinstance"), vmi.Name, errors.New(msg))
+}

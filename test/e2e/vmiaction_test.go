@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/generated/clientset/versioned"
+)
+
+// putSubresource PUTs body to a subresource through kube-apiserver and returns the status code
+// and the error's message.
+func putSubresource(t *testing.T, c versioned.Interface, group, ns, resource, name, action, body string) (int, string) {
+	t.Helper()
+	var code int
+	res := c.KubevirtV1().RESTClient().Put().
+		AbsPath("/apis", group, "v1", "namespaces", ns, resource, name, action).
+		Body([]byte(body)).Do(t.Context()).StatusCode(&code)
+	msg := ""
+	if err := res.Error(); err != nil {
+		msg = err.Error()
+	}
+	return code, msg
+}
+
+// kubectlVireo runs `kubectl vireo ARGS` (the kubectl plugin) and returns its output.
+func kubectlVireo(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(cluster.Options().BinDir, "kubectl"), append([]string{"vireo"}, args...)...)
+	cmd.Env = append(os.Environ(), "PATH="+cluster.Options().BinDir+":"+os.Getenv("PATH"), "KUBECONFIG="+cluster.Options().Kubeconfig())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl vireo %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// checkPauseAndSoftReboot drives pause, unpause and softreboot of the running VMI ns/name, whose
+// guest has booted and prints to con: a paused guest runs nothing typed at its console until
+// unpaused; a soft reboot boots the guest again in the same VMI. The refusals are KubeVirt's.
+func checkPauseAndSoftReboot(t *testing.T, ns, name string, con *console) {
+	vmi, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sub, core = "subresources.kubevirt.io", "kubevirt.io"
+	put := func(group, action, body string) (int, string) {
+		return putSubresource(t, vireo, group, ns, "virtualmachineinstances", name, action, body)
+	}
+	viewer := userClient(t, "viewer")
+	eventually(t, "the viewer is refused pause", func() error {
+		if code, msg := putSubresource(t, viewer, sub, ns, "virtualmachineinstances", name, "pause", "{}"); code != 403 {
+			return fmt.Errorf("viewer pause: %d %s, want 403", code, msg)
+		}
+		return nil
+	})
+	if code, msg := put(sub, "unpause", "{}"); code != 409 || !strings.Contains(msg, "VMI is not paused") {
+		t.Errorf("unpause of a running VMI: %d %q, want 409 VMI is not paused", code, msg)
+	}
+	if code, msg := putSubresource(t, vireo, sub, ns, "virtualmachineinstances", "no-such-vmi", "pause", "{}"); code != 404 {
+		t.Errorf("pause of a VMI that does not exist: %d %q, want 404", code, msg)
+	}
+	if code, msg := put(core, "pause", `{"dryRun":["All"]}`); code != 200 {
+		t.Fatalf("dry-run pause: %d %s", code, msg)
+	}
+	if code, msg := put(core, "pause", `{"dryRun":"All"}`); code != 400 || !strings.Contains(msg, "PauseOptions") {
+		t.Errorf("pause with a malformed body: %d %q, want 400 naming PauseOptions", code, msg)
+	}
+	// The dry run left the guest running: it answers at once.
+	con.send(t, "echo DRY-$((20+1))")
+	con.waitFor(t, "DRY-21", 30*time.Second)
+
+	if out := kubectlVireo(t, "pause", "vmi", name, "-n", ns); !strings.Contains(out, "scheduled to pause") {
+		t.Errorf("kubectl vireo pause: %q", out)
+	}
+	waitVMI(t, ns, name, 30*time.Second, "Paused condition PausedByUser", func(v *v1.VirtualMachineInstance) bool {
+		c := vmiCondition(v, v1.VirtualMachineInstancePaused)
+		return c != nil && c.Status == v1.ConditionTrue && c.Reason == "PausedByUser"
+	})
+	waitVMRow(t, ns, name, "Paused", "False")
+	con.send(t, "echo PAUSED-$((40+2))")
+	con.neverWithin(t, "PAUSED-42", 2*time.Second)
+	if code, msg := put(sub, "pause", "{}"); code != 409 || !strings.Contains(msg, "VMI is already paused") {
+		t.Errorf("second pause: %d %q, want 409 VMI is already paused", code, msg)
+	}
+	if code, msg := put(core, "softreboot", ""); code != 409 || !strings.Contains(msg, "VMI is paused") {
+		t.Errorf("softreboot of a paused VMI: %d %q, want 409 VMI is paused", code, msg)
+	}
+	if out := kubectlVireo(t, "unpause", "vm", name, "-n", ns); !strings.Contains(out, "scheduled to unpause") {
+		t.Errorf("kubectl vireo unpause: %q", out)
+	}
+	con.waitFor(t, "PAUSED-42", 30*time.Second)
+	waitVMI(t, ns, name, 30*time.Second, "no Paused condition", func(v *v1.VirtualMachineInstance) bool {
+		return vmiCondition(v, v1.VirtualMachineInstancePaused) == nil
+	})
+
+	if code, msg := put(core, "softreboot", ""); code != 200 {
+		t.Fatalf("softreboot: %d %s", code, msg)
+	}
+	con.waitForCount(t, guestMarker, 2, 120*time.Second)
+	after, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil || after.UID != vmi.UID || after.Status.Phase != v1.Running {
+		t.Errorf("after the soft reboot: VMI %v phase %v (%v), want the same VMI %s Running", after.UID, after.Status.Phase, err, vmi.UID)
+	}
+}
+
+func vmiCondition(v *v1.VirtualMachineInstance, typ v1.VirtualMachineInstanceConditionType) *v1.VirtualMachineInstanceCondition {
+	for i := range v.Status.Conditions {
+		if v.Status.Conditions[i].Type == typ {
+			return &v.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// neverWithin checks that the console does not print unwanted during d (a guest that must not
+// run: polled to the end of the window, the only way to observe an absence).
+func (c *console) neverWithin(t *testing.T, unwanted string, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	defer cancel()
+	_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if strings.Contains(c.out.String(), unwanted) {
+			t.Errorf("the console printed %q within %s; it printed:\n%s", unwanted, d, c.out.String())
+			return true, nil
+		}
+		return false, nil
+	})
+}
+
+// waitForCount waits until the console has printed want n times.
+func (c *console) waitForCount(t *testing.T, want string, n int, timeout time.Duration) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return strings.Count(c.out.String(), want) >= n, nil
+	})
+	if err != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		t.Fatalf("console printed %q fewer than %d times within %s; it printed:\n%s", want, n, timeout, c.out.String())
+	}
+}
