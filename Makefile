@@ -5,6 +5,13 @@ BIN := $(OUT)/bin
 GO ?= go
 NODES ?=
 BINARIES := $(notdir $(wildcard cmd/*))
+# The build's identity (package version), from git when it answers: Go's own VCS stamp is off
+# where GOFLAGS has -buildvcs=false.
+VERSION_PKG := github.com/vireo-dev/vireo/version
+GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
+GIT_TREE := $(if $(GIT_COMMIT),$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),dirty,clean))
+LDFLAGS := -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTime=$(GIT_TIME) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE)
 
 .PHONY: help build upstream images up down test test-unit generate verify bench clean
 
@@ -13,7 +20,7 @@ help: ## List the targets
 
 build: ## Build every binary into _output/bin
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
 
 upstream: ## Build etcd, kube-apiserver, kube-controller-manager, kube-proxy, kube-scheduler and kubectl once (cached)
 	hack/build-upstream.sh
@@ -30,7 +37,7 @@ down: ## Stop what `make up` started (data is kept)
 test: ## Install what the tests need, build, then run every test (unit, integration, e2e)
 	hack/install-deps.sh
 	$(MAKE) build upstream images
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 40m ./...
 
 test-unit: ## Unit tests only (no servers)
 	$(GO) test -count=1 -short ./...

@@ -20,7 +20,7 @@ func (l *launcher) Pause(ctx context.Context, _ *protocol.Empty) (*protocol.Empt
 	}
 	switch state {
 	case virt.StatePaused:
-		return nil, status.Error(codes.FailedPrecondition, "the guest is already paused")
+		return nil, status.Error(codes.FailedPrecondition, "VMI is already paused")
 	case virt.StateRunning, virt.StateBlocked:
 	default:
 		return nil, notRunning("pause", state)
@@ -35,7 +35,7 @@ func (l *launcher) Unpause(ctx context.Context, _ *protocol.Empty) (*protocol.Em
 		return nil, err
 	}
 	if state != virt.StatePaused {
-		return nil, status.Errorf(codes.FailedPrecondition, "the guest is not paused (it is %s)", state)
+		return nil, status.Errorf(codes.FailedPrecondition, "VMI is not paused (the guest is %s)", state)
 	}
 	return &protocol.Empty{}, l.conn.Resume(ctx, name)
 }
@@ -49,7 +49,7 @@ func (l *launcher) SoftReboot(ctx context.Context, _ *protocol.Empty) (*protocol
 	}
 	switch state {
 	case virt.StatePaused:
-		return nil, status.Error(codes.FailedPrecondition, "the guest is paused: unpause it first")
+		return nil, status.Error(codes.FailedPrecondition, "VMI is paused: unpause it first")
 	case virt.StateRunning, virt.StateBlocked:
 	default:
 		return nil, notRunning("soft-reboot", state)
@@ -62,11 +62,11 @@ func (l *launcher) SoftReboot(ctx context.Context, _ *protocol.Empty) (*protocol
 func (l *launcher) actionState(ctx context.Context, action string) (string, virt.State, error) {
 	name := l.domainName()
 	if name == "" {
-		return "", virt.StateNoState, status.Errorf(codes.FailedPrecondition, "cannot %s: the guest has not started yet", action)
+		return "", virt.StateNoState, status.Errorf(codes.FailedPrecondition, "VMI is not running: cannot %s a guest that has not started yet", action)
 	}
 	state, _, err := l.conn.State(ctx, name)
 	if errors.Is(err, virt.ErrNotFound) {
-		return "", virt.StateNoState, status.Errorf(codes.FailedPrecondition, "cannot %s: the guest has stopped", action)
+		return "", virt.StateNoState, status.Errorf(codes.FailedPrecondition, "VMI is not running: cannot %s a guest that has stopped", action)
 	}
 	if err != nil {
 		return "", virt.StateNoState, fmt.Errorf("cannot %s: %w", action, err)
@@ -75,5 +75,5 @@ func (l *launcher) actionState(ctx context.Context, action string) (string, virt
 }
 
 func notRunning(action string, state virt.State) error {
-	return status.Errorf(codes.FailedPrecondition, "cannot %s: the guest is not running (it is %s)", action, state)
+	return status.Errorf(codes.FailedPrecondition, "VMI is not running: cannot %s a guest that is %s", action, state)
 }

@@ -14,10 +14,9 @@ import (
 	"github.com/vireo-dev/vireo/launcher/domain"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/virt"
+	"github.com/vireo-dev/vireo/version"
 )
 
-// Version is the launcher's build, reported in the handshake.
-var Version = "dev"
 
 // launcher serves the protocol for one VMI.
 type launcher struct {
@@ -54,7 +53,7 @@ func (l *launcher) Hello(_ context.Context, req *protocol.HelloRequest) (*protoc
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.HelloResponse{Version: v, LauncherVersion: Version, VMIUID: l.opts.UID}, nil
+	return &protocol.HelloResponse{Version: v, LauncherVersion: version.Get().GitVersion, VMIUID: l.opts.UID}, nil
 }
 
 // Sync prepares the VMI's disks, builds its domain and starts it, once.

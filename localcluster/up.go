@@ -272,6 +272,9 @@ func (c *Cluster) Down(purge bool) error {
 			return fmt.Errorf("stopping the containers of node %s: %w", name, err)
 		}
 	}
+	for _, k := range killLeftoverShims(c.opts.Root) {
+		c.say("killed a container shim its node had lost track of: %s", k)
+	}
 	if !purge {
 		return nil
 	}

@@ -166,15 +166,25 @@ func (a *Agent) syncRequest(ctx context.Context, vmi *v1.VirtualMachineInstance,
 
 // shutdown presses the guest's power button once and destroys it when the VMI's grace period
 // has passed. The deadline is kept in the agent's own directory, so a restarted agent keeps it.
+// A grace period lowered during the shutdown (a forced stop) brings the deadline forward: the
+// guest gets at most that long from then.
 func (a *Agent) shutdown(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, pod *corev1.Pod, client *protocol.Client) error {
 	now := a.now().Time
+	grace := v1.DefaultGracePeriodSeconds
+	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = *g
+	}
+	byGrace := now.Add(time.Duration(grace) * time.Second)
 	deadline, ok := a.dirs.deadline(pod.UID)
-	if !ok {
-		grace := v1.DefaultGracePeriodSeconds
-		if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
-			grace = *g
+	if ok && byGrace.Before(deadline) {
+		klog.FromContext(ctx).Info("Grace period lowered; destroying the guest earlier", "vmi", key, "deadline", byGrace.Format(time.RFC3339))
+		deadline = byGrace
+		if err := a.dirs.setDeadline(pod.UID, deadline); err != nil {
+			return err
 		}
-		deadline = now.Add(time.Duration(grace) * time.Second)
+	}
+	if !ok {
+		deadline = byGrace
 		if err := a.dirs.setDeadline(pod.UID, deadline); err != nil {
 			return err
 		}

@@ -1,13 +1,15 @@
-// Package version is the build's identity, read from what the Go toolchain records in every
-// binary built from a git checkout (VCS revision, time and whether the tree was modified): no
-// link-time flags, so `go build` and `make build` report the same. Its Info has the shape of
-// KubeVirt's version (GET /apis/subresources.kubevirt.io/v1/version, `virtctl version`).
+// Package version is the build's identity: the git commit, its time and whether the tree was
+// modified, set by `make build` with -ldflags -X (from git), else read from what the Go
+// toolchain records in a binary built from a git checkout (absent where GOFLAGS has
+// -buildvcs=false). Its Info has the shape of KubeVirt's version (GET
+// /apis/subresources.kubevirt.io/v1/version, `virtctl version`).
 package version
 
 import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"time"
 )
 
@@ -27,15 +29,22 @@ func (i Info) String() string {
 	return fmt.Sprintf("%#v", i)
 }
 
+// Set at link time by `make build` (-ldflags -X): the commit, its time (RFC 3339) and "clean"
+// or "dirty".
+var gitCommit, gitTime, gitTreeState string
+
 // Get returns this binary's version.
 func Get() Info {
 	info := Info{GitVersion: "v0.0.0-dev", GitTreeState: "unknown", GoVersion: runtime.Version(), Compiler: runtime.Compiler,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return info
+	var settings []debug.BuildSetting
+	if gitCommit != "" {
+		settings = []debug.BuildSetting{{Key: "vcs.revision", Value: gitCommit}, {Key: "vcs.time", Value: gitTime},
+			{Key: "vcs.modified", Value: strconv.FormatBool(gitTreeState == "dirty")}}
+	} else if bi, ok := debug.ReadBuildInfo(); ok {
+		settings = bi.Settings
 	}
-	return fromSettings(info, bi.Settings)
+	return fromSettings(info, settings)
 }
 
 // fromSettings fills info from the build settings vcs.revision, vcs.time and vcs.modified. The

@@ -47,6 +47,7 @@ is started against the port; vireoctl exits when it does.`,
 	cmd.Flags().BoolVar(&o.proxyOnly, "proxy-only", o.proxyOnly, "Only listen for viewers; do not start one.")
 	cmd.Flags().IntVar(&o.port, "port", o.port, "Local port to listen on (0: any free port).")
 	cmd.Flags().StringVar(&o.address, "address", o.address, "Local address to listen on; the default keeps the display to this machine.")
+	cmd.AddCommand(newScreenshotCommand(flags, streams))
 	return cmd
 }
 

@@ -142,17 +142,21 @@ func (p plan) request(req v1.VirtualMachineStateChangeRequest, vmi *v1.VirtualMa
 	return p
 }
 
-// nextStartFailure counts a VMI that ended without ever running as one more failed start.
+// nextStartFailure counts a VMI that ended without ever running as one more failed start, once:
+// a VMI already counted (a sync that sees it again before its deletion) changes nothing.
 func nextStartFailure(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, now metav1.Time) *v1.VirtualMachineStartFailure {
 	if vmi.Status.Phase != v1.Failed || everRan(vmi) {
 		return nil
 	}
 	n := 1
 	if f := vm.Status.StartFailure; f != nil {
+		if f.LastFailedVMIUID == vmi.UID {
+			return f.DeepCopy()
+		}
 		n = f.ConsecutiveFailCount + 1
 	}
 	retry := metav1.NewTime(now.Add(backoffDelay(string(vm.UID), n)))
-	return &v1.VirtualMachineStartFailure{ConsecutiveFailCount: n, RetryAfterTimestamp: &retry}
+	return &v1.VirtualMachineStartFailure{ConsecutiveFailCount: n, LastFailedVMIUID: vmi.UID, RetryAfterTimestamp: &retry}
 }
 
 // everRan reports whether the VMI reached Running.

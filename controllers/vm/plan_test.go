@@ -122,6 +122,14 @@ func TestCrashLoop(t *testing.T) {
 			t.Errorf("failure %d: the failed VMI is not replaced", n)
 		}
 	}
+	// The same failed VMI seen again (a cache behind the deletion) is not counted twice.
+	vm := newVM(v1.RunStrategyAlways)
+	failed := vmiIn(v1.Failed, false)
+	first := decide(vm, failed, now).startFailure
+	vm.Status.StartFailure = first
+	if again := decide(vm, failed, now).startFailure; again == nil || again.ConsecutiveFailCount != 1 || !again.RetryAfterTimestamp.Equal(first.RetryAfterTimestamp) {
+		t.Errorf("the failed VMI seen twice: %+v after %+v", again, first)
+	}
 	// A VMI that ran before it failed is no failed start.
 	if p := decide(newVM(v1.RunStrategyAlways, failedBefore(3, -time.Second)), vmiIn(v1.Failed, true), now); !p.setFailure || p.startFailure != nil {
 		t.Errorf("a VMI that ran: plan %+v, start failure %+v; want the failures cleared", p, p.startFailure)

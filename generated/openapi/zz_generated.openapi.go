@@ -4312,6 +4312,13 @@ func schema_vireo_apis_core_v1_VirtualMachineStartFailure(ref common.ReferenceCa
 							Format:      "int32",
 						},
 					},
+					"lastFailedVMIUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastFailedVMIUID is the UID of the VMI whose failure was counted last.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"retryAfterTimestamp": {
 						SchemaProps: spec.SchemaProps{
 							Description: "RetryAfterTimestamp is the earliest time the next VMI will be created.",

@@ -34,6 +34,9 @@ type Change struct {
 	RunStrategy *v1.VirtualMachineRunStrategy
 	// Requests are appended to status.stateChangeRequests.
 	Requests []v1.VirtualMachineStateChangeRequest
+	// VMIGracePeriod, when set, lowers the VMI's terminationGracePeriodSeconds before the rest
+	// of the change is written (a forced stop or restart).
+	VMIGracePeriod *int64
 }
 
 // Apply makes the change to vm: its spec (run strategy) and its status (requests).
@@ -104,38 +107,55 @@ func Start(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, opts StartOpti
 	return Change{Requests: []v1.VirtualMachineStateChangeRequest{start}}, nil
 }
 
-// Stop is the stop action.
+// Stop is the stop action. With gracePeriod shorter than the VMI's terminationGracePeriodSeconds,
+// the VMI's is lowered first (KubeVirt's forced stop): the guest gets that long after the ACPI
+// power button before it is destroyed. A Halted VM whose VMI is still shutting down accepts only
+// that.
 func Stop(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, opts StopOptions) (Change, error) {
 	if g := opts.GracePeriod; g != nil && *g < 0 {
 		return Change{}, apierrors.NewBadRequest(fmt.Sprintf("stop: gracePeriod %d must not be negative", *g))
 	}
-	if opts.GracePeriod != nil {
-		// KubeVirt writes it into the running VMI's spec; Vireo's launcher has taken the grace
-		// period already, so a changed one would not be honoured: refuse rather than ignore it.
-		return Change{}, apierrors.NewBadRequest("stop: gracePeriod is not supported by Vireo yet; the VMI's terminationGracePeriodSeconds applies")
-	}
+	grace := shorterGrace(vmi, opts.GracePeriod)
 	rs := runStrategy(vm)
 	switch rs {
 	case v1.RunStrategyHalted:
-		return Change{}, conflict(vm, "stop", "VM is not running (runStrategy Halted)")
+		if grace != nil && vmi.DeletionTimestamp != nil {
+			return Change{VMIGracePeriod: grace}, nil
+		}
+		return Change{}, conflict(vm, "stop", "VM is not running (runStrategy Halted); only a forced stop with a shorter grace period can hurry a VMI that is shutting down")
 	case v1.RunStrategyAlways, v1.RunStrategyOnce:
 		halted := v1.RunStrategyHalted
-		return Change{RunStrategy: &halted}, nil
+		return Change{RunStrategy: &halted, VMIGracePeriod: grace}, nil
 	}
 	if !running(vmi) {
 		return Change{}, conflict(vm, "stop", "VM is not running")
 	}
 	uid := vmi.UID
-	return Change{Requests: []v1.VirtualMachineStateChangeRequest{{Action: v1.StopRequest, UID: &uid}}}, nil
+	return Change{Requests: []v1.VirtualMachineStateChangeRequest{{Action: v1.StopRequest, UID: &uid}}, VMIGracePeriod: grace}, nil
 }
 
-// Restart is the restart action: stop the current VMI, then start a new one.
+// shorterGrace is grace when it is shorter than the VMI's grace period (nil otherwise, or when
+// there is no VMI): the one change of a running VMI's spec that can be honoured.
+func shorterGrace(vmi *v1.VirtualMachineInstance, grace *int64) *int64 {
+	if vmi == nil || grace == nil {
+		return nil
+	}
+	current := v1.DefaultGracePeriodSeconds
+	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
+		current = *g
+	}
+	if *grace >= current {
+		return nil
+	}
+	g := *grace
+	return &g
+}
+
+// Restart is the restart action: stop the current VMI, then start a new one. gracePeriodSeconds
+// 0 forces it: the VMI is destroyed at once instead of shut down.
 func Restart(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, opts RestartOptions) (Change, error) {
 	if g := opts.GracePeriodSeconds; g != nil && *g != 0 {
-		return Change{}, apierrors.NewBadRequest("restart: gracePeriodSeconds may only be 0, to force the restart")
-	}
-	if opts.GracePeriodSeconds != nil {
-		return Change{}, apierrors.NewBadRequest("restart: a forced restart (gracePeriodSeconds 0) is not supported by Vireo yet")
+		return Change{}, apierrors.NewBadRequest(fmt.Sprintf("restart: gracePeriodSeconds %d: only 0 (a forced restart) may be given", *g))
 	}
 	switch rs := runStrategy(vm); rs {
 	case v1.RunStrategyHalted, v1.RunStrategyOnce:
@@ -145,5 +165,6 @@ func Restart(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, opts Restart
 		return Change{}, conflict(vm, "restart", "VM is not running")
 	}
 	uid := vmi.UID
-	return Change{Requests: []v1.VirtualMachineStateChangeRequest{{Action: v1.StopRequest, UID: &uid}, {Action: v1.StartRequest}}}, nil
+	return Change{Requests: []v1.VirtualMachineStateChangeRequest{{Action: v1.StopRequest, UID: &uid}, {Action: v1.StartRequest}},
+		VMIGracePeriod: shorterGrace(vmi, opts.GracePeriodSeconds)}, nil
 }

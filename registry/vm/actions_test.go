@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"fmt"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,12 @@ func vmWith(rs v1.VirtualMachineRunStrategy) *v1.VirtualMachine {
 
 func vmiIn(phase v1.VirtualMachineInstancePhase) *v1.VirtualMachineInstance {
 	return &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{UID: "vmi-1"}, Status: v1.VirtualMachineInstanceStatus{Phase: phase}}
+}
+
+func deleting(vmi *v1.VirtualMachineInstance) *v1.VirtualMachineInstance {
+	now := metav1.Now()
+	vmi.DeletionTimestamp = &now
+	return vmi
 }
 
 func TestActions(t *testing.T) {
@@ -51,10 +58,22 @@ func TestActions(t *testing.T) {
 		}, "bad request"},
 		{"stop with a grace period", func() (Change, error) {
 			return Stop(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), StopOptions{GracePeriod: new(int64(5))})
-		}, "bad request"},
+		}, "grace 5, runStrategy Halted"},
+		{"stop with a longer grace period", func() (Change, error) {
+			return Stop(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), StopOptions{GracePeriod: new(int64(500))})
+		}, "runStrategy Halted"},
+		{"forced stop of a Manual VM", func() (Change, error) {
+			return Stop(vmWith(v1.RunStrategyManual), vmiIn(v1.Running), StopOptions{GracePeriod: new(int64(0))})
+		}, "grace 0, Stop vmi-1"},
+		{"forced stop hurries a Halted VM's VMI", func() (Change, error) {
+			return Stop(vmWith(v1.RunStrategyHalted), deleting(vmiIn(v1.Running)), StopOptions{GracePeriod: new(int64(0))})
+		}, "grace 0, "},
+		{"stop of a Halted VM's VMI without a shorter grace", func() (Change, error) {
+			return Stop(vmWith(v1.RunStrategyHalted), deleting(vmiIn(v1.Running)), StopOptions{})
+		}, "conflict"},
 		{"restart forced", func() (Change, error) {
 			return Restart(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), RestartOptions{GracePeriodSeconds: new(int64(0))})
-		}, "bad request"},
+		}, "grace 0, Stop vmi-1, Start"},
 		{"restart Always", func() (Change, error) {
 			return Restart(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), RestartOptions{})
 		}, "Stop vmi-1, Start"},
@@ -78,9 +97,14 @@ func TestActions(t *testing.T) {
 				got = "bad request"
 			case err != nil:
 				t.Fatalf("unexpected error %v", err)
-			case change.RunStrategy != nil:
-				got = outcome("runStrategy " + string(*change.RunStrategy))
-				if len(change.Requests) > 0 {
+			case change.RunStrategy != nil || change.VMIGracePeriod != nil:
+				if g := change.VMIGracePeriod; g != nil {
+					got = outcome(fmt.Sprintf("grace %d, ", *g))
+				}
+				if change.RunStrategy != nil {
+					got += outcome("runStrategy " + string(*change.RunStrategy))
+				}
+				if len(change.Requests) > 0 && change.RunStrategy != nil {
 					got += " + "
 				}
 				fallthrough

@@ -45,20 +45,14 @@ type Store interface {
 		updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error)
 }
 
-// Getter reads objects.
-type Getter interface {
-	Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error)
-}
-
 // REST is one action subresource of virtualmachines.
 type REST struct {
-	action         string
-	vms, vmsStatus Store
-	vmis           Getter
+	action               string
+	vms, vmsStatus, vmis Store
 }
 
 // New returns the action subresource (Start, Stop or Restart).
-func New(action string, vms, vmsStatus Store, vmis Getter) *REST {
+func New(action string, vms, vmsStatus, vmis Store) *REST {
 	return &REST{action: action, vms: vms, vmsStatus: vmsStatus, vmis: vmis}
 }
 
@@ -117,7 +111,7 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 		if dryRun {
 			return nil
 		}
-		return r.write(ctx, current, change)
+		return r.write(ctx, current, vmi, change)
 	})
 	if refused != nil {
 		return refused
@@ -125,10 +119,18 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 	return err
 }
 
-// write stores a change: the requests through /status first, then the run strategy through the
-// main store (which keeps the status as it is), so the controller never sees the new strategy
-// without the requests that say how to start.
-func (r *REST) write(ctx context.Context, current *v1.VirtualMachine, change vm.Change) error {
+// write stores a change: a shorter grace period in the VMI's spec first, then the requests
+// through /status, then the run strategy through the main store (which keeps the status as it
+// is), so the controller never sees the new strategy without the requests that say how to start.
+func (r *REST) write(ctx context.Context, current *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, change vm.Change) error {
+	if g := change.VMIGracePeriod; g != nil && vmi != nil {
+		// First, so that the node agent sees the shorter grace period before the deletion.
+		updated := vmi.DeepCopy()
+		updated.Spec.TerminationGracePeriodSeconds = g
+		if _, _, err := r.vmis.Update(ctx, vmi.Name, rest.DefaultUpdatedObjectInfo(updated), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
 	if len(change.Requests) > 0 {
 		updated := current.DeepCopy()
 		vm.Change{Requests: change.Requests}.Apply(updated)

@@ -85,11 +85,9 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 	if !ok {
 		return fmt.Errorf("unexpected object %T", obj)
 	}
-	if err := Check(r.action, vmi); err != nil {
+	dryRun := slices.Contains(opts.DryRun, metav1.DryRunAll)
+	if err := Check(r.action, vmi, dryRun); err != nil || dryRun {
 		return err
-	}
-	if slices.Contains(opts.DryRun, metav1.DryRunAll) {
-		return nil
 	}
 	return r.callAgent(ctx, vmi)
 }

@@ -2,8 +2,8 @@
 // .../virtualmachineinstances/NAME/{pause,unpause,softreboot}, KubeVirt's bodies and answers):
 // it checks the VMI's state with KubeVirt's rules (409 with KubeVirt's messages, 404 for no
 // VMI), honours dryRun, and asks the node agent of the VMI's node over mutual TLS, which asks
-// the VMI's launcher. The launcher checks the domain's real state again, so a request that
-// raced a change is refused there with the same 409. Authorization (update on the subresource)
+// the VMI's launcher. The launcher decides whether the guest is paused (KubeVirt's 409s
+// "VMI is already paused", "VMI is not paused", "VMI is paused" come from it). Authorization (update on the subresource)
 // happened in the server's filters.
 package vmiaction
 
@@ -33,22 +33,25 @@ type Options struct {
 }
 
 // Check applies KubeVirt's rules of action to vmi: nil when the action may go ahead, else a
-// 409 whose message begins with KubeVirt's.
-func Check(action string, vmi *v1.VirtualMachineInstance) error {
+// 409 whose message begins with KubeVirt's. Whether the guest is paused is checked here only
+// for a dry run (from the VMI's Paused condition); a real request leaves it to the launcher,
+// which knows at once: the condition lags behind the guest, and a pause followed at once by an
+// unpause must not be refused because the status has not caught up.
+func Check(action string, vmi *v1.VirtualMachineInstance, dryRun bool) error {
 	if vmi.Status.Phase != v1.Running {
 		return conflict(vmi, fmt.Sprintf("VMI is not running (phase %q)", vmi.Status.Phase))
 	}
 	if vmi.DeletionTimestamp != nil {
 		return conflict(vmi, "VMI is not running: it is being deleted")
 	}
-	paused := isPaused(vmi)
+	paused := dryRun && isPaused(vmi)
 	switch action {
 	case Pause:
 		if paused {
 			return conflict(vmi, "VMI is already paused")
 		}
 	case Unpause:
-		if !paused {
+		if dryRun && !isPaused(vmi) {
 			return conflict(vmi, "VMI is not paused")
 		}
 	case SoftReboot:

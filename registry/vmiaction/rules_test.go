@@ -27,29 +27,32 @@ func TestCheck(t *testing.T) {
 	for _, c := range []struct {
 		action string
 		vmi    *v1.VirtualMachineInstance
+		dryRun bool
 		want   string // "" allowed, else the 409's message part
 	}{
-		{Pause, vmiIn(v1.Running, false), ""},
-		{Pause, vmiIn(v1.Scheduled, false), `VMI is not running (phase "Scheduled")`},
-		{Pause, vmiIn(v1.Succeeded, false), "VMI is not running"},
-		{Pause, deleting, "VMI is not running: it is being deleted"},
-		{Pause, vmiIn(v1.Running, true), "VMI is already paused"},
-		{Unpause, vmiIn(v1.Running, true), ""},
-		{Unpause, vmiIn(v1.Running, false), "VMI is not paused"},
-		{Unpause, vmiIn(v1.Pending, false), "VMI is not running"},
-		{SoftReboot, vmiIn(v1.Running, false), ""},
-		{SoftReboot, vmiIn(v1.Running, true), "VMI is paused"},
-		{SoftReboot, noACPI, "nor the ACPI feature enabled"},
+		{Pause, vmiIn(v1.Running, false), false, ""},
+		{Pause, vmiIn(v1.Scheduled, false), false, `VMI is not running (phase "Scheduled")`},
+		{Pause, vmiIn(v1.Succeeded, false), true, "VMI is not running"},
+		{Pause, deleting, false, "VMI is not running: it is being deleted"},
+		{Pause, vmiIn(v1.Running, true), true, "VMI is already paused"},
+		{Pause, vmiIn(v1.Running, true), false, ""}, // the launcher decides
+		{Unpause, vmiIn(v1.Running, true), true, ""},
+		{Unpause, vmiIn(v1.Running, false), true, "VMI is not paused"},
+		{Unpause, vmiIn(v1.Running, false), false, ""}, // the status may lag behind a pause
+		{Unpause, vmiIn(v1.Pending, false), false, "VMI is not running"},
+		{SoftReboot, vmiIn(v1.Running, false), false, ""},
+		{SoftReboot, vmiIn(v1.Running, true), true, "VMI is paused"},
+		{SoftReboot, noACPI, false, "nor the ACPI feature enabled"},
 	} {
-		err := Check(c.action, c.vmi)
+		err := Check(c.action, c.vmi, c.dryRun)
 		switch {
 		case c.want == "" && err != nil:
-			t.Errorf("%s of %s: refused: %v", c.action, c.vmi.Status.Phase, err)
+			t.Errorf("%s of %s (dry run %v): refused: %v", c.action, c.vmi.Status.Phase, c.dryRun, err)
 		case c.want != "" && (!apierrors.IsConflict(err) || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%s of %s: %v, want a 409 saying %q", c.action, c.vmi.Status.Phase, err, c.want)
+			t.Errorf("%s of %s (dry run %v): %v, want a 409 saying %q", c.action, c.vmi.Status.Phase, c.dryRun, err, c.want)
 		}
 	}
-	if err := Check("reset", vmiIn(v1.Running, false)); !apierrors.IsNotFound(err) {
+	if err := Check("reset", vmiIn(v1.Running, false), false); !apierrors.IsNotFound(err) {
 		t.Errorf("unknown action: %v, want 404", err)
 	}
 }

@@ -429,6 +429,24 @@ func TestVireoctlVNC(t *testing.T) {
 			t.Errorf("screenshot at %s is one colour", group)
 		}
 	}
+	// And as a user takes it: vireoctl vnc screenshot -f.
+	file := filepath.Join(t.TempDir(), "tiny.png")
+	shot := exec.CommandContext(t.Context(), filepath.Join(cluster.Options().BinDir, "vireoctl"), "--kubeconfig", cluster.Options().Kubeconfig(),
+		"-n", ns, "vnc", "screenshot", "tiny", "-f", file)
+	if out, err := shot.CombinedOutput(); err != nil {
+		t.Fatalf("vireoctl vnc screenshot: %v\n%s", err, out)
+	}
+	if f, err := os.Open(file); err != nil {
+		t.Error(err)
+	} else {
+		defer f.Close()
+		img, err := png.Decode(f)
+		if err != nil {
+			t.Errorf("vireoctl's screenshot is not a PNG: %v", err)
+		} else if b := img.Bounds(); b.Dx() != int(w) || b.Dy() != int(h) {
+			t.Errorf("vireoctl's screenshot: %v, display %dx%d", b, w, h)
+		}
+	}
 }
 
 // rfbFirstUpdate speaks RFB 3.8 as a client (no authentication, shared) and asks for the whole

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -117,4 +118,30 @@ func scrape(t *testing.T, url, token string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// TestVersionAndHealthz: KubeVirt's GET /apis/subresources.kubevirt.io/v1/version and /healthz,
+// through kube-apiserver, for any authenticated user; `vireoctl version` prints both versions.
+func TestVersionAndHealthz(t *testing.T) {
+	anyone := userClient(t, "someone-without-bindings").KubevirtV1().RESTClient()
+	var info struct{ GitVersion, GitCommit, GoVersion, Platform string }
+	raw, err := anyone.Get().AbsPath("/apis/subresources.kubevirt.io/v1/version").DoRaw(t.Context())
+	if err != nil || json.Unmarshal(raw, &info) != nil || !strings.HasPrefix(info.GitVersion, "v0.0.0-") || len(info.GitCommit) != 40 ||
+		!strings.HasPrefix(info.GoVersion, "go") || info.Platform == "" {
+		t.Errorf("version: %s (%v), want KubeVirt's shape with this build's commit", raw, err)
+	}
+	var health struct {
+		APIServer struct {
+			Connectivity string
+			Version      struct{ GitVersion string }
+		}
+	}
+	raw, err = anyone.Get().AbsPath("/apis/subresources.kubevirt.io/v1/healthz").DoRaw(t.Context())
+	if err != nil || json.Unmarshal(raw, &health) != nil || health.APIServer.Connectivity != "ok" || !strings.HasPrefix(health.APIServer.Version.GitVersion, "v1.") {
+		t.Errorf("healthz: %s (%v), want connectivity ok and kube-apiserver's version", raw, err)
+	}
+	out := kubectlVireo(t, "version")
+	if !strings.Contains(out, "Client Version: version.Info{GitVersion:") || !strings.Contains(out, `Server Version: version.Info{GitVersion:"`+info.GitVersion+`"`) {
+		t.Errorf("kubectl vireo version:\n%s", out)
+	}
 }

@@ -106,7 +106,7 @@ func TestVMActions(t *testing.T) {
 		t.Fatalf("start paused: %d %s", code, msg)
 	}
 	first := waitVMI(t, ns, "demo", 120*time.Second, "Running and Paused", func(v *v1.VirtualMachineInstance) bool {
-		c := vmiCondition(v, v1.VirtualMachineInstancePaused)
+		c := conditionOf(v, v1.VirtualMachineInstancePaused)
 		return v.Status.Phase == v1.Running && c != nil && c.Status == v1.ConditionTrue
 	})
 	if s := first.Spec.StartStrategy; s == nil || *s != v1.StartStrategyPaused {
@@ -132,14 +132,31 @@ func TestVMActions(t *testing.T) {
 	con.waitFor(t, guestMarker, 90*time.Second)
 	// The VMI actions, on the same guest.
 	checkPauseAndSoftReboot(t, ns, "demo", con)
-	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", `{"gracePeriod": 5}`); code != 400 || !strings.Contains(msg, "gracePeriod") {
-		t.Errorf("stop with a grace period: %d %q, want 400 naming gracePeriod", code, msg)
+	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", `{"gracePeriod": -1}`); code != 400 || !strings.Contains(msg, "gracePeriod") {
+		t.Errorf("stop with a negative grace period: %d %q, want 400 naming gracePeriod", code, msg)
 	}
-	// Stopped as a KubeVirt user would with virtctl: `kubectl vireo stop` (the kubectl plugin).
-	if out := kubectlVireo(t, "stop", "demo", "-n", ns); !strings.Contains(out, "scheduled to be stopped") {
+	// A guest that ignores the power button, stopped as a KubeVirt user would with virtctl:
+	// `kubectl vireo stop --force --grace-period 2` (the kubectl plugin). It is destroyed after 2 s,
+	// well before the VMI's own 30 s.
+	con.send(t, "killall acpid; echo ACPID-$((40+2))-GONE")
+	con.waitFor(t, "ACPID-42-GONE", 30*time.Second)
+	stopped := waitPhase(t, ns, "demo", v1.Running, 5*time.Second)
+	if g := stopped.Spec.TerminationGracePeriodSeconds; g != nil && *g <= 2 {
+		t.Fatalf("the VMI's own grace period is %d s: the test needs a longer one", *g)
+	}
+	if out := kubectlVireo(t, "stop", "demo", "-n", ns, "--force", "--grace-period", "2"); !strings.Contains(out, "scheduled to be stopped") {
 		t.Fatalf("kubectl vireo stop demo: %s", out)
 	}
-	waitVMRow(t, ns, "demo", "Stopped", "False")
+	eventuallyWithin(t, "the VM Stopped and its VMI gone within 20 s", 20*time.Second, func() error {
+		vm, err := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), "demo", metav1.GetOptions{})
+		if err != nil || vm.Status.PrintableStatus != v1.VirtualMachineStatusStopped {
+			return fmt.Errorf("VM %v (%v)", vm.Status.PrintableStatus, err)
+		}
+		if v, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), "demo", metav1.GetOptions{}); err == nil {
+			return fmt.Errorf("VMI %s still there (%s, grace %v)", v.UID, v.Status.Phase, v.Spec.TerminationGracePeriodSeconds)
+		}
+		return nil
+	})
 	if code, msg := put(vireo, "subresources.kubevirt.io", "restart", `{"gracePeriodSeconds": 3}`); code != 400 {
 		t.Errorf("restart with gracePeriodSeconds 3: %d %q, want 400", code, msg)
 	}

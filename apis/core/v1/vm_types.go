@@ -213,6 +213,9 @@ type VirtualMachineStartFailure struct {
 	// ConsecutiveFailCount is how many VMIs in a row failed to start.
 	// +optional
 	ConsecutiveFailCount int `json:"consecutiveFailCount,omitempty"`
+	// LastFailedVMIUID is the UID of the VMI whose failure was counted last.
+	// +optional
+	LastFailedVMIUID types.UID `json:"lastFailedVMIUID,omitempty"`
 	// RetryAfterTimestamp is the earliest time the next VMI will be created.
 	// +optional
 	// +nullable

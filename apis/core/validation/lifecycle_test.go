@@ -40,9 +40,16 @@ func TestVMIUpdate(t *testing.T) {
 		{name: "volumes changed", mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Spec.Volumes[0].ContainerDisk.Image = "quay.io/containerdisks/fedora:42"
 		}, want: []fe{{forbidden, "spec"}}, field: "spec.volumes"},
-		{name: "grace changed", mutate: func(vmi *v1.VirtualMachineInstance) {
+		{name: "grace lowered (a forced stop)", mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
-		}, want: []fe{{forbidden, "spec"}}, field: "spec.terminationGracePeriodSeconds"},
+		}},
+		{name: "grace raised", mutate: func(vmi *v1.VirtualMachineInstance) {
+			vmi.Spec.TerminationGracePeriodSeconds = ptr(int64(600))
+		}, want: []fe{{invalid, "spec.terminationGracePeriodSeconds"}}},
+		{name: "grace lowered with another change", mutate: func(vmi *v1.VirtualMachineInstance) {
+			vmi.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
+			vmi.Spec.Domain.CPU.Sockets = 2
+		}, want: []fe{{forbidden, "spec"}}, field: "spec.domain"},
 		{name: "name changed", mutate: func(vmi *v1.VirtualMachineInstance) {
 			vmi.Name = "other"
 		}, want: []fe{{invalid, "metadata.name"}}},

@@ -1,6 +1,8 @@
 package validation
 
 import (
+	"fmt"
+
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -63,12 +65,38 @@ func validateSpec(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, opts
 // because the running guest cannot follow it.
 func ValidateVirtualMachineInstanceUpdate(vmi, old *v1.VirtualMachineInstance) field.ErrorList {
 	errs := apivalidation.ValidateObjectMetaUpdate(&vmi.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	if !apiequality.Semantic.DeepEqual(vmi.Spec, old.Spec) {
+	errs = append(errs, validateGraceUpdate(vmi.Spec.TerminationGracePeriodSeconds, old.Spec.TerminationGracePeriodSeconds)...)
+	spec := vmi.Spec
+	spec.TerminationGracePeriodSeconds = old.Spec.TerminationGracePeriodSeconds
+	if !apiequality.Semantic.DeepEqual(spec, old.Spec) {
 		errs = append(errs, immutableSpecError(vmi.Spec, old.Spec, field.NewPath("spec"),
 			"to change the virtual machine, edit the template of its VirtualMachine and restart it, "+
 				"or delete and re-create the VirtualMachineInstance"))
 	}
 	return errs
+}
+
+// validateGraceUpdate allows one change of a running VMI's spec: a shorter
+// terminationGracePeriodSeconds (what a forced stop with a grace period writes). A longer one
+// could not be honoured: the launcher Pod's own grace period was fixed when it was created.
+func validateGraceUpdate(grace, old *int64) field.ErrorList {
+	g, o := v1.DefaultGracePeriodSeconds, v1.DefaultGracePeriodSeconds
+	if grace != nil {
+		g = *grace
+	}
+	if old != nil {
+		o = *old
+	}
+	path := field.NewPath("spec", "terminationGracePeriodSeconds")
+	switch {
+	case g == o:
+		return nil
+	case g < 0:
+		return field.ErrorList{field.Invalid(path, g, "must not be negative")}
+	case g > o:
+		return field.ErrorList{field.Invalid(path, g, fmt.Sprintf("may only be lowered once the VMI exists (it is %d): its launcher Pod's grace period was fixed when it was created", o))}
+	}
+	return nil
 }
 
 // vmiPhases are the phases a VMI status may report.

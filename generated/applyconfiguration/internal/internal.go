@@ -1457,6 +1457,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: consecutiveFailCount
       type:
         scalar: numeric
+    - name: lastFailedVMIUID
+      type:
+        scalar: string
     - name: retryAfterTimestamp
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time

@@ -33,7 +33,9 @@ type measured struct {
 	argsCompare string
 	// altCache is the smallest run's floor with config.altTCGCacheMiB (nil when not run).
 	altCache *floorResult
-	elapsed  time.Duration
+	// vmActions is the VM phase (nil when config.vms is 0).
+	vmActions *vmActionsResult
+	elapsed   time.Duration
 }
 
 // bench starts the installation, measures every run size and its floor and writes the report.
@@ -67,6 +69,13 @@ func bench(ctx context.Context, c config) (err error) {
 	m, err := e.measureAll(ctx)
 	if err != nil {
 		return err
+	}
+	if c.vms > 0 {
+		vm, err := e.vmActions(ctx, c.vms)
+		if err != nil {
+			return fmt.Errorf("VM phase: %w", err)
+		}
+		m.vmActions = &vm
 	}
 	m.elapsed = time.Since(began)
 	return report(c, e, m)

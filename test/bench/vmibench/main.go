@@ -5,7 +5,9 @@
 // VMI writes each phase of the lifecycle costs (vireo-apiserver's apiserver_request_total),
 // the resident memory of each VMI's launcher, libvirtd and QEMU beyond the guest's RAM, and
 // their idle CPU. The floor, measured in the same run, starts the same domains from fresh
-// session libvirtds with no Kubernetes around them. It writes a table and JSON
+// session libvirtds with no Kubernetes around them. Then 10 VirtualMachines are started and
+// stopped at once through their subresources and one is paused and unpaused 20 times through
+// kube-apiserver's aggregation, against the same on bare libvirt. It writes a table and JSON
 // (vmi-lifecycle.txt/.json) and removes everything it started, even on failure or interrupt.
 package main
 
@@ -15,6 +17,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -23,6 +27,7 @@ import (
 type config struct {
 	out, root, bin, manifests, images string
 	sizes                             []int
+	vms                               int
 	idle, startTimeout                time.Duration
 	warmup                            bool
 	tcgCacheMiB, altTCGCacheMiB       uint
@@ -37,6 +42,18 @@ func main() {
 	flag.StringVar(&c.images, "images", "_output/images", "Directory of the test guest images (make images).")
 	flag.DurationVar(&c.idle, "idle", 10*time.Second, "Window over which idle CPU is measured with the largest run's guests booted.")
 	flag.DurationVar(&c.startTimeout, "start-timeout", 3*time.Minute, "How long a run may take until every VMI runs and its guest printed the marker.")
+	flag.Func("sizes", "Run sizes, comma-separated: VMIs created at once per run (default 1,10).", func(v string) error {
+		c.sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("%q is not a positive number of VMIs", f)
+			}
+			c.sizes = append(c.sizes, n)
+		}
+		return nil
+	})
+	flag.IntVar(&c.vms, "vms", 10, "VMs of the VM phase: started and stopped at once through their subresources, one paused and unpaused (0: skip).")
 	flag.BoolVar(&c.warmup, "warmup", true, "First run one unmeasured VMI on each node (pulls the containerDisk, warms caches).")
 	flag.UintVar(&c.tcgCacheMiB, "tcg-cache-mib", 32, "TCG translation cache the floor's domains get: the launcher's --tcg-cache-mib (default 32); the QEMU command lines are compared to catch a mismatch.")
 	flag.UintVar(&c.altTCGCacheMiB, "alt-tcg-cache-mib", 8, "Also measure the smallest run's floor with this TCG cache size, for its memory and boot time (0: skip).")
@@ -44,7 +61,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
 	if err := bench(ctx, c); err != nil {
 		fmt.Fprintln(os.Stderr, "vmibench:", err)

@@ -56,6 +56,7 @@ func report(c config, e *env, m measured) error {
 		"qemuArgsDiff":     m.argsCompare,
 		"metricsSource":    e.scraper.method,
 		"elapsedSeconds":   m.elapsed.Seconds(),
+		"vmActions":        m.vmActions,
 	}
 	return measure.WriteResults(c.out, "vmi-lifecycle", doc, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -67,6 +68,7 @@ func report(c config, e *env, m measured) error {
 		cpuTable(tw, m)
 		_ = tw.Flush()
 		altCacheLine(w, c, m)
+		vmActionsTable(w, m.vmActions)
 		targetLines(w, ts)
 		fmt.Fprintf(w, "\nThe floor: per VMI a fresh session libvirtd (uid 107, own network namespace) starts the domain built from the same VMI with launcher/disks and launcher/domain;\n")
 		fmt.Fprintf(w, "all daemons start and probe QEMU's capabilities first, then all Start calls are made at once. ")

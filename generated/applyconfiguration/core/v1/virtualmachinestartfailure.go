@@ -8,6 +8,7 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	types "k8s.io/apimachinery/pkg/types"
 )
 
 // VirtualMachineStartFailureApplyConfiguration represents a declarative configuration of the VirtualMachineStartFailure type for use
@@ -17,6 +18,8 @@ import (
 type VirtualMachineStartFailureApplyConfiguration struct {
 	// ConsecutiveFailCount is how many VMIs in a row failed to start.
 	ConsecutiveFailCount *int `json:"consecutiveFailCount,omitempty"`
+	// LastFailedVMIUID is the UID of the VMI whose failure was counted last.
+	LastFailedVMIUID *types.UID `json:"lastFailedVMIUID,omitempty"`
 	// RetryAfterTimestamp is the earliest time the next VMI will be created.
 	RetryAfterTimestamp *metav1.Time `json:"retryAfterTimestamp,omitempty"`
 }
@@ -32,6 +35,14 @@ func VirtualMachineStartFailure() *VirtualMachineStartFailureApplyConfiguration 
 // If called multiple times, the ConsecutiveFailCount field is set to the value of the last call.
 func (b *VirtualMachineStartFailureApplyConfiguration) WithConsecutiveFailCount(value int) *VirtualMachineStartFailureApplyConfiguration {
 	b.ConsecutiveFailCount = &value
+	return b
+}
+
+// WithLastFailedVMIUID sets the LastFailedVMIUID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastFailedVMIUID field is set to the value of the last call.
+func (b *VirtualMachineStartFailureApplyConfiguration) WithLastFailedVMIUID(value types.UID) *VirtualMachineStartFailureApplyConfiguration {
+	b.LastFailedVMIUID = &value
 	return b
 }
 

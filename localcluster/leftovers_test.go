@@ -1,0 +1,64 @@
+package localcluster
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// TestMain lets the test binary stand in for a container shim: run as `<binary> node-shim DIR`
+// with VIREO_TEST_FAKE_SHIM set, it only waits to be killed.
+func TestMain(m *testing.M) {
+	if os.Getenv("VIREO_TEST_FAKE_SHIM") != "" {
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestKillLeftoverShims: a shim of this installation's nodes is killed with its process group;
+// one of another installation is left alone.
+func TestKillLeftoverShims(t *testing.T) {
+	root, other := t.TempDir(), t.TempDir()
+	start := func(dir string) *exec.Cmd {
+		cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"vireo-local", "node-shim", dir}, Env: append(os.Environ(), "VIREO_TEST_FAKE_SHIM=1"),
+			SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	mine := start(filepath.Join(root, "nodes", "n0", "pods", "uid", "containers", "web", "0"))
+	theirs := start(filepath.Join(other, "nodes", "n0", "pods", "uid", "containers", "web", "0"))
+	// Both are running under their command line before the sweep.
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(cmdline(mine.Process.Pid), "node-shim") && strings.Contains(cmdline(theirs.Process.Pid), "node-shim"), nil
+	})
+	if err != nil {
+		t.Fatal("the fake shims never showed their command lines")
+	}
+	killed := killLeftoverShims(root)
+	if len(killed) != 1 || !strings.HasPrefix(killed[0], strconv.Itoa(mine.Process.Pid)+" ") {
+		t.Fatalf("killed %v, want only pid %d", killed, mine.Process.Pid)
+	}
+	if err := mine.Wait(); err == nil {
+		t.Error("the shim of this installation exited cleanly: it was not killed")
+	}
+	if err := theirs.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the shim of another installation is gone: %v", err)
+	}
+}
+
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	return strings.ReplaceAll(string(b), "\x00", " ")
+}
