@@ -17,7 +17,6 @@ import (
 	"github.com/vireo-dev/vireo/version"
 )
 
-
 // launcher serves the protocol for one VMI.
 type launcher struct {
 	opts            *Options
