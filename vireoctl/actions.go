@@ -78,6 +78,16 @@ func (t *target) rest() (*rest.RESTClient, error) {
 	return rest.UnversionedRESTClientFor(cfg)
 }
 
+// resolveREST is resolve with a raw REST client.
+func resolveREST(flags *genericclioptions.ConfigFlags) (*target, *rest.RESTClient, error) {
+	t, err := resolve(flags)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := t.rest()
+	return t, client, err
+}
+
 // put sends a PUT to a subresource at subresources.kubevirt.io/v1 and returns the server's
 // refusal as an error.
 func (t *target) put(ctx context.Context, resource, name, subresource string, body []byte) error {

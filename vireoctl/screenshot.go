@@ -29,11 +29,7 @@ func newScreenshotCommand(flags *genericclioptions.ConfigFlags, streams generici
 			if file == "" {
 				return fmt.Errorf("--file (-f) is required: the PNG's path, or - for standard output")
 			}
-			t, err := resolve(flags)
-			if err != nil {
-				return err
-			}
-			client, err := t.rest()
+			t, client, err := resolveREST(flags)
 			if err != nil {
 				return err
 			}

@@ -24,11 +24,7 @@ func newVersionCommand(flags *genericclioptions.ConfigFlags, streams genericioop
 			if clientOnly {
 				return nil
 			}
-			t, err := resolve(flags)
-			if err != nil {
-				return err
-			}
-			client, err := t.rest()
+			_, client, err := resolveREST(flags)
 			if err != nil {
 				return err
 			}

@@ -8,9 +8,6 @@ package vmaction
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"slices"
 
@@ -21,6 +18,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/registry/storeutil"
 	"github.com/vireo-dev/vireo/registry/vm"
 )
 
@@ -34,9 +32,6 @@ const (
 // Names lists the actions.
 var Names = []string{Start, Stop, Restart}
 
-// maxBody bounds an options body.
-const maxBody = 64 << 10
-
 // Store is what an action reads and writes through: the VM store, its /status store and the
 // VMI store.
 type Store interface {
@@ -47,39 +42,19 @@ type Store interface {
 
 // REST is one action subresource of virtualmachines.
 type REST struct {
+	storeutil.PutAction
 	action               string
 	vms, vmsStatus, vmis Store
 }
 
 // New returns the action subresource (Start, Stop or Restart).
 func New(action string, vms, vmsStatus, vmis Store) *REST {
-	return &REST{action: action, vms: vms, vmsStatus: vmsStatus, vmis: vmis}
+	r := &REST{action: action, vms: vms, vmsStatus: vmsStatus, vmis: vmis}
+	r.PutAction = storeutil.PutAction{Object: func() runtime.Object { return &v1.VirtualMachine{} }, Success: http.StatusAccepted, Serve: r.serve}
+	return r
 }
 
 var _ rest.Connecter = &REST{}
-
-// New is the object the subresource is attached to.
-func (r *REST) New() runtime.Object { return &v1.VirtualMachine{} }
-
-// Destroy releases nothing: the stores are owned elsewhere.
-func (r *REST) Destroy() {}
-
-// ConnectMethods: actions are PUTs.
-func (r *REST) ConnectMethods() []string { return []string{http.MethodPut} }
-
-// NewConnectOptions: the options are the request body, decoded by the handler.
-func (r *REST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
-
-// Connect returns the handler that carries out the action on VM name.
-func (r *REST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if err := r.serve(ctx, name, req); err != nil {
-			responder.Error(err)
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-	}), nil
-}
 
 // serve decodes the options and applies the action, retrying when the VM changed meanwhile.
 func (r *REST) serve(ctx context.Context, name string, req *http.Request) error {
@@ -151,21 +126,9 @@ func (r *REST) write(ctx context.Context, current *v1.VirtualMachine, vmi *v1.Vi
 
 // decoder reads the action's options body (empty means none) and returns its rule.
 func (r *REST) decoder(req *http.Request) (func(*v1.VirtualMachine, *v1.VirtualMachineInstance) (vm.Change, error), bool, error) {
-	body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
-	if err != nil {
-		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("%s: reading the options: %v", r.action, err))
-	}
-	if len(body) > maxBody {
-		return nil, false, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("%s options are limited to %d bytes", r.action, maxBody))
-	}
+	var err error
 	decode := func(into any) error {
-		if len(body) == 0 {
-			return nil
-		}
-		if err := json.Unmarshal(body, into); err != nil {
-			return apierrors.NewBadRequest(fmt.Sprintf("%s: the body is not %sOptions JSON: %v", r.action, title(r.action), err))
-		}
-		return nil
+		return storeutil.ReadOptions(req, r.action, title(r.action)+"Options", into)
 	}
 	dry := func(d []string) bool { return slices.Contains(d, metav1.DryRunAll) }
 	switch r.action {

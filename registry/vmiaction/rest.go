@@ -2,7 +2,6 @@ package vmiaction
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,13 +17,11 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/registry/nodeagent"
+	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
-// maxBody bounds an options body; maxAnswer the node agent's answer read back.
-const (
-	maxBody   = 64 << 10
-	maxAnswer = 4 << 10
-)
+// maxAnswer bounds the node agent's answer read back.
+const maxAnswer = 4 << 10
 
 // agentTimeout bounds the node agent's answer (which bounds the launcher's at 30 s).
 const agentTimeout = 40 * time.Second
@@ -36,6 +33,7 @@ type Getter interface {
 
 // REST is one action subresource of virtualmachineinstances.
 type REST struct {
+	storeutil.PutAction
 	action string
 	vmis   Getter
 	agents *nodeagent.Client
@@ -43,34 +41,13 @@ type REST struct {
 
 // New returns the action subresource (Pause, Unpause or SoftReboot) of the VMIs in vmis.
 func New(action string, vmis Getter, agents *nodeagent.Client) *REST {
-	return &REST{action: action, vmis: vmis, agents: agents}
+	r := &REST{action: action, vmis: vmis, agents: agents}
+	// 200 once the launcher acted (KubeVirt's answer); the VMI's status follows the guest.
+	r.PutAction = storeutil.PutAction{Object: func() runtime.Object { return &v1.VirtualMachineInstance{} }, Success: http.StatusOK, Serve: r.serve}
+	return r
 }
 
 var _ rest.Connecter = &REST{}
-
-// New is the object the subresource is attached to.
-func (r *REST) New() runtime.Object { return &v1.VirtualMachineInstance{} }
-
-// Destroy releases nothing: the store is owned elsewhere.
-func (r *REST) Destroy() {}
-
-// ConnectMethods: actions are PUTs.
-func (r *REST) ConnectMethods() []string { return []string{http.MethodPut} }
-
-// NewConnectOptions: the options are the request body, decoded by the handler.
-func (r *REST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
-
-// Connect returns the handler that carries out the action on VMI name: 200 once the launcher
-// acted (KubeVirt's answer), the VMI's status following as the guest's state changes.
-func (r *REST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if err := r.serve(ctx, name, req); err != nil {
-			responder.Error(err)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	}), nil
-}
 
 func (r *REST) serve(ctx context.Context, name string, req *http.Request) error {
 	opts, err := r.decode(req)
@@ -95,18 +72,8 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 // decode reads the options body (empty means none).
 func (r *REST) decode(req *http.Request) (Options, error) {
 	var opts Options
-	body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
-	if err != nil {
-		return opts, apierrors.NewBadRequest(fmt.Sprintf("%s: reading the options: %v", r.action, err))
-	}
-	if len(body) > maxBody {
-		return opts, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("%s options are limited to %d bytes", r.action, maxBody))
-	}
-	if len(body) == 0 {
-		return opts, nil
-	}
-	if err := json.Unmarshal(body, &opts); err != nil {
-		return opts, apierrors.NewBadRequest(fmt.Sprintf("%s: the body is not %s JSON ({\"dryRun\": [\"All\"]}): %v", r.action, optionsKind(r.action), err))
+	if err := storeutil.ReadOptions(req, r.action, optionsKind(r.action), &opts); err != nil {
+		return opts, err
 	}
 	for _, d := range opts.DryRun {
 		if d != metav1.DryRunAll {
@@ -123,7 +90,7 @@ func optionsKind(action string) string {
 	case Unpause:
 		return "UnpauseOptions"
 	}
-	return "an options"
+	return "options"
 }
 
 // callAgent asks the node agent of the VMI's node to carry the action out, for this VMI (its UID)

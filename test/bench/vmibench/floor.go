@@ -72,32 +72,49 @@ type floorResult struct {
 func runFloor(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFile string, tcgCacheMiB uint, timeout time.Duration) (res floorResult, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	base, err := os.MkdirTemp(floorTmp, floorDirPrefix)
+	doms, t0, stop, err := startFloor(ctx, vmis, imageFile, tcgCacheMiB)
+	defer func() { err = errors.Join(err, stop()) }()
 	if err != nil {
 		return res, err
 	}
-	doms := make([]*floorDomain, len(vmis))
-	defer func() { err = errors.Join(err, stopFloor(doms), os.RemoveAll(base)) }()
-	if err := os.Chmod(base, 0o755); err != nil {
+	res, err = floorTimes(ctx, doms, t0)
+	if err != nil {
 		return res, err
+	}
+	return res, floorMemory(doms, &res)
+}
+
+// startFloor prepares a floor domain per VMI, each on a fresh session libvirtd of its own in a
+// network namespace of its own, starts the daemons, then makes every Start call at once (their
+// consoles watched from before) and returns when the calls began. stop removes it all; call it
+// even when startFloor fails.
+func startFloor(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFile string, tcgCacheMiB uint) (doms []*floorDomain, t0 time.Time, stop func() error, err error) {
+	base, err := os.MkdirTemp(floorTmp, floorDirPrefix)
+	if err != nil {
+		return nil, t0, func() error { return nil }, err
+	}
+	doms = make([]*floorDomain, len(vmis))
+	stop = func() error { return errors.Join(stopFloor(doms), os.RemoveAll(base)) }
+	if err := os.Chmod(base, 0o755); err != nil {
+		return doms, t0, stop, err
 	}
 	image, err := copyImage(imageFile, filepath.Join(base, "image"))
 	if err != nil {
-		return res, err
+		return doms, t0, stop, err
 	}
 	for i, vmi := range vmis {
 		d := &floorDomain{vmi: vmi, netns: fmt.Sprintf("%s%d", floorNetnsPrefix, i), dir: filepath.Join(base, fmt.Sprintf("d%d", i))}
 		doms[i] = d
 		if err := d.prepare(ctx, image, tcgCacheMiB); err != nil {
-			return res, fmt.Errorf("floor domain %d: %w", i, err)
+			return doms, t0, stop, fmt.Errorf("floor domain %d: %w", i, err)
 		}
 	}
 	say("floor, %d domain(s): starting %d fresh session libvirtd and probing QEMU's capabilities", len(doms), len(doms))
 	if err := forEach(doms, func(d *floorDomain) error { return d.startDaemon(ctx) }); err != nil {
-		return res, err
+		return doms, t0, stop, err
 	}
 	say("floor, %d domain(s): starting them all at once", len(doms))
-	t0 := time.Now()
+	t0 = time.Now()
 	for _, d := range doms {
 		d.console = watchConsole(ctx, filepath.Join(d.dir, protocol.ConsoleSocket))
 	}
@@ -106,11 +123,7 @@ func runFloor(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFile 
 		d.started = time.Now()
 		return nil
 	})
-	res, err = floorTimes(ctx, doms, t0)
-	if err != nil {
-		return res, err
-	}
-	return res, floorMemory(doms, &res)
+	return doms, t0, stop, nil
 }
 
 // prepare creates the domain's directory, its containerDisk overlay and its XML.

@@ -3,16 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/virt"
 )
 
@@ -21,39 +17,11 @@ import (
 func floorActions(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFile string, tcgCacheMiB uint, timeout time.Duration) (res vmActionsFloor, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	base, err := os.MkdirTemp(floorTmp, floorDirPrefix)
+	doms, t0, stop, err := startFloor(ctx, vmis, imageFile, tcgCacheMiB)
+	defer func() { err = errors.Join(err, stop()) }()
 	if err != nil {
 		return res, err
 	}
-	doms := make([]*floorDomain, len(vmis))
-	defer func() { err = errors.Join(err, stopFloor(doms), os.RemoveAll(base)) }()
-	if err := os.Chmod(base, 0o755); err != nil {
-		return res, err
-	}
-	image, err := copyImage(imageFile, filepath.Join(base, "image"))
-	if err != nil {
-		return res, err
-	}
-	for i, vmi := range vmis {
-		d := &floorDomain{vmi: vmi, netns: fmt.Sprintf("%s%d", floorNetnsPrefix, i), dir: filepath.Join(base, fmt.Sprintf("d%d", i))}
-		doms[i] = d
-		if err := d.prepare(ctx, image, tcgCacheMiB); err != nil {
-			return res, fmt.Errorf("floor domain %d: %w", i, err)
-		}
-	}
-	say("VM floor: %d fresh session libvirtd, then the domains started at once", len(doms))
-	if err := forEach(doms, func(d *floorDomain) error { return d.startDaemon(ctx) }); err != nil {
-		return res, err
-	}
-	t0 := time.Now()
-	for _, d := range doms {
-		d.console = watchConsole(ctx, filepath.Join(d.dir, protocol.ConsoleSocket))
-	}
-	_ = forEach(doms, func(d *floorDomain) error {
-		_, d.startErr = d.conn.Start(ctx, d.xml)
-		d.started = time.Now()
-		return nil
-	})
 	times, err := floorTimes(ctx, doms, t0)
 	if err != nil {
 		return res, err
