@@ -47,8 +47,11 @@ func TestKillLeftoverShims(t *testing.T) {
 		t.Fatal("the fake shims never showed their command lines")
 	}
 	killed := killLeftoverShims(root)
-	if len(killed) != 1 || !strings.HasPrefix(killed[0], strconv.Itoa(mine.Process.Pid)+" ") {
+	if _, ok := killed[mine.Process.Pid]; len(killed) != 1 || !ok {
 		t.Fatalf("killed %v, want only pid %d", killed, mine.Process.Pid)
+	}
+	if uid := podUIDOf(killed[mine.Process.Pid]); uid != "uid" {
+		t.Errorf("Pod UID of %s: %q", killed[mine.Process.Pid], uid)
 	}
 	if err := mine.Wait(); err == nil {
 		t.Error("the shim of this installation exited cleanly: it was not killed")
@@ -61,4 +64,18 @@ func TestKillLeftoverShims(t *testing.T) {
 func cmdline(pid int) string {
 	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 	return strings.ReplaceAll(string(b), "\x00", " ")
+}
+
+func TestLogLinesAbout(t *testing.T) {
+	logs := t.TempDir()
+	if err := os.WriteFile(filepath.Join(logs, "vireo-e2e-1.log"), []byte("a pod-1 started\nother\nb pod-1 deleted\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := logLinesAbout(logs, "/x/nodes/n/pods/pod-1/containers/web/0", 1)
+	if len(got) != 1 || got[0] != "vireo-e2e-1.log: b pod-1 deleted" {
+		t.Errorf("lines %q, want the last one naming pod-1", got)
+	}
+	if logLinesAbout(logs, "/x/elsewhere", 5) != nil {
+		t.Error("lines for a path without a Pod UID")
+	}
 }

@@ -272,8 +272,11 @@ func (c *Cluster) Down(purge bool) error {
 			return fmt.Errorf("stopping the containers of node %s: %w", name, err)
 		}
 	}
-	for _, k := range killLeftoverShims(c.opts.Root) {
-		c.say("killed a container shim its node had lost track of: %s", k)
+	for pid, dir := range killLeftoverShims(c.opts.Root) {
+		c.say("killed container shim %d (%s): its node had lost track of it; what the logs say of its Pod:", pid, dir)
+		for _, line := range logLinesAbout(filepath.Join(c.opts.Root, "logs"), dir, 12) {
+			c.say("  %s", line)
+		}
 	}
 	if !purge {
 		return nil

@@ -26,6 +26,8 @@ var (
 		[]string{"name", "namespace", "status", "status_group"}, nil, metrics.ALPHA, "")
 	numberOfVMs = metrics.NewDesc("kubevirt_number_of_vms", "The number of VirtualMachines per namespace.",
 		[]string{"namespace"}, nil, metrics.ALPHA, "")
+	vmStatusCount = metrics.NewDesc("kubevirt_vm_status_count", "The number of VirtualMachines per namespace and printableStatus (in lower case).",
+		[]string{"namespace", "status", "status_group"}, nil, metrics.ALPHA, "")
 	vmiPhaseCount = metrics.NewDesc("kubevirt_vmi_phase_count", "The number of VMIs per node and phase.",
 		[]string{"node", "phase"}, nil, metrics.ALPHA, "")
 )
@@ -68,22 +70,29 @@ type collector struct {
 func (c *collector) DescribeWithStability(ch chan<- *metrics.Desc) {
 	ch <- vmInfo
 	ch <- numberOfVMs
+	ch <- vmStatusCount
 	ch <- vmiPhaseCount
 }
 
 func (c *collector) CollectWithStability(ch chan<- metrics.Metric) {
 	if vms, err := c.vms.List(labels.Everything()); err == nil {
-		perNamespace := map[string]int{}
+		type key struct{ namespace, status string }
+		perNamespace, perStatus := map[string]int{}, map[key]int{}
 		for _, vm := range vms {
-			perNamespace[vm.Namespace]++
-			status := string(vm.Status.PrintableStatus)
+			status := vm.Status.PrintableStatus
 			if status == "" {
-				status = string(v1.VirtualMachineStatusStopped)
+				status = v1.VirtualMachineStatusStopped
 			}
-			ch <- metrics.NewLazyConstMetric(vmInfo, metrics.GaugeValue, 1, vm.Name, vm.Namespace, strings.ToLower(status), statusGroup(v1.VirtualMachinePrintableStatus(status)))
+			perNamespace[vm.Namespace]++
+			perStatus[key{vm.Namespace, string(status)}]++
+			ch <- metrics.NewLazyConstMetric(vmInfo, metrics.GaugeValue, 1, vm.Name, vm.Namespace, strings.ToLower(string(status)), statusGroup(status))
 		}
 		for ns, n := range perNamespace {
 			ch <- metrics.NewLazyConstMetric(numberOfVMs, metrics.GaugeValue, float64(n), ns)
+		}
+		for k, n := range perStatus {
+			status := v1.VirtualMachinePrintableStatus(k.status)
+			ch <- metrics.NewLazyConstMetric(vmStatusCount, metrics.GaugeValue, float64(n), k.namespace, strings.ToLower(k.status), statusGroup(status))
 		}
 	}
 	if vmis, err := c.vmis.List(labels.Everything()); err == nil {

@@ -48,6 +48,11 @@ kubevirt_number_of_vms{namespace="b"} 1
 kubevirt_vm_info{name="db",namespace="a",status="crashloopbackoff",status_group="error"} 1
 kubevirt_vm_info{name="new",namespace="b",status="stopped",status_group="non_running"} 1
 kubevirt_vm_info{name="web",namespace="a",status="running",status_group="running"} 1
+# HELP kubevirt_vm_status_count [ALPHA] The number of VirtualMachines per namespace and printableStatus (in lower case).
+# TYPE kubevirt_vm_status_count gauge
+kubevirt_vm_status_count{namespace="a",status="crashloopbackoff",status_group="error"} 1
+kubevirt_vm_status_count{namespace="a",status="running",status_group="running"} 1
+kubevirt_vm_status_count{namespace="b",status="stopped",status_group="non_running"} 1
 # HELP kubevirt_vmi_phase_count [ALPHA] The number of VMIs per node and phase.
 # TYPE kubevirt_vmi_phase_count gauge
 kubevirt_vmi_phase_count{node="",phase="pending"} 1

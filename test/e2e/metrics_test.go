@@ -67,6 +67,7 @@ func TestMetrics(t *testing.T) {
 		`kubevirt_vmi_phase_transition_time_from_creation_seconds_count{phase="Scheduling"}`,
 		`kubevirt_vm_info{name="demo",namespace="` + ns + `",status="stopped",status_group="non_running"} 1`,
 		`kubevirt_number_of_vms{namespace="` + ns + `"} 1`,
+		`kubevirt_vm_status_count{namespace="` + ns + `",status="stopped",status_group="non_running"} 1`,
 		`kubevirt_vmi_phase_count{node="",phase="scheduling"}`,
 	}
 	eventually(t, "the controller's metrics", func() error {

@@ -15,8 +15,8 @@ import (
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 )
 
-// TestVMRunStrategyAlways: the demo VM's VMI runs; when its QEMU is killed the VM starts a new
-// VMI; halting the VM removes it. kubectl shows KubeVirt's columns all along.
+// TestVMRunStrategyAlways: the demo VM's VMI runs; when its QEMU is killed, and when its guest
+// powers off, the VM starts a new VMI; halting the VM removes it. kubectl shows KubeVirt's columns all along.
 func TestVMRunStrategyAlways(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vm-demo.yaml")
@@ -40,6 +40,13 @@ func TestVMRunStrategyAlways(t *testing.T) {
 	if err != nil || vm.Status.StartFailure != nil || vm.Status.RunStrategy != v1.RunStrategyAlways {
 		t.Errorf("VM status after a crash of a VMI that ran: %+v (%v)", vm.Status, err)
 	}
+	// A guest that powers itself off is started again too.
+	con := openConsole(t, ns, "demo")
+	con.waitFor(t, guestMarker, 90*time.Second)
+	con.send(t, "sync; poweroff -f")
+	third := waitVMI(t, ns, "demo", 120*time.Second, "a new VMI Running after the guest powered off", func(v *v1.VirtualMachineInstance) bool {
+		return v.UID != second.UID && v.UID != first.UID && v.Status.Phase == v1.Running
+	})
 
 	kubectl(t, "-n", ns, "patch", "vm", "demo", "--type", "merge", "-p", `{"spec":{"runStrategy":"Halted"}}`)
 	eventuallyWithin(t, "the halted VM's VMI gone", 60*time.Second, func() error {
@@ -49,7 +56,7 @@ func TestVMRunStrategyAlways(t *testing.T) {
 		return nil
 	})
 	waitVMRow(t, ns, "demo", "Stopped", "False")
-	if second.UID == first.UID {
+	if second.UID == first.UID || third.UID == second.UID {
 		t.Error("the VM did not get a new VMI")
 	}
 }
