@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,10 +16,12 @@ import (
 )
 
 // TestMain lets the test binary stand in for a container shim: run as `<binary> node-shim DIR`
-// with VIREO_TEST_FAKE_SHIM set, it only waits to be killed.
+// with VIREO_TEST_FAKE_SHIM set, it only waits to be killed (SIGKILL ends it; a SIGTERM too).
 func TestMain(m *testing.M) {
 	if os.Getenv("VIREO_TEST_FAKE_SHIM") != "" {
-		time.Sleep(time.Minute)
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		<-term
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,13 +25,7 @@ func TestVMRunStrategyAlways(t *testing.T) {
 	}
 	waitVMRow(t, ns, "demo", "Running", "True")
 
-	qemu, _ := guestProcesses(t, ns, "demo", string(first.UID))
-	if len(qemu) != 1 {
-		t.Fatalf("QEMU processes of the demo VM: %v", qemu)
-	}
-	if err := syscall.Kill(qemu[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killQEMU(t, ns, "demo", first.UID)
 	second := waitVMI(t, ns, "demo", 120*time.Second, "a new VMI Running", func(v *v1.VirtualMachineInstance) bool {
 		return v.UID != first.UID && v.Status.Phase == v1.Running
 	})
@@ -49,12 +42,7 @@ func TestVMRunStrategyAlways(t *testing.T) {
 	})
 
 	kubectl(t, "-n", ns, "patch", "vm", "demo", "--type", "merge", "-p", `{"spec":{"runStrategy":"Halted"}}`)
-	eventuallyWithin(t, "the halted VM's VMI gone", 60*time.Second, func() error {
-		if v, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), "demo", metav1.GetOptions{}); err == nil {
-			return fmt.Errorf("VMI %s still there in phase %s", v.UID, v.Status.Phase)
-		}
-		return nil
-	})
+	eventuallyWithin(t, "the halted VM's VMI gone", 60*time.Second, func() error { return vmiGone(t, ns, "demo") })
 	waitVMRow(t, ns, "demo", "Stopped", "False")
 	if second.UID == first.UID || third.UID == second.UID {
 		t.Error("the VM did not get a new VMI")
@@ -159,10 +147,7 @@ func TestVMActions(t *testing.T) {
 		if err != nil || vm.Status.PrintableStatus != v1.VirtualMachineStatusStopped {
 			return fmt.Errorf("VM %v (%v)", vm.Status.PrintableStatus, err)
 		}
-		if v, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), "demo", metav1.GetOptions{}); err == nil {
-			return fmt.Errorf("VMI %s still there (%s, grace %v)", v.UID, v.Status.Phase, v.Spec.TerminationGracePeriodSeconds)
-		}
-		return nil
+		return vmiGone(t, ns, "demo")
 	})
 	if code, msg := put(vireo, "subresources.kubevirt.io", "restart", `{"gracePeriodSeconds": 3}`); code != 400 {
 		t.Errorf("restart with gracePeriodSeconds 3: %d %q, want 400", code, msg)

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -152,4 +154,24 @@ func dialUnix(path string) (net.Conn, error) {
 	}
 	defer dir.Close()
 	return net.Dial("unix", fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path)))
+}
+
+// vmiGone is nil once VMI ns/name no longer exists (for eventually).
+func vmiGone(t *testing.T, ns, name string) error {
+	if v, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), name, metav1.GetOptions{}); err == nil {
+		return fmt.Errorf("VMI %s/%s %s still there (%s)", ns, name, v.UID, v.Status.Phase)
+	}
+	return nil
+}
+
+// killQEMU kills the one QEMU of VMI ns/name (uid) with SIGKILL: a crash.
+func killQEMU(t *testing.T, ns, name string, uid types.UID) {
+	t.Helper()
+	qemu, _ := guestProcesses(t, ns, name, string(uid))
+	if len(qemu) != 1 {
+		t.Fatalf("QEMU processes of %s/%s: %v, want one", ns, name, qemu)
+	}
+	if err := syscall.Kill(qemu[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
 }

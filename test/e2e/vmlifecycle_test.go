@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,25 +52,14 @@ func TestVMRerunOnFailureAndOnce(t *testing.T) {
 	second := waitVMI(t, ns, "rerun", 120*time.Second, "a new VMI Running", func(v *v1.VirtualMachineInstance) bool {
 		return v.UID != first.UID && v.Status.Phase == v1.Running
 	})
-	qemu, _ := guestProcesses(t, ns, "rerun", string(second.UID))
-	if len(qemu) != 1 {
-		t.Fatalf("QEMU processes of rerun: %v", qemu)
-	}
-	if err := syscall.Kill(qemu[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killQEMU(t, ns, "rerun", second.UID)
 	third := waitVMI(t, ns, "rerun", 120*time.Second, "a VMI replacing the crashed one Running", func(v *v1.VirtualMachineInstance) bool {
 		return v.UID != second.UID && v.UID != first.UID && v.Status.Phase == v1.Running
 	})
 
 	// Once, halted: its finished VMI goes; start makes it Always and runs it, stop halts it again.
 	kubectl(t, "-n", ns, "patch", "vm", "once", "--type", "merge", "-p", `{"spec":{"runStrategy":"Halted"}}`)
-	eventuallyWithin(t, "the halted VM's finished VMI gone", 60*time.Second, func() error {
-		if v, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), "once", metav1.GetOptions{}); err == nil {
-			return fmt.Errorf("VMI %s still there (%s)", v.UID, v.Status.Phase)
-		}
-		return nil
-	})
+	eventuallyWithin(t, "the halted VM's finished VMI gone", 60*time.Second, func() error { return vmiGone(t, ns, "once") })
 	kubectlVireo(t, "start", "once", "-n", ns)
 	waitVMRow(t, ns, "once", "Running", "True")
 	if vm, err := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), "once", metav1.GetOptions{}); err != nil || vm.Spec.RunStrategy == nil || *vm.Spec.RunStrategy != v1.RunStrategyAlways {
@@ -84,8 +72,8 @@ func TestVMRerunOnFailureAndOnce(t *testing.T) {
 	dir := launcherDir(third)
 	kubectl(t, "-n", ns, "delete", "vm", "rerun", "--timeout=90s")
 	eventuallyWithin(t, "nothing left of the deleted VM rerun", 90*time.Second, func() error {
-		if v, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), "rerun", metav1.GetOptions{}); err == nil {
-			return fmt.Errorf("VMI %s still there (%s)", v.UID, v.Status.Phase)
+		if err := vmiGone(t, ns, "rerun"); err != nil {
+			return err
 		}
 		if out := kubectl(t, "-n", ns, "get", "pods", "-l", "kubevirt.io/created-by="+string(third.UID), "-o", "name"); out != "" {
 			return fmt.Errorf("launcher Pods left: %s", out)
