@@ -10,7 +10,8 @@ import (
 )
 
 // killLeftoverShims kills the container shims of this installation's nodes that are still
-// running once the nodes and their containers were stopped, and returns what it killed
+// running once the nodes and their containers were stopped, with the container processes below
+// them, and returns the shims it killed
 // (pid -> container directory). A shim outlives its node by design (a restarted node adopts its
 // containers), so one the node lost track of would otherwise run on after `down`. Shims are
 // recognised by their command line: `vireo-local node-shim <root>/nodes/...`.
@@ -21,11 +22,15 @@ func killLeftoverShims(root string) map[int]string {
 	}
 	prefix := abs + string(filepath.Separator) + "nodes" + string(filepath.Separator)
 	procs, _ := os.ReadDir("/proc")
-	killed := map[int]string{}
+	shims := map[int]string{}
+	parents := map[int]int{} // pid -> parent pid
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
 		if err != nil {
 			continue
+		}
+		if ppid := parentOf(pid); ppid > 0 {
+			parents[pid] = ppid
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
 		if err != nil {
@@ -35,15 +40,47 @@ func killLeftoverShims(root string) map[int]string {
 		if len(args) < 3 || string(args[1]) != "node-shim" || !bytes.HasPrefix(args[2], []byte(prefix)) {
 			continue
 		}
-		// The shim leads its container's process group: the container goes with it.
-		if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-		} else {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		killed[pid] = string(args[2])
+		shims[pid] = string(args[2])
 	}
-	return killed
+	// The container runs in a process group of its own below its shim: it goes first, since
+	// killing the shim alone would leave it running, adopted by init.
+	for pid, ppid := range parents {
+		if _, ok := shims[ppid]; ok {
+			killGroupOrProcess(pid)
+		}
+	}
+	for pid := range shims {
+		killGroupOrProcess(pid)
+	}
+	return shims
+}
+
+// killGroupOrProcess SIGKILLs pid's process group when pid leads it, else pid alone.
+func killGroupOrProcess(pid int) {
+	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// parentOf is pid's parent from /proc/<pid>/stat (0 when it cannot be read).
+func parentOf(pid int) int {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	fields := bytes.Fields(stat[i+1:])
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(string(fields[1]))
+	return ppid
 }
 
 // logLinesAbout returns the last n lines of the installation's logs that mention the Pod whose

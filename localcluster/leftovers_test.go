@@ -17,7 +17,23 @@ import (
 
 // TestMain lets the test binary stand in for a container shim: run as `<binary> node-shim DIR`
 // with VIREO_TEST_FAKE_SHIM set, it only waits to be killed (SIGKILL ends it; a SIGTERM too).
+// With VIREO_TEST_CONTAINER_PIDFILE set too, it first starts a "container" below it, in a
+// process group of its own (as a real shim does), and writes its pid there.
 func TestMain(m *testing.M) {
+	if pidFile := os.Getenv("VIREO_TEST_CONTAINER_PIDFILE"); pidFile != "" && os.Getenv("VIREO_TEST_FAKE_SHIM") != "" {
+		self, err := os.Executable() // os.Args[0] is the shim's name here
+		if err != nil {
+			os.Exit(3)
+		}
+		child := &exec.Cmd{Path: self, Args: []string{"container"}, Env: []string{"VIREO_TEST_FAKE_SHIM=1"},
+			SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+		if err := child.Start(); err != nil {
+			os.Exit(3)
+		}
+		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(child.Process.Pid)), 0o600); err != nil {
+			os.Exit(3)
+		}
+	}
 	if os.Getenv("VIREO_TEST_FAKE_SHIM") != "" {
 		term := make(chan os.Signal, 1)
 		signal.Notify(term, syscall.SIGTERM)
@@ -27,12 +43,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestKillLeftoverShims: a shim of this installation's nodes is killed with its process group;
-// one of another installation is left alone.
+// TestKillLeftoverShims: a shim of this installation's nodes is killed with its process group
+// and the container below it, in a process group of its own; one of another installation is
+// left alone.
 func TestKillLeftoverShims(t *testing.T) {
 	root, other := t.TempDir(), t.TempDir()
-	start := func(dir string) *exec.Cmd {
-		cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"vireo-local", "node-shim", dir}, Env: append(os.Environ(), "VIREO_TEST_FAKE_SHIM=1"),
+	pidFile := filepath.Join(t.TempDir(), "container.pid")
+	start := func(dir string, env ...string) *exec.Cmd {
+		cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"vireo-local", "node-shim", dir}, Env: append(os.Environ(), append(env, "VIREO_TEST_FAKE_SHIM=1")...),
 			SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -40,7 +58,7 @@ func TestKillLeftoverShims(t *testing.T) {
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		return cmd
 	}
-	mine := start(filepath.Join(root, "nodes", "n0", "pods", "uid", "containers", "web", "0"))
+	mine := start(filepath.Join(root, "nodes", "n0", "pods", "uid", "containers", "web", "0"), "VIREO_TEST_CONTAINER_PIDFILE="+pidFile)
 	theirs := start(filepath.Join(other, "nodes", "n0", "pods", "uid", "containers", "web", "0"))
 	// Both are running under their command line before the sweep.
 	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
@@ -49,6 +67,16 @@ func TestKillLeftoverShims(t *testing.T) {
 	if err != nil {
 		t.Fatal("the fake shims never showed their command lines")
 	}
+	var container int
+	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		b, _ := os.ReadFile(pidFile)
+		container, _ = strconv.Atoi(string(b))
+		return container > 0, nil
+	})
+	if err != nil {
+		t.Fatal("the fake shim never started its container")
+	}
+	t.Cleanup(func() { _ = syscall.Kill(container, syscall.SIGKILL) })
 	killed := killLeftoverShims(root)
 	if _, ok := killed[mine.Process.Pid]; len(killed) != 1 || !ok {
 		t.Fatalf("killed %v, want only pid %d", killed, mine.Process.Pid)
@@ -58,6 +86,13 @@ func TestKillLeftoverShims(t *testing.T) {
 	}
 	if err := mine.Wait(); err == nil {
 		t.Error("the shim of this installation exited cleanly: it was not killed")
+	}
+	// The container, adopted by init once its shim died, is reaped once killed.
+	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return syscall.Kill(container, 0) != nil, nil
+	})
+	if err != nil {
+		t.Errorf("the container below the killed shim (pid %d) still runs", container)
 	}
 	if err := theirs.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Errorf("the shim of another installation is gone: %v", err)

@@ -271,8 +271,13 @@ func (s *streams) splice(st *stream) {
 
 func (s *streams) guestToClient(st *stream) {
 	buf := make([]byte, streamBufferSize)
+	var last time.Time
 	for {
 		n, err := st.sock.Read(buf)
+		if n > 0 && err == nil && time.Since(last) < coalesceWindow {
+			n, err = gather(st.sock, buf, n)
+		}
+		last = time.Now()
 		if n > 0 {
 			if werr := st.ws.WriteMessage(websocket.BinaryMessage, buf[:n]); werr != nil {
 				st.end(websocket.CloseGoingAway, "")
@@ -285,6 +290,32 @@ func (s *streams) guestToClient(st *stream) {
 			return
 		}
 	}
+}
+
+// coalesceWindow: output that follows other output this closely is bulk (the guest printing
+// fast, a screen update) and is gathered into fewer, larger frames for up to this long. QEMU's
+// serial port writes a byte at a time; a frame each would cost every hop (node agent,
+// vireo-apiserver, kube-apiserver) a TLS record and a copy per byte. A lone keystroke's echo is
+// not held back.
+const coalesceWindow = 2 * time.Millisecond
+
+// gather reads more into buf after its first n bytes until the window passes or buf fills;
+// a deadline passing is not an error.
+func gather(sock net.Conn, buf []byte, n int) (int, error) {
+	_ = sock.SetReadDeadline(time.Now().Add(coalesceWindow))
+	defer func() { _ = sock.SetReadDeadline(time.Time{}) }()
+	for n < len(buf) {
+		m, err := sock.Read(buf[n:])
+		n += m
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return n, nil
+			}
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 func (s *streams) clientToGuest(st *stream, extend func()) {

@@ -273,6 +273,7 @@ func (w *podWorker) supervise(ctx context.Context, c *corev1.Container, init boo
 		if exit == nil || w.isTerminating() {
 			return exit
 		}
+		exit = w.withLogMessage(c, attempt, exit)
 		done := init && exit.ExitCode == 0
 		if done || !ShouldRestart(policy, exit.ExitCode) {
 			w.change(func() { w.runs[c.Name].obs.Exit = exit })

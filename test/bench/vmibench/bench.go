@@ -61,8 +61,28 @@ func bench(ctx context.Context, c config) (err error) {
 	if err != nil {
 		return err
 	}
-	if c.warmup {
-		if _, _, err := e.lifecycle(ctx, len(cluster.NodeNames()), "warmup", 0, true); err != nil {
+	if c.lifecycle {
+		if err := e.lifecycleBench(ctx, began); err != nil {
+			return err
+		}
+	}
+	if c.streams {
+		began := time.Now()
+		res, err := e.streams(ctx)
+		if err != nil {
+			return fmt.Errorf("streams phase: %w", err)
+		}
+		if err := streamsReport(c, res, time.Since(began)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lifecycleBench runs the lifecycle runs, their floors and the VM phase and writes their report.
+func (e *env) lifecycleBench(ctx context.Context, began time.Time) error {
+	if e.c.warmup {
+		if _, _, err := e.lifecycle(ctx, len(e.cluster.NodeNames()), "warmup", 0, true); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -70,15 +90,15 @@ func bench(ctx context.Context, c config) (err error) {
 	if err != nil {
 		return err
 	}
-	if c.vms > 0 {
-		vm, err := e.vmActions(ctx, c.vms)
+	if e.c.vms > 0 {
+		vm, err := e.vmActions(ctx, e.c.vms)
 		if err != nil {
 			return fmt.Errorf("VM phase: %w", err)
 		}
 		m.vmActions = &vm
 	}
 	m.elapsed = time.Since(began)
-	return report(c, e, m)
+	return report(e.c, e, m)
 }
 
 // measureAll measures each run size and, right after it (so both see the machine alike), its

@@ -43,6 +43,8 @@ type lifecycleResult struct {
 	QEMUArgs []string          `json:"qemuArgsFirstVMI"`
 	// Leftovers are processes of the run's VMIs still running 30 s after the VMIs were gone.
 	Leftovers []string `json:"leftoverProcesses,omitempty"`
+	// StartCPU is where the machine's CPU went from creation until every VMI ran.
+	StartCPU *startCPU `json:"startCPU,omitempty"`
 	// LoadAvg is /proc/loadavg before the run (other work on the machine shows there).
 	LoadAvg string `json:"loadAvgBefore"`
 }
@@ -57,6 +59,7 @@ type run struct {
 	vmis   []*vmiTrack
 	objs   []*v1.VirtualMachineInstance
 	scrap  []requestCounts
+	cpu0   cpuSnapshot // before the VMIs were created
 }
 
 // lifecycle creates n VMIs at once, waits for them to run and boot, measures their processes,
@@ -75,6 +78,11 @@ func (e *env) lifecycle(ctx context.Context, n int, prefix string, idle time.Dur
 	}
 	load := loadAvg()
 	say("%s: creating %d VMI(s) at once (load average %s)", prefix, n, load)
+	cpu0, err := takeCPUSnapshot()
+	if err != nil {
+		return lifecycleResult{}, nil, err
+	}
+	r.cpu0 = cpu0
 	if err := r.createAll(ctx, prefix); err != nil {
 		return lifecycleResult{}, nil, err
 	}
@@ -114,6 +122,10 @@ func (r *run) startAndMeasure(ctx context.Context, idle time.Duration) (lifecycl
 	}
 	if err := r.tr.wait(sctx, running); err != nil || r.anyFailed() {
 		return res, r.failure(ctx, "Running", err)
+	}
+	if cpu1, err := takeCPUSnapshot(); err == nil {
+		c := cpuBetween(r.cpu0, cpu1)
+		res.StartCPU = &c
 	}
 	if err := r.scrape(ctx); err != nil {
 		return res, err

@@ -19,6 +19,8 @@ type target struct {
 	Limit float64 `json:"limit"`
 	Unit  string  `json:"unit"`
 	Met   bool    `json:"met"`
+	// AtLeast: the value must reach the limit rather than stay below it.
+	AtLeast bool `json:"atLeast,omitempty"`
 	// FloorRatio is the figure divided by the floor's counterpart (0: none).
 	FloorRatio float64 `json:"floorRatio,omitempty"`
 	Note       string  `json:"note,omitempty"`
@@ -67,6 +69,7 @@ func report(c config, e *env, m measured) error {
 		memoryTable(tw, m)
 		cpuTable(tw, m)
 		_ = tw.Flush()
+		startCPUTable(w, m.runs)
 		altCacheLine(w, c, m)
 		vmActionsTable(w, m.vmActions)
 		targetLines(w, ts)
@@ -279,6 +282,10 @@ func targetLines(w io.Writer, ts []target) {
 		if t.FloorRatio != 0 {
 			fr = fmt.Sprintf(", %.1fx the floor", t.FloorRatio)
 		}
-		fmt.Fprintf(w, "  %-42s %7.2f %s (target <= %g): %s%s; %s\n", t.Name, t.Value, t.Unit, t.Limit, verdict, fr, t.Note)
+		bound := "<="
+		if t.AtLeast {
+			bound = ">="
+		}
+		fmt.Fprintf(w, "  %-42s %7.2f %s (target %s %g): %s%s; %s\n", t.Name, t.Value, t.Unit, bound, t.Limit, verdict, fr, t.Note)
 	}
 }
