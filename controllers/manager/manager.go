@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/datavolume"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/metrics"
 	"github.com/vireo-dev/vireo/controllers/migration"
@@ -42,6 +43,8 @@ type Options struct {
 	Launcher launcherpod.Options
 	// Metrics says where /metrics is served and who may read it.
 	Metrics *metrics.Options
+	// Importer configures the DataVolumes' importer Pods.
+	Importer datavolume.ImporterOptions
 }
 
 // NewOptions returns the defaults.
@@ -52,7 +55,9 @@ func NewOptions() *Options {
 		ImageCacheDir:   "/var/lib/vireo/images",
 		CapabilitiesDir: capsseed.DefaultDir,
 		MemoryOverhead:  launcherpod.DefaultMemoryOverhead.DeepCopy(),
-	}, Metrics: metrics.NewOptions()}
+	}, Metrics: metrics.NewOptions(), Importer: datavolume.ImporterOptions{
+		Image: "ghcr.io/vireo-dev/vireo-importer:latest", FilesystemOverhead: datavolume.DefaultFilesystemOverhead,
+	}}
 }
 
 // AddFlags registers the options.
@@ -67,6 +72,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Launcher.ImageCacheDir, "node-image-cache-dir", o.Launcher.ImageCacheDir, "The nodes' containerDisk cache (hostPath, mounted read-only in launcher Pods); must match vireo-nodeagent's.")
 	fs.StringVar(&o.Launcher.CapabilitiesDir, "node-capabilities-dir", o.Launcher.CapabilitiesDir, "The nodes' QEMU capabilities seed (hostPath, mounted read-only in launcher Pods); must match vireo-nodeagent's --capabilities-dir.")
 	fs.Var(quantityFlag{&o.Launcher.MemoryOverhead}, "launcher-memory-overhead", "Memory a launcher Pod requests on top of the guest's (launcher, libvirtd, QEMU).")
+	fs.StringVar(&o.Importer.Image, "importer-image", o.Importer.Image, "Image of the DataVolumes' importer Pods (vireo-importer).")
+	fs.StringArrayVar(&o.Importer.InsecureRegistries, "insecure-registry", o.Importer.InsecureRegistries, "A registry (host[:port]) that importer Pods reach over plain HTTP for registry DataVolume sources; repeatable.")
+	fs.Float64Var(&o.Importer.FilesystemOverhead, "filesystem-overhead", o.Importer.FilesystemOverhead, "Share of a Filesystem volume its file system takes; a DataVolume's disk image gets the rest (CDI's default 0.055).")
 	o.Metrics.AddFlags(fs)
 }
 
@@ -113,7 +121,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 			lo.LabelSelector = v1.AppLabel + "=" + v1.LauncherApp
 		}))
-	vmiController, err := vmi.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), o.Launcher)
+	vmiController, err := vmi.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), o.Launcher)
 	if err != nil {
 		return err
 	}
@@ -121,7 +129,11 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
-	vmController, err := vm.New(vireo, vf.Kubevirt().V1().VirtualMachines(), vf.Kubevirt().V1().VirtualMachineInstances())
+	vmController, err := vm.New(vireo, vf.Kubevirt().V1().VirtualMachines(), vf.Kubevirt().V1().VirtualMachineInstances(), vf.Cdi().V1beta1().DataVolumes())
+	if err != nil {
+		return err
+	}
+	dvController, err := newDataVolumeController(kube, vireo, vf, o.Importer)
 	if err != nil {
 		return err
 	}
@@ -138,7 +150,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	defer cancel()
 	runners := []interface {
 		Run(context.Context, int) error
-	}{vmiController, migrationController, vmController}
+	}{vmiController, migrationController, vmController, dvController}
 	errc := make(chan error, len(runners))
 	for _, r := range runners {
 		go func() {
@@ -152,6 +164,37 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 		errs = append(errs, <-errc)
 	}
 	return errors.Join(errs...)
+}
+
+// newDataVolumeController wires the DataVolume controller with informers of its own claims and
+// importer Pods (filtered by label) and of StorageClasses; it starts them with ctx.
+func newDataVolumeController(kube kubernetes.Interface, vireo versioned.Interface, vf vireoinformers.SharedInformerFactory, o datavolume.ImporterOptions) (*dvRunner, error) {
+	claims := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute, kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+		lo.LabelSelector = datavolume.ManagedByLabel + "=" + datavolume.ManagedBy
+	}))
+	pods := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute, kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+		lo.LabelSelector = "app=" + datavolume.ImporterApp
+	}))
+	classes := kubeinformers.NewSharedInformerFactory(kube, 10*time.Minute)
+	c, err := datavolume.New(vireo, kube, vf.Cdi().V1beta1().DataVolumes(), claims.Core().V1().PersistentVolumeClaims(),
+		pods.Core().V1().Pods(), classes.Storage().V1().StorageClasses(), o)
+	if err != nil {
+		return nil, err
+	}
+	return &dvRunner{Controller: c, factories: []interface{ Start(<-chan struct{}) }{claims, pods, classes}}, nil
+}
+
+// dvRunner starts the DataVolume controller's own informers with it.
+type dvRunner struct {
+	*datavolume.Controller
+	factories []interface{ Start(<-chan struct{}) }
+}
+
+func (r *dvRunner) Run(ctx context.Context, workers int) error {
+	for _, f := range r.factories {
+		f.Start(ctx.Done())
+	}
+	return r.Controller.Run(ctx, workers)
 }
 
 func runElected(ctx context.Context, cfg *rest.Config, o *Options) error {

@@ -18,7 +18,9 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
+	cdiinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/cdi/v1beta1"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
+	cdilisters "github.com/vireo-dev/vireo/generated/listers/cdi/v1beta1"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
 )
 
@@ -28,21 +30,25 @@ type Controller struct {
 	client  versioned.Interface
 	vms     vireolisters.VirtualMachineLister
 	vmis    vireolisters.VirtualMachineInstanceLister
+	dvs     cdilisters.DataVolumeLister
 	now     func() metav1.Time
 	written reconcile.WrittenVersions
 }
 
 // New wires the controller to its informers.
-func New(client versioned.Interface, vms vireoinformers.VirtualMachineInformer, vmis vireoinformers.VirtualMachineInstanceInformer) (*Controller, error) {
-	c := &Controller{client: client, vms: vms.Lister(), vmis: vmis.Lister(), now: metav1.Now}
-	c.Loop = reconcile.NewLoop("vm", c.sync, vms.Informer().HasSynced, vmis.Informer().HasSynced)
+func New(client versioned.Interface, vms vireoinformers.VirtualMachineInformer, vmis vireoinformers.VirtualMachineInstanceInformer,
+	dvs cdiinformers.DataVolumeInformer) (*Controller, error) {
+	c := &Controller{client: client, vms: vms.Lister(), vmis: vmis.Lister(), dvs: dvs.Lister(), now: metav1.Now}
+	c.Loop = reconcile.NewLoop("vm", c.sync, vms.Informer().HasSynced, vmis.Informer().HasSynced, dvs.Informer().HasSynced)
 	if _, err := vms.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.Enqueue, UpdateFunc: func(_, obj any) { c.Enqueue(obj) },
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := vmis.Informer().AddEventHandler(c.OwnerHandlers("VirtualMachine")); err != nil {
-		return nil, err
+	for _, inf := range []cache.SharedIndexInformer{vmis.Informer(), dvs.Informer()} {
+		if _, err := inf.AddEventHandler(c.OwnerHandlers("VirtualMachine")); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -96,7 +102,11 @@ func (c *Controller) apply(ctx context.Context, vm *v1.VirtualMachine, vmi *v1.V
 		logger.Info("Deleted the VM's VMI", "vmi", vmi.UID, "runStrategy", RunStrategy(vm))
 	}
 	var createErr error
-	if p.create {
+	if p.create || (vmi != nil && vm.DeletionTimestamp == nil) {
+		// The VM's DataVolumes exist before its VMI, which waits for them to be populated.
+		createErr = c.ensureDataVolumes(ctx, vm)
+	}
+	if p.create && createErr == nil {
 		created, err := c.client.KubevirtV1().VirtualMachineInstances(vm.Namespace).Create(ctx, newVMI(vm, p.paused), metav1.CreateOptions{})
 		switch {
 		case err == nil:

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	vmictrl "github.com/vireo-dev/vireo/controllers/vmi"
 )
 
 // VirtualMachineRestartRequired is KubeVirt's condition for a VM whose template changed while
@@ -96,6 +97,12 @@ func printableStatus(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, now 
 
 // startingStatus tells a VMI on its way to Running from one that is stuck, and why.
 func startingStatus(vmi *v1.VirtualMachineInstance) v1.VirtualMachinePrintableStatus {
+	if c := findVMICondition(vmi, v1.VirtualMachineInstanceDataVolumesReady); c != nil && c.Status == v1.ConditionFalse {
+		if c.Reason == vmictrl.ReasonDataVolumeFailed {
+			return v1.VirtualMachineStatusDataVolumeError
+		}
+		return v1.VirtualMachineStatusProvisioning
+	}
 	if c := findVMICondition(vmi, v1.VirtualMachineInstancePodScheduled); c != nil && c.Status == v1.ConditionFalse {
 		msg := strings.ToLower(c.Message)
 		if strings.Contains(msg, "persistentvolumeclaim") && strings.Contains(msg, "not found") {

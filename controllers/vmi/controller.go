@@ -20,11 +20,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
+	cdiinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/cdi/v1beta1"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
+	cdilisters "github.com/vireo-dev/vireo/generated/listers/cdi/v1beta1"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
 )
 
@@ -35,6 +38,7 @@ type Controller struct {
 	kube     kubernetes.Interface
 	vmis     vireolisters.VirtualMachineInstanceLister
 	pods     corelisters.PodLister
+	dvs      cdilisters.DataVolumeLister
 	launcher launcherpod.Options
 	now      func() metav1.Time
 	written  reconcile.WrittenVersions
@@ -42,9 +46,9 @@ type Controller struct {
 
 // New wires the controller to its informers; launcher configures the launcher Pods it creates.
 func New(client versioned.Interface, kube kubernetes.Interface, vmis vireoinformers.VirtualMachineInstanceInformer,
-	pods coreinformers.PodInformer, launcher launcherpod.Options) (*Controller, error) {
-	c := &Controller{client: client, kube: kube, vmis: vmis.Lister(), pods: pods.Lister(), launcher: launcher, now: metav1.Now}
-	c.Loop = reconcile.NewLoop("vmi", c.sync, vmis.Informer().HasSynced, pods.Informer().HasSynced)
+	pods coreinformers.PodInformer, dvs cdiinformers.DataVolumeInformer, launcher launcherpod.Options) (*Controller, error) {
+	c := &Controller{client: client, kube: kube, vmis: vmis.Lister(), pods: pods.Lister(), dvs: dvs.Lister(), launcher: launcher, now: metav1.Now}
+	c.Loop = reconcile.NewLoop("vmi", c.sync, vmis.Informer().HasSynced, pods.Informer().HasSynced, dvs.Informer().HasSynced)
 	if _, err := vmis.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.Enqueue,
 		UpdateFunc: func(_, obj any) { c.Enqueue(obj) },
@@ -54,7 +58,36 @@ func New(client versioned.Interface, kube kubernetes.Interface, vmis vireoinform
 	if _, err := pods.Informer().AddEventHandler(c.OwnerHandlers("VirtualMachineInstance")); err != nil {
 		return nil, err
 	}
+	dvChanged := func(obj any) { c.enqueueUsersOf(obj) }
+	if _, err := dvs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: dvChanged, UpdateFunc: func(_, obj any) { dvChanged(obj) }, DeleteFunc: dvChanged,
+	}); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// enqueueUsersOf queues the VMIs of a DataVolume's namespace that use it, waiting or not.
+func (c *Controller) enqueueUsersOf(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	dv, ok := obj.(*cdiv1beta1.DataVolume)
+	if !ok {
+		return
+	}
+	vmis, err := c.vmis.VirtualMachineInstances(dv.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, vmi := range vmis {
+		for _, vol := range vmi.Spec.Volumes {
+			if vol.DataVolume != nil && vol.DataVolume.Name == dv.Name {
+				c.EnqueueKey(vmi.Namespace + "/" + vmi.Name)
+				break
+			}
+		}
+	}
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -85,8 +118,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.cleanUp(ctx, vmi, pods)
 	}
 	pod := primaryPod(vmi, pods)
+	var gate *v1.VirtualMachineInstanceCondition
 	switch {
 	case pod == nil && (vmi.Status.Phase == v1.VmPhaseUnset || vmi.Status.Phase == v1.Pending):
+		if gate, err = dataVolumeGate(vmi, c.dvs.DataVolumes(ns).Get); err != nil {
+			return err
+		}
+		if gate != nil && gate.Status == v1.ConditionFalse {
+			// Waits, Pending, until its DataVolumes are populated; their changes requeue it.
+			st := *vmi.Status.DeepCopy()
+			st.SetPhase(v1.Pending, c.now())
+			withDataVolumes(&st, gate, c.now())
+			return c.writeStatus(ctx, vmi, st)
+		}
 		if pod, err = c.createPod(ctx, vmi); pod == nil {
 			return err
 		}
@@ -98,6 +142,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	status, recheck := nextStatus(vmi, pod, c.now())
+	withDataVolumes(&status, gate, c.now())
 	problem, mountRecheck := c.mountProblem(ctx, vmi, pod)
 	withMountProblem(&status, problem, c.now())
 	if recheck == 0 || (mountRecheck > 0 && mountRecheck < recheck) {

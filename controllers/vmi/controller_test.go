@@ -82,7 +82,7 @@ func startController(ctx context.Context, t *testing.T, vireo *vireofake.Clients
 	}
 	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
 	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
-	ctrl, err := New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), testLauncher)
+	ctrl, err := New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), testLauncher)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,44 @@
+// Command vireo-importer fills a volume with a disk image: it downloads, verifies,
+// decompresses and converts the image into a sparse raw disk.img (the importer Pod of a
+// DataVolume). It exits 1 on a failure worth retrying (the network, a server error) and 2 on
+// one that is not (importer.ExitPermanent).
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/component-base/cli"
+
+	"github.com/vireo-dev/vireo/importer"
+)
+
+func main() {
+	opts := importer.NewCommandOptions()
+	var runErr error
+	cmd := &cobra.Command{
+		Use:          "vireo-importer",
+		Short:        "Write a disk image from a URL, a file or nothing into a volume as a raw disk.img",
+		SilenceUsage: true,
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			runErr = opts.Run(ctx)
+			return runErr
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	code := cli.Run(cmd)
+	if code != 0 && runErr != nil {
+		// The last line of the log is the plain message: the importer Pod's termination
+		// message (FallbackToLogsOnError) ends with it, for the DataVolume's condition.
+		fmt.Fprintln(os.Stderr, runErr)
+		if !importer.IsTransient(runErr) {
+			code = importer.ExitPermanent
+		}
+	}
+	os.Exit(code)
+}

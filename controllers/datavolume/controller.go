@@ -1,0 +1,224 @@
+package datavolume
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	storageinformers "k8s.io/client-go/informers/storage/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	"github.com/vireo-dev/vireo/controllers/reconcile"
+	"github.com/vireo-dev/vireo/generated/clientset/versioned"
+	cdiinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/cdi/v1beta1"
+	cdilisters "github.com/vireo-dev/vireo/generated/listers/cdi/v1beta1"
+)
+
+// progressPeriod is how often a running import's progress is read (the issue asks for at
+// least every 5 s).
+const progressPeriod = 3 * time.Second
+
+// Controller is the DataVolume reconciler.
+type Controller struct {
+	*reconcile.Loop
+	client   versioned.Interface
+	kube     kubernetes.Interface
+	dvs      cdilisters.DataVolumeLister
+	claims   corelisters.PersistentVolumeClaimLister
+	pods     corelisters.PodLister
+	classes  storagelisters.StorageClassLister
+	opts     ImporterOptions
+	progress func(ctx context.Context, pod *corev1.Pod) (cdiv1beta1.DataVolumeProgress, error)
+	now      func() metav1.Time
+	written  reconcile.WrittenVersions
+}
+
+// New wires the controller to its informers: DataVolumes, the claims and importer Pods it
+// made (their informers may be filtered to those), and StorageClasses.
+func New(client versioned.Interface, kube kubernetes.Interface, dvs cdiinformers.DataVolumeInformer, claims coreinformers.PersistentVolumeClaimInformer,
+	pods coreinformers.PodInformer, classes storageinformers.StorageClassInformer, opts ImporterOptions) (*Controller, error) {
+	c := &Controller{client: client, kube: kube, dvs: dvs.Lister(), claims: claims.Lister(), pods: pods.Lister(), classes: classes.Lister(),
+		opts: opts, progress: readProgress, now: metav1.Now}
+	c.Loop = reconcile.NewLoop("datavolume", c.sync, dvs.Informer().HasSynced, claims.Informer().HasSynced,
+		pods.Informer().HasSynced, classes.Informer().HasSynced)
+	if _, err := dvs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.Enqueue,
+		UpdateFunc: func(_, obj any) { c.Enqueue(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	for _, inf := range []cache.SharedIndexInformer{claims.Informer(), pods.Informer()} {
+		if _, err := inf.AddEventHandler(c.OwnerHandlers("DataVolume")); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	dv, err := c.dvs.DataVolumes(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.written.Forget(key)
+		return nil
+	}
+	if err != nil || c.written.Stale(key, dv.ResourceVersion) || dv.DeletionTimestamp != nil {
+		// Deleted: the garbage collector removes the claim and the Pod it owns.
+		return err
+	}
+	obs, problem, err := c.observe(ctx, dv)
+	if err != nil {
+		return err
+	}
+	status := nextStatus(dv, obs, c.now())
+	if problem != "" {
+		setCondition(&status, cdiv1beta1.DataVolumeRunning, cdiv1beta1.ConditionFalse, "Error", problem, c.now())
+	}
+	if status.Phase == cdiv1beta1.ImportInProgress {
+		c.EnqueueAfter(key, progressPeriod)
+	}
+	if err := c.writeStatus(ctx, dv, status); err != nil {
+		return err
+	}
+	if ended(&status) && obs.pod != nil {
+		// The outcome is recorded: the importer Pod goes (a failed one must not run on).
+		err := c.kube.CoreV1().Pods(ns).Delete(ctx, obs.pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &obs.pod.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// observe finds (creating what is missing) dv's claim and importer Pod and the import's
+// progress. problem explains what keeps the import from going on, for the Running condition.
+func (c *Controller) observe(ctx context.Context, dv *cdiv1beta1.DataVolume) (obs observation, problem string, err error) {
+	if ended(&dv.Status) {
+		obs.pod, _ = c.ownPod(dv)
+		return obs, "", nil
+	}
+	if obs.claim, problem, err = c.ensureClaim(ctx, dv); obs.claim == nil || err != nil {
+		return obs, problem, err
+	}
+	obs.waitForFirstConsumer = c.waitsForFirstConsumer(obs.claim)
+	pod, problem := c.ownPod(dv)
+	if problem != "" {
+		return obs, problem, nil
+	}
+	if pod == nil && (obs.claim.Status.Phase == corev1.ClaimBound || obs.waitForFirstConsumer) {
+		if pod, problem, err = c.createImporter(ctx, dv, obs.claim); err != nil || problem != "" {
+			return obs, problem, err
+		}
+	}
+	obs.pod = pod
+	if pod != nil && pod.Status.PodIP != "" && pod.Status.Phase == corev1.PodRunning {
+		if p, err := c.progress(ctx, pod); err == nil {
+			obs.progress = p
+		} else {
+			klog.FromContext(ctx).V(2).Info("Reading the import's progress", "pod", klog.KObj(pod), "err", err)
+		}
+	}
+	return obs, "", nil
+}
+
+// ensureClaim returns dv's claim, creating it first. A claim of that name that dv does not
+// own is left alone and reported as the problem.
+func (c *Controller) ensureClaim(ctx context.Context, dv *cdiv1beta1.DataVolume) (*corev1.PersistentVolumeClaim, string, error) {
+	claim, err := c.claims.PersistentVolumeClaims(dv.Namespace).Get(dv.Name)
+	if apierrors.IsNotFound(err) {
+		want, rerr := Claim(dv, c.opts.FilesystemOverhead)
+		if rerr != nil {
+			return nil, rerr.Error(), nil
+		}
+		claim, err = c.kube.CoreV1().PersistentVolumeClaims(dv.Namespace).Create(ctx, want, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			claim, err = c.kube.CoreV1().PersistentVolumeClaims(dv.Namespace).Get(ctx, dv.Name, metav1.GetOptions{})
+		}
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if !metav1.IsControlledBy(claim, dv) {
+		return nil, fmt.Sprintf("PersistentVolumeClaim %s already exists and does not belong to this DataVolume", claim.Name), nil
+	}
+	return claim, "", nil
+}
+
+// ownPod is dv's importer Pod from the cache, nil when there is none; a Pod of that name that
+// dv does not own is the problem.
+func (c *Controller) ownPod(dv *cdiv1beta1.DataVolume) (*corev1.Pod, string) {
+	pod, err := c.pods.Pods(dv.Namespace).Get(ImporterPodName(dv))
+	if err != nil {
+		return nil, ""
+	}
+	if !metav1.IsControlledBy(pod, dv) {
+		return nil, fmt.Sprintf("Pod %s already exists and does not belong to this DataVolume", pod.Name)
+	}
+	return pod, ""
+}
+
+// createImporter creates dv's importer Pod for its claim.
+func (c *Controller) createImporter(ctx context.Context, dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim) (*corev1.Pod, string, error) {
+	capacity := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+	if q, ok := claim.Status.Capacity[corev1.ResourceStorage]; ok && claim.Status.Phase == corev1.ClaimBound {
+		capacity = q
+	}
+	pod, err := ImporterPod(dv, claim, capacity.Value(), c.opts)
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	created, err := c.kube.CoreV1().Pods(dv.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = c.kube.CoreV1().Pods(dv.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err == nil && !metav1.IsControlledBy(created, dv) {
+			return nil, fmt.Sprintf("Pod %s already exists and does not belong to this DataVolume", pod.Name), nil
+		}
+	}
+	return created, "", err
+}
+
+// waitsForFirstConsumer says whether the claim's storage class binds only for a Pod using it.
+func (c *Controller) waitsForFirstConsumer(claim *corev1.PersistentVolumeClaim) bool {
+	if claim.Status.Phase == corev1.ClaimBound {
+		return false
+	}
+	var class *storagev1.StorageClass
+	if name := claim.Spec.StorageClassName; name != nil && *name != "" {
+		class, _ = c.classes.Get(*name)
+	}
+	return class != nil && class.VolumeBindingMode != nil && *class.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer
+}
+
+// writeStatus writes status through /status when it differs from dv's.
+func (c *Controller) writeStatus(ctx context.Context, dv *cdiv1beta1.DataVolume, status cdiv1beta1.DataVolumeStatus) error {
+	if !statusChanged(&dv.Status, &status) {
+		return nil
+	}
+	updated := dv.DeepCopy()
+	updated.Status = status
+	_, err := c.client.CdiV1beta1().DataVolumes(dv.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.written.Wrote(dv.Namespace+"/"+dv.Name, dv.ResourceVersion)
+	if status.Phase != dv.Status.Phase {
+		klog.FromContext(ctx).Info("DataVolume phase changed", "dataVolume", klog.KObj(dv), "from", dv.Status.Phase, "to", status.Phase)
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package datavolume
+
+import (
+	"bufio"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	"github.com/vireo-dev/vireo/importer"
+)
+
+func httpDV(storage *cdiv1beta1.StorageSpec, pvc *cdiv1beta1.PersistentVolumeClaimSpec) *cdiv1beta1.DataVolume {
+	return &cdiv1beta1.DataVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "disk", Namespace: "ns", UID: "dv-uid"},
+		Spec: cdiv1beta1.DataVolumeSpec{Storage: storage, PVC: pvc, Source: &cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{
+			URL: "https://images.example/tiny.qcow2.xz", Checksum: "sha256:abc", ExtraHeaders: []string{"X-Token: t"}, SecretRef: "creds", CertConfigMap: "ca",
+		}}},
+	}
+}
+
+func requests(size string) cdiv1beta1.VolumeResourceRequirements {
+	return cdiv1beta1.VolumeResourceRequirements{Requests: cdiv1beta1.ResourceList{cdiv1beta1.ResourceStorage: resource.MustParse(size)}}
+}
+
+func TestClaim(t *testing.T) {
+	block := cdiv1beta1.PersistentVolumeBlock
+	class := "fast"
+	for name, tc := range map[string]struct {
+		dv    *cdiv1beta1.DataVolume
+		size  int64
+		modes []corev1.PersistentVolumeAccessMode
+	}{
+		// 1 GiB / 0.945, rounded up to whole MiB.
+		"storage, filesystem: raised by the overhead": {httpDV(&cdiv1beta1.StorageSpec{Resources: requests("1Gi")}, nil), 1084 << 20,
+			[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
+		"storage, block: as asked": {httpDV(&cdiv1beta1.StorageSpec{Resources: requests("1Gi"), VolumeMode: &block,
+			AccessModes: []cdiv1beta1.PersistentVolumeAccessMode{cdiv1beta1.ReadWriteMany}}, nil), 1 << 30,
+			[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}},
+		"pvc: exactly as given": {httpDV(nil, &cdiv1beta1.PersistentVolumeClaimSpec{Resources: requests("1Gi"), StorageClassName: &class,
+			AccessModes: []cdiv1beta1.PersistentVolumeAccessMode{cdiv1beta1.ReadWriteOnce}}), 1 << 30,
+			[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := Claim(tc.dv, DefaultFilesystemOverhead)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := c.Spec.Resources.Requests[corev1.ResourceStorage]
+			if got.Value() != tc.size || !slices.Equal(c.Spec.AccessModes, tc.modes) {
+				t.Errorf("size %d modes %v, want %d %v", got.Value(), c.Spec.AccessModes, tc.size, tc.modes)
+			}
+			if c.Name != "disk" || !metav1.IsControlledBy(c, tc.dv) || c.Labels[DataVolumeLabel] != "disk" {
+				t.Errorf("claim %s labels %v owners %v", c.Name, c.Labels, c.OwnerReferences)
+			}
+		})
+	}
+	// The usable part of the raised claim is at least what was asked for (importer's rule).
+	usable, err := importer.UsableSize(1084<<20, DefaultFilesystemOverhead)
+	if err != nil || usable < 1<<30 {
+		t.Errorf("usable size of the raised claim %d (%v), want at least 1 GiB", usable, err)
+	}
+	if _, err := Claim(httpDV(nil, nil), DefaultFilesystemOverhead); err == nil {
+		t.Error("a DataVolume without storage or pvc rendered a claim")
+	}
+}
+
+func TestImporterPod(t *testing.T) {
+	dv := httpDV(&cdiv1beta1.StorageSpec{Resources: requests("1Gi")}, nil)
+	claim, _ := Claim(dv, DefaultFilesystemOverhead)
+	pod, err := ImporterPod(dv, claim, 1<<30, ImporterOptions{Image: "importer:1", FilesystemOverhead: 0.055})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pod.Spec.Containers[0]
+	for _, want := range []string{"--source=http", "--url=https://images.example/tiny.qcow2.xz", "--checksum=sha256:abc", "--header=X-Token: t",
+		"--secret-dir=" + secretDir, "--ca-bundle=" + caDir, "--capacity=1073741824", "--filesystem-overhead=0.055", "--owner-uid=dv-uid"} {
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("args %q lack %q", c.Args, want)
+		}
+	}
+	sc := pod.Spec.SecurityContext
+	if *sc.RunAsUser != 107 || *sc.FSGroup != 107 || *pod.Spec.AutomountServiceAccountToken || *c.SecurityContext.AllowPrivilegeEscalation ||
+		pod.Spec.RestartPolicy != corev1.RestartPolicyOnFailure || c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+		t.Errorf("pod spec %+v", pod.Spec)
+	}
+	if pod.Labels["app"] != ImporterApp || !metav1.IsControlledBy(pod, dv) || len(pod.Spec.Volumes) != 4 {
+		t.Errorf("labels %v owners %v volumes %v", pod.Labels, pod.OwnerReferences, pod.Spec.Volumes)
+	}
+	blank := &cdiv1beta1.DataVolume{ObjectMeta: dv.ObjectMeta, Spec: cdiv1beta1.DataVolumeSpec{Source: &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}}}}
+	if pod, err := ImporterPod(blank, claim, 1<<30, ImporterOptions{}); err != nil || !slices.Contains(pod.Spec.Containers[0].Args, "--source=blank") {
+		t.Errorf("blank: %v", err)
+	}
+	url, secret := "docker://registry.example/tiny:1", "pull"
+	reg := &cdiv1beta1.DataVolume{ObjectMeta: dv.ObjectMeta, Spec: cdiv1beta1.DataVolumeSpec{Source: &cdiv1beta1.DataVolumeSource{
+		Registry: &cdiv1beta1.DataVolumeSourceRegistry{URL: &url, SecretRef: &secret}}}}
+	pod, err = ImporterPod(reg, claim, 1<<30, ImporterOptions{InsecureRegistries: []string{"10.0.0.1:5000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--source=registry", "--url=" + url, "--secret-dir=" + secretDir, "--insecure-registry=10.0.0.1:5000"} {
+		if !slices.Contains(pod.Spec.Containers[0].Args, want) {
+			t.Errorf("registry args %q lack %q", pod.Spec.Containers[0].Args, want)
+		}
+	}
+	upload := &cdiv1beta1.DataVolume{ObjectMeta: dv.ObjectMeta, Spec: cdiv1beta1.DataVolumeSpec{Source: &cdiv1beta1.DataVolumeSource{Upload: &cdiv1beta1.DataVolumeSourceUpload{}}}}
+	if _, err := ImporterPod(upload, claim, 1<<30, ImporterOptions{}); err == nil {
+		t.Error("an upload DataVolume got an importer Pod")
+	}
+}
+
+func boundClaim() *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "disk"}, Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}}
+}
+
+func importerWith(phase corev1.PodPhase, cs corev1.ContainerStatus) *corev1.Pod {
+	return &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{cs}}}
+}
+
+func TestNextStatus(t *testing.T) {
+	now := metav1.Now()
+	running := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	transient := corev1.ContainerStatus{RestartCount: 2, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "I1201 progress\nGET http://x: connection refused"}}}
+	permanent := corev1.ContainerStatus{RestartCount: 1, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: importer.ExitPermanent, Message: "E1201 failed\nchecksum mismatch: got sha256:1, want sha256:2\n"}}}
+	pending := boundClaim()
+	pending.Status.Phase = corev1.ClaimPending
+	for name, tc := range map[string]struct {
+		obs      observation
+		phase    cdiv1beta1.DataVolumePhase
+		progress cdiv1beta1.DataVolumeProgress
+		running  cdiv1beta1.ConditionStatus
+		message  string
+		restarts int32
+	}{
+		"no claim yet":            {observation{}, cdiv1beta1.Pending, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
+		"claim pending":           {observation{claim: pending}, cdiv1beta1.Pending, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
+		"wait for first consumer": {observation{claim: pending, waitForFirstConsumer: true}, cdiv1beta1.WaitForFirstConsumer, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
+		"bound, no importer":      {observation{claim: boundClaim()}, cdiv1beta1.PVCBound, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
+		"importer scheduled":      {observation{claim: boundClaim(), pod: &corev1.Pod{}}, cdiv1beta1.ImportScheduled, ProgressUnknown, cdiv1beta1.ConditionFalse, "", 0},
+		"importing":               {observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, running), progress: "45.23%"}, cdiv1beta1.ImportInProgress, "45.23%", cdiv1beta1.ConditionTrue, "", 0},
+		"transient failure":       {observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, transient)}, cdiv1beta1.ImportInProgress, ProgressUnknown, cdiv1beta1.ConditionFalse, "GET http://x: connection refused", 2},
+		"permanent failure":       {observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, permanent)}, cdiv1beta1.Failed, ProgressUnknown, cdiv1beta1.ConditionFalse, "checksum mismatch: got sha256:1, want sha256:2", 1},
+		"succeeded":               {observation{claim: boundClaim(), pod: importerWith(corev1.PodSucceeded, corev1.ContainerStatus{})}, cdiv1beta1.Succeeded, "100.0%", cdiv1beta1.ConditionFalse, "Import Complete", 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dv := httpDV(&cdiv1beta1.StorageSpec{Resources: requests("1Gi")}, nil)
+			st := nextStatus(dv, tc.obs, now)
+			run := findCondition(&st, cdiv1beta1.DataVolumeRunning)
+			if st.Phase != tc.phase || st.Progress != tc.progress || run == nil || run.Status != tc.running || run.Message != tc.message || st.RestartCount != tc.restarts {
+				t.Errorf("phase %s progress %s running %+v restarts %d; want %s %s %s %q %d", st.Phase, st.Progress, run, st.RestartCount,
+					tc.phase, tc.progress, tc.running, tc.message, tc.restarts)
+			}
+			ready := findCondition(&st, cdiv1beta1.DataVolumeReady)
+			if want := tc.phase == cdiv1beta1.Succeeded; ready == nil || (ready.Status == cdiv1beta1.ConditionTrue) != want {
+				t.Errorf("Ready %+v, want True only once Succeeded", ready)
+			}
+			// A final status stays as it is, whatever is observed next.
+			dv.Status = st
+			if again := nextStatus(dv, observation{}, now); ended(&st) && statusChanged(&st, &again) {
+				t.Errorf("final status changed: %+v -> %+v", st, again)
+			}
+		})
+	}
+}
+
+func TestParseProgress(t *testing.T) {
+	text := "# HELP x\n# TYPE kubevirt_cdi_import_progress_total gauge\nkubevirt_cdi_import_progress_total{ownerUID=\"u\"} 45.2345\n"
+	if p, err := parseProgress(bufio.NewScanner(strings.NewReader(text))); err != nil || p != "45.23%" {
+		t.Errorf("progress %q, %v", p, err)
+	}
+	if p, err := parseProgress(bufio.NewScanner(strings.NewReader("# TYPE kubevirt_cdi_import_progress_total gauge\n"))); err != nil || p != ProgressUnknown {
+		t.Errorf("no sample: %q, %v", p, err)
+	}
+	if got := lastLine("a\nb\n"); got != "b" {
+		t.Errorf("lastLine %q", got)
+	}
+}

@@ -1,0 +1,146 @@
+package datavolume
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+)
+
+const (
+	// ImporterApp is the app label of importer Pods (CDI's), by which the controller watches them.
+	ImporterApp = "containerized-data-importer"
+	// importerUID runs the importer, as the launcher runs QEMU: the disk image is theirs.
+	importerUID = 107
+	// ProgressPort serves the importer's progress (Prometheus text, CDI's metric name).
+	ProgressPort = 8443
+	// Paths inside the importer Pod.
+	dataDir, scratchDir, secretDir, caDir = "/data", "/scratch", "/var/run/vireo/source-secret", "/var/run/vireo/source-ca"
+)
+
+// ImporterOptions configure importer Pods.
+type ImporterOptions struct {
+	// Image is vireo-importer's image.
+	Image string
+	// FilesystemOverhead is the share of a Filesystem volume the disk image may not use.
+	FilesystemOverhead float64
+	// InsecureRegistries are registries (host[:port]) that registry sources reach over plain HTTP.
+	InsecureRegistries []string
+}
+
+// ImporterPodName is the name of dv's importer Pod.
+func ImporterPodName(dv *cdiv1beta1.DataVolume) string { return "importer-" + dv.Name }
+
+// ImporterPod renders the Pod that imports dv's source into claim, whose capacity (bytes) the
+// disk image is sized to. It runs as uid 107 without a ServiceAccount token or privileges; a
+// source's Secret and CA ConfigMap are mounted read-only.
+func ImporterPod(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim, capacity int64, o ImporterOptions) (*corev1.Pod, error) {
+	args, err := importerArgs(dv, claim, capacity, o)
+	if err != nil {
+		return nil, err
+	}
+	no, yes := false, true
+	uid := int64(importerUID)
+	labels := ownLabels(dv)
+	labels["app"] = ImporterApp
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: ImporterPodName(dv), Namespace: dv.Namespace, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{ownerReference(dv)},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                corev1.RestartPolicyOnFailure,
+			AutomountServiceAccountToken: &no,
+			SecurityContext: &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid, RunAsNonRoot: &yes,
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{
+				Name: "importer", Image: o.Image, Args: args,
+				Ports:                    []corev1.ContainerPort{{Name: "progress", ContainerPort: ProgressPort, Protocol: corev1.ProtocolTCP}},
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes,
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: dataDir}, {Name: "scratch", MountPath: scratchDir}},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}},
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			},
+		},
+	}
+	switch src := dv.Spec.Source; {
+	case src.HTTP != nil:
+		addSourceVolumes(&pod.Spec, src.HTTP.SecretRef, src.HTTP.CertConfigMap)
+	case src.Registry != nil && src.Registry.SecretRef != nil:
+		addSourceVolumes(&pod.Spec, *src.Registry.SecretRef, "")
+	}
+	return pod, nil
+}
+
+// importerArgs is the importer's command line for dv's source.
+func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim, capacity int64, o ImporterOptions) ([]string, error) {
+	src := dv.Spec.Source
+	if src == nil {
+		return nil, fmt.Errorf("DataVolume %s/%s has no source", dv.Namespace, dv.Name)
+	}
+	overhead := o.FilesystemOverhead
+	if claim.Spec.VolumeMode != nil && *claim.Spec.VolumeMode == corev1.PersistentVolumeBlock {
+		overhead = 0
+	}
+	args := []string{"--target-dir=" + dataDir, "--scratch-dir=" + scratchDir, "--capacity=" + strconv.FormatInt(capacity, 10),
+		"--filesystem-overhead=" + strconv.FormatFloat(overhead, 'f', -1, 64), "--owner-uid=" + string(dv.UID),
+		"--progress-address=:" + strconv.Itoa(ProgressPort)}
+	switch {
+	case src.HTTP != nil:
+		h := src.HTTP
+		args = append(args, "--source=http", "--url="+h.URL)
+		if h.Checksum != "" {
+			args = append(args, "--checksum="+h.Checksum)
+		}
+		for _, header := range h.ExtraHeaders {
+			args = append(args, "--header="+header)
+		}
+		if h.SecretRef != "" {
+			args = append(args, "--secret-dir="+secretDir)
+		}
+		if h.CertConfigMap != "" {
+			args = append(args, "--ca-bundle="+caDir)
+		}
+	case src.Registry != nil:
+		r := src.Registry
+		if r.URL == nil || *r.URL == "" {
+			return nil, fmt.Errorf("DataVolume %s/%s: the registry source has no url", dv.Namespace, dv.Name)
+		}
+		args = append(args, "--source=registry", "--url="+*r.URL)
+		if r.SecretRef != nil && *r.SecretRef != "" {
+			args = append(args, "--secret-dir="+secretDir)
+		}
+		for _, reg := range o.InsecureRegistries {
+			args = append(args, "--insecure-registry="+reg)
+		}
+	case src.Blank != nil:
+		args = append(args, "--source=blank")
+	default:
+		return nil, fmt.Errorf("DataVolume %s/%s: this source is not imported by vireo-importer yet", dv.Namespace, dv.Name)
+	}
+	return args, nil
+}
+
+// addSourceVolumes mounts the source's credentials Secret and CA ConfigMap read-only.
+func addSourceVolumes(spec *corev1.PodSpec, secret, configMap string) {
+	c := &spec.Containers[0]
+	if secret != "" {
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "source-secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "source-secret", MountPath: secretDir, ReadOnly: true})
+	}
+	if configMap != "" {
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "source-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "source-ca", MountPath: caDir, ReadOnly: true})
+	}
+}
