@@ -20,6 +20,8 @@ const (
 	SourceKindFile  = "file"
 	// SourceKindRegistry reads the disk under /disk/ of a containerDisk image (--url).
 	SourceKindRegistry = "registry"
+	// SourceKindUpload receives the image through the upload protocol on --upload-socket.
+	SourceKindUpload = "upload"
 )
 
 // Files of a basic-authentication secret mounted as a directory (CDI's secretRef keys).
@@ -44,10 +46,17 @@ type CommandOptions struct {
 	FilesystemOverhead float64
 	TerminationLog     string
 	ProgressInterval   time.Duration
+	// HeaderDirs are directories (mounted Secrets) whose every file but dot files holds one
+	// extra header line.
+	HeaderDirs []string
 	// InsecureRegistries are registries (host[:port]) reached over plain HTTP.
 	InsecureRegistries []string
 	// ProgressAddress serves the progress at /metrics (empty: not served); OwnerUID labels it.
 	ProgressAddress, OwnerUID string
+	// UploadSocket is the unix socket of --source=upload; UploadFailureGrace is how long a
+	// failure waits to be asked for.
+	UploadSocket       string
+	UploadFailureGrace time.Duration
 }
 
 // NewCommandOptions returns the command's defaults.
@@ -58,16 +67,18 @@ func NewCommandOptions() *CommandOptions {
 		ScratchDir:         "/scratch",
 		FilesystemOverhead: DefaultFilesystemOverhead,
 		ProgressInterval:   5 * time.Second,
+		UploadFailureGrace: DefaultUploadFailureGrace,
 	}
 }
 
 // AddFlags adds the command's flags to fs.
 func (c *CommandOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.Source, "source", c.Source, "Where the image comes from: http (--url), file (--path) or blank (an empty disk).")
+	fs.StringVar(&c.Source, "source", c.Source, "Where the image comes from: http (--url), registry (--url), file (--path), upload (--upload-socket) or blank (an empty disk).")
 	fs.StringVar(&c.URL, "url", c.URL, "The image's http:// or https:// URL; for --source=registry its reference (docker://registry/repository:tag, the prefix optional).")
 	fs.StringArrayVar(&c.InsecureRegistries, "insecure-registry", c.InsecureRegistries, "A registry (host[:port]) reached over plain HTTP; repeatable.")
 	fs.StringVar(&c.Path, "path", c.Path, "The image file, for --source=file.")
 	fs.StringArrayVar(&c.Headers, "header", c.Headers, "An extra HTTP request header, \"Name: value\"; repeatable.")
+	fs.StringArrayVar(&c.HeaderDirs, "header-dir", c.HeaderDirs, "A directory (a mounted Secret) whose every file holds an extra HTTP header line \"Name: value\"; repeatable. Its values never appear in messages.")
 	fs.StringVar(&c.SecretDir, "secret-dir", c.SecretDir, "A directory with files "+SecretAccessKeyID+" and "+SecretSecretKey+": the HTTP basic-authentication user and password.")
 	fs.StringVar(&c.CABundle, "ca-bundle", c.CABundle, "A PEM file, or a directory of them (a mounted ConfigMap), of certificates trusted for https in addition to the system's.")
 	fs.BoolVar(&c.InsecureSkipVerify, "insecure-skip-verify", c.InsecureSkipVerify, "Do not verify the https server's certificate.")
@@ -80,6 +91,8 @@ func (c *CommandOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.ProgressInterval, "progress-interval", c.ProgressInterval, "How often to log the progress.")
 	fs.StringVar(&c.ProgressAddress, "progress-address", c.ProgressAddress, "Serve the progress as the metric "+ProgressMetric+" at /metrics on this address, such as :8443 (empty: do not serve it).")
 	fs.StringVar(&c.OwnerUID, "owner-uid", c.OwnerUID, "The UID of the DataVolume imported, the label ownerUID of the progress metric.")
+	fs.StringVar(&c.UploadSocket, "upload-socket", c.UploadSocket, "For --source=upload: the unix socket to serve the upload protocol on (created with mode 0660; a stale socket there is replaced).")
+	fs.DurationVar(&c.UploadFailureGrace, "upload-failure-grace", c.UploadFailureGrace, "For --source=upload: how long a failed import keeps answering until a request was told the failure.")
 }
 
 // Options turns the flags into Import's options, reading the files they name.
@@ -111,8 +124,15 @@ func (c *CommandOptions) Options() (Options, error) {
 		o.Source, err = c.httpSource()
 	case SourceKindRegistry:
 		o.Source, err = c.registrySource()
+	case SourceKindUpload:
+		if c.UploadSocket == "" {
+			return o, fmt.Errorf("--source=upload needs --upload-socket")
+		}
+		up := NewUploadSource(c.UploadSocket)
+		up.FailureGrace = c.UploadFailureGrace
+		o.Source = up
 	default:
-		err = fmt.Errorf("--source %q is not one of %s, %s, %s, %s", c.Source, SourceKindHTTP, SourceKindRegistry, SourceKindFile, SourceKindBlank)
+		err = fmt.Errorf("--source %q is not one of %s, %s, %s, %s, %s", c.Source, SourceKindHTTP, SourceKindRegistry, SourceKindFile, SourceKindUpload, SourceKindBlank)
 	}
 	return o, err
 }
@@ -122,9 +142,36 @@ func (c *CommandOptions) httpSource() (*HTTPSource, error) {
 		return nil, fmt.Errorf("--source=http needs --url")
 	}
 	s := &HTTPSource{URL: c.URL, Headers: c.Headers, InsecureSkipVerify: c.InsecureSkipVerify}
+	for _, dir := range c.HeaderDirs {
+		lines, err := readHeaderDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		s.Headers = append(s.Headers, lines...)
+	}
 	var err error
 	s.Username, s.Password, s.CABundle, err = c.credentials()
 	return s, err
+}
+
+// readHeaderDir reads the header lines of a mounted Secret: one per file, dot files skipped.
+func readHeaderDir(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the header secret: %w", err)
+	}
+	var lines []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("reading the header secret: %w", err)
+		}
+		lines = append(lines, strings.TrimRight(string(b), "\r\n"))
+	}
+	return lines, nil
 }
 
 func (c *CommandOptions) registrySource() (*RegistrySource, error) {
@@ -211,7 +258,12 @@ func (c *CommandOptions) Run(ctx context.Context) error {
 			}
 		}
 		var res Result
-		res, err = Import(ctx, o)
+		if up, ok := o.Source.(*UploadSource); ok {
+			up.Progress = gauge.set
+			res, err = ImportUpload(ctx, o)
+		} else {
+			res, err = Import(ctx, o)
+		}
 		if err == nil {
 			klog.InfoS("Import complete", "path", res.Path, "format", res.Format, "compression", res.Compression,
 				"imageSize", res.ImageSize, "size", res.Size, "received", res.Received)

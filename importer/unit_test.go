@@ -228,3 +228,26 @@ func TestCommandRun(t *testing.T) {
 		t.Error("a successful import wrote the termination log")
 	}
 }
+
+func TestHeaderDirs(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"token": "Authorization: Bearer s3cret\n", ".hidden": "X-No: 1", "other": "X-Trace: 7"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := NewCommandOptions()
+	c.URL, c.Capacity, c.HeaderDirs, c.Headers = "http://x/y", "64Mi", []string{dir}, []string{"X-A: 1"}
+	o, err := c.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := o.Source.(*HTTPSource).Headers
+	if strings.Join(got, "|") != "X-A: 1|X-Trace: 7|Authorization: Bearer s3cret" {
+		t.Errorf("headers %q", got)
+	}
+	c.HeaderDirs = []string{filepath.Join(dir, "missing")}
+	if _, err := c.Options(); err == nil {
+		t.Error("a missing header directory was accepted")
+	}
+}

@@ -119,3 +119,44 @@ func podUIDOf(dir string) string {
 	}
 	return ""
 }
+
+// killNetnsStragglers kills every process still inside a network namespace of this
+// installation's nodes (a node's own, where hostNetwork containers run, and its Pods') once
+// the nodes and their containers were stopped, and returns them (pid -> namespace). It is the
+// last guard of `down`: a container whose shim is gone (its node lost track of it) is found
+// here by where it lives, not by its shim. The namespaces' names are this installation's own.
+func killNetnsStragglers(n Network, nodes int) map[int]string {
+	inodes := map[uint64]string{}
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		name := e.Name()
+		for i := range nodes {
+			if name == n.NodeName(i) || strings.HasPrefix(name, PodNetnsPrefix+"-"+n.NodeName(i)+"-pod-") {
+				var st syscall.Stat_t
+				if syscall.Stat(filepath.Join("/run/netns", name), &st) == nil {
+					inodes[st.Ino] = name
+				}
+			}
+		}
+	}
+	killed := map[int]string{}
+	if len(inodes) == 0 {
+		return killed
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/proc", p.Name(), "ns", "net"), &st) != nil {
+			continue
+		}
+		if name, ok := inodes[st.Ino]; ok {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed[pid] = name
+		}
+	}
+	return killed
+}

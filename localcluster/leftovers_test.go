@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -115,5 +116,54 @@ func TestLogLinesAbout(t *testing.T) {
 	}
 	if logLinesAbout(logs, "/x/elsewhere", 5) != nil {
 		t.Error("lines for a path without a Pod UID")
+	}
+}
+
+// TestKillNetnsStragglers: a process left in a node's Pod network namespace is killed; one in
+// another installation's namespace is not.
+func TestKillNetnsStragglers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root")
+	}
+	mine := Network{Netns: fmt.Sprintf("vlt%d", os.Getpid()%100000)}
+	podNetns := PodNetnsPrefix + "-" + mine.NodeName(0) + "-pod-test"
+	other := fmt.Sprintf("vlo%d", os.Getpid()%100000)
+	for _, ns := range []string{podNetns, other} {
+		if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+			t.Fatalf("ip netns add %s: %v %s", ns, err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	}
+	start := func(ns string) *exec.Cmd {
+		cmd := exec.Command("ip", "netns", "exec", ns, os.Args[0])
+		cmd.Env = append(os.Environ(), "VIREO_TEST_FAKE_SHIM=1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	straggler, bystander := start(podNetns), start(other)
+	// Both are inside their namespaces before the sweep (ip netns exec has exec'd into them).
+	inNetns := func(pid int, ns string) bool {
+		var a, b syscall.Stat_t
+		return syscall.Stat(filepath.Join("/proc", strconv.Itoa(pid), "ns", "net"), &a) == nil &&
+			syscall.Stat(filepath.Join("/run/netns", ns), &b) == nil && a.Ino == b.Ino
+	}
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return inNetns(straggler.Process.Pid, podNetns) && inNetns(bystander.Process.Pid, other), nil
+	})
+	if err != nil {
+		t.Fatal("the test processes never entered their network namespaces")
+	}
+	killed := killNetnsStragglers(mine, 1)
+	if killed[straggler.Process.Pid] != podNetns || len(killed) != 1 {
+		t.Errorf("killed %v, want only %d in %s", killed, straggler.Process.Pid, podNetns)
+	}
+	if err := straggler.Wait(); err == nil {
+		t.Error("the straggler exited cleanly: it was not killed")
+	}
+	if err := bystander.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the process of another namespace is gone: %v", err)
 	}
 }

@@ -278,6 +278,9 @@ func (c *Cluster) Down(purge bool) error {
 			c.say("  %s", line)
 		}
 	}
+	for pid, ns := range killNetnsStragglers(c.opts.Network, c.nodeCount()) {
+		c.say("killed process %d: it was still running in network namespace %s after its node stopped", pid, ns)
+	}
 	if !purge {
 		return nil
 	}

@@ -25,8 +25,9 @@ const DataVolumeLabel = "cdi.kubevirt.io/dataVolume"
 // Claim renders the PersistentVolumeClaim of dv: named after it and owned by it. With spec.pvc
 // the claim is exactly as given; with spec.storage, unset access modes default to
 // ReadWriteOnce and, for a Filesystem volume, the size is raised by the file system's overhead so
-// the disk image gets the size asked for (CDI's rule).
-func Claim(dv *cdiv1beta1.DataVolume, overhead float64) (*corev1.PersistentVolumeClaim, error) {
+// the disk image gets the size asked for (CDI's rule). A clone that gives no size gets the
+// source claim's, sourceSize (0 when there is no source claim).
+func Claim(dv *cdiv1beta1.DataVolume, overhead float64, sourceSize resource.Quantity) (*corev1.PersistentVolumeClaim, error) {
 	var modes []cdiv1beta1.PersistentVolumeAccessMode
 	var requests cdiv1beta1.ResourceList
 	var class *string
@@ -42,7 +43,10 @@ func Claim(dv *cdiv1beta1.DataVolume, overhead float64) (*corev1.PersistentVolum
 		return nil, fmt.Errorf("DataVolume %s/%s has neither spec.storage nor spec.pvc", dv.Namespace, dv.Name)
 	}
 	size, ok := requests[cdiv1beta1.ResourceStorage]
-	if !ok || size.Sign() <= 0 {
+	sized := ok && size.Sign() > 0
+	if !sized && sourceSize.Sign() > 0 {
+		size = sourceSize // the source's claim already has room for its file system
+	} else if !sized {
 		return nil, fmt.Errorf("DataVolume %s/%s asks for no storage size", dv.Namespace, dv.Name)
 	}
 	block := mode != nil && *mode == cdiv1beta1.PersistentVolumeBlock
@@ -50,7 +54,7 @@ func Claim(dv *cdiv1beta1.DataVolume, overhead float64) (*corev1.PersistentVolum
 		if len(modes) == 0 {
 			modes = []cdiv1beta1.PersistentVolumeAccessMode{cdiv1beta1.ReadWriteOnce}
 		}
-		if !block {
+		if !block && sized {
 			size = *resource.NewQuantity(RequiredSpace(size.Value(), overhead), resource.BinarySI)
 		}
 	}

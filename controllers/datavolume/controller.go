@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	storageinformers "k8s.io/client-go/informers/storage/v1"
@@ -118,7 +119,14 @@ func (c *Controller) observe(ctx context.Context, dv *cdiv1beta1.DataVolume) (ob
 	if problem != "" {
 		return obs, problem, nil
 	}
-	if pod == nil && (obs.claim.Status.Phase == corev1.ClaimBound || obs.waitForFirstConsumer) {
+	// A claim whose class waits for its first consumer binds when the VMI's launcher Pod is
+	// scheduled (the VMI does not wait for such a DataVolume); the importer follows the volume
+	// to that node, and the launcher waits until disk.img appears.
+	if pod == nil && obs.claim.Status.Phase == corev1.ClaimBound {
+		if problem := c.cloneSourceNotReady(dv); problem != "" {
+			c.EnqueueAfter(dv.Namespace+"/"+dv.Name, progressPeriod)
+			return obs, problem, nil
+		}
 		if pod, problem, err = c.createImporter(ctx, dv, obs.claim); err != nil || problem != "" {
 			return obs, problem, err
 		}
@@ -139,7 +147,11 @@ func (c *Controller) observe(ctx context.Context, dv *cdiv1beta1.DataVolume) (ob
 func (c *Controller) ensureClaim(ctx context.Context, dv *cdiv1beta1.DataVolume) (*corev1.PersistentVolumeClaim, string, error) {
 	claim, err := c.claims.PersistentVolumeClaims(dv.Namespace).Get(dv.Name)
 	if apierrors.IsNotFound(err) {
-		want, rerr := Claim(dv, c.opts.FilesystemOverhead)
+		sourceSize, problem, serr := c.sourceSize(ctx, dv)
+		if serr != nil || problem != "" {
+			return nil, problem, serr
+		}
+		want, rerr := Claim(dv, c.opts.FilesystemOverhead, sourceSize)
 		if rerr != nil {
 			return nil, rerr.Error(), nil
 		}
@@ -155,6 +167,52 @@ func (c *Controller) ensureClaim(ctx context.Context, dv *cdiv1beta1.DataVolume)
 		return nil, fmt.Sprintf("PersistentVolumeClaim %s already exists and does not belong to this DataVolume", claim.Name), nil
 	}
 	return claim, "", nil
+}
+
+// sourceSize is the requested size of the claim a clone copies (zero for other sources). The
+// controller's claim informer sees only its own claims, so the source is read from the API.
+func (c *Controller) sourceSize(ctx context.Context, dv *cdiv1beta1.DataVolume) (resource.Quantity, string, error) {
+	src := dv.Spec.Source
+	if src == nil || src.PVC == nil {
+		return resource.Quantity{}, "", nil
+	}
+	ns := src.PVC.Namespace
+	if ns == "" {
+		ns = dv.Namespace
+	}
+	claim, err := c.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, src.PVC.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return resource.Quantity{}, fmt.Sprintf("the claim to clone, %s/%s, does not exist", ns, src.PVC.Name), nil
+	}
+	if err != nil {
+		return resource.Quantity{}, "", err
+	}
+	return claim.Spec.Resources.Requests[corev1.ResourceStorage], "", nil
+}
+
+// cloneSourceNotReady says why a clone must wait: its source claim belongs to a DataVolume
+// that has not been populated yet (copying it now would copy a half-written disk).
+func (c *Controller) cloneSourceNotReady(dv *cdiv1beta1.DataVolume) string {
+	src := dv.Spec.Source
+	if src == nil || src.PVC == nil {
+		return ""
+	}
+	ns := src.PVC.Namespace
+	if ns == "" {
+		ns = dv.Namespace
+	}
+	source, err := c.dvs.DataVolumes(ns).Get(src.PVC.Name)
+	if err != nil || source.Status.Phase == cdiv1beta1.Succeeded {
+		return ""
+	}
+	return fmt.Sprintf("waiting for the source DataVolume %s/%s to be populated (phase %s)", ns, source.Name, orPending(source.Status.Phase))
+}
+
+func orPending(p cdiv1beta1.DataVolumePhase) cdiv1beta1.DataVolumePhase {
+	if p == "" {
+		return cdiv1beta1.Pending
+	}
+	return p
 }
 
 // ownPod is dv's importer Pod from the cache, nil when there is none; a Pod of that name that

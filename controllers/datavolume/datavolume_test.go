@@ -19,6 +19,7 @@ func httpDV(storage *cdiv1beta1.StorageSpec, pvc *cdiv1beta1.PersistentVolumeCla
 		ObjectMeta: metav1.ObjectMeta{Name: "disk", Namespace: "ns", UID: "dv-uid"},
 		Spec: cdiv1beta1.DataVolumeSpec{Storage: storage, PVC: pvc, Source: &cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{
 			URL: "https://images.example/tiny.qcow2.xz", Checksum: "sha256:abc", ExtraHeaders: []string{"X-Token: t"}, SecretRef: "creds", CertConfigMap: "ca",
+			SecretExtraHeaders: []string{"hdrs"}, InsecureSkipVerify: true,
 		}}},
 	}
 }
@@ -46,7 +47,7 @@ func TestClaim(t *testing.T) {
 			[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c, err := Claim(tc.dv, DefaultFilesystemOverhead)
+			c, err := Claim(tc.dv, DefaultFilesystemOverhead, resource.Quantity{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,21 +65,21 @@ func TestClaim(t *testing.T) {
 	if err != nil || usable < 1<<30 {
 		t.Errorf("usable size of the raised claim %d (%v), want at least 1 GiB", usable, err)
 	}
-	if _, err := Claim(httpDV(nil, nil), DefaultFilesystemOverhead); err == nil {
+	if _, err := Claim(httpDV(nil, nil), DefaultFilesystemOverhead, resource.Quantity{}); err == nil {
 		t.Error("a DataVolume without storage or pvc rendered a claim")
 	}
 }
 
 func TestImporterPod(t *testing.T) {
 	dv := httpDV(&cdiv1beta1.StorageSpec{Resources: requests("1Gi")}, nil)
-	claim, _ := Claim(dv, DefaultFilesystemOverhead)
+	claim, _ := Claim(dv, DefaultFilesystemOverhead, resource.Quantity{})
 	pod, err := ImporterPod(dv, claim, 1<<30, ImporterOptions{Image: "importer:1", FilesystemOverhead: 0.055})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := pod.Spec.Containers[0]
 	for _, want := range []string{"--source=http", "--url=https://images.example/tiny.qcow2.xz", "--checksum=sha256:abc", "--header=X-Token: t",
-		"--secret-dir=" + secretDir, "--ca-bundle=" + caDir, "--capacity=1073741824", "--filesystem-overhead=0.055", "--owner-uid=dv-uid"} {
+		"--secret-dir=" + secretDir, "--ca-bundle=" + caDir, "--header-dir=" + headersDir + "/0", "--insecure-skip-verify", "--capacity=1073741824", "--filesystem-overhead=0.055", "--owner-uid=dv-uid"} {
 		if !slices.Contains(c.Args, want) {
 			t.Errorf("args %q lack %q", c.Args, want)
 		}
@@ -88,7 +89,7 @@ func TestImporterPod(t *testing.T) {
 		pod.Spec.RestartPolicy != corev1.RestartPolicyOnFailure || c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
 		t.Errorf("pod spec %+v", pod.Spec)
 	}
-	if pod.Labels["app"] != ImporterApp || !metav1.IsControlledBy(pod, dv) || len(pod.Spec.Volumes) != 4 {
+	if pod.Labels["app"] != ImporterApp || !metav1.IsControlledBy(pod, dv) || len(pod.Spec.Volumes) != 5 {
 		t.Errorf("labels %v owners %v volumes %v", pod.Labels, pod.OwnerReferences, pod.Spec.Volumes)
 	}
 	blank := &cdiv1beta1.DataVolume{ObjectMeta: dv.ObjectMeta, Spec: cdiv1beta1.DataVolumeSpec{Source: &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}}}}
@@ -179,5 +180,42 @@ func TestParseProgress(t *testing.T) {
 	}
 	if got := lastLine("a\nb\n"); got != "b" {
 		t.Errorf("lastLine %q", got)
+	}
+}
+
+func TestClone(t *testing.T) {
+	clone := &cdiv1beta1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: "ns", UID: "u"}, Spec: cdiv1beta1.DataVolumeSpec{
+		Source:  &cdiv1beta1.DataVolumeSource{PVC: &cdiv1beta1.DataVolumeSourcePVC{Name: "golden"}},
+		Storage: &cdiv1beta1.StorageSpec{},
+	}}
+	claim, err := Claim(clone, DefaultFilesystemOverhead, resource.MustParse("68Mi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := claim.Spec.Resources.Requests[corev1.ResourceStorage]; got.Value() != 68<<20 {
+		t.Errorf("a clone without a size got %s, want the source's 68Mi", got.String())
+	}
+	pod, err := ImporterPod(clone, claim, 68<<20, ImporterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pod.Spec.Containers[0]
+	if !slices.Contains(c.Args, "--source=file") || !slices.Contains(c.Args, "--path=/source/disk.img") {
+		t.Errorf("clone args %q", c.Args)
+	}
+	var mounted bool
+	for _, v := range pod.Spec.Volumes {
+		mounted = mounted || (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "golden" && v.PersistentVolumeClaim.ReadOnly)
+	}
+	if !mounted {
+		t.Errorf("the source claim is not mounted read-only: %+v", pod.Spec.Volumes)
+	}
+	running := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	if st := nextStatus(clone, observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, running)}, metav1.Now()); st.Phase != cdiv1beta1.CloneInProgress {
+		t.Errorf("a running clone is %s, want CloneInProgress", st.Phase)
+	}
+	clone.Spec.Source.PVC.Namespace = "elsewhere"
+	if _, err := ImporterPod(clone, claim, 68<<20, ImporterOptions{}); err == nil || !strings.Contains(err.Error(), "elsewhere") {
+		t.Errorf("a clone across namespaces: %v", err)
 	}
 }

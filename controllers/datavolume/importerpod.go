@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	"github.com/vireo-dev/vireo/importer"
 )
 
 const (
@@ -20,6 +21,10 @@ const (
 	ProgressPort = 8443
 	// Paths inside the importer Pod.
 	dataDir, scratchDir, secretDir, caDir = "/data", "/scratch", "/var/run/vireo/source-secret", "/var/run/vireo/source-ca"
+	// sourceDir is where a clone's source claim is mounted, read-only.
+	sourceDir = "/source"
+	// headersDir holds the Secrets of secretExtraHeaders, one directory each.
+	headersDir = "/var/run/vireo/source-headers"
 )
 
 // ImporterOptions configure importer Pods.
@@ -76,8 +81,19 @@ func ImporterPod(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim,
 	switch src := dv.Spec.Source; {
 	case src.HTTP != nil:
 		addSourceVolumes(&pod.Spec, src.HTTP.SecretRef, src.HTTP.CertConfigMap)
+		for i, secret := range src.HTTP.SecretExtraHeaders {
+			name := "source-headers-" + strconv.Itoa(i)
+			pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
+			c := &pod.Spec.Containers[0]
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: headersDir + "/" + strconv.Itoa(i), ReadOnly: true})
+		}
 	case src.Registry != nil && src.Registry.SecretRef != nil:
 		addSourceVolumes(&pod.Spec, *src.Registry.SecretRef, "")
+	case src.PVC != nil:
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "source", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.PVC.Name, ReadOnly: true}}})
+		c := &pod.Spec.Containers[0]
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "source", MountPath: sourceDir, ReadOnly: true})
 	}
 	return pod, nil
 }
@@ -105,6 +121,12 @@ func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim
 		for _, header := range h.ExtraHeaders {
 			args = append(args, "--header="+header)
 		}
+		for i := range h.SecretExtraHeaders {
+			args = append(args, "--header-dir="+headersDir+"/"+strconv.Itoa(i))
+		}
+		if h.InsecureSkipVerify {
+			args = append(args, "--insecure-skip-verify")
+		}
 		if h.SecretRef != "" {
 			args = append(args, "--secret-dir="+secretDir)
 		}
@@ -123,6 +145,11 @@ func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim
 		for _, reg := range o.InsecureRegistries {
 			args = append(args, "--insecure-registry="+reg)
 		}
+	case src.PVC != nil:
+		if ns := src.PVC.Namespace; ns != "" && ns != dv.Namespace {
+			return nil, fmt.Errorf("DataVolume %s/%s: cloning a claim of another namespace (%s) is not supported yet; clone within the namespace", dv.Namespace, dv.Name, ns)
+		}
+		args = append(args, "--source=file", "--path="+sourceDir+"/"+importer.DiskName)
 	case src.Blank != nil:
 		args = append(args, "--source=blank")
 	default:

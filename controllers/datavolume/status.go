@@ -65,7 +65,7 @@ func nextStatus(dv *cdiv1beta1.DataVolume, obs observation, now metav1.Time) cdi
 	}
 	// Once bound or waiting for its first consumer, the importer Pod tells the rest.
 	if obs.pod != nil && (st.Phase == cdiv1beta1.PVCBound || st.Phase == cdiv1beta1.WaitForFirstConsumer) {
-		importStatus(&st, obs.pod, obs.progress, now)
+		importStatus(&st, obs.pod, dv.Spec.Source != nil && dv.Spec.Source.PVC != nil, obs.progress, now)
 	}
 	if st.Phase != cdiv1beta1.Succeeded {
 		ready := "TransferRunning"
@@ -80,8 +80,9 @@ func nextStatus(dv *cdiv1beta1.DataVolume, obs observation, now metav1.Time) cdi
 	return st
 }
 
-// importStatus reads the importer Pod into the status: phase, progress, restarts, Running.
-func importStatus(st *cdiv1beta1.DataVolumeStatus, pod *corev1.Pod, progress cdiv1beta1.DataVolumeProgress, now metav1.Time) {
+// importStatus reads the importer Pod into the status: phase (CDI's Clone phases for a clone),
+// progress, restarts, Running.
+func importStatus(st *cdiv1beta1.DataVolumeStatus, pod *corev1.Pod, isClone bool, progress cdiv1beta1.DataVolumeProgress, now metav1.Time) {
 	var cs *corev1.ContainerStatus
 	if len(pod.Status.ContainerStatuses) > 0 {
 		cs = &pod.Status.ContainerStatuses[0]
@@ -90,7 +91,11 @@ func importStatus(st *cdiv1beta1.DataVolumeStatus, pod *corev1.Pod, progress cdi
 	if progress != "" {
 		st.Progress = progress
 	}
-	st.Phase = cdiv1beta1.ImportScheduled
+	scheduled, inProgress := cdiv1beta1.ImportScheduled, cdiv1beta1.ImportInProgress
+	if isClone {
+		scheduled, inProgress = cdiv1beta1.CloneScheduled, cdiv1beta1.CloneInProgress
+	}
+	st.Phase = scheduled
 	switch failed := permanentFailure(cs); {
 	case pod.Status.Phase == corev1.PodSucceeded:
 		st.Phase, st.Progress = cdiv1beta1.Succeeded, "100.0%"
@@ -103,11 +108,11 @@ func importStatus(st *cdiv1beta1.DataVolumeStatus, pod *corev1.Pod, progress cdi
 		st.Phase = cdiv1beta1.Failed
 		setCondition(st, cdiv1beta1.DataVolumeRunning, cdiv1beta1.ConditionFalse, "Error", podMessage(pod), now)
 	case cs != nil && cs.State.Running != nil:
-		st.Phase = cdiv1beta1.ImportInProgress
+		st.Phase = inProgress
 		setCondition(st, cdiv1beta1.DataVolumeRunning, cdiv1beta1.ConditionTrue, "Pod is running", "", now)
 	case cs != nil && cs.LastTerminationState.Terminated != nil:
 		// Failed transiently and waiting to be restarted: still in progress.
-		st.Phase = cdiv1beta1.ImportInProgress
+		st.Phase = inProgress
 		t := cs.LastTerminationState.Terminated
 		setCondition(st, cdiv1beta1.DataVolumeRunning, cdiv1beta1.ConditionFalse, "Error", lastLine(t.Message), now)
 	case cs != nil && cs.State.Waiting != nil:

@@ -446,6 +446,32 @@ func schema_vireo_apis_cdi_v1beta1_DataVolumeSourceHTTP(ref common.ReferenceCall
 							},
 						},
 					},
+					"secretExtraHeaders": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretExtraHeaders name Secrets in the DataVolume's namespace whose every value is an extra HTTP request header, \"Name: value\", for headers that carry credentials.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"insecureSkipVerify": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InsecureSkipVerify skips the verification of an https server's certificate (a Vireo addition; certConfigMap is the safe way to trust a private CA).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 					"checksum": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Checksum, when set, is the expected digest of the file exactly as downloaded (before decompression or format conversion), as \"algorithm:hex\" with algorithm md5, sha1, sha256 or sha512, such as \"sha256:9f86d0...0a08\"; the import fails when it does not match.",

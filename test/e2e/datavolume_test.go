@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -23,6 +25,7 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/localcluster/pki"
 )
 
 // imageServer serves files over HTTP on the installation's bridge address (the project's own
@@ -33,12 +36,21 @@ type imageServer struct {
 }
 
 func serveImages(t *testing.T, files map[string][]byte) *imageServer {
+	return serveImagesTLS(t, files, nil)
+}
+
+// serveImagesTLS serves over https with cert when it is set.
+func serveImagesTLS(t *testing.T, files map[string][]byte, cert *tls.Certificate) *imageServer {
 	t.Helper()
 	l, err := net.Listen("tcp", net.JoinHostPort(cluster.Options().Network.HostIP.String(), "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &imageServer{base: "http://" + l.Addr().String()}
+	if cert != nil {
+		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12})
+		s.base = "https://" + l.Addr().String()
+	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
 		name, slow := strings.CutPrefix(strings.TrimPrefix(r.URL.Path, "/"), "slow/")
@@ -78,6 +90,38 @@ func (t *throttled) Write(p []byte) (int, error) {
 	return written, nil
 }
 
+// gzipCompress is data compressed with gzip.
+func gzipCompress(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// imagesCertificate is a CA (PEM) and a serving certificate it signed for the bridge address.
+func imagesCertificate(t *testing.T) ([]byte, *tls.Certificate) {
+	t.Helper()
+	ca, err := pki.LoadOrCreateCA(t.TempDir(), "ca", "e2e images CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued, err := ca.ServingCert("images", []string{"images.e2e.invalid"}, []net.IP{cluster.Options().Network.HostIP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.LoadX509KeyPair(issued.CertFile, issued.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca.PEM(), &pair
+}
+
 // xzCompress is data compressed with xz.
 func xzCompress(t *testing.T, data []byte) []byte {
 	t.Helper()
@@ -96,23 +140,26 @@ func xzCompress(t *testing.T, data []byte) []byte {
 }
 
 func dataVolumeManifest(name, url, checksum string) string {
-	m := fmt.Sprintf(`apiVersion: cdi.kubevirt.io/v1beta1
+	source := "    http:\n      url: " + url + "\n"
+	if checksum != "" {
+		source += "      checksum: " + checksum + "\n"
+	}
+	return dataVolumeWith(name, source, "64Mi")
+}
+
+// dataVolumeWith is a DataVolume of the given source lines (indented under spec.source) and size.
+func dataVolumeWith(name, source, size string) string {
+	return fmt.Sprintf(`apiVersion: cdi.kubevirt.io/v1beta1
 kind: DataVolume
 metadata:
   name: %s
 spec:
   source:
-    http:
-      url: %s
-`, name, url)
-	if checksum != "" {
-		m += "      checksum: " + checksum + "\n"
-	}
-	return m + `  storage:
+%s  storage:
     resources:
       requests:
-        storage: 64Mi
-`
+        storage: %s
+`, name, source, size)
 }
 
 // waitDataVolume waits until the DataVolume is in phase and returns it.
@@ -145,21 +192,44 @@ func importerGone(t *testing.T, ns, name string) {
 	})
 }
 
-// TestDataVolumeImportsOverHTTP: the test guest's qcow2, xz-compressed and verified by its
-// checksum, is imported over HTTP into a new volume, which a VMI boots from; a source that
-// answers 404 fails the DataVolume with a message naming it, and no importer is left running.
-func TestDataVolumeImportsOverHTTP(t *testing.T) {
+// TestDataVolumeImports: the test guest is imported into new volumes as a qcow2, xz-compressed
+// and verified by its checksum, over HTTP; as a gzip-compressed raw disk over HTTPS from a server
+// whose CA a ConfigMap holds; and from the local registry's containerDisk; and the first is
+// cloned. A VMI boots from the clone and the other two. Then a VM with a dataVolumeTemplate goes
+// Provisioning -> Running.
+func TestDataVolumeImports(t *testing.T) {
 	ns := namespace(t)
 	qcow2, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", "disk.qcow2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", "disk.raw"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	compressed := xzCompress(t, qcow2)
 	sum := sha256.Sum256(compressed)
 	srv := serveImages(t, map[string][]byte{"tiny.qcow2.xz": compressed})
+	caPEM, cert := imagesCertificate(t)
+	secure := serveImagesTLS(t, map[string][]byte{"tiny.raw.gz": gzipCompress(t, raw)}, cert)
+	kubectl(t, "-n", ns, "create", "configmap", "images-ca", "--from-literal=ca.crt="+string(caPEM))
 
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeManifest("tiny-dv", srv.base+"/tiny.qcow2.xz", "sha256:"+hex.EncodeToString(sum[:]))))
-	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeManifest("missing", srv.base+"/no-such-image.img", "")))
+	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeWith("tiny-https",
+		"    http:\n      url: "+secure.base+"/tiny.raw.gz\n      certConfigMap: images-ca\n", "64Mi")))
+	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeWith("tiny-registry",
+		"    registry:\n      url: docker://"+cluster.ContainerDiskImage("tiny")+"\n", "64Mi")))
+	// A clone of tiny-dv, asked for before tiny-dv is populated (it waits), sized like it.
+	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, `apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: tiny-clone
+spec:
+  source:
+    pvc:
+      name: tiny-dv
+  storage: {}
+`))
 
 	dv := waitDataVolume(t, ns, "tiny-dv", cdiv1beta1.Succeeded, 3*time.Minute)
 	if dv.Status.Progress != "100.0%" || dv.Status.ClaimName != "tiny-dv" {
@@ -168,26 +238,29 @@ func TestDataVolumeImportsOverHTTP(t *testing.T) {
 	if row := kubectl(t, "-n", ns, "get", "dv", "tiny-dv", "--no-headers"); !strings.Contains(row, "Succeeded") || !strings.Contains(row, "100.0%") {
 		t.Errorf("kubectl get dv: %q", row)
 	}
-	importerGone(t, ns, "tiny-dv")
-
-	failed := waitDataVolume(t, ns, "missing", cdiv1beta1.Failed, 3*time.Minute)
-	var msg string
-	for _, c := range failed.Status.Conditions {
-		if c.Type == cdiv1beta1.DataVolumeRunning {
-			msg = c.Message
-		}
+	for _, name := range []string{"tiny-dv", "tiny-https", "tiny-registry", "tiny-clone"} {
+		waitDataVolume(t, ns, name, cdiv1beta1.Succeeded, 3*time.Minute)
+		importerGone(t, ns, name)
 	}
-	if !strings.Contains(msg, "404") || !strings.Contains(msg, "no-such-image.img") {
-		t.Errorf("the failed DataVolume's Running condition says %q; want the 404 and the URL", msg)
-	}
-	importerGone(t, ns, "missing")
 
-	applyExample(t, ns, "vmi-pvc.yaml", func(m string) string {
-		vmi := strings.SplitN(m, "\n---\n", 2)[1]
-		return strings.Replace(vmi, "persistentVolumeClaim:\n        claimName: tiny-disk", "dataVolume:\n        name: tiny-dv", 1)
-	})
-	openConsole(t, ns, "pvc").waitFor(t, guestMarker, 120*time.Second)
-	waitPhase(t, ns, "pvc", v1.Running, 30*time.Second)
+	// tiny-dv's content is proven by its clone's guest booting.
+	vmis := map[string]string{"clone": "tiny-clone", "https": "tiny-https", "registry": "tiny-registry"}
+	for vmi, volume := range vmis {
+		applyExample(t, ns, "vmi-pvc.yaml", func(m string) string {
+			m = strings.SplitN(m, "\n---\n", 2)[1]
+			m = strings.Replace(m, "metadata:\n  name: pvc", "metadata:\n  name: "+vmi, 1)
+			return strings.Replace(m, "persistentVolumeClaim:\n        claimName: tiny-disk", "dataVolume:\n        name: "+volume, 1)
+		})
+	}
+	// QEMU drops serial output while nothing is connected: every console opens before any wait.
+	consoles := map[string]*console{}
+	for vmi := range vmis {
+		consoles[vmi] = openConsole(t, ns, vmi)
+	}
+	for _, c := range consoles {
+		c.waitFor(t, guestMarker, 120*time.Second)
+	}
+	kubectl(t, "-n", ns, "delete", "vmi", "--all", "--wait=false")
 
 	// A VM whose disk is a dataVolumeTemplate: Provisioning while it imports (slowly enough to
 	// watch its progress move), then Running from the imported disk.
@@ -271,4 +344,65 @@ spec:
           dataVolume:
             name: %[1]s-root
 `, name, url)
+}
+
+// TestDataVolumeBadSources: each bad source fails its DataVolume with a Running condition that
+// names the cause, and leaves no importer Pod behind: a 404, a checksum mismatch, an image larger
+// than its volume, an unsupported format (a tar archive) and a corrupt qcow2.
+func TestDataVolumeBadSources(t *testing.T) {
+	ns := namespace(t)
+	qcow2, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", "disk.qcow2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", "disk.raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := bytes.Clone(qcow2)
+	for i := 64 << 10; i < len(corrupt); i++ {
+		corrupt[i] = byte(i * 7)
+	}
+	archive := make([]byte, 10240)
+	copy(archive, "disk.img")
+	copy(archive[257:], "ustar\x0000")
+	srv := serveImages(t, map[string][]byte{"tiny.qcow2": qcow2, "tiny.raw": raw, "corrupt.qcow2": corrupt, "disk.tar": archive})
+	zeros := "sha256:" + strings.Repeat("0", 64)
+	cases := map[string]struct {
+		source, size string
+		says         []string
+	}{
+		"missing":     {"    http:\n      url: " + srv.base + "/no-such-image.img\n", "64Mi", []string{"404", "no-such-image.img"}},
+		"badsum":      {"    http:\n      url: " + srv.base + "/tiny.qcow2\n      checksum: " + zeros + "\n", "64Mi", []string{"checksum mismatch"}},
+		"toobig":      {"    http:\n      url: " + srv.base + "/tiny.raw\n", "4Mi", []string{"larger than the volume"}},
+		"unsupported": {"    http:\n      url: " + srv.base + "/disk.tar\n", "64Mi", []string{"unsupported format", "tar"}},
+		"corrupt":     {"    http:\n      url: " + srv.base + "/corrupt.qcow2\n", "64Mi", []string{"qemu-img"}},
+	}
+	for name, c := range cases {
+		kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeWith(name, c.source, c.size)))
+	}
+	for name, c := range cases {
+		dv := waitDataVolume(t, ns, name, cdiv1beta1.Failed, 3*time.Minute)
+		var msg string
+		for _, cond := range dv.Status.Conditions {
+			if cond.Type == cdiv1beta1.DataVolumeRunning {
+				msg = cond.Message
+			}
+		}
+		for _, want := range c.says {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: the Running condition says %q; want %q in it", name, msg, want)
+			}
+		}
+		if row := kubectl(t, "-n", ns, "get", "dv", name, "--no-headers"); !strings.Contains(row, "Failed") {
+			t.Errorf("kubectl get dv %s: %q", name, row)
+		}
+	}
+	eventually(t, "no importer Pod left", func() error {
+		pods, err := kube.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app=containerized-data-importer"})
+		if err != nil || len(pods.Items) > 0 {
+			return fmt.Errorf("%d importer Pods (%v)", len(pods.Items), err)
+		}
+		return nil
+	})
 }

@@ -97,6 +97,15 @@ type DataVolumeSourceHTTP struct {
 	// +optional
 	// +listType=atomic
 	ExtraHeaders []string `json:"extraHeaders,omitempty"`
+	// SecretExtraHeaders name Secrets in the DataVolume's namespace whose every value is an extra
+	// HTTP request header, "Name: value", for headers that carry credentials.
+	// +optional
+	// +listType=atomic
+	SecretExtraHeaders []string `json:"secretExtraHeaders,omitempty"`
+	// InsecureSkipVerify skips the verification of an https server's certificate (a Vireo
+	// addition; certConfigMap is the safe way to trust a private CA).
+	// +optional
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
 	// Checksum, when set, is the expected digest of the file exactly as downloaded (before
 	// decompression or format conversion), as "algorithm:hex" with algorithm md5, sha1, sha256
 	// or sha512, such as "sha256:9f86d0...0a08"; the import fails when it does not match.
@@ -143,6 +152,10 @@ const (
 	ImportScheduled DataVolumePhase = "ImportScheduled"
 	// ImportInProgress means the importer is writing the data; see status.progress.
 	ImportInProgress DataVolumePhase = "ImportInProgress"
+	// CloneScheduled means the pod copying the source claim was created but has not started.
+	CloneScheduled DataVolumePhase = "CloneScheduled"
+	// CloneInProgress means the source claim's data is being copied; see status.progress.
+	CloneInProgress DataVolumePhase = "CloneInProgress"
 	// UploadScheduled means the upload server pod was created but is not ready.
 	UploadScheduled DataVolumePhase = "UploadScheduled"
 	// UploadReady means an upload can be sent.

@@ -157,6 +157,11 @@ func (in *DataVolumeSourceHTTP) DeepCopyInto(out *DataVolumeSourceHTTP) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.SecretExtraHeaders != nil {
+		in, out := &in.SecretExtraHeaders, &out.SecretExtraHeaders
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 

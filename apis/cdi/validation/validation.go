@@ -105,6 +105,14 @@ func validateSource(src *cdiv1beta1.DataVolumeSource, fldPath *field.Path) field
 		if src.HTTP.Checksum != "" {
 			errs = append(errs, validateChecksum(src.HTTP.Checksum, fldPath.Child("http", "checksum"))...)
 		}
+		for i, h := range src.HTTP.ExtraHeaders {
+			errs = append(errs, validateHeader(h, fldPath.Child("http", "extraHeaders").Index(i))...)
+		}
+		for i, name := range src.HTTP.SecretExtraHeaders {
+			for _, msg := range validation.IsDNS1123Subdomain(name) {
+				errs = append(errs, field.Invalid(fldPath.Child("http", "secretExtraHeaders").Index(i), name, "a Secret name: "+msg))
+			}
+		}
 	}
 	if src.Registry != nil {
 		set = append(set, "registry")
@@ -133,6 +141,18 @@ func validateSource(src *cdiv1beta1.DataVolumeSource, fldPath *field.Path) field
 			"must specify exactly one source: "+sourceNames))
 	}
 	return errs
+}
+
+// headerName is an HTTP header name (RFC 9110's token).
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// validateHeader checks that h is "Name: value" with a valid name and no line breaks.
+func validateHeader(h string, fldPath *field.Path) field.ErrorList {
+	name, _, found := strings.Cut(h, ":")
+	if !found || !headerName.MatchString(strings.TrimSpace(name)) || strings.ContainsAny(h, "\r\n") {
+		return field.ErrorList{field.Invalid(fldPath, h, `must be an HTTP header line "Name: value", such as "Authorization: Bearer abc"`)}
+	}
+	return nil
 }
 
 // validateChecksum checks that checksum is "algorithm:hex" with a known algorithm and a digest of

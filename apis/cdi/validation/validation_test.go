@@ -272,3 +272,18 @@ func TestDataVolumeUpdate(t *testing.T) {
 	resourced.Spec.Source.HTTP.URL = "https://example.com/other.qcow2"
 	expectErrors(t, ValidateDataVolumeUpdate(resourced, old), fe{forbidden, "spec"})
 }
+
+func TestDataVolumeHTTPHeaders(t *testing.T) {
+	headers := func(extra, secrets []string) func(s *cdiv1beta1.DataVolumeSpec) {
+		return func(s *cdiv1beta1.DataVolumeSpec) {
+			s.Source.HTTP.ExtraHeaders, s.Source.HTTP.SecretExtraHeaders = extra, secrets
+		}
+	}
+	runDVCases(t, []dvCase{
+		{name: "headers and secrets", mutate: headers([]string{"X-Token: abc", "Accept:*/*"}, []string{"creds"})},
+		{name: "no colon", mutate: headers([]string{"X-Token abc"}, nil), want: []fe{{invalid, "spec.source.http.extraHeaders[0]"}}},
+		{name: "bad name", mutate: headers([]string{"ok: 1", "Bad Name: 2"}, nil), want: []fe{{invalid, "spec.source.http.extraHeaders[1]"}}},
+		{name: "line break", mutate: headers([]string{"X-A: 1\r\nX-B: 2"}, nil), want: []fe{{invalid, "spec.source.http.extraHeaders[0]"}}},
+		{name: "secret name", mutate: headers(nil, []string{"Not_A_Name"}), want: []fe{{invalid, "spec.source.http.secretExtraHeaders[0]"}}},
+	})
+}

@@ -116,6 +116,15 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: atomic
+    - name: insecureSkipVerify
+      type:
+        scalar: boolean
+    - name: secretExtraHeaders
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
     - name: secretRef
       type:
         scalar: string

@@ -21,6 +21,12 @@ type DataVolumeSourceHTTPApplyConfiguration struct {
 	CertConfigMap *string `json:"certConfigMap,omitempty"`
 	// ExtraHeaders are extra HTTP request headers, each in the form "Name: value".
 	ExtraHeaders []string `json:"extraHeaders,omitempty"`
+	// SecretExtraHeaders name Secrets in the DataVolume's namespace whose every value is an extra
+	// HTTP request header, "Name: value", for headers that carry credentials.
+	SecretExtraHeaders []string `json:"secretExtraHeaders,omitempty"`
+	// InsecureSkipVerify skips the verification of an https server's certificate (a Vireo
+	// addition; certConfigMap is the safe way to trust a private CA).
+	InsecureSkipVerify *bool `json:"insecureSkipVerify,omitempty"`
 	// Checksum, when set, is the expected digest of the file exactly as downloaded (before
 	// decompression or format conversion), as "algorithm:hex" with algorithm md5, sha1, sha256
 	// or sha512, such as "sha256:9f86d0...0a08"; the import fails when it does not match.
@@ -64,6 +70,24 @@ func (b *DataVolumeSourceHTTPApplyConfiguration) WithExtraHeaders(values ...stri
 	for i := range values {
 		b.ExtraHeaders = append(b.ExtraHeaders, values[i])
 	}
+	return b
+}
+
+// WithSecretExtraHeaders adds the given value to the SecretExtraHeaders field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the SecretExtraHeaders field.
+func (b *DataVolumeSourceHTTPApplyConfiguration) WithSecretExtraHeaders(values ...string) *DataVolumeSourceHTTPApplyConfiguration {
+	for i := range values {
+		b.SecretExtraHeaders = append(b.SecretExtraHeaders, values[i])
+	}
+	return b
+}
+
+// WithInsecureSkipVerify sets the InsecureSkipVerify field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InsecureSkipVerify field is set to the value of the last call.
+func (b *DataVolumeSourceHTTPApplyConfiguration) WithInsecureSkipVerify(value bool) *DataVolumeSourceHTTPApplyConfiguration {
+	b.InsecureSkipVerify = &value
 	return b
 }
 
