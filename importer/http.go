@@ -116,19 +116,29 @@ func (s *HTTPSource) client() (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DisableCompression = true
 	tr.ResponseHeaderTimeout = time.Minute
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: s.InsecureSkipVerify}
-	if len(s.CABundle) > 0 {
+	cfg, err := tlsConfig(s.CABundle)
+	if err != nil {
+		return nil, err
+	}
+	cfg.InsecureSkipVerify = s.InsecureSkipVerify
+	tr.TLSClientConfig = cfg
+	return &http.Client{Transport: tr}, nil
+}
+
+// tlsConfig verifies servers against the system roots plus the PEM certificates of caBundle.
+func tlsConfig(caBundle []byte) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(caBundle) > 0 {
 		pool, err := x509.SystemCertPool()
 		if err != nil {
 			pool = x509.NewCertPool()
 		}
-		if !pool.AppendCertsFromPEM(s.CABundle) {
+		if !pool.AppendCertsFromPEM(caBundle) {
 			return nil, permanentf("the CA bundle holds no PEM certificate")
 		}
 		cfg.RootCAs = pool
 	}
-	tr.TLSClientConfig = cfg
-	return &http.Client{Transport: tr}, nil
+	return cfg, nil
 }
 
 func (s *HTTPSource) retries() int {

@@ -3,8 +3,6 @@ package importer
 import (
 	"archive/tar"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 
 	"io"
@@ -96,16 +94,9 @@ func (s *RegistrySource) options(ctx context.Context) ([]remote.Option, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: 30 * time.Second}).DialContext
 	tr.ResponseHeaderTimeout = time.Minute
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if len(s.CABundle) > 0 {
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(s.CABundle) {
-			return nil, permanentf("the CA bundle holds no PEM certificate")
-		}
-		cfg.RootCAs = pool
+	cfg, err := tlsConfig(s.CABundle)
+	if err != nil {
+		return nil, err
 	}
 	tr.TLSClientConfig = cfg
 	auth := authn.Anonymous

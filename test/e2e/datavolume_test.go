@@ -90,6 +90,16 @@ func (t *throttled) Write(p []byte) (int, error) {
 	return written, nil
 }
 
+// tinyDisk is a file of the test guest's images (disk.qcow2, disk.raw).
+func tinyDisk(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // gzipCompress is data compressed with gzip.
 func gzipCompress(t *testing.T, data []byte) []byte {
 	t.Helper()
@@ -199,14 +209,7 @@ func importerGone(t *testing.T, ns, name string) {
 // Provisioning -> Running.
 func TestDataVolumeImports(t *testing.T) {
 	ns := namespace(t)
-	qcow2, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", "disk.qcow2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", "disk.raw"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	qcow2, raw := tinyDisk(t, "disk.qcow2"), tinyDisk(t, "disk.raw")
 	compressed := xzCompress(t, qcow2)
 	sum := sha256.Sum256(compressed)
 	srv := serveImages(t, map[string][]byte{"tiny.qcow2.xz": compressed})
@@ -267,7 +270,7 @@ spec:
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, vmWithDataVolume("dvvm", srv.base+"/slow/tiny.qcow2.xz")))
 	progress := map[cdiv1beta1.DataVolumeProgress]bool{}
 	sawProvisioning := false
-	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if vm, err := vireo.KubevirtV1().VirtualMachines(ns).Get(ctx, "dvvm", metav1.GetOptions{}); err == nil {
 			sawProvisioning = sawProvisioning || vm.Status.PrintableStatus == v1.VirtualMachineStatusProvisioning
 		}
@@ -351,14 +354,7 @@ spec:
 // than its volume, an unsupported format (a tar archive) and a corrupt qcow2.
 func TestDataVolumeBadSources(t *testing.T) {
 	ns := namespace(t)
-	qcow2, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", "disk.qcow2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join(repo, "_output", "images", "tiny", "disk.raw"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	qcow2, raw := tinyDisk(t, "disk.qcow2"), tinyDisk(t, "disk.raw")
 	corrupt := bytes.Clone(qcow2)
 	for i := 64 << 10; i < len(corrupt); i++ {
 		corrupt[i] = byte(i * 7)
