@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -28,7 +29,8 @@ func (g *progressGauge) set(received, total int64) {
 	}
 	pct := 100.0
 	if total > 0 {
-		pct = float64(received) * 100 / float64(total)
+		// Rounded down, as FormatProgress does: 100.00 only once everything arrived.
+		pct = math.Floor(float64(received)*10000/float64(total)) / 100
 	}
 	g.mu.Lock()
 	g.percent, g.known = min(pct, 100), true

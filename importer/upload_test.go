@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // uploadRun is an ImportUpload running in the background, with a client for its socket.
@@ -44,17 +46,17 @@ func socketClient(sock string) *http.Client {
 // waitSocket waits until the unix socket sock accepts connections.
 func waitSocket(t *testing.T, sock string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		c, err := net.Dial("unix", sock)
 		if err == nil {
 			c.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the upload socket does not accept connections: %v", err)
-		}
-		time.Sleep(5 * time.Millisecond)
+		last = err
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the upload socket does not accept connections: %v", last)
 	}
 }
 
@@ -152,14 +154,12 @@ func (u *uploadRun) upload(t *testing.T, data []byte, from, chunk int) {
 // checkGoroutines waits, boundedly, for the goroutines to be back to at most base.
 func checkGoroutines(t *testing.T, base int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Errorf("%d goroutines left, %d before the upload:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return runtime.NumGoroutine() <= base, nil
+	})
+	if err != nil {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines left, %d before the upload:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
 	}
 }
 
@@ -248,28 +248,30 @@ func TestUploadInterrupted(t *testing.T) {
 	}
 	c.Close()
 	want := int64(first + sent)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	err = wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		code, st := u.get(t)
-		if code == http.StatusOK && st.Received == want {
-			break
+		if code != http.StatusOK || st.Received > want {
+			return false, fmt.Errorf("GET after the interrupted chunk: %d %+v, want received %d", code, st, want)
 		}
-		if code != http.StatusOK || st.Received > want || time.Now().After(deadline) {
-			t.Fatalf("GET after the interrupted chunk: %d %+v, want received %d", code, st, want)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return st.Received == want, nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	// The writer of the interrupted chunk may not have noticed the end yet: 409, same position.
 	next := int(want) + 1<<20
-	for {
+	err = wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		code, st := u.put(t, want, raw[want:next], false, int64(len(raw)))
 		if code == http.StatusOK && st.Received == int64(next) {
-			break
+			return true, nil
 		}
-		if code != http.StatusConflict || st.Received != want || time.Now().After(deadline) {
-			t.Fatalf("PUT resuming at %d: %d %+v", want, code, st)
+		if code != http.StatusConflict || st.Received != want {
+			return false, fmt.Errorf("PUT resuming at %d: %d %+v", want, code, st)
 		}
-		time.Sleep(5 * time.Millisecond)
+		return false, nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	u.upload(t, raw, next, 3<<20)
 	if _, err := u.wait(t); err != nil {
@@ -371,10 +373,11 @@ func TestUploadProtocol(t *testing.T) {
 		first <- code
 	}()
 	pw.Write([]byte("l"))
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if _, st := u.get(t); st.Received == 9 || time.Now().After(deadline) {
-			break
-		}
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		_, st := u.get(t)
+		return st.Received == 9, nil
+	}); err != nil {
+		t.Fatal("the first writer's byte never arrived")
 	}
 	if code, st := u.put(t, 9, []byte("d"), true, -1); code != http.StatusConflict || st.Received != 9 || st.Done {
 		t.Errorf("PUT while another is written: %d %+v, want 409 at 9", code, st)
