@@ -31,6 +31,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	root.AddCommand(newPauseCommand("pause", flags, streams), newPauseCommand("unpause", flags, streams),
 		newSoftRebootCommand(flags, streams), newVersionCommand(flags, streams))
+	root.AddCommand(newImageUploadCommand(flags, streams))
 	return root
 }
 
