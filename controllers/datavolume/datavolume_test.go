@@ -219,3 +219,38 @@ func TestClone(t *testing.T) {
 		t.Errorf("a clone across namespaces: %v", err)
 	}
 }
+
+func TestUpload(t *testing.T) {
+	dv := &cdiv1beta1.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: "up", Namespace: "ns", UID: "u"}, Spec: cdiv1beta1.DataVolumeSpec{
+		Source:  &cdiv1beta1.DataVolumeSource{Upload: &cdiv1beta1.DataVolumeSourceUpload{}},
+		Storage: &cdiv1beta1.StorageSpec{Resources: requests("1Gi")},
+	}}
+	claim, _ := Claim(dv, DefaultFilesystemOverhead, resource.Quantity{})
+	if _, err := ImporterPod(dv, claim, 1<<30, ImporterOptions{}); err == nil {
+		t.Error("an upload Pod without the nodes' run directory")
+	}
+	pod, err := ImporterPod(dv, claim, 1<<30, ImporterOptions{RunDir: "/var/run/vireo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pod.Spec.Containers[0]
+	if !slices.Contains(c.Args, "--source=upload") || !slices.Contains(c.Args, "--upload-socket="+uploadDir+"/"+UploadSocket) {
+		t.Errorf("upload args %q", c.Args)
+	}
+	var mount *corev1.VolumeMount
+	for i := range c.VolumeMounts {
+		if c.VolumeMounts[i].Name == "upload" {
+			mount = &c.VolumeMounts[i]
+		}
+	}
+	if mount == nil || mount.SubPathExpr != "pods/$(POD_UID)" || len(c.Env) != 1 || c.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.uid" {
+		t.Errorf("the upload Pod must see only its own directory: mount %+v env %+v", mount, c.Env)
+	}
+	running := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	if st := nextStatus(dv, observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, running)}, metav1.Now()); st.Phase != cdiv1beta1.UploadReady {
+		t.Errorf("a running upload Pod: %s, want UploadReady", st.Phase)
+	}
+	if st := nextStatus(dv, observation{claim: boundClaim(), pod: &corev1.Pod{}}, metav1.Now()); st.Phase != cdiv1beta1.UploadScheduled {
+		t.Errorf("an upload Pod not running yet: %s, want UploadScheduled", st.Phase)
+	}
+}

@@ -23,6 +23,8 @@ const (
 	dataDir, scratchDir, secretDir, caDir = "/data", "/scratch", "/var/run/vireo/source-secret", "/var/run/vireo/source-ca"
 	// sourceDir is where a clone's source claim is mounted, read-only.
 	sourceDir = "/source"
+	// uploadDir is where an upload Pod sees its directory under the node's run directory.
+	uploadDir = "/var/run/vireo-upload"
 	// headersDir holds the Secrets of secretExtraHeaders, one directory each.
 	headersDir = "/var/run/vireo/source-headers"
 )
@@ -35,6 +37,9 @@ type ImporterOptions struct {
 	FilesystemOverhead float64
 	// InsecureRegistries are registries (host[:port]) that registry sources reach over plain HTTP.
 	InsecureRegistries []string
+	// RunDir is the nodes' run directory (the node agent's): an upload Pod serves its socket in
+	// its own directory there, pods/<pod uid>, through which the node agent relays uploads.
+	RunDir string
 }
 
 // ImporterPodName is the name of dv's importer Pod.
@@ -89,6 +94,8 @@ func ImporterPod(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim,
 		}
 	case src.Registry != nil && src.Registry.SecretRef != nil:
 		addSourceVolumes(&pod.Spec, *src.Registry.SecretRef, "")
+	case src.Upload != nil:
+		addUploadDir(&pod.Spec, o.RunDir)
 	case src.PVC != nil:
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "source", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.PVC.Name, ReadOnly: true}}})
@@ -150,12 +157,31 @@ func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim
 			return nil, fmt.Errorf("DataVolume %s/%s: cloning a claim of another namespace (%s) is not supported yet; clone within the namespace", dv.Namespace, dv.Name, ns)
 		}
 		args = append(args, "--source=file", "--path="+sourceDir+"/"+importer.DiskName)
+	case src.Upload != nil:
+		if o.RunDir == "" {
+			return nil, fmt.Errorf("DataVolume %s/%s: uploads need the nodes' run directory (vireo-controller --node-run-dir)", dv.Namespace, dv.Name)
+		}
+		args = append(args, "--source=upload", "--upload-socket="+uploadDir+"/"+UploadSocket)
 	case src.Blank != nil:
 		args = append(args, "--source=blank")
 	default:
 		return nil, fmt.Errorf("DataVolume %s/%s: this source is not imported by vireo-importer yet", dv.Namespace, dv.Name)
 	}
 	return args, nil
+}
+
+// UploadSocket is the upload Pod's socket in its directory under the node's run directory.
+const UploadSocket = "upload.sock"
+
+// addUploadDir mounts the Pod's own directory of the node's run directory, pods/<pod uid>,
+// and nothing else of it (subPathExpr with the Pod's UID from the downward API).
+func addUploadDir(spec *corev1.PodSpec, runDir string) {
+	dirType := corev1.HostPathDirectoryOrCreate
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "upload", VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: runDir, Type: &dirType}}})
+	c := &spec.Containers[0]
+	c.Env = append(c.Env, corev1.EnvVar{Name: "POD_UID", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.uid"}}})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "upload", MountPath: uploadDir, SubPathExpr: "pods/$(POD_UID)"})
 }
 
 // addSourceVolumes mounts the source's credentials Secret and CA ConfigMap read-only.

@@ -65,7 +65,7 @@ func nextStatus(dv *cdiv1beta1.DataVolume, obs observation, now metav1.Time) cdi
 	}
 	// Once bound or waiting for its first consumer, the importer Pod tells the rest.
 	if obs.pod != nil && (st.Phase == cdiv1beta1.PVCBound || st.Phase == cdiv1beta1.WaitForFirstConsumer) {
-		importStatus(&st, obs.pod, dv.Spec.Source != nil && dv.Spec.Source.PVC != nil, obs.progress, now)
+		importStatus(&st, obs.pod, kindOf(dv), obs.progress, now)
 	}
 	if st.Phase != cdiv1beta1.Succeeded {
 		ready := "TransferRunning"
@@ -80,9 +80,29 @@ func nextStatus(dv *cdiv1beta1.DataVolume, obs observation, now metav1.Time) cdi
 	return st
 }
 
-// importStatus reads the importer Pod into the status: phase (CDI's Clone phases for a clone),
+// sourceKind is what the importer Pod does: import, clone or receive an upload (CDI names the
+// phases after it).
+type sourceKind int
+
+const (
+	sourceImport sourceKind = iota
+	sourceClone
+	sourceUpload
+)
+
+func kindOf(dv *cdiv1beta1.DataVolume) sourceKind {
+	switch src := dv.Spec.Source; {
+	case src != nil && src.PVC != nil:
+		return sourceClone
+	case src != nil && src.Upload != nil:
+		return sourceUpload
+	}
+	return sourceImport
+}
+
+// importStatus reads the importer Pod into the status: phase (CDI's Clone and Upload phases),
 // progress, restarts, Running.
-func importStatus(st *cdiv1beta1.DataVolumeStatus, pod *corev1.Pod, isClone bool, progress cdiv1beta1.DataVolumeProgress, now metav1.Time) {
+func importStatus(st *cdiv1beta1.DataVolumeStatus, pod *corev1.Pod, source sourceKind, progress cdiv1beta1.DataVolumeProgress, now metav1.Time) {
 	var cs *corev1.ContainerStatus
 	if len(pod.Status.ContainerStatuses) > 0 {
 		cs = &pod.Status.ContainerStatuses[0]
@@ -92,8 +112,11 @@ func importStatus(st *cdiv1beta1.DataVolumeStatus, pod *corev1.Pod, isClone bool
 		st.Progress = progress
 	}
 	scheduled, inProgress := cdiv1beta1.ImportScheduled, cdiv1beta1.ImportInProgress
-	if isClone {
+	switch source {
+	case sourceClone:
 		scheduled, inProgress = cdiv1beta1.CloneScheduled, cdiv1beta1.CloneInProgress
+	case sourceUpload:
+		scheduled, inProgress = cdiv1beta1.UploadScheduled, cdiv1beta1.UploadReady
 	}
 	st.Phase = scheduled
 	switch failed := permanentFailure(cs); {

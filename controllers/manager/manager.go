@@ -133,7 +133,9 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
-	dvController, err := newDataVolumeController(kube, vireo, vf, o.Importer)
+	importer := o.Importer
+	importer.RunDir = o.Launcher.RunDir
+	dvController, err := newDataVolumeController(kube, vireo, vf, importer)
 	if err != nil {
 		return err
 	}

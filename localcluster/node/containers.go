@@ -58,7 +58,7 @@ func (w *podWorker) containerSpec(ctx context.Context, c *corev1.Container, atte
 	if err != nil {
 		return container.Spec{}, err
 	}
-	mounts, err := w.mounts(ctx, c)
+	mounts, err := w.mounts(ctx, c, lookup)
 	if err != nil {
 		return container.Spec{}, err
 	}

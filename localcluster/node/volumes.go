@@ -282,8 +282,9 @@ func (w *podWorker) pvcPath(ctx context.Context, ns, claim string) (string, erro
 	return "", fmt.Errorf("persistentvolume %q is neither hostPath nor local; vireo-local nodes mount only those", pv.Name)
 }
 
-// mounts are container c's volume mounts as bind mounts from the materialised volumes.
-func (w *podWorker) mounts(ctx context.Context, c *corev1.Container) ([]container.Mount, error) {
+// mounts are container c's volume mounts as bind mounts from the materialised volumes; a
+// subPathExpr is expanded with the container's environment (lookup), as a kubelet does.
+func (w *podWorker) mounts(ctx context.Context, c *corev1.Container, lookup func(string) (string, bool)) ([]container.Mount, error) {
 	pod := w.snapshot()
 	volumes := map[string]corev1.Volume{}
 	for _, v := range pod.Spec.Volumes {
@@ -312,10 +313,17 @@ func (w *podWorker) mounts(ctx context.Context, c *corev1.Container) ([]containe
 		case v.EmptyDir == nil:
 			readOnly = true // secret, configMap, downwardAPI and projected files
 		}
-		if m.SubPath != "" {
-			sub := filepath.Clean(m.SubPath)
+		subPath := m.SubPath
+		if m.SubPathExpr != "" {
+			if subPath != "" {
+				return nil, configError("container %q volume mount %q: subPath and subPathExpr are mutually exclusive", c.Name, m.Name)
+			}
+			subPath = Expand(m.SubPathExpr, lookup)
+		}
+		if subPath != "" {
+			sub := filepath.Clean(subPath)
 			if filepath.IsAbs(sub) || sub == ".." || strings.HasPrefix(sub, "../") {
-				return nil, configError("container %q volume mount %q: subPath %q must be a relative path inside the volume", c.Name, m.Name, m.SubPath)
+				return nil, configError("container %q volume mount %q: subPath %q must be a relative path inside the volume", c.Name, m.Name, subPath)
 			}
 			if beneath == "" {
 				beneath = src
