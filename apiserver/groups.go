@@ -17,6 +17,7 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/registry/datavolume"
+	"github.com/vireo-dev/vireo/registry/dvupload"
 	"github.com/vireo-dev/vireo/registry/migration"
 	"github.com/vireo-dev/vireo/registry/nodeagent"
 	"github.com/vireo-dev/vireo/registry/storeutil"
@@ -47,7 +48,8 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	for _, action := range vmiaction.Names {
 		connecters["virtualmachineinstances/"+action] = vmiaction.New(action, vmis, agents)
 	}
-	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource()); err != nil {
+	clones := datavolume.CloneSources{Authorizer: authz}
+	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource(clones)); err != nil {
 		return err
 	}
 	vms, vmsStatus := kubevirtStorage["virtualmachines"].(*storeutil.REST), kubevirtStorage["virtualmachines/status"].(*storeutil.StatusREST)
@@ -68,9 +70,11 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	cdi := genericapiserver.NewDefaultAPIGroupInfo(cdiv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
 	cdi.NegotiatedSerializer = servingSerializer(codecs)
 	cdiStorage := map[string]rest.Storage{}
-	if _, err := addStores(cdiStorage, "datavolumes", scheme, getter, datavolume.Resource()); err != nil {
+	dvs, err := addStores(cdiStorage, "datavolumes", scheme, getter, datavolume.Resource(clones))
+	if err != nil {
 		return err
 	}
+	cdiStorage["datavolumes/upload"] = dvupload.New(dvs, agents)
 	cdi.VersionedResourcesStorageMap[cdiv1beta1.SchemeGroupVersion.Version] = cdiStorage
 
 	if err := gs.InstallAPIGroups(&kubevirt, &cdi); err != nil {

@@ -13,30 +13,15 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/vireo-dev/vireo/importer/uploadapi"
 )
 
-// The upload protocol, served by the importer of a DataVolume with an upload source on a unix
-// socket; the client's requests reach it relayed from the DataVolume's upload subresource.
-//
-//   - GET UploadPath answers 200 with an UploadStatus.
-//   - PUT UploadPath?offset=N with the next chunk as the body (and, on any chunk, the header
-//     UploadSizeHeader: the image's total size, for the progress) appends the chunk when N is
-//     the number of bytes received so far and answers 200 with the UploadStatus; a wrong offset,
-//     a chunk after the final one or a second PUT while one is being written answers 409 with
-//     the UploadStatus, so that the client resumes from Received. A body that ends early
-//     advances Received by what was copied. With final=true the chunk (possibly empty) is the
-//     last: the image ends there, and Done is set at once (the conversion may still run).
-//   - Once the import has failed, every request answers 422 with the UploadStatus, whose Error
-//     is the failure's message.
-const (
-	// UploadPath is the path the upload protocol is served at.
-	UploadPath = "/upload"
-	// UploadSizeHeader carries the image's total size in bytes on a PUT, for the progress.
-	UploadSizeHeader = "X-Upload-Size"
-	// DefaultUploadFailureGrace is how long the importer keeps answering after a failed import
-	// when nobody has asked for the failure yet.
-	DefaultUploadFailureGrace = 30 * time.Second
-)
+// DefaultUploadFailureGrace is how long the importer keeps answering after a failed import
+// when nobody has asked for the failure yet. (The upload protocol, package uploadapi, is
+// served by the importer of a DataVolume with an upload source on a unix socket; the client's
+// requests reach it relayed from the DataVolume's upload subresource.)
+const DefaultUploadFailureGrace = 30 * time.Second
 
 // uploadBuffer is the most the importer holds of a chunk: the rest waits in the connection
 // until the import has taken the part before (back-pressure).
@@ -54,17 +39,6 @@ const (
 	uploadDrainTimeout = 10 * time.Second
 )
 
-// UploadStatus is the body of every answer of the upload protocol.
-type UploadStatus struct {
-	// Received is the number of bytes accepted so far: the offset of the next chunk.
-	Received int64 `json:"received"`
-	// Done is set once the final chunk has been accepted.
-	Done bool `json:"done"`
-	// Error is the import's failure, once it has failed (or what was wrong with a request
-	// answered 400).
-	Error string `json:"error,omitempty"`
-}
-
 // errPipelineClosed: the import stopped reading the uploaded bytes (it failed or was stopped).
 var errPipelineClosed = errors.New("the import stopped reading the upload")
 
@@ -79,7 +53,7 @@ type UploadSource struct {
 	// answer with the failure; 0 means DefaultUploadFailureGrace.
 	FailureGrace time.Duration
 	// Progress, if set, is called with the bytes received so far and the total the client
-	// announced in UploadSizeHeader (-1 before it did), as they are received.
+	// announced in uploadapi.SizeHeader (-1 before it did), as they are received.
 	Progress func(received, total int64)
 
 	pr *io.PipeReader
@@ -169,17 +143,17 @@ func (s *UploadSource) finish(err error) {
 }
 
 // status returns the protocol's view of the state; the caller holds s.mu.
-func (s *UploadSource) status() UploadStatus {
-	st := UploadStatus{Received: s.received, Done: s.done}
+func (s *UploadSource) status() uploadapi.Status {
+	st := uploadapi.Status{Received: s.received, Done: s.done}
 	if s.result != nil {
 		st.Error = s.result.Error()
 	}
 	return st
 }
 
-// ServeHTTP serves the upload protocol at UploadPath.
+// ServeHTTP serves the upload protocol at uploadapi.Path.
 func (s *UploadSource) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != UploadPath {
+	if r.URL.Path != uploadapi.Path {
 		http.NotFound(w, r)
 		return
 	}
@@ -197,7 +171,7 @@ func (s *UploadSource) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.put(w, r)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, PUT")
-		s.replyError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed at %s: GET the position or PUT a chunk", r.Method, UploadPath))
+		s.replyError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed at %s: GET the position or PUT a chunk", r.Method, uploadapi.Path))
 	}
 }
 
@@ -208,30 +182,30 @@ type chunk struct {
 	total  int64 // -1 when not announced
 }
 
-// parseChunk reads a PUT's offset, final and UploadSizeHeader.
+// parseChunk reads a PUT's offset, final and uploadapi.SizeHeader.
 func parseChunk(r *http.Request) (chunk, error) {
 	c := chunk{total: -1}
 	q := r.URL.Query()
-	off := q.Get("offset")
+	off := q.Get(uploadapi.OffsetParam)
 	if off == "" {
-		return c, fmt.Errorf("a PUT needs the query parameter offset, the position of the chunk (GET %s tells the bytes received)", UploadPath)
+		return c, fmt.Errorf("a PUT needs the query parameter offset, the position of the chunk (GET %s tells the bytes received)", uploadapi.Path)
 	}
 	var err error
 	if c.offset, err = strconv.ParseInt(off, 10, 64); err != nil || c.offset < 0 {
 		return c, fmt.Errorf("offset %q is not a byte position", off)
 	}
-	if f := q.Get("final"); f != "" {
+	if f := q.Get(uploadapi.FinalParam); f != "" {
 		if c.final, err = strconv.ParseBool(f); err != nil {
 			return c, fmt.Errorf("final %q is neither true nor false", f)
 		}
 	}
-	if h := r.Header.Get(UploadSizeHeader); h != "" {
+	if h := r.Header.Get(uploadapi.SizeHeader); h != "" {
 		if c.total, err = strconv.ParseInt(h, 10, 64); err != nil || c.total < 0 {
-			return c, fmt.Errorf("%s %q is not a size in bytes", UploadSizeHeader, h)
+			return c, fmt.Errorf("%s %q is not a size in bytes", uploadapi.SizeHeader, h)
 		}
 	}
 	if c.total >= 0 && r.ContentLength > 0 && c.offset+r.ContentLength > c.total {
-		return c, fmt.Errorf("the chunk of %d bytes at offset %d ends past the image's %s of %d bytes", r.ContentLength, c.offset, UploadSizeHeader, c.total)
+		return c, fmt.Errorf("the chunk of %d bytes at offset %d ends past the image's %s of %d bytes", r.ContentLength, c.offset, uploadapi.SizeHeader, c.total)
 	}
 	return c, nil
 }
@@ -263,7 +237,7 @@ func (s *UploadSource) put(w http.ResponseWriter, r *http.Request) {
 
 // endChunk records the end of a chunk's copy and returns the answer: 409 for a body that
 // ended early or a final chunk short of the announced size (the client resumes), else 200.
-func (s *UploadSource) endChunk(c chunk, copied int64, err error) (int, UploadStatus) {
+func (s *UploadSource) endChunk(c chunk, copied int64, err error) (int, uploadapi.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.writing = false
@@ -283,7 +257,7 @@ func (s *UploadSource) endChunk(c chunk, copied int64, err error) (int, UploadSt
 }
 
 // startChunk accepts a chunk for writing, or says how to refuse it.
-func (s *UploadSource) startChunk(c chunk) (int, UploadStatus, bool) {
+func (s *UploadSource) startChunk(c chunk) (int, uploadapi.Status, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.status()
@@ -294,7 +268,7 @@ func (s *UploadSource) startChunk(c chunk) (int, UploadStatus, bool) {
 		klog.InfoS("Upload chunk refused", "offset", c.offset, "received", s.received, "done", s.done, "writing", s.writing)
 		return http.StatusConflict, st, false
 	case c.total >= 0 && s.total >= 0 && c.total != s.total:
-		st.Error = fmt.Sprintf("%s %d differs from the %d announced before", UploadSizeHeader, c.total, s.total)
+		st.Error = fmt.Sprintf("%s %d differs from the %d announced before", uploadapi.SizeHeader, c.total, s.total)
 		return http.StatusBadRequest, st, false
 	}
 	if c.total >= 0 && s.total < 0 {
@@ -370,7 +344,7 @@ func (s *UploadSource) replyError(w http.ResponseWriter, r *http.Request, code i
 }
 
 // reply writes st as JSON with code; a 422 counts as the failure's answer.
-func (s *UploadSource) reply(w http.ResponseWriter, code int, st UploadStatus) {
+func (s *UploadSource) reply(w http.ResponseWriter, code int, st uploadapi.Status) {
 	body, _ := json.Marshal(st)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -35,6 +36,9 @@ func ImportUpload(ctx context.Context, o Options) (Result, error) {
 	if err := s.Validate(); err != nil {
 		return Result{}, err
 	}
+	if err := waitForOwnDir(ctx, filepath.Dir(s.Socket), uploadDirTimeout); err != nil {
+		return Result{}, err
+	}
 	l, err := listenUploadSocket(s.Socket)
 	if err != nil {
 		return Result{}, err
@@ -57,6 +61,34 @@ func ImportUpload(ctx context.Context, o Options) (Result, error) {
 	cancel()
 	<-served
 	return res, err
+}
+
+// uploadDirTimeout bounds the wait for the node agent to hand the upload Pod its directory.
+const uploadDirTimeout = 2 * time.Minute
+
+// waitForOwnDir waits until dir is a directory of this process's user: on a node, the upload
+// socket's directory is the Pod's own directory under the node's run directory, which the node
+// agent gives to the importer's user once it sees the Pod (the kubelet may create it first, as
+// root). A transient failure when it does not happen in time: the Pod restarts and waits again.
+func waitForOwnDir(ctx context.Context, dir string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		fi, err := os.Lstat(dir)
+		if err == nil && !fi.IsDir() {
+			return permanentf("the upload directory %s is not a directory (%s)", dir, describeMode(fi.Mode()))
+		}
+		if err == nil && int(fi.Sys().(*syscall.Stat_t).Uid) == os.Getuid() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the upload directory %s did not become this user's (uid %d) within %s: is vireo-nodeagent running on this node?", dir, os.Getuid(), timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // awaitAnswer waits until a request was answered with the failure, the grace has passed or ctx

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/vireo-dev/vireo/importer/uploadapi"
 )
 
 // uploadRun is an ImportUpload running in the background, with a client for its socket.
@@ -93,9 +95,9 @@ func (u *uploadRun) wait(t *testing.T) (Result, error) {
 }
 
 // do sends a request to the upload socket and decodes the answer.
-func (u *uploadRun) do(t *testing.T, method, query string, body io.Reader, header http.Header) (int, UploadStatus) {
+func (u *uploadRun) do(t *testing.T, method, query string, body io.Reader, header http.Header) (int, uploadapi.Status) {
 	t.Helper()
-	req, err := http.NewRequest(method, u.base+UploadPath+query, body)
+	req, err := http.NewRequest(method, u.base+uploadapi.Path+query, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,21 +110,21 @@ func (u *uploadRun) do(t *testing.T, method, query string, body io.Reader, heade
 		t.Fatalf("%s %s: %v", method, query, err)
 	}
 	defer resp.Body.Close()
-	var st UploadStatus
+	var st uploadapi.Status
 	raw, _ := io.ReadAll(resp.Body)
 	if err := json.Unmarshal(raw, &st); err != nil {
-		t.Fatalf("%s %s: %s: the answer %q is not an UploadStatus: %v", method, query, resp.Status, raw, err)
+		t.Fatalf("%s %s: %s: the answer %q is not an uploadapi.Status: %v", method, query, resp.Status, raw, err)
 	}
 	return resp.StatusCode, st
 }
 
-func (u *uploadRun) get(t *testing.T) (int, UploadStatus) {
+func (u *uploadRun) get(t *testing.T) (int, uploadapi.Status) {
 	t.Helper()
 	return u.do(t, http.MethodGet, "", nil, nil)
 }
 
-// put sends data as the chunk at offset; total >= 0 is sent in UploadSizeHeader.
-func (u *uploadRun) put(t *testing.T, offset int64, data []byte, final bool, total int64) (int, UploadStatus) {
+// put sends data as the chunk at offset; total >= 0 is sent in uploadapi.SizeHeader.
+func (u *uploadRun) put(t *testing.T, offset int64, data []byte, final bool, total int64) (int, uploadapi.Status) {
 	t.Helper()
 	q := "?offset=" + strconv.FormatInt(offset, 10)
 	if final {
@@ -130,7 +132,7 @@ func (u *uploadRun) put(t *testing.T, offset int64, data []byte, final bool, tot
 	}
 	h := http.Header{}
 	if total >= 0 {
-		h.Set(UploadSizeHeader, strconv.FormatInt(total, 10))
+		h.Set(uploadapi.SizeHeader, strconv.FormatInt(total, 10))
 	}
 	return u.do(t, http.MethodPut, q, bytes.NewReader(data), h)
 }
@@ -175,7 +177,7 @@ func TestUploadRaw(t *testing.T) {
 		progress = append(progress, [2]int64{received, total})
 		mu.Unlock()
 	}
-	if code, st := u.get(t); code != http.StatusOK || st != (UploadStatus{}) {
+	if code, st := u.get(t); code != http.StatusOK || st != (uploadapi.Status{}) {
 		t.Fatalf("GET before the upload: %d %+v", code, st)
 	}
 	chunk := 3 << 20
@@ -242,7 +244,7 @@ func TestUploadInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(c, "PUT %s?offset=%d HTTP/1.1\r\nHost: upload\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", UploadPath, first, 2<<20)
+	fmt.Fprintf(c, "PUT %s?offset=%d HTTP/1.1\r\nHost: upload\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", uploadapi.Path, first, 2<<20)
 	if _, err := c.Write(raw[first : first+sent]); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +297,7 @@ func TestUploadTooLarge(t *testing.T) {
 				total = int64(len(big))
 			}
 			var code int
-			var st UploadStatus
+			var st uploadapi.Status
 			for off := 0; off < len(big); off += 4 << 20 {
 				if code, st = u.put(t, int64(off), big[off:off+4<<20], false, total); code != http.StatusOK {
 					break
@@ -396,7 +398,7 @@ func TestUploadProtocol(t *testing.T) {
 		t.Errorf("PUT after the end: %d %+v, want 409", code, st)
 	}
 	src.finish(fmt.Errorf("boom"))
-	if code, st := u.get(t); code != http.StatusUnprocessableEntity || st != (UploadStatus{Received: 10, Done: true, Error: "boom"}) {
+	if code, st := u.get(t); code != http.StatusUnprocessableEntity || st != (uploadapi.Status{Received: 10, Done: true, Error: "boom"}) {
 		t.Errorf("GET after the failure: %d %+v", code, st)
 	}
 	select {

@@ -1,11 +1,13 @@
 // Package nodeagent is vireo-nodeagent, the per-node agent. It watches the VMIs scheduled to its
-// node (field selector status.nodeName) and the launcher Pods on it, gives each launcher Pod a
-// directory under the node's run directory, connects to each launcher's command socket there,
-// hands it its VMI (with containerDisks and kernelBoot files pulled into the node's image cache), follows its domain
-// events, and reports the VMI's status: Running with interfaces and conditions, then Succeeded
-// or Failed. It shuts guests down when their VMI is deleted (ACPI, then destroy after the grace
-// period, a deadline kept on disk across restarts), and serves vireo-apiserver over mutual TLS: console and VNC
-// streams, screenshots, and the VMI actions pause, unpause and softreboot.
+// node (field selector status.nodeName) and the launcher and upload Pods on it, gives each
+// such Pod a directory under the node's run directory, connects to each launcher's command
+// socket there, hands it its VMI (with containerDisks and kernelBoot files pulled into the
+// node's image cache), follows its domain events, and reports the VMI's status: Running with
+// interfaces and conditions, then Succeeded or Failed. It shuts guests down when their VMI is
+// deleted (ACPI, then destroy after the grace period, a deadline kept on disk across
+// restarts), and serves vireo-apiserver over mutual TLS: console and VNC streams,
+// screenshots, the VMI actions pause, unpause and softreboot, and the relay of DataVolume
+// uploads to their upload Pod's socket.
 package nodeagent
 
 import (
@@ -136,7 +138,7 @@ func Run(ctx context.Context, o *Options) error {
 	}))
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute, kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
-		lo.LabelSelector = v1.AppLabel + "=" + v1.LauncherApp
+		lo.LabelSelector = v1.AppLabel + " in (" + v1.LauncherApp + "," + v1.UploadApp + ")"
 	}))
 	a := &Agent{opts: o, client: vireo, kube: kube, dirs: dirs, images: newImageCache(o.ImageCacheDir, o.InsecureRegistries),
 		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}, streams: newStreams(o.StreamPing)}
@@ -168,6 +170,7 @@ func Run(ctx context.Context, o *Options) error {
 	srv, err := newServer(o, func(mux *http.ServeMux) {
 		a.registerStreams(mux)
 		a.registerActions(mux)
+		a.registerUploads(mux)
 	})
 	if err != nil {
 		return err
@@ -197,7 +200,8 @@ func seedCapabilities(o *Options) {
 	klog.InfoS("Seeded QEMU capabilities for launchers", "files", n, "dir", o.CapabilitiesDir)
 }
 
-// podChanged prepares a launcher Pod's directory and requeues its VMI.
+// podChanged prepares the directory of a launcher or upload Pod (both run as uid 107) and
+// requeues a launcher's VMI.
 func (a *Agent) podChanged(obj any) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {

@@ -19,6 +19,7 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	cdiclient "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/cdi/v1beta1"
+	"github.com/vireo-dev/vireo/importer/uploadclient"
 )
 
 // imageUploadOptions are image-upload's flags and the timings tests shorten.
@@ -35,7 +36,7 @@ type imageUploadOptions struct {
 	// processing bounds the wait for the DataVolume to succeed once the upload is complete
 	// (qemu-img may still be converting the image).
 	processing time.Duration
-	transfer   transferOptions
+	transfer   uploadclient.Options
 
 	storage resource.Quantity // --size, parsed
 }
@@ -46,7 +47,7 @@ type imageUploadOptions struct {
 // resuming after lost connections, and waits for the import to succeed.
 func newImageUploadCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	return imageUploadCommand(flags, streams, &imageUploadOptions{
-		chunkSize: "8Mi", waitSecs: 300, poll: time.Second, processing: 24 * time.Hour, transfer: defaultTransferOptions(),
+		chunkSize: "32Mi", waitSecs: 300, poll: time.Second, processing: 24 * time.Hour, transfer: uploadclient.DefaultOptions(),
 	})
 }
 
@@ -58,7 +59,7 @@ func imageUploadCommand(flags *genericclioptions.ConfigFlags, streams genericioo
 zstd-compressed) into a DataVolume through kube-apiserver.
 
 Without --no-create the DataVolume is created with an upload source and --size. The file is sent
-in chunks of --chunk-size; after a lost connection the upload resumes where the importer says it
+in chunks of at most --chunk-size, each sized to take about 10 s at the rate measured; after a lost connection the upload resumes where the importer says it
 stopped, and running the command again with --no-create resumes an interrupted upload as long as
 the DataVolume's importer is still waiting for it.`,
 		Example: `  vireoctl image-upload dv fedora --image-path Fedora.qcow2 --size 10Gi
@@ -85,7 +86,7 @@ the DataVolume's importer is still waiting for it.`,
 			u := &imageUpload{
 				o: o, namespace: t.namespace, name: args[1], streams: streams,
 				dvs: cs.CdiV1beta1().DataVolumes(t.namespace),
-				api: &restUploader{client: client, path: uploadPath(t.namespace, args[1])},
+				api: &uploadclient.HTTP{Client: client.Client, URL: client.Get().AbsPath(uploadPath(t.namespace, args[1])).URL().String()},
 			}
 			if f, ok := streams.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				u.terminal = true
@@ -99,7 +100,7 @@ the DataVolume's importer is still waiting for it.`,
 	fs.BoolVar(&o.noCreate, "no-create", o.noCreate, "Upload into an existing DataVolume with an upload source instead of creating it (also resumes an interrupted upload).")
 	fs.StringVar(&o.storageClass, "storage-class", o.storageClass, "The storage class of the DataVolume to create (default: the cluster's).")
 	fs.StringVar(&o.accessMode, "access-mode", o.accessMode, "The access mode of the DataVolume to create: ReadWriteOnce, ReadWriteMany, ReadOnlyMany or ReadWriteOncePod (default: the storage class's).")
-	fs.StringVar(&o.chunkSize, "chunk-size", o.chunkSize, "The most bytes sent in one request, such as 8Mi; a lost connection resends at most this much.")
+	fs.StringVar(&o.chunkSize, "chunk-size", o.chunkSize, "The most bytes sent in one request, such as 8Mi; a lost connection resends at most this much. Chunks are sized to take about 10 s at the rate measured, well under kube-apiserver's 60 s limit.")
 	fs.IntVar(&o.waitSecs, "wait-secs", o.waitSecs, "Seconds to wait for the DataVolume to be ready for the upload.")
 	return cmd
 }
@@ -146,7 +147,7 @@ func (o *imageUploadOptions) validate() error {
 	if err != nil || q.Sign() <= 0 || q.Value() > 1<<30 {
 		return fmt.Errorf("--chunk-size %q is not a quantity between 1 and 1Gi, such as 8Mi", o.chunkSize)
 	}
-	o.transfer.chunkSize = q.Value()
+	o.transfer.ChunkSize = q.Value()
 	if o.waitSecs <= 0 {
 		return fmt.Errorf("--wait-secs %d is not a positive number of seconds", o.waitSecs)
 	}
@@ -169,7 +170,7 @@ type imageUpload struct {
 	streams         genericiooptions.IOStreams
 	terminal        bool // streams.ErrOut is a terminal
 	dvs             cdiclient.DataVolumeInterface
-	api             uploadAPI
+	api             uploadclient.API
 }
 
 // run uploads the file into the DataVolume.
@@ -189,8 +190,11 @@ func (u *imageUpload) run(ctx context.Context) error {
 	}
 	p := newProgressPrinter(u.streams.ErrOut, u.terminal, size)
 	start := time.Now()
-	err = transfer(ctx, u.api, f, size, u.o.transfer, p.update)
+	err = uploadclient.Transfer(ctx, u.api, f, size, u.o.transfer, p.update)
 	p.finish()
+	if err != nil && !errors.Is(err, uploadclient.ErrFailed) && ctx.Err() == nil {
+		return fmt.Errorf("uploading %s into DataVolume %s/%s: %w; run image-upload again with --no-create to resume", u.o.imagePath, u.namespace, u.name, err)
+	}
 	if err != nil {
 		return fmt.Errorf("uploading %s into DataVolume %s/%s: %w", u.o.imagePath, u.namespace, u.name, err)
 	}
@@ -206,6 +210,11 @@ func (u *imageUpload) run(ctx context.Context) error {
 	fmt.Fprintf(u.streams.Out, "Uploaded %s (%s) into DataVolume %s/%s in %s%s; the DataVolume has succeeded\n",
 		u.o.imagePath, formatBytes(size), u.namespace, u.name, elapsed.Round(time.Millisecond), rate)
 	return nil
+}
+
+// uploadPath is the upload subresource of the DataVolume namespace/name.
+func uploadPath(namespace, name string) string {
+	return fmt.Sprintf("/apis/cdi.kubevirt.io/v1beta1/namespaces/%s/datavolumes/%s/upload", namespace, name)
 }
 
 // openImage opens the image file, which must be a regular file, and returns its size.

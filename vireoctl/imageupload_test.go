@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	"github.com/vireo-dev/vireo/importer/uploadapi"
+	"github.com/vireo-dev/vireo/importer/uploadclient"
 )
 
 const dvPath = "/apis/cdi.kubevirt.io/v1beta1/namespaces/ns/datavolumes"
@@ -124,7 +126,7 @@ func (f *fakeCluster) reply(w http.ResponseWriter, code int, msg string) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(uploadStatus{Received: int64(len(f.data)), Done: f.done, Error: msg})
+	json.NewEncoder(w).Encode(uploadapi.Status{Received: int64(len(f.data)), Done: f.done, Error: msg})
 }
 
 // put takes a chunk; the caller holds f.mu.
@@ -136,9 +138,9 @@ func (f *fakeCluster) put(w http.ResponseWriter, r *http.Request) {
 		entry += "!"
 	}
 	f.puts = append(f.puts, entry)
-	if err != nil || r.Header.Get("Content-Type") != "application/octet-stream" || r.Header.Get(uploadSizeHeader) == "" || r.ContentLength < 0 {
+	if err != nil || r.Header.Get("Content-Type") != "application/octet-stream" || r.Header.Get(uploadapi.SizeHeader) == "" || r.ContentLength < 0 {
 		f.t.Errorf("PUT %s: offset %v, Content-Type %q, %s %q, Content-Length %d", r.URL, err, r.Header.Get("Content-Type"),
-			uploadSizeHeader, r.Header.Get(uploadSizeHeader), r.ContentLength)
+			uploadapi.SizeHeader, r.Header.Get(uploadapi.SizeHeader), r.ContentLength)
 	}
 	switch {
 	case f.unavailable:
@@ -179,18 +181,19 @@ func (f *fakeCluster) put(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// uploader is a restUploader for the DataVolume demo of the fake cluster.
-func (f *fakeCluster) uploader(t *testing.T) *restUploader {
+// uploader speaks the upload protocol to the DataVolume demo of the fake cluster, as
+// image-upload does.
+func (f *fakeCluster) uploader(t *testing.T) *uploadclient.HTTP {
 	client, err := (&target{cfg: &rest.Config{Host: f.URL}, namespace: "ns"}).rest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &restUploader{client: client, path: uploadPath("ns", "demo")}
+	return &uploadclient.HTTP{Client: client.Client, URL: client.Get().AbsPath(uploadPath("ns", "demo")).URL().String()}
 }
 
 // fastTransfer retries at once.
-func fastTransfer(chunk int64) transferOptions {
-	return transferOptions{chunkSize: chunk, retries: 3, backoff: time.Millisecond, maxBackoff: 4 * time.Millisecond}
+func fastTransfer(chunk int64) uploadclient.Options {
+	return uploadclient.Options{ChunkSize: chunk, Retries: 3, Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}
 }
 
 func randomImage(n int) []byte {
@@ -216,7 +219,7 @@ func TestTransfer(t *testing.T) {
 			f := newFakeCluster(t)
 			c.setup(f)
 			var last int64
-			err := transfer(context.Background(), f.uploader(t), bytes.NewReader(image), int64(len(image)), fastTransfer(256<<10), func(n int64) { last = n })
+			err := uploadclient.Transfer(context.Background(), f.uploader(t), bytes.NewReader(image), int64(len(image)), fastTransfer(256<<10), func(n int64) { last = n })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -237,8 +240,8 @@ func TestTransferFailures(t *testing.T) {
 	image := randomImage(100000)
 	f := newFakeCluster(t)
 	f.failAt = 65536
-	err := transfer(context.Background(), f.uploader(t), bytes.NewReader(image), int64(len(image)), fastTransfer(64<<10), nil)
-	if !errors.Is(err, errUploadFailed) || !strings.Contains(err.Error(), "the image is larger than the volume") {
+	err := uploadclient.Transfer(context.Background(), f.uploader(t), bytes.NewReader(image), int64(len(image)), fastTransfer(64<<10), nil)
+	if !errors.Is(err, uploadclient.ErrFailed) || !strings.Contains(err.Error(), "the image is larger than the volume") {
 		t.Errorf("transfer = %v, want the server's failure", err)
 	}
 	if len(f.puts) != 2 {
@@ -247,7 +250,7 @@ func TestTransferFailures(t *testing.T) {
 
 	f = newFakeCluster(t)
 	f.unavailable = true
-	err = transfer(context.Background(), f.uploader(t), bytes.NewReader(image), int64(len(image)), fastTransfer(64<<10), nil)
+	err = uploadclient.Transfer(context.Background(), f.uploader(t), bytes.NewReader(image), int64(len(image)), fastTransfer(64<<10), nil)
 	if err == nil || !strings.Contains(err.Error(), "the importer is not reachable") || !strings.Contains(err.Error(), "4 failed attempts") {
 		t.Errorf("transfer = %v, want giving up after 4 attempts", err)
 	}
@@ -255,14 +258,14 @@ func TestTransferFailures(t *testing.T) {
 	// An empty image is one empty final chunk; an image uploaded already is not sent again.
 	f = newFakeCluster(t)
 	for i := 0; i < 2; i++ {
-		if err := transfer(context.Background(), f.uploader(t), bytes.NewReader(nil), 0, fastTransfer(64<<10), nil); err != nil || !f.done {
+		if err := uploadclient.Transfer(context.Background(), f.uploader(t), bytes.NewReader(nil), 0, fastTransfer(64<<10), nil); err != nil || !f.done {
 			t.Fatalf("empty image: %v, done %v", err, f.done)
 		}
 	}
 	if strings.Join(f.puts, " ") != "0+0!" {
 		t.Errorf("PUTs of an empty image: %v", f.puts)
 	}
-	if err := transfer(context.Background(), f.uploader(t), bytes.NewReader(image), int64(len(image)), fastTransfer(64<<10), nil); err == nil {
+	if err := uploadclient.Transfer(context.Background(), f.uploader(t), bytes.NewReader(image), int64(len(image)), fastTransfer(64<<10), nil); err == nil {
 		t.Error("a different image was taken as uploaded")
 	}
 }

@@ -31,6 +31,26 @@ func main() {
 		},
 	}
 	opts.AddFlags(cmd.Flags())
+	var sendPath, sendSocket string
+	send := &cobra.Command{
+		Use:          "send --path FILE --upload-socket SOCKET",
+		Short:        "Send a disk image to an importer's upload socket (the source side of a clone across namespaces)",
+		SilenceUsage: true,
+		Args:         cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if sendPath == "" || sendSocket == "" {
+				runErr = fmt.Errorf("send needs --path and --upload-socket")
+				return runErr
+			}
+			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			runErr = importer.Send(ctx, sendPath, sendSocket)
+			return runErr
+		},
+	}
+	send.Flags().StringVar(&sendPath, "path", "", "The disk image to send.")
+	send.Flags().StringVar(&sendSocket, "upload-socket", "", "The target importer's upload socket.")
+	cmd.AddCommand(send)
 	code := cli.Run(cmd)
 	if code != 0 && runErr != nil {
 		// The last line of the log is the plain message: the importer Pod's termination

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	cdiinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/cdi/v1beta1"
@@ -63,6 +64,20 @@ func New(client versioned.Interface, kube kubernetes.Interface, dvs cdiinformers
 			return nil, err
 		}
 	}
+	// A clone's source Pod names its DataVolume in an annotation (no owner across namespaces).
+	enqueueTarget := func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if pod, ok := obj.(*corev1.Pod); ok && pod.Annotations[CloneTargetAnnotation] != "" {
+			c.EnqueueKey(pod.Annotations[CloneTargetAnnotation])
+		}
+	}
+	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueueTarget, UpdateFunc: func(_, obj any) { enqueueTarget(obj) }, DeleteFunc: enqueueTarget,
+	}); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -74,7 +89,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	dv, err := c.dvs.DataVolumes(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.written.Forget(key)
-		return nil
+		// A clone's source Pod in another namespace has no owner to be collected with.
+		return c.deleteSourcePods(ctx, key, "")
 	}
 	if err != nil || c.written.Stale(key, dv.ResourceVersion) || dv.DeletionTimestamp != nil {
 		// Deleted: the garbage collector removes the claim and the Pod it owns.
@@ -88,8 +104,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if problem != "" {
 		setCondition(&status, cdiv1beta1.DataVolumeRunning, cdiv1beta1.ConditionFalse, "Error", problem, c.now())
 	}
-	if status.Phase == cdiv1beta1.ImportInProgress {
+	switch status.Phase {
+	case cdiv1beta1.ImportInProgress, cdiv1beta1.CloneInProgress, cdiv1beta1.UploadReady:
 		c.EnqueueAfter(key, progressPeriod)
+	}
+	if dv, err = c.recordUploadNode(ctx, dv, obs.pod, &status); err != nil {
+		return err
 	}
 	if err := c.writeStatus(ctx, dv, status); err != nil {
 		return err
@@ -101,7 +121,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return err
 		}
 	}
-	return nil
+	keep := dv.UID
+	if ended(&status) {
+		keep = ""
+	}
+	return c.deleteSourcePods(ctx, key, keep)
 }
 
 // observe finds (creating what is missing) dv's claim and importer Pod and the import's
@@ -122,7 +146,9 @@ func (c *Controller) observe(ctx context.Context, dv *cdiv1beta1.DataVolume) (ob
 	// A claim whose class waits for its first consumer binds when the VMI's launcher Pod is
 	// scheduled (the VMI does not wait for such a DataVolume); the importer follows the volume
 	// to that node, and the launcher waits until disk.img appears.
-	if pod == nil && obs.claim.Status.Phase == corev1.ClaimBound {
+	// An upload Pod (also the target of a clone across namespaces) is the claim's first
+	// consumer itself: nothing else would bind it.
+	if pod == nil && (obs.claim.Status.Phase == corev1.ClaimBound || kindOf(dv) == sourceUpload || crossNamespace(dv) != "") {
 		if problem := c.cloneSourceNotReady(dv); problem != "" {
 			c.EnqueueAfter(dv.Namespace+"/"+dv.Name, progressPeriod)
 			return obs, problem, nil
@@ -132,6 +158,9 @@ func (c *Controller) observe(ctx context.Context, dv *cdiv1beta1.DataVolume) (ob
 		}
 	}
 	obs.pod = pod
+	if obs.sourceFailed, problem, err = c.observeSource(ctx, dv, pod); err != nil || problem != "" {
+		return obs, problem, err
+	}
 	if pod != nil && pod.Status.PodIP != "" && pod.Status.Phase == corev1.PodRunning {
 		if p, err := c.progress(ctx, pod); err == nil {
 			obs.progress = p
@@ -140,6 +169,38 @@ func (c *Controller) observe(ctx context.Context, dv *cdiv1beta1.DataVolume) (ob
 		}
 	}
 	return obs, "", nil
+}
+
+// recordUploadNode writes the node of dv's running upload Pod into its UploadNodeAnnotation,
+// where vireo-apiserver looks for the node agent that relays the upload (it may not read
+// Pods outside its namespace), and removes the annotation once the upload has ended. It
+// returns dv as updated.
+func (c *Controller) recordUploadNode(ctx context.Context, dv *cdiv1beta1.DataVolume, pod *corev1.Pod, status *cdiv1beta1.DataVolumeStatus) (*cdiv1beta1.DataVolume, error) {
+	if kindOf(dv) != sourceUpload {
+		return dv, nil
+	}
+	node := ""
+	if pod != nil && !ended(status) && pod.Status.Phase == corev1.PodRunning {
+		node = pod.Spec.NodeName
+	}
+	if dv.Annotations[v1.UploadNodeAnnotation] == node {
+		return dv, nil
+	}
+	updated := dv.DeepCopy()
+	if node == "" {
+		delete(updated.Annotations, v1.UploadNodeAnnotation)
+	} else {
+		if updated.Annotations == nil {
+			updated.Annotations = map[string]string{}
+		}
+		updated.Annotations[v1.UploadNodeAnnotation] = node
+	}
+	written, err := c.client.CdiV1beta1().DataVolumes(dv.Namespace).Update(ctx, updated, metav1.UpdateOptions{})
+	if err != nil {
+		return dv, err
+	}
+	c.written.Wrote(dv.Namespace+"/"+dv.Name, dv.ResourceVersion)
+	return written, nil
 }
 
 // ensureClaim returns dv's claim, creating it first. A claim of that name that dv does not

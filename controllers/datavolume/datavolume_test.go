@@ -12,6 +12,7 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	"github.com/vireo-dev/vireo/importer"
+	"github.com/vireo-dev/vireo/importer/uploadapi"
 )
 
 func httpDV(storage *cdiv1beta1.StorageSpec, pvc *cdiv1beta1.PersistentVolumeClaimSpec) *cdiv1beta1.DataVolume {
@@ -214,9 +215,54 @@ func TestClone(t *testing.T) {
 	if st := nextStatus(clone, observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, running)}, metav1.Now()); st.Phase != cdiv1beta1.CloneInProgress {
 		t.Errorf("a running clone is %s, want CloneInProgress", st.Phase)
 	}
+
+	// Across namespaces: the target receives in upload mode, the source Pod sends from the
+	// source namespace, on the target's node, through the target's own directory only.
 	clone.Spec.Source.PVC.Namespace = "elsewhere"
-	if _, err := ImporterPod(clone, claim, 68<<20, ImporterOptions{}); err == nil || !strings.Contains(err.Error(), "elsewhere") {
-		t.Errorf("a clone across namespaces: %v", err)
+	if _, err := ImporterPod(clone, claim, 68<<20, ImporterOptions{}); err == nil {
+		t.Error("a clone across namespaces without the nodes' run directory")
+	}
+	o := ImporterOptions{RunDir: "/var/run/vireo", Image: "importer:1"}
+	target, err := ImporterPod(clone, claim, 68<<20, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := target.Spec.Containers[0].Args; !slices.Contains(args, "--source=upload") {
+		t.Errorf("the target of a clone across namespaces: args %q, want upload mode", args)
+	}
+	for _, v := range target.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "golden" {
+			t.Error("the target Pod mounts a claim of another namespace")
+		}
+	}
+	target.UID, target.Spec.NodeName = "target-uid", "node-1"
+	source := SourcePod(clone, target, o)
+	if source.Namespace != "elsewhere" || source.Annotations[CloneTargetAnnotation] != "ns/copy" || source.Labels[CloneTargetUIDLabel] != "u" {
+		t.Errorf("source Pod %s/%s labels %v annotations %v", source.Namespace, source.Name, source.Labels, source.Annotations)
+	}
+	sc := source.Spec.Containers[0]
+	if sc.Args[0] != "send" || !slices.Contains(sc.Args, "--path=/source/disk.img") || !slices.Contains(sc.Args, "--upload-socket=/var/run/vireo-upload/upload.sock") {
+		t.Errorf("source args %q", sc.Args)
+	}
+	var subPath string
+	for _, m := range sc.VolumeMounts {
+		if m.MountPath == uploadDir {
+			subPath = m.SubPath
+		}
+	}
+	if subPath != "pods/target-uid" {
+		t.Errorf("the source Pod mounts %q of the run directory, want only the target's pods/target-uid", subPath)
+	}
+	terms := source.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) != 1 || terms[0].MatchFields[0].Values[0] != "node-1" {
+		t.Errorf("the source Pod must run on the target's node: %+v", terms)
+	}
+	if *source.Spec.SecurityContext.RunAsUser != importerUID || *source.Spec.AutomountServiceAccountToken {
+		t.Errorf("the source Pod runs as %d, token %v", *source.Spec.SecurityContext.RunAsUser, *source.Spec.AutomountServiceAccountToken)
+	}
+	failed := observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, running), sourceFailed: "the clone's source: no such file"}
+	if st := nextStatus(clone, failed, metav1.Now()); st.Phase != cdiv1beta1.Failed || findCondition(&st, cdiv1beta1.DataVolumeRunning).Message != "the clone's source: no such file" {
+		t.Errorf("a failed source: %s %+v", st.Phase, st.Conditions)
 	}
 }
 
@@ -234,7 +280,7 @@ func TestUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := pod.Spec.Containers[0]
-	if !slices.Contains(c.Args, "--source=upload") || !slices.Contains(c.Args, "--upload-socket="+uploadDir+"/"+UploadSocket) {
+	if !slices.Contains(c.Args, "--source=upload") || !slices.Contains(c.Args, "--upload-socket="+uploadDir+"/"+uploadapi.SocketName) {
 		t.Errorf("upload args %q", c.Args)
 	}
 	var mount *corev1.VolumeMount

@@ -9,7 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/importer"
+	"github.com/vireo-dev/vireo/importer/uploadapi"
 )
 
 const (
@@ -53,35 +55,16 @@ func ImporterPod(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim,
 	if err != nil {
 		return nil, err
 	}
-	no, yes := false, true
-	uid := int64(importerUID)
 	labels := ownLabels(dv)
 	labels["app"] = ImporterApp
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: ImporterPodName(dv), Namespace: dv.Namespace, Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{ownerReference(dv)},
-		},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                corev1.RestartPolicyOnFailure,
-			AutomountServiceAccountToken: &no,
-			SecurityContext: &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid, RunAsNonRoot: &yes,
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Containers: []corev1.Container{{
-				Name: "importer", Image: o.Image, Args: args,
-				Ports:                    []corev1.ContainerPort{{Name: "progress", ContainerPort: ProgressPort, Protocol: corev1.ProtocolTCP}},
-				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
-				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes,
-					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
-				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: dataDir}, {Name: "scratch", MountPath: scratchDir}},
-			}},
-			Volumes: []corev1.Volume{
-				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}},
-				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-			},
-		},
+	pod := importerShell(metav1.ObjectMeta{Name: ImporterPodName(dv), Namespace: dv.Namespace, Labels: labels,
+		OwnerReferences: []metav1.OwnerReference{ownerReference(dv)}}, args, o)
+	c := &pod.Spec.Containers[0]
+	c.Ports = []corev1.ContainerPort{{Name: "progress", ContainerPort: ProgressPort, Protocol: corev1.ProtocolTCP}}
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: dataDir}, {Name: "scratch", MountPath: scratchDir}}
+	pod.Spec.Volumes = []corev1.Volume{
+		{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}},
+		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 	switch src := dv.Spec.Source; {
 	case src.HTTP != nil:
@@ -95,14 +78,47 @@ func ImporterPod(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim,
 	case src.Registry != nil && src.Registry.SecretRef != nil:
 		addSourceVolumes(&pod.Spec, *src.Registry.SecretRef, "")
 	case src.Upload != nil:
-		addUploadDir(&pod.Spec, o.RunDir)
+		addUploadDir(pod, o.RunDir)
+	case src.PVC != nil && crossNamespace(dv) != "":
+		// The source Pod, in the source's namespace, sends the disk to this one's socket.
+		addUploadDir(pod, o.RunDir)
 	case src.PVC != nil:
-		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "source", VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.PVC.Name, ReadOnly: true}}})
-		c := &pod.Spec.Containers[0]
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "source", MountPath: sourceDir, ReadOnly: true})
+		addSourceClaim(&pod.Spec, src.PVC.Name)
 	}
 	return pod, nil
+}
+
+// importerShell is a Pod running vireo-importer with args: as uid 107, without a
+// ServiceAccount token, privileges or a writable root, restarted on failure; its message is
+// the log's last line when it fails.
+func importerShell(meta metav1.ObjectMeta, args []string, o ImporterOptions) *corev1.Pod {
+	no, yes := false, true
+	uid := int64(importerUID)
+	return &corev1.Pod{
+		ObjectMeta: meta,
+		Spec: corev1.PodSpec{
+			RestartPolicy:                corev1.RestartPolicyOnFailure,
+			AutomountServiceAccountToken: &no,
+			SecurityContext: &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &uid, FSGroup: &uid, RunAsNonRoot: &yes,
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{
+				Name: "importer", Image: o.Image, Args: args,
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes,
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+			}},
+		},
+	}
+}
+
+// addSourceClaim mounts a clone's source claim read-only at sourceDir.
+func addSourceClaim(spec *corev1.PodSpec, claim string) {
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "source", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: true}}})
+	c := &spec.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "source", MountPath: sourceDir, ReadOnly: true})
 }
 
 // importerArgs is the importer's command line for dv's source.
@@ -152,16 +168,14 @@ func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim
 		for _, reg := range o.InsecureRegistries {
 			args = append(args, "--insecure-registry="+reg)
 		}
-	case src.PVC != nil:
-		if ns := src.PVC.Namespace; ns != "" && ns != dv.Namespace {
-			return nil, fmt.Errorf("DataVolume %s/%s: cloning a claim of another namespace (%s) is not supported yet; clone within the namespace", dv.Namespace, dv.Name, ns)
-		}
+	case src.PVC != nil && crossNamespace(dv) == "":
 		args = append(args, "--source=file", "--path="+sourceDir+"/"+importer.DiskName)
-	case src.Upload != nil:
+	case src.Upload != nil || src.PVC != nil:
+		// An upload, or a clone from another namespace, whose source Pod sends the disk.
 		if o.RunDir == "" {
-			return nil, fmt.Errorf("DataVolume %s/%s: uploads need the nodes' run directory (vireo-controller --node-run-dir)", dv.Namespace, dv.Name)
+			return nil, fmt.Errorf("DataVolume %s/%s: uploads and clones across namespaces need the nodes' run directory (vireo-controller --node-run-dir)", dv.Namespace, dv.Name)
 		}
-		args = append(args, "--source=upload", "--upload-socket="+uploadDir+"/"+UploadSocket)
+		args = append(args, "--source=upload", "--upload-socket="+uploadDir+"/"+uploadapi.SocketName)
 	case src.Blank != nil:
 		args = append(args, "--source=blank")
 	default:
@@ -170,12 +184,12 @@ func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim
 	return args, nil
 }
 
-// UploadSocket is the upload Pod's socket in its directory under the node's run directory.
-const UploadSocket = "upload.sock"
-
 // addUploadDir mounts the Pod's own directory of the node's run directory, pods/<pod uid>,
-// and nothing else of it (subPathExpr with the Pod's UID from the downward API).
-func addUploadDir(spec *corev1.PodSpec, runDir string) {
+// and nothing else of it (subPathExpr with the Pod's UID from the downward API), and labels
+// the Pod for the node agent, which gives it that directory and relays the upload to it.
+func addUploadDir(pod *corev1.Pod, runDir string) {
+	pod.Labels[v1.AppLabel] = v1.UploadApp
+	spec := &pod.Spec
 	dirType := corev1.HostPathDirectoryOrCreate
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "upload", VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: runDir, Type: &dirType}}})

@@ -25,6 +25,8 @@ type observation struct {
 	pod *corev1.Pod
 	// progress is the importer's last reported progress, empty when unknown.
 	progress cdiv1beta1.DataVolumeProgress
+	// sourceFailed is the permanent failure of a cross-namespace clone's source Pod.
+	sourceFailed string
 }
 
 // ended says whether a status is final: nothing more is created for the DataVolume.
@@ -66,6 +68,10 @@ func nextStatus(dv *cdiv1beta1.DataVolume, obs observation, now metav1.Time) cdi
 	// Once bound or waiting for its first consumer, the importer Pod tells the rest.
 	if obs.pod != nil && (st.Phase == cdiv1beta1.PVCBound || st.Phase == cdiv1beta1.WaitForFirstConsumer) {
 		importStatus(&st, obs.pod, kindOf(dv), obs.progress, now)
+	}
+	if obs.sourceFailed != "" && st.Phase != cdiv1beta1.Succeeded {
+		st.Phase = cdiv1beta1.Failed
+		setCondition(&st, cdiv1beta1.DataVolumeRunning, cdiv1beta1.ConditionFalse, "Error", obs.sourceFailed, now)
 	}
 	if st.Phase != cdiv1beta1.Succeeded {
 		ready := "TransferRunning"

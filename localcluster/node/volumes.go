@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -325,6 +327,9 @@ func (w *podWorker) mounts(ctx context.Context, c *corev1.Container, lookup func
 			if filepath.IsAbs(sub) || sub == ".." || strings.HasPrefix(sub, "../") {
 				return nil, configError("container %q volume mount %q: subPath %q must be a relative path inside the volume", c.Name, m.Name, subPath)
 			}
+			if err := makeSubPath(src, sub); err != nil {
+				return nil, configError("container %q volume mount %q: %v", c.Name, m.Name, err)
+			}
 			if beneath == "" {
 				beneath = src
 			}
@@ -333,6 +338,51 @@ func (w *podWorker) mounts(ctx context.Context, c *corev1.Container, lookup func
 		out = append(out, container.Mount{Source: src, Beneath: beneath, Target: m.MountPath, ReadOnly: readOnly})
 	}
 	return append(out, w.etcHostsMount(pod, c)...), nil
+}
+
+// makeSubPath creates the directories of sub (a cleaned relative path) missing below the
+// volume directory root, with root's permissions, as a kubelet creates a missing subPath. No
+// symlink is followed: a container may plant one in a volume other Pods or the node share.
+func makeSubPath(root, sub string) error {
+	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening the volume directory %s: %w", root, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	perm := st.Mode & 0o777
+	dir, names := root, strings.Split(sub, "/")
+	for i, name := range names {
+		if name == "" || name == "." {
+			continue
+		}
+		dir = filepath.Join(dir, name)
+		if err := unix.Mkdirat(fd, name, perm); err != nil && !errors.Is(err, unix.EEXIST) {
+			unix.Close(fd)
+			return fmt.Errorf("creating the subPath directory %s: %w", dir, err)
+		}
+		next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("opening the subPath %s: %w", dir, err)
+		}
+		fd = next
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return err
+		}
+		// An existing file may be the subPath itself (a ConfigMap key, say); the mount then
+		// refuses a symbolic link.
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR && i < len(names)-1 {
+			unix.Close(fd)
+			return fmt.Errorf("the subPath %s is not a directory (symbolic links are not followed)", dir)
+		}
+	}
+	unix.Close(fd)
+	return nil
 }
 
 // volumeSyncPeriod is how often a running Pod's file-backed volumes are refreshed (Secret and

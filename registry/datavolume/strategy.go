@@ -14,8 +14,9 @@ import (
 	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
-// Resource describes DataVolumes to the generic registry.
-func Resource() storeutil.Resource[*cdiv1beta1.DataVolume] {
+// Resource describes DataVolumes to the generic registry; clones checks the users who clone
+// across namespaces.
+func Resource(clones CloneSources) storeutil.Resource[*cdiv1beta1.DataVolume] {
 	return storeutil.Resource[*cdiv1beta1.DataVolume]{
 		Plural:     cdiv1beta1.Resource("datavolumes"),
 		Singular:   cdiv1beta1.Resource("datavolume"),
@@ -24,8 +25,12 @@ func Resource() storeutil.Resource[*cdiv1beta1.DataVolume] {
 		NewList:    func() runtime.Object { return &cdiv1beta1.DataVolumeList{} },
 		Hooks: storeutil.Hooks[*cdiv1beta1.DataVolume]{
 			APIVersion: cdiv1beta1.SchemeGroupVersion.String(),
-			Validate: func(_ context.Context, o *cdiv1beta1.DataVolume) field.ErrorList {
-				return validation.ValidateDataVolume(o)
+			Validate: func(ctx context.Context, o *cdiv1beta1.DataVolume) field.ErrorList {
+				errs := validation.ValidateDataVolume(o)
+				if len(errs) == 0 {
+					errs = clones.Check(ctx, o.Namespace, &o.Spec, field.NewPath("spec"))
+				}
+				return errs
 			},
 			ValidateStatusUpdate: func(_ context.Context, o, old *cdiv1beta1.DataVolume) field.ErrorList {
 				return validation.ValidateDataVolumeStatusUpdate(o, old)

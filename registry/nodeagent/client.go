@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -157,6 +158,19 @@ func (c *Client) Location(node, path string, query url.Values) (*url.URL, error)
 		}
 	}
 	return nil, fmt.Errorf("no ready node agent on node %s (Pods %s in namespace %s)", node, c.opts.Selector, c.opts.Namespace)
+}
+
+// WithoutCredentials is a copy of req, relayed to a node agent, without the user's credentials
+// or identity headers: the node agent trusts vireo-apiserver's certificate, not headers.
+func WithoutCredentials(req *http.Request) *http.Request {
+	out := req.Clone(req.Context())
+	for name := range out.Header {
+		l := strings.ToLower(name)
+		if l == "authorization" || strings.HasPrefix(l, "impersonate-") || strings.HasPrefix(l, "x-remote-") {
+			out.Header.Del(name)
+		}
+	}
+	return out
 }
 
 func ready(p *corev1.Pod) bool {

@@ -5,6 +5,7 @@ package vm
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -12,11 +13,13 @@ import (
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
+	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
-// Resource describes VirtualMachines to the generic registry.
-func Resource() storeutil.Resource[*v1.VirtualMachine] {
+// Resource describes VirtualMachines to the generic registry; clones checks the users whose
+// dataVolumeTemplates clone across namespaces.
+func Resource(clones datavolume.CloneSources) storeutil.Resource[*v1.VirtualMachine] {
 	return storeutil.Resource[*v1.VirtualMachine]{
 		Plural:     v1.Resource("virtualmachines"),
 		Singular:   v1.Resource("virtualmachine"),
@@ -33,16 +36,20 @@ func Resource() storeutil.Resource[*v1.VirtualMachine] {
 				defaults.SetVirtualMachineDefaults(o)
 				defaults.RetainVirtualMachineIdentity(o, old)
 			},
-			Validate: validate,
+			Validate: func(ctx context.Context, o *v1.VirtualMachine) field.ErrorList {
+				return append(validate(ctx, o), checkCloneSources(ctx, clones, o, nil)...)
+			},
 			ValidateStatusUpdate: func(_ context.Context, o, old *v1.VirtualMachine) field.ErrorList {
 				return validation.ValidateVirtualMachineStatusUpdate(o, old)
 			},
-			ValidateUpdate: validateUpdate,
-			ResetStatus:    func(o *v1.VirtualMachine) { o.Status = v1.VirtualMachineStatus{} },
-			CopyStatus:     func(dst, src *v1.VirtualMachine) { dst.Status = src.Status },
-			CopySpec:       func(dst, src *v1.VirtualMachine) { dst.Spec = src.Spec },
-			Spec:           func(o *v1.VirtualMachine) any { return o.Spec },
-			Warnings:       warnings,
+			ValidateUpdate: func(ctx context.Context, o, old *v1.VirtualMachine) field.ErrorList {
+				return append(validateUpdate(ctx, o, old), checkCloneSources(ctx, clones, o, old)...)
+			},
+			ResetStatus: func(o *v1.VirtualMachine) { o.Status = v1.VirtualMachineStatus{} },
+			CopyStatus:  func(dst, src *v1.VirtualMachine) { dst.Status = src.Status },
+			CopySpec:    func(dst, src *v1.VirtualMachine) { dst.Spec = src.Spec },
+			Spec:        func(o *v1.VirtualMachine) any { return o.Spec },
+			Warnings:    warnings,
 		},
 		SelectableFields: v1.VirtualMachineFields,
 		Table: storeutil.Table[*v1.VirtualMachine]{
@@ -81,6 +88,20 @@ func validateUpdate(ctx context.Context, o, old *v1.VirtualMachine) field.ErrorL
 	errs := validation.ValidateVirtualMachineUpdate(o, old)
 	if !storeutil.IsVireoComponent(ctx) {
 		errs = append(errs, validation.ValidateReservedLabels(o.Labels, old.Labels, field.NewPath("metadata", "labels"))...)
+	}
+	return errs
+}
+
+// checkCloneSources asks whether the user may clone what o's dataVolumeTemplates clone from
+// other namespaces; on an update, only when the templates changed.
+func checkCloneSources(ctx context.Context, clones datavolume.CloneSources, o, old *v1.VirtualMachine) field.ErrorList {
+	if old != nil && equality.Semantic.DeepEqual(o.Spec.DataVolumeTemplates, old.Spec.DataVolumeTemplates) {
+		return nil
+	}
+	var errs field.ErrorList
+	for i := range o.Spec.DataVolumeTemplates {
+		path := field.NewPath("spec", "dataVolumeTemplates").Index(i).Child("spec")
+		errs = append(errs, clones.Check(ctx, o.Namespace, &o.Spec.DataVolumeTemplates[i].Spec, path)...)
 	}
 	return errs
 }

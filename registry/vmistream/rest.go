@@ -137,13 +137,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.responder.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("the %s of VMI %s/%s is unavailable: %v", h.rest.kind, h.vmi.Namespace, h.vmi.Name, err)))
 		return
 	}
-	out := req.Clone(req.Context())
-	for name := range out.Header {
-		l := strings.ToLower(name)
-		if l == "authorization" || strings.HasPrefix(l, "impersonate-") || strings.HasPrefix(l, "x-remote-") {
-			out.Header.Del(name)
-		}
-	}
+	out := nodeagent.WithoutCredentials(req)
 	p := proxy.NewUpgradeAwareHandler(loc, h.rest.agents.Transport(), false, true, errorResponder{h.responder})
 	p.UseLocationHost = true
 	defer track(h.rest.kind, h.vmi.Namespace, h.vmi.Name)()

@@ -18,6 +18,13 @@ const (
 	AppLabel = "kubevirt.io"
 	// LauncherApp is AppLabel's value on launcher Pods.
 	LauncherApp = "virt-launcher"
+	// UploadApp (Vireo's own) is AppLabel's value on the importer Pods of uploads: the node
+	// agent of their node relays the datavolumes/upload subresource to them.
+	UploadApp = "vireo-upload"
+	// UploadNodeAnnotation (Vireo's own) on a DataVolume names the node its upload Pod runs on:
+	// vireo-controller writes it, vireo-apiserver reads it to reach that node's agent. The
+	// node agent relays only to an upload Pod of that DataVolume, so a wrong value only fails.
+	UploadNodeAnnotation = "vireo.dev/upload-node"
 	// CreatedByLabel on a launcher Pod holds the UID of its VMI.
 	CreatedByLabel = "kubevirt.io/created-by"
 	// NodeNameLabel on a VMI names the node it runs on.

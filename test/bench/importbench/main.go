@@ -1,8 +1,10 @@
 // Command importbench measures vireo-importer's throughput against the shell pipelines that do
 // the same work, in the same run on the same files served by the same local HTTP server: a
 // 1 GiB sparse qcow2 (Vireo: importer.Import; baseline: curl to a scratch file, then qemu-img
-// convert to a sparse raw file) and a gzip-compressed raw disk (baseline: curl | gzip -d | dd
-// conv=sparse), both ending with an fsync of the disk as the importer does. Each figure is the
+// convert to a sparse raw file), a gzip-compressed raw disk (baseline: curl | gzip -d | dd
+// conv=sparse) and an upload of the qcow2 (Vireo: vireoctl's upload client sending chunks to
+// the importer's upload socket; baseline: curl -T to a server writing a plain file, then
+// qemu-img convert), all ending with an fsync of the disk as the importer does. Each figure is the
 // median of runs that alternate between the two; it reports MB/s of disk written and CPU seconds per GiB of disk (the process's own and its children's,
 // from getrusage), and Vireo's share of the baseline's throughput (target: at least 90 %). It
 // writes import.txt and import.json.
@@ -10,6 +12,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,6 +30,8 @@ import (
 	"time"
 
 	"github.com/vireo-dev/vireo/importer"
+	"github.com/vireo-dev/vireo/importer/uploadapi"
+	"github.com/vireo-dev/vireo/importer/uploadclient"
 	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
@@ -86,27 +91,37 @@ func bench(ctx context.Context, out, work string, runs int) error {
 		return err
 	}
 	defer stopServer()
-	cases := []struct{ file, baseline string }{
-		{"disk.qcow2", "curl -sSf -o %[2]s/scratch %[1]s && qemu-img convert -f qcow2 -O raw -S 4k %[2]s/scratch %[2]s/disk.img && sync %[2]s/disk.img && rm %[2]s/scratch"},
-		{"disk.raw.gz", "curl -sSf %[1]s | gzip -dc | dd of=%[2]s/disk.img bs=64k conv=sparse status=none && sync %[2]s/disk.img"},
+	// Baselines are formats of the URL (%[1]s), the output directory (%[2]s) and the file
+	// (%[3]s); the server takes a PUT to /put/scratch into the output directory.
+	download := func(url string) error { return importOnce(ctx, &importer.HTTPSource{URL: url}, dir) }
+	cases := []struct {
+		label, file, baseline string
+		vireo                 func(url string) error
+	}{
+		{"disk.qcow2", "disk.qcow2", "curl -sSf -o %[2]s/scratch %[1]s && qemu-img convert -f qcow2 -O raw -S 4k %[2]s/scratch %[2]s/disk.img && sync %[2]s/disk.img && rm %[2]s/scratch", download},
+		{"disk.raw.gz", "disk.raw.gz", "curl -sSf %[1]s | gzip -dc | dd of=%[2]s/disk.img bs=64k conv=sparse status=none && sync %[2]s/disk.img", download},
+		{"disk.qcow2 upload", "disk.qcow2", "curl -sSf -T %[3]s " + base + "/put/scratch && qemu-img convert -f qcow2 -O raw -S 4k %[2]s/scratch %[2]s/disk.img && sync %[2]s/disk.img && rm %[2]s/scratch",
+			func(string) error { return uploadOnce(ctx, filepath.Join(dir, "disk.qcow2"), dir) }},
 	}
 	var rows []row
 	for _, c := range cases {
-		st, err := os.Stat(filepath.Join(dir, c.file))
+		path := filepath.Join(dir, c.file)
+		st, err := os.Stat(path)
 		if err != nil {
 			return err
 		}
-		r := row{Image: c.file, Bytes: st.Size(), Command: fmt.Sprintf(c.baseline, base+"/"+c.file, "$OUT")}
+		r := row{Image: c.label, Bytes: st.Size(), Command: fmt.Sprintf(c.baseline, base+"/"+c.file, "$OUT", c.file)}
 		var vireo, baseline []sample
 		for i := range runs {
-			say("%s: run %d of %d", c.file, i+1, runs)
-			v, err := timed(func() error { return importOnce(ctx, base+"/"+c.file, dir) })
+			say("%s: run %d of %d", c.label, i+1, runs)
+			v, err := timed(func() error { return c.vireo(base + "/" + c.file) })
 			if err != nil {
-				return fmt.Errorf("vireo-importer, %s: %w", c.file, err)
+				return fmt.Errorf("vireo-importer, %s: %w", c.label, err)
 			}
-			b, err := timed(func() error { return shellOnce(ctx, c.baseline, base+"/"+c.file, filepath.Join(dir, "out")) })
+			outDir := filepath.Join(dir, "out")
+			b, err := timed(func() error { return shellOnce(ctx, fmt.Sprintf(c.baseline, base+"/"+c.file, outDir, path), outDir) })
 			if err != nil {
-				return fmt.Errorf("baseline, %s: %w", c.file, err)
+				return fmt.Errorf("baseline, %s: %w", c.label, err)
 			}
 			vireo, baseline = append(vireo, v), append(baseline, b)
 		}
@@ -149,34 +164,77 @@ func summarize(s []sample) result {
 	return r
 }
 
-// importOnce imports url with the importer's own pipeline into a fresh directory.
-func importOnce(ctx context.Context, url, dir string) error {
+// importOptions are the options of an import of source into fresh directories below dir.
+func importOptions(source importer.Source, dir string) (importer.Options, error) {
 	target, scratch := filepath.Join(dir, "target"), filepath.Join(dir, "scratch")
 	for _, d := range []string{target, scratch} {
 		if err := os.RemoveAll(d); err != nil {
-			return err
+			return importer.Options{}, err
 		}
 		if err := os.Mkdir(d, 0o700); err != nil {
-			return err
+			return importer.Options{}, err
 		}
 	}
 	// A volume whose usable size is exactly the disk's.
 	capacity := int64(math.Ceil(diskSize/(1-importer.DefaultFilesystemOverhead))) + 1<<20
-	_, err := importer.Import(ctx, importer.Options{Source: &importer.HTTPSource{URL: url}, TargetDir: target, ScratchDir: scratch,
-		Capacity: capacity, FilesystemOverhead: importer.DefaultFilesystemOverhead})
+	return importer.Options{Source: source, TargetDir: target, ScratchDir: scratch,
+		Capacity: capacity, FilesystemOverhead: importer.DefaultFilesystemOverhead}, nil
+}
+
+// importOnce imports source with the importer's own pipeline.
+func importOnce(ctx context.Context, source importer.Source, dir string) error {
+	o, err := importOptions(source, dir)
+	if err != nil {
+		return err
+	}
+	_, err = importer.Import(ctx, o)
 	return err
 }
 
-// shellOnce runs a baseline pipeline (a format of the URL and the output directory) into a
-// fresh output directory.
-func shellOnce(ctx context.Context, pipeline, url, outDir string) error {
+// uploadOnce uploads the file image with vireoctl's client of the upload protocol to the
+// importer's upload socket, as the node agent relays it.
+func uploadOnce(ctx context.Context, image, dir string) error {
+	socket := filepath.Join(dir, uploadapi.SocketName)
+	o, err := importOptions(importer.NewUploadSource(socket), dir)
+	if err != nil {
+		return err
+	}
+	imported := make(chan error, 1)
+	go func() {
+		_, err := importer.ImportUpload(ctx, o)
+		imported <- err
+	}()
+	f, err := os.Open(image)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}}}
+	opts := uploadclient.DefaultOptions()
+	// Until the importer listens, the first request fails: retry at once.
+	opts.Backoff, opts.MaxBackoff = 10*time.Millisecond, 100*time.Millisecond
+	if err := uploadclient.Transfer(ctx, &uploadclient.HTTP{Client: client, URL: "http://upload" + uploadapi.Path}, f, st.Size(), opts, nil); err != nil {
+		return err
+	}
+	return <-imported
+}
+
+// shellOnce runs a baseline command line into a fresh output directory outDir.
+func shellOnce(ctx context.Context, command, outDir string) error {
 	if err := os.RemoveAll(outDir); err != nil {
 		return err
 	}
 	if err := os.Mkdir(outDir, 0o700); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", fmt.Sprintf(pipeline, url, outDir))
+	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", command)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v: %s", err, b)
 	}
@@ -223,19 +281,32 @@ func buildImages(dir string) error {
 	return os.Remove(raw)
 }
 
-// serve serves dir over HTTP on loopback.
+// serve serves dir over HTTP on loopback, and takes the baseline's uploads.
 func serve(dir string) (string, func(), error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("GET /", http.FileServer(http.Dir(dir)))
+	// curl -T: the body into the output directory's scratch file, as a plain upload server does.
+	mux.HandleFunc("PUT /put/scratch", func(w http.ResponseWriter, r *http.Request) {
+		f, err := os.Create(filepath.Join(dir, "out", "scratch"))
+		if err == nil {
+			_, err = io.Copy(f, r.Body)
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
 func report(out string, rows []row) error {
-	doc := map[string]any{"benchmark": "vireo-importer against curl | qemu-img convert and curl | gzip -d | dd, 1 GiB disks served from loopback", "rows": rows,
+	doc := map[string]any{"benchmark": "vireo-importer against curl | qemu-img convert and curl | gzip -d | dd, 1 GiB disks served from loopback; an upload with vireoctl's client to the importer's socket against curl -T to a plain file, then qemu-img convert", "rows": rows,
 		"time": time.Now().UTC().Format(time.RFC3339)}
 	return measure.WriteResults(out, "import", doc, func(w io.Writer) {
 		fmt.Fprintf(w, "Import of a 1 GiB disk (%d MiB of data) served over HTTP on loopback; median of alternating runs.\n\n", dataMiB)
@@ -251,7 +322,7 @@ func report(out string, rows []row) error {
 			if r.Ratio < 0.9 {
 				verdict = "NOT met"
 			}
-			fmt.Fprintf(w, "  %-12s %.0f %%: %s; baseline: %s\n", r.Image, 100*r.Ratio, verdict, r.Command)
+			fmt.Fprintf(w, "  %-18s %.0f %%: %s; baseline: %s\n", r.Image, 100*r.Ratio, verdict, r.Command)
 		}
 	})
 }

@@ -1,0 +1,40 @@
+// Package uploadapi names the parts of the upload protocol that its four parties share: the
+// importer serving it on a unix socket, vireo-controller placing that socket, the node agent
+// relaying datavolumes/upload to it, and vireoctl image-upload speaking it. It has no
+// dependencies, so that none of them links another's code to agree on a name.
+//
+// The protocol (served by the importer of a DataVolume with an upload source):
+//   - GET Path answers 200 with a Status.
+//   - PUT Path?offset=N with the next chunk as the body (and, on any chunk, the header
+//     SizeHeader: the image's total size, for the progress) appends the chunk when N is the
+//     number of bytes received so far and answers 200 with the Status; a wrong offset, a chunk
+//     after the final one or a second PUT while one is being written answers 409 with the
+//     Status, so that the client resumes from Received. A body that ends early advances
+//     Received by what was copied. With final=true the chunk (possibly empty) is the last: the
+//     image ends there, and Done is set at once (the conversion may still run).
+//   - Once the import has failed, every request answers 422 with the Status, whose Error is
+//     the failure's message.
+package uploadapi
+
+const (
+	// Path is the path the upload protocol is served at.
+	Path = "/upload"
+	// SizeHeader carries the image's total size in bytes on a PUT, for the progress.
+	SizeHeader = "X-Upload-Size"
+	// SocketName is the importer's socket in the upload Pod's own directory under the node's
+	// run directory (pods/<pod uid>/SocketName).
+	SocketName = "upload.sock"
+	// OffsetParam and FinalParam are a PUT's query parameters.
+	OffsetParam, FinalParam = "offset", "final"
+)
+
+// Status is the body of every answer of the upload protocol.
+type Status struct {
+	// Received is the number of bytes accepted so far: the offset of the next chunk.
+	Received int64 `json:"received"`
+	// Done is set once the final chunk has been accepted.
+	Done bool `json:"done"`
+	// Error is the import's failure, once it has failed (or what was wrong with a request
+	// answered 400).
+	Error string `json:"error,omitempty"`
+}
