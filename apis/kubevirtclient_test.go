@@ -94,6 +94,18 @@ var kubeVirtAlwaysSent = []alwaysSent{
 	{"VirtualMachineInstanceMigration", "status.conditions[0].lastTransitionTime", nil},
 	{"VirtualMachineInstanceMigration", "status.phaseTransitionTimestamps[0].phaseTransitionTimestamp", nil},
 
+	// KubeVirt: spec, its configuration and three strategies Vireo does not implement (accepted
+	// empty only), and the status are structs.
+	{"KubeVirt", "metadata.creationTimestamp", nil},
+	{"KubeVirt", "spec.configuration", emptyStruct},
+	{"KubeVirt", "spec.workloadUpdateStrategy", emptyStruct},
+	{"KubeVirt", "spec.certificateRotateStrategy", emptyStruct},
+	{"KubeVirt", "spec.customizeComponents", emptyStruct},
+	{"KubeVirt", "status.conditions[0].type", ""},
+	{"KubeVirt", "status.conditions[0].status", ""},
+	{"KubeVirt", "status.conditions[0].lastProbeTime", nil},
+	{"KubeVirt", "status.conditions[0].lastTransitionTime", nil},
+
 	// DataVolume (CDI): spec has no omitempty; pvc and storage carry a resources struct.
 	{"DataVolume", "metadata.creationTimestamp", nil},
 	{"DataVolume", "spec.pvc.resources", emptyStruct},
@@ -112,6 +124,7 @@ var apiVersions = map[string]string{
 	"VirtualMachineInstance":          "kubevirt.io/v1",
 	"VirtualMachine":                  "kubevirt.io/v1",
 	"VirtualMachineInstanceMigration": "kubevirt.io/v1",
+	"KubeVirt":                        "kubevirt.io/v1",
 	"DataVolume":                      "cdi.kubevirt.io/v1beta1",
 }
 

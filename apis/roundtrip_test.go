@@ -41,6 +41,8 @@ var ourKinds = []schema.GroupVersionKind{
 	corev1.SchemeGroupVersion.WithKind("VirtualMachineList"),
 	corev1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigration"),
 	corev1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationList"),
+	corev1.SchemeGroupVersion.WithKind("KubeVirt"),
+	corev1.SchemeGroupVersion.WithKind("KubeVirtList"),
 	cdiv1beta1.SchemeGroupVersion.WithKind("DataVolume"),
 	cdiv1beta1.SchemeGroupVersion.WithKind("DataVolumeList"),
 }

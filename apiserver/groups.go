@@ -18,6 +18,8 @@ import (
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/dvupload"
+	kvregistry "github.com/vireo-dev/vireo/registry/kubevirt"
+	"github.com/vireo-dev/vireo/registry/migrate"
 	"github.com/vireo-dev/vireo/registry/migration"
 	"github.com/vireo-dev/vireo/registry/nodeagent"
 	"github.com/vireo-dev/vireo/registry/storeutil"
@@ -56,15 +58,22 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	for _, action := range vmaction.Names {
 		connecters["virtualmachines/"+action] = vmaction.New(action, vms, vmsStatus, vmis)
 	}
-	for path, c := range connecters {
-		kubevirtStorage[path] = c
-	}
 	migrationLookups := &migration.Lookups{VMIs: vmis}
 	migrations, err := addStores(kubevirtStorage, "virtualmachineinstancemigrations", scheme, getter, migration.Resource(migrationLookups))
 	if err != nil {
 		return err
 	}
 	migrationLookups.Migrations = migrations
+	connecters["virtualmachines/"+migrate.Name] = migrate.ForVMs(vms, vmis, migrations)
+	connecters["virtualmachineinstances/"+migrate.Name] = migrate.ForVMIs(vmis, migrations)
+	for path, c := range connecters {
+		kubevirtStorage[path] = c
+	}
+	// The installation's one KubeVirt settings object (creation checks there is no other).
+	settings := &kvregistry.Singleton{}
+	if settings.Store, err = addStores(kubevirtStorage, "kubevirts", scheme, getter, kvregistry.Resource(settings)); err != nil {
+		return err
+	}
 	kubevirt.VersionedResourcesStorageMap[corev1.SchemeGroupVersion.Version] = kubevirtStorage
 
 	cdi := genericapiserver.NewDefaultAPIGroupInfo(cdiv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)

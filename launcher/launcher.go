@@ -42,6 +42,12 @@ type Options struct {
 	DirTimeout time.Duration
 	// FinalTimeout bounds the wait for the node agent to receive the final status before exiting.
 	FinalTimeout time.Duration
+	// UseEmulation allows the guest to run under software emulation when the node has no usable
+	// KVM (the cluster's useEmulation, passed by vireo-controller); UseEmulationSource names
+	// where that setting comes from and NodeName the node, for the refusal when it does not.
+	UseEmulation       bool
+	UseEmulationSource string
+	NodeName           string
 }
 
 // NewOptions returns the defaults.
@@ -49,7 +55,8 @@ func NewOptions() *Options {
 	return &Options{RunDir: "/var/run/vireo", PrivateDir: "/var/run/vireo-private", TCGCacheMiB: 16, VCPUNice: 10,
 		CapabilitiesSeed: capsseed.DefaultDir,
 		DirTimeout:       2 * time.Minute, FinalTimeout: 10 * time.Second,
-		PodUID: os.Getenv("POD_UID"), PodIP: os.Getenv("POD_IP")}
+		PodUID: os.Getenv("POD_UID"), PodIP: os.Getenv("POD_IP"),
+		UseEmulation: true, NodeName: os.Getenv("NODE_NAME")}
 }
 
 // AddFlags registers the options.
@@ -64,6 +71,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CapabilitiesSeed, "capabilities-seed-dir", o.CapabilitiesSeed, "The node's QEMU capabilities probed by libvirt (read-only), copied into libvirtd's cache so it need not probe again; none when missing.")
 	fs.IntVar(&o.VCPUNice, "vcpu-nice", o.VCPUNice, "Niceness of the guest's vCPU threads, below the launcher, libvirtd and QEMU's device emulation (0: unchanged).")
 	fs.UintVar(&o.TCGCacheMiB, "tcg-cache-mib", o.TCGCacheMiB, "QEMU TCG translation cache size in MiB (0: QEMU's default).")
+	fs.BoolVar(&o.UseEmulation, "use-emulation", o.UseEmulation, "Whether the guest may run under software emulation (QEMU TCG) when this node has no usable KVM: the cluster's spec.configuration.developerConfiguration.useEmulation, which vireo-controller passes. Without the flag it may, as before the setting existed.")
+	fs.StringVar(&o.UseEmulationSource, "use-emulation-source", o.UseEmulationSource, "Where --use-emulation comes from (such as \"KubeVirt vireo-system/kubevirt\"), named when the guest is refused.")
+	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "The node this launcher runs on, named when the guest is refused; default $NODE_NAME.")
 }
 
 // Run runs the launcher until its domain ends; the exit code says how (0: ended normally).

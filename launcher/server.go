@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -27,6 +28,8 @@ type launcher struct {
 	events          *domainEvents
 	emulation       domain.Emulation
 	emulationReason string
+	// refusal is why the guest may not start on this node ("" when it may): see emulationRefusal.
+	refusal string
 
 	mu        sync.Mutex
 	started   bool   // Sync started the domain (or is starting it)
@@ -38,7 +41,7 @@ type launcher struct {
 func newLauncher(o *Options, dir string, daemon *virt.Daemon, conn *virt.Conn) *launcher {
 	emu, reason := virt.DetectEmulation()
 	l := &launcher{opts: o, dir: dir, daemon: daemon, conn: conn, hub: newHub(), emulation: domain.Emulation(emu), emulationReason: reason,
-		grace: time.Duration(v1.DefaultGracePeriodSeconds) * time.Second}
+		refusal: emulationRefusal(domain.Emulation(emu), reason, o), grace: time.Duration(v1.DefaultGracePeriodSeconds) * time.Second}
 	l.events = &domainEvents{hub: l.hub, destroyRequested: func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -71,6 +74,10 @@ func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protoc
 		l.grace = time.Duration(*g) * time.Second
 	}
 	l.mu.Unlock()
+	if l.refusal != "" {
+		l.hub.end(protocol.DomainFailed, ReasonEmulationNotAllowed, l.refusal)
+		return nil, errors.New(l.refusal)
+	}
 	retry, err := l.start(ctx, req)
 	if err != nil && retry {
 		// Preparing the disks can succeed later (a claim's disk.img not written yet): the node

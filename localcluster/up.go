@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
@@ -106,7 +107,8 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 		return err
 	}
 	c.say("deploying Vireo from %s/base through %s/local on the local nodes", c.opts.ManifestsDir, c.opts.ManifestsDir)
-	if err := c.deployVireo(ctx, applier); err != nil {
+	served, err := c.deployVireo(ctx, applier)
+	if err != nil {
 		return err
 	}
 	if err := c.waitForVireo(ctx, 2*time.Minute); err != nil {
@@ -115,6 +117,12 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	c.say("waiting until APIServices %s are Available, in discovery and in OpenAPI", apiServiceNames())
 	if err := c.WaitForAPIServices(ctx, 90*time.Second); err != nil {
 		return err
+	}
+	if len(served) > 0 {
+		c.say("applying Vireo's settings (%s)", objectNames(served))
+		if err := applier.Apply(ctx, served, v1.InstallNamespace); err != nil {
+			return fmt.Errorf("applying the objects vireo-apiserver serves: %w", err)
+		}
 	}
 	for _, f := range c.opts.Examples {
 		if err := applier.CreateFile(ctx, f, "default"); err != nil {
@@ -127,6 +135,15 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	}
 	c.say("Vireo is up; kubeconfig: %s", c.abs(c.opts.Kubeconfig()))
 	return nil
+}
+
+// objectNames names objects as kind namespace/name, for messages.
+func objectNames(objs []*unstructured.Unstructured) string {
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
+	}
+	return strings.Join(names, ", ")
 }
 
 func apiServiceNames() string {

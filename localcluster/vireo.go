@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -42,23 +43,44 @@ func (c *Cluster) apiServerDataDir() string {
 
 // deployVireo renders artifacts/base through the local overlay, with certificates for
 // vireo-apiserver's Service and its Pod pinned to the first node, and applies it: Vireo runs
-// on the local nodes from the same manifests as on a cluster.
-func (c *Cluster) deployVireo(ctx context.Context, a *Applier) error {
+// on the local nodes from the same manifests as on a cluster. The objects of kinds Vireo itself
+// serves (the KubeVirt settings) cannot be applied before its APIServices are available: they
+// are returned, for Up to apply then.
+func (c *Cluster) deployVireo(ctx context.Context, a *Applier) ([]*unstructured.Unstructured, error) {
 	if err := c.prepareAPIServerData(); err != nil {
-		return err
+		return nil, err
 	}
 	rendered, err := c.renderManifests()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	objs, err := DecodeManifests(rendered)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := a.Apply(ctx, objs, v1.InstallNamespace); err != nil {
-		return err
+	var now, later []*unstructured.Unstructured
+	for _, obj := range objs {
+		if servedByVireo(obj) {
+			later = append(later, obj)
+		} else {
+			now = append(now, obj)
+		}
 	}
-	return c.removeLegacyEndpoints(ctx)
+	if err := a.Apply(ctx, now, v1.InstallNamespace); err != nil {
+		return nil, err
+	}
+	return later, c.removeLegacyEndpoints(ctx)
+}
+
+// servedByVireo reports whether obj is of a kind vireo-apiserver serves.
+func servedByVireo(obj *unstructured.Unstructured) bool {
+	group := obj.GroupVersionKind().Group
+	for _, gv := range APIServices {
+		if gv.Group == group {
+			return true
+		}
+	}
+	return false
 }
 
 // renderManifests copies artifacts/base and artifacts/local under the root, writes the

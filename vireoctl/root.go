@@ -20,7 +20,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:           "vireoctl",
-		Short:         "Reach Vireo's virtual machines: serial console, VNC, start, stop, restart, pause and soft-reboot",
+		Short:         "Reach Vireo's virtual machines: serial console, VNC, start, stop, restart, pause, soft-reboot, migrate and image upload",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
@@ -32,6 +32,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(newPauseCommand("pause", flags, streams), newPauseCommand("unpause", flags, streams),
 		newSoftRebootCommand(flags, streams), newVersionCommand(flags, streams))
 	root.AddCommand(newImageUploadCommand(flags, streams))
+	root.AddCommand(newMigrateCommand(flags, streams), newMigrateCancelCommand(flags, streams))
 	return root
 }
 

@@ -81,6 +81,9 @@ type Options struct {
 	// MemoryOverhead is the fixed per-VMI memory added to the guest's memory in the Pod's
 	// memory request and limit. Zero means DefaultMemoryOverhead.
 	MemoryOverhead resource.Quantity
+	// Emulation returns the cluster's software-emulation setting when a Pod is rendered (it
+	// changes without a restart of the controller); nil passes none to the launcher.
+	Emulation func() EmulationSetting
 }
 
 // Render returns the launcher Pod for vmi. The Pod has a generated name; the caller creates it.
@@ -236,12 +239,13 @@ func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, res corev1.R
 	return corev1.Container{
 		Name:  ContainerName,
 		Image: opts.Image,
-		Args:  []string{"--namespace", vmi.Namespace, "--name", vmi.Name, "--uid", string(vmi.UID)},
+		Args:  append([]string{"--namespace", vmi.Namespace, "--name", vmi.Name, "--uid", string(vmi.UID)}, emulationArgs(opts)...),
 		Env: []corev1.EnvVar{
 			fieldEnv("POD_NAME", "metadata.name"),
 			fieldEnv("POD_NAMESPACE", "metadata.namespace"),
 			fieldEnv("POD_UID", "metadata.uid"),
 			fieldEnv("POD_IP", "status.podIP"),
+			fieldEnv(NodeNameEnv, "spec.nodeName"),
 		},
 		Resources: res,
 		VolumeMounts: append([]corev1.VolumeMount{

@@ -61,7 +61,8 @@ func TestRenderPodSpec(t *testing.T) {
 		}
 		env[e.Name] = e.ValueFrom.FieldRef.FieldPath
 	}
-	wantEnv := map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_UID": "metadata.uid", "POD_IP": "status.podIP"}
+	wantEnv := map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_UID": "metadata.uid", "POD_IP": "status.podIP",
+		"NODE_NAME": "spec.nodeName"}
 	if diff := cmp.Diff(wantEnv, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/clusterconfig"
 	"github.com/vireo-dev/vireo/controllers/datavolume"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/metrics"
@@ -121,7 +122,13 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 			lo.LabelSelector = v1.AppLabel + "=" + v1.LauncherApp
 		}))
-	vmiController, err := vmi.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), o.Launcher)
+	settings, err := startSettings(ctx, vireo)
+	if err != nil {
+		return err
+	}
+	launcher := o.Launcher
+	launcher.Emulation = settings.Emulation
+	vmiController, err := vmi.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), launcher)
 	if err != nil {
 		return err
 	}
@@ -166,6 +173,24 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 		errs = append(errs, <-errc)
 	}
 	return errors.Join(errs...)
+}
+
+// startSettings starts the informer of the installation's KubeVirt object (vireo-system only)
+// and waits until it has listed it, so that no launcher Pod is rendered with settings not yet
+// read; then it records the generation taken up in the object's status until ctx ends.
+func startSettings(ctx context.Context, vireo versioned.Interface) (*clusterconfig.Config, error) {
+	f := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithNamespace(v1.InstallNamespace))
+	settings, err := clusterconfig.New(f.Kubevirt().V1().KubeVirts())
+	if err != nil {
+		return nil, err
+	}
+	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), settings.HasSynced) {
+		return nil, fmt.Errorf("listing the KubeVirt settings objects of %s: %w", v1.InstallNamespace, ctx.Err())
+	}
+	settings.Get() // logs where the settings come from
+	go settings.Acknowledge(ctx, vireo)
+	return settings, nil
 }
 
 // newDataVolumeController wires the DataVolume controller with informers of its own claims and

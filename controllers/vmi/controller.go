@@ -142,6 +142,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	status, recheck := nextStatus(vmi, pod, c.now())
+	if err := c.withLiveMigratable(ctx, vmi, &status, c.now()); err != nil {
+		return err
+	}
 	withDataVolumes(&status, gate, c.now())
 	problem, mountRecheck := c.mountProblem(ctx, vmi, pod)
 	withMountProblem(&status, problem, c.now())

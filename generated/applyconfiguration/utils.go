@@ -70,6 +70,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.DataVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DataVolumeTemplateSpec"):
 		return &corev1.DataVolumeTemplateSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DeveloperConfiguration"):
+		return &corev1.DeveloperConfigurationApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Devices"):
 		return &corev1.DevicesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Disk"):
@@ -112,6 +114,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.KernelBootApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KernelBootContainer"):
 		return &corev1.KernelBootContainerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KubeVirt"):
+		return &corev1.KubeVirtApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KubeVirtCondition"):
+		return &corev1.KubeVirtConditionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KubeVirtConfiguration"):
+		return &corev1.KubeVirtConfigurationApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KubeVirtSpec"):
+		return &corev1.KubeVirtSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KubeVirtStatus"):
+		return &corev1.KubeVirtStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KVMTimer"):
 		return &corev1.KVMTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("LocalObjectReference"):
@@ -122,6 +134,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.MachineApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Memory"):
 		return &corev1.MemoryApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MigrationConfiguration"):
+		return &corev1.MigrationConfigurationApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Network"):
 		return &corev1.NetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkSource"):

@@ -46,9 +46,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.ClockOffsetUTC{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_ClockOffsetUTC(ref),
 		v1.CloudInitNoCloudSource{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref),
 		v1.ContainerDiskSource{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ContainerDiskSource(ref),
+		v1.CustomizeComponents{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_CustomizeComponents(ref),
 		v1.DataVolumeSource{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_DataVolumeSource(ref),
 		v1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName():                           schema_vireo_apis_core_v1_DataVolumeTemplateDummyStatus(ref),
 		v1.DataVolumeTemplateSpec{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_DataVolumeTemplateSpec(ref),
+		v1.DeveloperConfiguration{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_DeveloperConfiguration(ref),
 		v1.Devices{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Devices(ref),
 		v1.Disk{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_Disk(ref),
 		v1.DiskDevice{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DiskDevice(ref),
@@ -73,10 +75,19 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.KVMTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_KVMTimer(ref),
 		v1.KernelBoot{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_KernelBoot(ref),
 		v1.KernelBootContainer{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_KernelBootContainer(ref),
+		v1.KubeVirt{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_KubeVirt(ref),
+		v1.KubeVirtCertificateRotateStrategy{}.OpenAPIModelName():                       schema_vireo_apis_core_v1_KubeVirtCertificateRotateStrategy(ref),
+		v1.KubeVirtCondition{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_KubeVirtCondition(ref),
+		v1.KubeVirtConfiguration{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_KubeVirtConfiguration(ref),
+		v1.KubeVirtList{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_KubeVirtList(ref),
+		v1.KubeVirtSpec{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_KubeVirtSpec(ref),
+		v1.KubeVirtStatus{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_KubeVirtStatus(ref),
+		v1.KubeVirtWorkloadUpdateStrategy{}.OpenAPIModelName():                          schema_vireo_apis_core_v1_KubeVirtWorkloadUpdateStrategy(ref),
 		v1.LocalObjectReference{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_LocalObjectReference(ref),
 		v1.LunTarget{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_LunTarget(ref),
 		v1.Machine{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Machine(ref),
 		v1.Memory{}.OpenAPIModelName():                                                  schema_vireo_apis_core_v1_Memory(ref),
+		v1.MigrationConfiguration{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_MigrationConfiguration(ref),
 		v1.Network{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Network(ref),
 		v1.NetworkSource{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_NetworkSource(ref),
 		v1.NodeAffinity{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_NodeAffinity(ref),
@@ -1139,6 +1150,17 @@ func schema_vireo_apis_core_v1_ContainerDiskSource(ref common.ReferenceCallback)
 	}
 }
 
+func schema_vireo_apis_core_v1_CustomizeComponents(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CustomizeComponents is KubeVirt's spec.customizeComponents, none of whose fields Vireo implements.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_DataVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1219,6 +1241,26 @@ func schema_vireo_apis_core_v1_DataVolumeTemplateSpec(ref common.ReferenceCallba
 		},
 		Dependencies: []string{
 			v1beta1.DataVolumeSpec{}.OpenAPIModelName(), v1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_DeveloperConfiguration(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeveloperConfiguration holds developer options.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"useEmulation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UseEmulation lets guests fall back to software emulation (QEMU TCG, 10-50x slower) on nodes without usable KVM. When false (KubeVirt's default) a VMI whose node has no KVM fails. Changes apply to launcher Pods created afterwards; running guests are not touched.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -2129,6 +2171,304 @@ func schema_vireo_apis_core_v1_KernelBootContainer(ref common.ReferenceCallback)
 	}
 }
 
+func schema_vireo_apis_core_v1_KubeVirt(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirt holds the cluster's virtualization settings, where a KubeVirt user looks for them (`kubectl patch kubevirt`). Vireo honours one per installation, in namespace vireo-system; vireo-apiserver refuses any other. Only the settings Vireo implements are in its schema; a missing object means KubeVirt's defaults.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec holds the settings. Vireo stores them as written; unset fields mean KubeVirt's defaults.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.KubeVirtSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status says whether the settings are served and taken up. It is written by Vireo only.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.KubeVirtStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1.KubeVirtSpec{}.OpenAPIModelName(), v1.KubeVirtStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_KubeVirtCertificateRotateStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtCertificateRotateStrategy is KubeVirt's spec.certificateRotateStrategy, none of whose fields Vireo implements.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_KubeVirtCondition(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtCondition is one observed condition of the installation.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type of the condition.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status of the condition: True, False or Unknown.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"lastProbeTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastProbeTime is when the condition was last checked.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"lastTransitionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastTransitionTime is when the status of the condition last changed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is a CamelCase, machine-readable cause of the condition's status.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message explains the condition's status to humans.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"type", "status"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_KubeVirtConfiguration(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtConfiguration is the subset of KubeVirt's cluster configuration Vireo honours.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"migrations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationConfiguration holds the live-migration limits and timeouts.",
+							Ref:         ref(v1.MigrationConfiguration{}.OpenAPIModelName()),
+						},
+					},
+					"developerConfiguration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeveloperConfiguration holds developer options, among them software emulation.",
+							Ref:         ref(v1.DeveloperConfiguration{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.DeveloperConfiguration{}.OpenAPIModelName(), v1.MigrationConfiguration{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_KubeVirtList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtList is a list of KubeVirts.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the KubeVirts in the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.KubeVirt{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1.KubeVirt{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_KubeVirtSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtSpec is the desired configuration of the installation.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"configuration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Configuration holds the cluster-wide settings (KubeVirt's spec.configuration).",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.KubeVirtConfiguration{}.OpenAPIModelName()),
+						},
+					},
+					"workloadUpdateStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "WorkloadUpdateStrategy is accepted empty only: KubeVirt's Go client always sends it, and Vireo has no automated workload updates. A non-empty value is an unknown field.",
+							Ref:         ref(v1.KubeVirtWorkloadUpdateStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"certificateRotateStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CertificateRotationStrategy is accepted empty only: KubeVirt's Go client always sends it, and Vireo's certificates come from the installation. A non-empty value is an unknown field.",
+							Ref:         ref(v1.KubeVirtCertificateRotateStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"customizeComponents": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CustomizeComponents is accepted empty only: KubeVirt's Go client always sends it, and Vireo's components are customized through its manifests. A non-empty value is an unknown field.",
+							Ref:         ref(v1.CustomizeComponents{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.CustomizeComponents{}.OpenAPIModelName(), v1.KubeVirtCertificateRotateStrategy{}.OpenAPIModelName(), v1.KubeVirtConfiguration{}.OpenAPIModelName(), v1.KubeVirtWorkloadUpdateStrategy{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_KubeVirtStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtStatus is the observed state of the installation.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is the deployment phase: Deploying, Deployed, Deleting or Deleted.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are the current observed conditions, one per type.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.KubeVirtCondition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the generation of the spec vireo-controller last took up: once it equals metadata.generation, new launcher Pods get the current settings.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.KubeVirtCondition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_KubeVirtWorkloadUpdateStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtWorkloadUpdateStrategy is KubeVirt's spec.workloadUpdateStrategy, none of whose fields Vireo implements.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_LocalObjectReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2220,6 +2560,69 @@ func schema_vireo_apis_core_v1_Memory(ref common.ReferenceCallback) common.OpenA
 						SchemaProps: spec.SchemaProps{
 							Description: "Guest is the amount of memory the guest sees. Defaults to resources.requests.memory, or else resources.limits.memory. May not exceed resources.limits.memory.",
 							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_MigrationConfiguration(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MigrationConfiguration holds the live-migration settings, with KubeVirt's names and defaults.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"parallelMigrationsPerCluster": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ParallelMigrationsPerCluster is the most live migrations that run at once in the cluster. Defaults to 5; must be 1 or more.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"parallelOutboundMigrationsPerNode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ParallelOutboundMigrationsPerNode is the most live migrations that leave one node at once. Defaults to 2; must be 1 or more.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"bandwidthPerMigration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BandwidthPerMigration limits the network bandwidth of each live migration, in bytes per second (e.g. 64Mi). Must be positive; unset means no limit.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"completionTimeoutPerGiB": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CompletionTimeoutPerGiB is how many seconds per GiB of guest memory a migration may take before it is cancelled (or switched to post-copy when allowPostCopy is true). Defaults to 150; must not be negative.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"progressTimeout": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProgressTimeout is how many seconds a migration may go without transferring any data before it is cancelled. Defaults to 150; must not be negative.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"allowAutoConverge": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowAutoConverge lets the platform slow the guest's vCPUs down so that a busy guest's migration converges. Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"allowPostCopy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowPostCopy lets a migration that reaches its completion timeout switch to post-copy (the guest runs on the target and fetches the rest of its memory on demand; a network failure then loses the guest). Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -3609,6 +4012,21 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationSpec(ref common.Re
 							Description: "VMIName is the name of the VirtualMachineInstance to migrate, in the migration's namespace. The VMI must be running and have the LiveMigratable condition.",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"addedNodeSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AddedNodeSelector narrows where the target may run: its labels are added to the VMI's node selector for the target launcher Pod (it cannot widen placement). Naming the VMI's own node moves it to a new launcher on that node (Vireo's in-place migration).",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
 						},
 					},
 				},

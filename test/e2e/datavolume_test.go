@@ -54,9 +54,14 @@ func serveImagesTLS(t *testing.T, files map[string][]byte, cert *tls.Certificate
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
 		name, slow := strings.CutPrefix(strings.TrimPrefix(r.URL.Path, "/"), "slow/")
+		name, drop := strings.CutPrefix(name, "drop/")
 		data, ok := files[name]
 		if !ok {
 			http.NotFound(w, r)
+			return
+		}
+		if drop {
+			dropHalfway(w, data)
 			return
 		}
 		if slow {
@@ -67,6 +72,19 @@ func serveImagesTLS(t *testing.T, files map[string][]byte, cert *tls.Certificate
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return s
+}
+
+// dropHalfway promises all of data, ignoring any Range, sends half and drops the connection:
+// a server that loses every connection, whose file never arrives whole.
+func dropHalfway(w http.ResponseWriter, data []byte) {
+	conn, buf, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nContent-Type: application/octet-stream\r\n\r\n", len(data))
+	_, _ = buf.Write(data[:len(data)/2])
+	_ = buf.Flush()
 }
 
 // throttled sends a response at about 512 KiB/s (64 KiB every 125 ms), so that an import
@@ -362,7 +380,9 @@ func TestDataVolumeBadSources(t *testing.T) {
 	archive := make([]byte, 10240)
 	copy(archive, "disk.img")
 	copy(archive[257:], "ustar\x0000")
-	srv := serveImages(t, map[string][]byte{"tiny.qcow2": qcow2, "tiny.raw": raw, "corrupt.qcow2": corrupt, "disk.tar": archive})
+	// 64 MiB of zeros in 64 KiB: more than a 16Mi volume holds once decompressed.
+	bomb := gzipCompress(t, make([]byte, 64<<20))
+	srv := serveImages(t, map[string][]byte{"tiny.qcow2": qcow2, "tiny.raw": raw, "corrupt.qcow2": corrupt, "disk.tar": archive, "bomb.raw.gz": bomb})
 	zeros := "sha256:" + strings.Repeat("0", 64)
 	cases := map[string]struct {
 		source, size string
@@ -373,10 +393,30 @@ func TestDataVolumeBadSources(t *testing.T) {
 		"toobig":      {"    http:\n      url: " + srv.base + "/tiny.raw\n", "4Mi", []string{"larger than the volume"}},
 		"unsupported": {"    http:\n      url: " + srv.base + "/disk.tar\n", "64Mi", []string{"unsupported format", "tar"}},
 		"corrupt":     {"    http:\n      url: " + srv.base + "/corrupt.qcow2\n", "64Mi", []string{"qemu-img"}},
+		"bomb":        {"    http:\n      url: " + srv.base + "/bomb.raw.gz\n", "16Mi", []string{"larger than the volume"}},
 	}
 	for name, c := range cases {
 		kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeWith(name, c.source, c.size)))
 	}
+	// A server that drops every connection halfway: a transient failure, retried by
+	// restarting the importer, the cause in the Running condition; never Succeeded.
+	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeWith("drops", "    http:\n      url: "+srv.base+"/drop/tiny.raw\n", "64Mi")))
+	eventuallyWithin(t, "the importer of a dropping server restarts with the cause", 3*time.Minute, func() error {
+		dv, err := vireo.CdiV1beta1().DataVolumes(ns).Get(t.Context(), "drops", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if dv.Status.Phase == cdiv1beta1.Succeeded || dv.Status.Phase == cdiv1beta1.Failed {
+			return fmt.Errorf("a DataVolume whose server drops every connection ended %s", dv.Status.Phase)
+		}
+		for _, cond := range dv.Status.Conditions {
+			if cond.Type == cdiv1beta1.DataVolumeRunning && dv.Status.RestartCount >= 1 && strings.Contains(cond.Message, "truncated: got") {
+				return nil
+			}
+		}
+		return fmt.Errorf("phase %s, restarts %d, conditions %+v", dv.Status.Phase, dv.Status.RestartCount, dv.Status.Conditions)
+	})
+	kubectl(t, "-n", ns, "delete", "dv", "drops", "--wait=false")
 	for name, c := range cases {
 		dv := waitDataVolume(t, ns, name, cdiv1beta1.Failed, 3*time.Minute)
 		var msg string

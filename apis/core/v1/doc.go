@@ -1,5 +1,6 @@
 // Package v1 holds the kubevirt.io/v1 API types that vireo-apiserver serves
-// (VirtualMachineInstance, VirtualMachine, VirtualMachineInstanceMigration), in
+// (VirtualMachineInstance, VirtualMachine, VirtualMachineInstanceMigration, and KubeVirt for
+// the cluster's settings), in
 // KubeVirt's JSON wire format so existing manifests and clients keep working.
 //
 // +k8s:deepcopy-gen=package

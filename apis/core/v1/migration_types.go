@@ -39,6 +39,11 @@ type VirtualMachineInstanceMigrationSpec struct {
 	// VMIName is the name of the VirtualMachineInstance to migrate, in the migration's namespace.
 	// The VMI must be running and have the LiveMigratable condition.
 	VMIName string `json:"vmiName,omitempty"`
+	// AddedNodeSelector narrows where the target may run: its labels are added to the VMI's
+	// node selector for the target launcher Pod (it cannot widen placement). Naming the VMI's
+	// own node moves it to a new launcher on that node (Vireo's in-place migration).
+	// +optional
+	AddedNodeSelector map[string]string `json:"addedNodeSelector,omitempty"`
 }
 
 // VirtualMachineInstanceMigrationPhase is the lifecycle state of a migration.

@@ -41,6 +41,8 @@ func KnownTypes() []runtime.Object {
 		&VirtualMachineList{},
 		&VirtualMachineInstanceMigration{},
 		&VirtualMachineInstanceMigrationList{},
+		&KubeVirt{},
+		&KubeVirtList{},
 	}
 }
 

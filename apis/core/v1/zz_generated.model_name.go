@@ -60,6 +60,11 @@ func (in ContainerDiskSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CustomizeComponents) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.CustomizeComponents"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.DataVolumeSource"
 }
@@ -72,6 +77,11 @@ func (in DataVolumeTemplateDummyStatus) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DataVolumeTemplateSpec) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DeveloperConfiguration) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DeveloperConfiguration"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -195,6 +205,46 @@ func (in KernelBootContainer) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeVirt) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.KubeVirt"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeVirtCertificateRotateStrategy) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.KubeVirtCertificateRotateStrategy"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeVirtCondition) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.KubeVirtCondition"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeVirtConfiguration) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.KubeVirtConfiguration"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeVirtList) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.KubeVirtList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeVirtSpec) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.KubeVirtSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeVirtStatus) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.KubeVirtStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeVirtWorkloadUpdateStrategy) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.KubeVirtWorkloadUpdateStrategy"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in LocalObjectReference) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference"
 }
@@ -212,6 +262,11 @@ func (in Machine) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Memory) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Memory"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MigrationConfiguration) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.MigrationConfiguration"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -107,7 +107,8 @@ func validateDataVolumeTemplates(vm *v1.VirtualMachine, fldPath *field.Path) fie
 // ValidateVirtualMachineInstanceMigration validates a migration that is being created.
 func ValidateVirtualMachineInstanceMigration(m *v1.VirtualMachineInstanceMigration) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&m.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(errs, validateObjectName(m.Spec.VMIName, field.NewPath("spec", "vmiName"), "VirtualMachineInstance to migrate")...)
+	errs = append(errs, validateObjectName(m.Spec.VMIName, field.NewPath("spec", "vmiName"), "VirtualMachineInstance to migrate")...)
+	return append(errs, metav1validation.ValidateLabels(m.Spec.AddedNodeSelector, field.NewPath("spec", "addedNodeSelector"))...)
 }
 
 // ValidateVirtualMachineInstanceMigrationUpdate validates an update of a migration: its spec may

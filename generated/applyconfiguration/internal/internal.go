@@ -360,6 +360,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: path
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.CustomizeComponents
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeSource
   map:
     fields:
@@ -399,6 +411,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: status
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateDummyStatus
+- name: com.github.vireo-dev.vireo.apis.core.v1.DeveloperConfiguration
+  map:
+    fields:
+    - name: useEmulation
+      type:
+        scalar: boolean
 - name: com.github.vireo-dev.vireo.apis.core.v1.Devices
   map:
     fields:
@@ -732,6 +750,116 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: kernelPath
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.KubeVirt
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtStatus
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtCertificateRotateStrategy
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtCondition
+  map:
+    fields:
+    - name: lastProbeTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtConfiguration
+  map:
+    fields:
+    - name: developerConfiguration
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DeveloperConfiguration
+    - name: migrations
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.MigrationConfiguration
+- name: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtSpec
+  map:
+    fields:
+    - name: certificateRotateStrategy
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtCertificateRotateStrategy
+    - name: configuration
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtConfiguration
+      default: {}
+    - name: customizeComponents
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.CustomizeComponents
+    - name: workloadUpdateStrategy
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtWorkloadUpdateStrategy
+- name: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtCondition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: observedGeneration
+      type:
+        scalar: numeric
+    - name: phase
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtWorkloadUpdateStrategy
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference
   map:
     fields:
@@ -764,6 +892,30 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: guest
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.core.v1.MigrationConfiguration
+  map:
+    fields:
+    - name: allowAutoConverge
+      type:
+        scalar: boolean
+    - name: allowPostCopy
+      type:
+        scalar: boolean
+    - name: bandwidthPerMigration
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: completionTimeoutPerGiB
+      type:
+        scalar: numeric
+    - name: parallelMigrationsPerCluster
+      type:
+        scalar: numeric
+    - name: parallelOutboundMigrationsPerNode
+      type:
+        scalar: numeric
+    - name: progressTimeout
+      type:
+        scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.Network
   map:
     fields:
@@ -1214,6 +1366,11 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationSpec
   map:
     fields:
+    - name: addedNodeSelector
+      type:
+        map:
+          elementType:
+            scalar: string
     - name: vmiName
       type:
         scalar: string

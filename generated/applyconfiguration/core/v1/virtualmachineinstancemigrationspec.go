@@ -14,6 +14,10 @@ type VirtualMachineInstanceMigrationSpecApplyConfiguration struct {
 	// VMIName is the name of the VirtualMachineInstance to migrate, in the migration's namespace.
 	// The VMI must be running and have the LiveMigratable condition.
 	VMIName *string `json:"vmiName,omitempty"`
+	// AddedNodeSelector narrows where the target may run: its labels are added to the VMI's
+	// node selector for the target launcher Pod (it cannot widen placement). Naming the VMI's
+	// own node moves it to a new launcher on that node (Vireo's in-place migration).
+	AddedNodeSelector map[string]string `json:"addedNodeSelector,omitempty"`
 }
 
 // VirtualMachineInstanceMigrationSpecApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceMigrationSpec type for use with
@@ -27,5 +31,19 @@ func VirtualMachineInstanceMigrationSpec() *VirtualMachineInstanceMigrationSpecA
 // If called multiple times, the VMIName field is set to the value of the last call.
 func (b *VirtualMachineInstanceMigrationSpecApplyConfiguration) WithVMIName(value string) *VirtualMachineInstanceMigrationSpecApplyConfiguration {
 	b.VMIName = &value
+	return b
+}
+
+// WithAddedNodeSelector puts the entries into the AddedNodeSelector field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the AddedNodeSelector field,
+// overwriting an existing map entries in AddedNodeSelector field with the same key.
+func (b *VirtualMachineInstanceMigrationSpecApplyConfiguration) WithAddedNodeSelector(entries map[string]string) *VirtualMachineInstanceMigrationSpecApplyConfiguration {
+	if b.AddedNodeSelector == nil && len(entries) > 0 {
+		b.AddedNodeSelector = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.AddedNodeSelector[k] = v
+	}
 	return b
 }

@@ -12,6 +12,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// KubeVirts returns a KubeVirtInformer.
+	KubeVirts() TypedKubeVirtInformer
 	// VirtualMachines returns a VirtualMachineInformer.
 	VirtualMachines() TypedVirtualMachineInformer
 	// VirtualMachineInstances returns a VirtualMachineInstanceInformer.
@@ -29,6 +31,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// KubeVirts returns a TypedKubeVirtInformer.
+func (v *version) KubeVirts() TypedKubeVirtInformer {
+	return &kubeVirtInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // VirtualMachines returns a TypedVirtualMachineInformer.

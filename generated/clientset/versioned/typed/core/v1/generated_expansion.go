@@ -6,6 +6,8 @@ Copyright The Vireo Authors.
 
 package v1
 
+type KubeVirtExpansion interface{}
+
 type VirtualMachineExpansion interface{}
 
 type VirtualMachineInstanceExpansion interface{}

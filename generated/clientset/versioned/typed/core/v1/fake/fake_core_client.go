@@ -16,6 +16,10 @@ type FakeKubevirtV1 struct {
 	*testing.Fake
 }
 
+func (c *FakeKubevirtV1) KubeVirts(namespace string) v1.KubeVirtInterface {
+	return newFakeKubeVirts(c, namespace)
+}
+
 func (c *FakeKubevirtV1) VirtualMachines(namespace string) v1.VirtualMachineInterface {
 	return newFakeVirtualMachines(c, namespace)
 }

@@ -1,0 +1,96 @@
+package defaults
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// KubeVirt's defaults for the settings of the KubeVirt object (kubevirt.io virt-config).
+const (
+	// DefaultParallelMigrationsPerCluster is KubeVirt's parallelMigrationsPerCluster.
+	DefaultParallelMigrationsPerCluster uint32 = 5
+	// DefaultParallelOutboundMigrationsPerNode is KubeVirt's parallelOutboundMigrationsPerNode.
+	DefaultParallelOutboundMigrationsPerNode uint32 = 2
+	// DefaultCompletionTimeoutPerGiB is KubeVirt's completionTimeoutPerGiB, in seconds.
+	DefaultCompletionTimeoutPerGiB int64 = 150
+	// DefaultProgressTimeout is KubeVirt's progressTimeout, in seconds.
+	DefaultProgressTimeout int64 = 150
+)
+
+// KubeVirtSettings are the settings of a KubeVirt object with KubeVirt's defaults in place of
+// everything left unset: what controllers and node agents act on. The stored object keeps only
+// what its users wrote, so a later change of a default reaches every installation.
+type KubeVirtSettings struct {
+	// Migrations are the live-migration limits and timeouts.
+	Migrations MigrationSettings
+	// UseEmulation allows software emulation (QEMU TCG) on nodes without usable KVM.
+	UseEmulation bool
+}
+
+// MigrationSettings is spec.configuration.migrations with every field set.
+type MigrationSettings struct {
+	// ParallelMigrationsPerCluster is the most live migrations at once in the cluster.
+	ParallelMigrationsPerCluster uint32
+	// ParallelOutboundMigrationsPerNode is the most live migrations leaving one node at once.
+	ParallelOutboundMigrationsPerNode uint32
+	// BandwidthPerMigration is each migration's bandwidth limit in bytes per second; zero
+	// means no limit (KubeVirt's default, 0Mi).
+	BandwidthPerMigration resource.Quantity
+	// CompletionTimeoutPerGiB is the seconds per GiB of guest memory a migration may take.
+	CompletionTimeoutPerGiB int64
+	// ProgressTimeout is the seconds a migration may go without transferring data.
+	ProgressTimeout int64
+	// AllowAutoConverge lets the platform throttle the guest so that its migration converges.
+	AllowAutoConverge bool
+	// AllowPostCopy lets a migration switch to post-copy at its completion timeout.
+	AllowPostCopy bool
+}
+
+// KubeVirtSettingsOf returns kv's effective settings: what it sets, and KubeVirt's defaults for
+// the rest. A nil kv (no KubeVirt object) yields KubeVirt's defaults. kv is not changed.
+func KubeVirtSettingsOf(kv *v1.KubeVirt) KubeVirtSettings {
+	out := KubeVirtSettings{Migrations: MigrationSettings{
+		ParallelMigrationsPerCluster:      DefaultParallelMigrationsPerCluster,
+		ParallelOutboundMigrationsPerNode: DefaultParallelOutboundMigrationsPerNode,
+		BandwidthPerMigration:             resource.MustParse("0Mi"),
+		CompletionTimeoutPerGiB:           DefaultCompletionTimeoutPerGiB,
+		ProgressTimeout:                   DefaultProgressTimeout,
+	}}
+	if kv == nil {
+		return out
+	}
+	cfg := &kv.Spec.Configuration
+	if d := cfg.DeveloperConfiguration; d != nil {
+		out.UseEmulation = d.UseEmulation
+	}
+	if m := cfg.MigrationConfiguration; m != nil {
+		setMigrationSettings(&out.Migrations, m)
+	}
+	return out
+}
+
+// setMigrationSettings copies the fields m sets into out.
+func setMigrationSettings(out *MigrationSettings, m *v1.MigrationConfiguration) {
+	if m.ParallelMigrationsPerCluster != nil {
+		out.ParallelMigrationsPerCluster = *m.ParallelMigrationsPerCluster
+	}
+	if m.ParallelOutboundMigrationsPerNode != nil {
+		out.ParallelOutboundMigrationsPerNode = *m.ParallelOutboundMigrationsPerNode
+	}
+	if m.BandwidthPerMigration != nil {
+		out.BandwidthPerMigration = m.BandwidthPerMigration.DeepCopy()
+	}
+	if m.CompletionTimeoutPerGiB != nil {
+		out.CompletionTimeoutPerGiB = *m.CompletionTimeoutPerGiB
+	}
+	if m.ProgressTimeout != nil {
+		out.ProgressTimeout = *m.ProgressTimeout
+	}
+	if m.AllowAutoConverge != nil {
+		out.AllowAutoConverge = *m.AllowAutoConverge
+	}
+	if m.AllowPostCopy != nil {
+		out.AllowPostCopy = *m.AllowPostCopy
+	}
+}

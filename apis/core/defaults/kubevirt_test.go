@@ -1,0 +1,84 @@
+package defaults
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// kubeVirtDefaults are KubeVirt's documented defaults (virt-config): 5 and 2 parallel
+// migrations, no bandwidth limit, 150 s/GiB and 150 s progress timeouts, neither auto-converge
+// nor post-copy, no software emulation.
+var kubeVirtDefaults = KubeVirtSettings{Migrations: MigrationSettings{
+	ParallelMigrationsPerCluster:      5,
+	ParallelOutboundMigrationsPerNode: 2,
+	BandwidthPerMigration:             resource.MustParse("0"),
+	CompletionTimeoutPerGiB:           150,
+	ProgressTimeout:                   150,
+}}
+
+func TestKubeVirtSettingsOf(t *testing.T) {
+	everything := kubeVirtDefaults
+	everything.UseEmulation = true
+	everything.Migrations = MigrationSettings{
+		ParallelMigrationsPerCluster: 9, ParallelOutboundMigrationsPerNode: 3,
+		BandwidthPerMigration:   resource.MustParse("64Mi"),
+		CompletionTimeoutPerGiB: 800, ProgressTimeout: 0,
+		AllowAutoConverge: true, AllowPostCopy: true,
+	}
+	onlyBandwidth := kubeVirtDefaults
+	onlyBandwidth.Migrations.BandwidthPerMigration = resource.MustParse("1Gi")
+	cases := []struct {
+		name string
+		kv   *v1.KubeVirt
+		want KubeVirtSettings
+	}{
+		{"no object", nil, kubeVirtDefaults},
+		{"empty spec", &v1.KubeVirt{}, kubeVirtDefaults},
+		{"empty sections", kubeVirt(&v1.MigrationConfiguration{}, &v1.DeveloperConfiguration{}), kubeVirtDefaults},
+		{"one field", kubeVirt(&v1.MigrationConfiguration{BandwidthPerMigration: ptr(resource.MustParse("1Gi"))}, nil), onlyBandwidth},
+		{"every field", kubeVirt(&v1.MigrationConfiguration{
+			ParallelMigrationsPerCluster: ptr(uint32(9)), ParallelOutboundMigrationsPerNode: ptr(uint32(3)),
+			BandwidthPerMigration:   ptr(resource.MustParse("64Mi")),
+			CompletionTimeoutPerGiB: ptr(int64(800)), ProgressTimeout: ptr(int64(0)),
+			AllowAutoConverge: ptr(true), AllowPostCopy: ptr(true),
+		}, &v1.DeveloperConfiguration{UseEmulation: true}), everything},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var before *v1.KubeVirt
+			if c.kv != nil {
+				before = c.kv.DeepCopy()
+			}
+			got := KubeVirtSettingsOf(c.kv)
+			if !apiequality.Semantic.DeepEqual(got, c.want) {
+				t.Errorf("settings (-want +got):\n%s", cmp.Diff(c.want, got, cmp.Comparer(quantityEqual)))
+			}
+			if c.kv != nil && !apiequality.Semantic.DeepEqual(before, c.kv) {
+				t.Errorf("KubeVirtSettingsOf changed its argument: %+v", c.kv)
+			}
+		})
+	}
+}
+
+// TestKubeVirtSettingsDoNotAlias checks that changing the returned bandwidth leaves the object alone.
+func TestKubeVirtSettingsDoNotAlias(t *testing.T) {
+	kv := kubeVirt(&v1.MigrationConfiguration{BandwidthPerMigration: ptr(resource.MustParse("64Mi"))}, nil)
+	got := KubeVirtSettingsOf(kv)
+	got.Migrations.BandwidthPerMigration.Add(resource.MustParse("1Mi"))
+	if s := kv.Spec.Configuration.MigrationConfiguration.BandwidthPerMigration.String(); s != "64Mi" {
+		t.Errorf("object's bandwidth became %s", s)
+	}
+}
+
+func kubeVirt(m *v1.MigrationConfiguration, d *v1.DeveloperConfiguration) *v1.KubeVirt {
+	return &v1.KubeVirt{Spec: v1.KubeVirtSpec{Configuration: v1.KubeVirtConfiguration{
+		MigrationConfiguration: m, DeveloperConfiguration: d,
+	}}}
+}
+
+func quantityEqual(a, b resource.Quantity) bool { return a.Cmp(b) == 0 }

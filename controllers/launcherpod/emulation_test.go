@@ -1,0 +1,51 @@
+package launcherpod
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestRenderPassesTheEmulationSetting(t *testing.T) {
+	base := []string{"--namespace", "ns1", "--name", "testvm", "--uid", "uid-1"}
+	cases := []struct {
+		name    string
+		setting *EmulationSetting
+		want    []string
+	}{
+		{"no setting: the launcher's default", nil, base},
+		{"allowed", &EmulationSetting{Allowed: true, Source: "KubeVirt vireo-system/kubevirt"},
+			append(base[:len(base):len(base)], "--use-emulation=true", "--use-emulation-source=KubeVirt vireo-system/kubevirt")},
+		{"not allowed", &EmulationSetting{Source: "KubeVirt's defaults"},
+			append(base[:len(base):len(base)], "--use-emulation=false", "--use-emulation-source=KubeVirt's defaults")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := testOpts
+			if c.setting != nil {
+				s := *c.setting
+				opts.Emulation = func() EmulationSetting { return s }
+			}
+			pod := render(t, newVMI(), opts)
+			if diff := cmp.Diff(c.want, pod.Spec.Containers[0].Args); diff != "" {
+				t.Errorf("args (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRenderReadsTheSettingPerPod checks a changed setting reaches the next Pod without new
+// Options: the controller keeps the Options it was built with.
+func TestRenderReadsTheSettingPerPod(t *testing.T) {
+	allowed := false
+	opts := testOpts
+	opts.Emulation = func() EmulationSetting {
+		return EmulationSetting{Allowed: allowed, Source: "KubeVirt vireo-system/kubevirt"}
+	}
+	first := render(t, newVMI(), opts).Spec.Containers[0].Args
+	allowed = true
+	second := render(t, newVMI(), opts).Spec.Containers[0].Args
+	if first[6] != "--use-emulation=false" || second[6] != "--use-emulation=true" {
+		t.Errorf("args of two Pods around a change: %q then %q", first[6:], second[6:])
+	}
+}
