@@ -121,6 +121,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return err
 		}
 	}
+	if crossNamespace(dv) == "" {
+		return nil
+	}
+	// A clone across namespaces: its source Pod goes once the clone ended, and one left by a
+	// DataVolume of the same name before this one goes at once.
 	keep := dv.UID
 	if ended(&status) {
 		keep = ""

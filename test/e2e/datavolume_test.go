@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ulikunitz/xz"
+	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -65,7 +66,7 @@ func serveImagesTLS(t *testing.T, files map[string][]byte, cert *tls.Certificate
 			return
 		}
 		if slow {
-			w = &throttled{ResponseWriter: w}
+			w = newThrottled(w, r)
 		}
 		http.ServeContent(w, r, r.URL.Path, time.Time{}, bytes.NewReader(data))
 	}), ReadHeaderTimeout: 10 * time.Second}
@@ -87,14 +88,26 @@ func dropHalfway(w http.ResponseWriter, data []byte) {
 	_ = buf.Flush()
 }
 
-// throttled sends a response at about 512 KiB/s (64 KiB every 125 ms), so that an import
-// lasts long enough to be watched.
-type throttled struct{ http.ResponseWriter }
+// throttled sends a response at about 512 KiB/s (a rate limiter, 64 KiB at a time), so that
+// an import lasts long enough to be watched.
+type throttled struct {
+	http.ResponseWriter
+	ctx     context.Context
+	limiter *rate.Limiter
+}
+
+func newThrottled(w http.ResponseWriter, r *http.Request) *throttled {
+	return &throttled{ResponseWriter: w, ctx: r.Context(), limiter: rate.NewLimiter(512<<10, 64<<10)}
+}
 
 func (t *throttled) Write(p []byte) (int, error) {
 	written := 0
 	for len(p) > 0 {
-		n, err := t.ResponseWriter.Write(p[:min(len(p), 64<<10)])
+		chunk := p[:min(len(p), 64<<10)]
+		if err := t.limiter.WaitN(t.ctx, len(chunk)); err != nil {
+			return written, err
+		}
+		n, err := t.ResponseWriter.Write(chunk)
 		written += n
 		if err != nil {
 			return written, err
@@ -103,7 +116,6 @@ func (t *throttled) Write(p []byte) (int, error) {
 		if f, ok := t.ResponseWriter.(http.Flusher); ok {
 			f.Flush()
 		}
-		time.Sleep(125 * time.Millisecond) // rate limit, not synchronisation
 	}
 	return written, nil
 }
