@@ -68,12 +68,16 @@ spec:
 	if err != nil {
 		t.Fatalf("a container failing its liveness probe was not restarted")
 	}
-	events := kubectl(t, "-n", ns, "get", "events", "--field-selector", "involvedObject.name=dying")
-	for _, want := range []string{"Unhealthy", "Liveness probe failed", "Killing"} {
-		if !strings.Contains(events, want) {
-			t.Errorf("events of the dying Pod lack %q:\n%s", want, events)
+	// The node records events asynchronously: the restart may be seen before its events.
+	eventuallyWithin(t, "the dying Pod's probe and kill events", 30*time.Second, func() error {
+		events := kubectl(t, "-n", ns, "get", "events", "--field-selector", "involvedObject.name=dying")
+		for _, want := range []string{"Unhealthy", "Liveness probe failed", "Killing"} {
+			if !strings.Contains(events, want) {
+				return fmt.Errorf("events of the dying Pod lack %q:\n%s", want, events)
+			}
 		}
-	}
+		return nil
+	})
 }
 
 func readyAddresses(slices []discoveryv1.EndpointSlice) map[string]bool {
