@@ -31,7 +31,9 @@ type Options struct {
 	Namespace, Name, UID string
 	PodUID, PodIP        string
 	RunDir               string
-	PrivateDir           string
+	// Dir is the launcher's own directory (default: see launcherDir).
+	Dir        string
+	PrivateDir string
 	// CapabilitiesSeed is the node's seed of libvirt's QEMU capabilities (package capsseed).
 	CapabilitiesSeed string
 	// TCGCacheMiB bounds QEMU's translation cache under TCG (smaller RSS; DESIGN section 9).
@@ -66,7 +68,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.UID, "uid", o.UID, "UID of the VMI; the launcher refuses any other.")
 	fs.StringVar(&o.PodUID, "pod-uid", o.PodUID, "UID of the launcher's Pod (names its directory); default $POD_UID.")
 	fs.StringVar(&o.PodIP, "pod-ip", o.PodIP, "The Pod's address, reported as the guest's; default $POD_IP.")
-	fs.StringVar(&o.RunDir, "run-dir", o.RunDir, "The node's run directory, shared with the node agent.")
+	fs.StringVar(&o.RunDir, "run-dir", o.RunDir, "The node's run directory, shared with the node agent (Pods from before the launcher directory mount).")
+	fs.StringVar(&o.Dir, "dir", o.Dir, "The launcher's own directory, shared with the node agent; default "+protocol.LauncherDir+" when mounted, else RUN_DIR/pods/POD_UID.")
 	fs.StringVar(&o.PrivateDir, "private-dir", o.PrivateDir, "The Pod's private directory (libvirt's state, disk overlays).")
 	fs.StringVar(&o.CapabilitiesSeed, "capabilities-seed-dir", o.CapabilitiesSeed, "The node's QEMU capabilities probed by libvirt (read-only), copied into libvirtd's cache so it need not probe again; none when missing.")
 	fs.IntVar(&o.VCPUNice, "vcpu-nice", o.VCPUNice, "Niceness of the guest's vCPU threads, below the launcher, libvirtd and QEMU's device emulation (0: unchanged).")
@@ -82,7 +85,7 @@ func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writ
 	if o.UID == "" || o.PodUID == "" {
 		return 2, errors.New("--uid and --pod-uid (or $POD_UID) are required")
 	}
-	dir, err := waitForDir(ctx, filepath.Join(o.RunDir, protocol.PodsDir, o.PodUID), o.DirTimeout)
+	dir, err := waitForDir(ctx, launcherDir(o), o.DirTimeout)
 	if err != nil {
 		return 2, err
 	}
@@ -149,6 +152,9 @@ func (l *launcher) loop(ctx context.Context, daemon *virt.Daemon, events <-chan 
 			}
 			klog.InfoS("Domain event", "event", ev.String())
 			l.events.handle(ev)
+			if ev.Kind == virt.EventResumed && ev.Reason == virt.ReasonMigrated {
+				go l.arrived(ctx, ev.Domain)
+			}
 		case <-daemon.Done():
 			l.hub.end(protocol.DomainFailed, ReasonLibvirtExited, fmt.Sprintf("libvirtd exited: %v", daemon.Err()))
 		case <-sigterm:
@@ -182,6 +188,18 @@ func (l *launcher) finish() int {
 		return 0
 	}
 	return 1
+}
+
+// launcherDir is the launcher's own directory: protocol.LauncherDir where its Pod mounts it,
+// else (a Pod from before, mounting the whole run directory) its Pod's directory there.
+func launcherDir(o *Options) string {
+	if o.Dir != "" {
+		return o.Dir
+	}
+	if fi, err := os.Lstat(protocol.LauncherDir); err == nil && fi.IsDir() {
+		return protocol.LauncherDir
+	}
+	return filepath.Join(o.RunDir, protocol.PodsDir, o.PodUID)
 }
 
 // waitForDir waits until the node agent has created the launcher's directory for this user.

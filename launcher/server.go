@@ -36,6 +36,10 @@ type launcher struct {
 	name      string // the domain's name
 	grace     time.Duration
 	destroyed bool // the launcher destroyed the domain itself
+	// target: this launcher waits for (or received) its guest by migration (PrepareTarget).
+	target bool
+	// migration is the latest migration out of this launcher (nil: none).
+	migration *migrationRun
 }
 
 func newLauncher(o *Options, dir string, daemon *virt.Daemon, conn *virt.Conn) *launcher {
@@ -65,6 +69,7 @@ func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protoc
 	}
 	l.mu.Lock()
 	if l.started {
+		// Also a migration's target: its guest arrives by migration, never by Sync.
 		l.mu.Unlock()
 		st := l.hub.get()
 		return &st, nil
@@ -99,35 +104,10 @@ func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protoc
 // (retry true); one to build or start the domain will not.
 func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) (retry bool, err error) {
 	vmi := req.VMI
-	prep := disks.Preparer{Dir: l.opts.PrivateDir + "/disks"}
-	if err := os.MkdirAll(prep.Dir, 0o700); err != nil {
-		return false, err
-	}
-	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisks: req.ContainerDisks, ClaimsDir: protocol.ClaimsDir, SecretsDir: protocol.SecretsDir})
+	xml, retry, err := l.prepare(ctx, req)
 	if err != nil {
-		return true, fmt.Errorf("preparing disks: %w", err)
+		return retry, err
 	}
-	kernel, err := disks.KernelBoot(req.KernelBoot)
-	if err != nil {
-		return false, fmt.Errorf("spec.domain.firmware.kernelBoot: %w", err)
-	}
-	in := domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: diskSources, KernelBoot: kernel,
-		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket}
-	def, err := domain.Build(vmi, in)
-	if err != nil {
-		return false, err
-	}
-	xml, err := domain.Marshal(def)
-	if err != nil {
-		return false, err
-	}
-	ifaces, err := interfaces(vmi, l.opts.PodIP)
-	if err != nil {
-		return false, err
-	}
-	l.hub.update(func(st *protocol.DomainStatus) {
-		st.Emulation, st.EmulationReason, st.Interfaces = string(l.emulation), l.emulationReason, ifaces
-	})
 	start := l.conn.Start
 	if s := vmi.Spec.StartStrategy; s != nil && *s == v1.StartStrategyPaused {
 		start = l.conn.StartPaused
@@ -151,6 +131,41 @@ func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) (retry 
 		}
 	}
 	return false, nil
+}
+
+// prepare prepares the VMI's disks and returns its domain's XML; the status gets the domain's
+// emulation and interfaces. A failure to prepare the disks may pass (retry true).
+func (l *launcher) prepare(ctx context.Context, req *protocol.SyncRequest) (xml string, retry bool, err error) {
+	vmi := req.VMI
+	prep := disks.Preparer{Dir: l.opts.PrivateDir + "/disks"}
+	if err := os.MkdirAll(prep.Dir, 0o700); err != nil {
+		return "", false, err
+	}
+	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisks: req.ContainerDisks, ClaimsDir: protocol.ClaimsDir, SecretsDir: protocol.SecretsDir})
+	if err != nil {
+		return "", true, fmt.Errorf("preparing disks: %w", err)
+	}
+	kernel, err := disks.KernelBoot(req.KernelBoot)
+	if err != nil {
+		return "", false, fmt.Errorf("spec.domain.firmware.kernelBoot: %w", err)
+	}
+	in := domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: diskSources, KernelBoot: kernel,
+		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket}
+	def, err := domain.Build(vmi, in)
+	if err != nil {
+		return "", false, err
+	}
+	if xml, err = domain.Marshal(def); err != nil {
+		return "", false, err
+	}
+	ifaces, err := interfaces(vmi, l.opts.PodIP)
+	if err != nil {
+		return "", false, err
+	}
+	l.hub.update(func(st *protocol.DomainStatus) {
+		st.Emulation, st.EmulationReason, st.Interfaces = string(l.emulation), l.emulationReason, ifaces
+	})
+	return xml, false, nil
 }
 
 // interfaces are the VMI's interfaces as the guest has them: its MAC, reached at the Pod's address.

@@ -64,6 +64,10 @@ func (h *hub) get() protocol.DomainStatus {
 	defer h.mu.Unlock()
 	st := h.st
 	st.Interfaces = append([]protocol.Interface(nil), h.st.Interfaces...)
+	if h.st.Migration != nil {
+		m := *h.st.Migration
+		st.Migration = &m
+	}
 	return st
 }
 
@@ -136,6 +140,14 @@ func (d *domainEvents) handle(ev virt.Event) {
 
 func (d *domainEvents) stopped(ev virt.Event) {
 	switch {
+	case ev.Reason == virt.ReasonMigrated:
+		now := time.Now()
+		d.hub.update(func(st *protocol.DomainStatus) {
+			st.Phase, st.Reason, st.Message = protocol.DomainMigrated, ReasonMigrated, "the guest moved to the migration's target launcher"
+			if m := st.Migration; m != nil && !m.Ended() {
+				m.Phase, m.End = protocol.MigrationCompleted, &now
+			}
+		})
 	case ev.Reason == virt.ReasonShutdown && !d.hostShutdown:
 		d.hub.end(protocol.DomainSucceeded, ReasonGuestShutdown, "the guest powered off")
 	case ev.Reason == virt.ReasonShutdown:

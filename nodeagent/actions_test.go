@@ -62,6 +62,15 @@ func (l *actionLauncher) Unpause(context.Context, *protocol.Empty) (*protocol.Em
 func (l *actionLauncher) SoftReboot(context.Context, *protocol.Empty) (*protocol.Empty, error) {
 	return nil, status.Error(codes.Internal, "libvirt went away")
 }
+func (l *actionLauncher) PrepareTarget(context.Context, *protocol.SyncRequest) (*protocol.DomainStatus, error) {
+	return nil, status.Error(codes.Unimplemented, "not in this test")
+}
+func (l *actionLauncher) Migrate(context.Context, *protocol.MigrateRequest) (*protocol.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "not in this test")
+}
+func (l *actionLauncher) AbortMigration(context.Context, *protocol.Empty) (*protocol.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "not in this test")
+}
 func (l *actionLauncher) Events(_ *protocol.Empty, s protocol.EventSender) error {
 	if err := s.Send(&protocol.DomainStatus{Phase: protocol.DomainRunning}); err != nil {
 		return err

@@ -33,6 +33,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/clusterconfig"
 	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
@@ -61,6 +62,9 @@ type Options struct {
 	CapabilitiesProbeDir, CapabilitiesDir string
 	// StreamPing is the keep-alive period of console and VNC sessions.
 	StreamPing time.Duration
+	// MigrationAddress is where other node agents reach this one for migrations (default:
+	// $POD_IP and the port of Listen).
+	MigrationAddress string
 }
 
 // NewOptions returns the defaults.
@@ -85,6 +89,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
 	fs.StringVar(&o.CapabilitiesProbeDir, "capabilities-probe-dir", o.CapabilitiesProbeDir, "QEMU capabilities probed by the agent Pod's init container (vireo-launcher probe-capabilities); none when empty.")
 	fs.StringVar(&o.CapabilitiesDir, "capabilities-dir", o.CapabilitiesDir, "The node's capabilities seed for launchers; must match vireo-controller's --node-capabilities-dir.")
+	fs.StringVar(&o.MigrationAddress, "migration-address", o.MigrationAddress, "host:port where other node agents reach this one for live migrations; default $POD_IP and the port of --listen.")
 	fs.DurationVar(&o.StreamPing, "stream-ping", o.StreamPing, "Keep-alive ping period of console and VNC sessions; a client silent for three periods is dropped.")
 }
 
@@ -104,7 +109,15 @@ type Agent struct {
 	mu       sync.Mutex
 	ctx      context.Context
 	sessions map[types.UID]*session // by launcher Pod UID
-	streams  *streams               // console and VNC sessions
+	// migrations are this agent's steps in live migrations, by migration UID.
+	migrations map[types.UID]*migrationWork
+	// settings are the cluster's (the KubeVirt object's), read live.
+	settings *clusterconfig.Config
+	// targetVMIs are the VMIs migrating to this node from another (kubevirt.io/migrationTargetNodeName).
+	targetVMIs vireolisters.VirtualMachineInstanceLister
+	// peers is the TLS between node agents (migrations between nodes).
+	peers   *peerTLS
+	streams *streams // console and VNC sessions
 }
 
 // Run runs the node agent until ctx ends.
@@ -141,7 +154,25 @@ func Run(ctx context.Context, o *Options) error {
 		lo.LabelSelector = v1.AppLabel + " in (" + v1.LauncherApp + "," + v1.UploadApp + ")"
 	}))
 	a := &Agent{opts: o, client: vireo, kube: kube, dirs: dirs, images: newImageCache(o.ImageCacheDir, o.InsecureRegistries),
-		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}, streams: newStreams(o.StreamPing)}
+		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}, streams: newStreams(o.StreamPing),
+		migrations: map[types.UID]*migrationWork{}}
+	sf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithNamespace(v1.InstallNamespace))
+	if a.settings, err = clusterconfig.New(sf.Kubevirt().V1().KubeVirts()); err != nil {
+		return err
+	}
+	if a.peers, err = loadPeerTLS(o); err != nil {
+		klog.ErrorS(err, "No migrations between nodes from or to this node")
+	}
+	tf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+		lo.LabelSelector = v1.MigrationTargetNodeNameLabel + "=" + o.NodeName
+	}))
+	targetInformer := tf.Kubevirt().V1().VirtualMachineInstances()
+	a.targetVMIs = targetInformer.Lister()
+	if _, err := targetInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: a.Enqueue, UpdateFunc: func(_, obj any) { a.Enqueue(obj) }, DeleteFunc: a.Enqueue,
+	}); err != nil {
+		return err
+	}
 	vmiInformer := vf.Kubevirt().V1().VirtualMachineInstances()
 	podInformer := kf.Core().V1().Pods()
 	a.vmis, a.pods = vmiInformer.Lister(), podInformer.Lister()
@@ -163,14 +194,17 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	vf.Start(ctx.Done())
 	kf.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced) {
+	sf.Start(ctx.Done())
+	tf.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced, a.settings.HasSynced, targetInformer.Informer().HasSynced) {
 		return ctx.Err()
 	}
 	a.collectGarbage(ctx)
-	srv, err := newServer(o, func(mux *http.ServeMux) {
+	srv, err := newServer(o, a.peers, func(mux *http.ServeMux) {
 		a.registerStreams(mux)
 		a.registerActions(mux)
 		a.registerUploads(mux)
+		a.registerMigrations(mux)
 	})
 	if err != nil {
 		return err

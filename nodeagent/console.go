@@ -80,6 +80,7 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	st.sockEnded = func() string { return a.sockEndMessage(podUID) }
 	replaced := CloseTakenOver
 	if key.kind == StreamVNC {
 		replaced = CloseVNCReplaced
@@ -132,6 +133,23 @@ func (a *Agent) endStreamsOnStop(obj any) {
 		return
 	}
 	a.streams.endVMI(vmi.Namespace, vmi.Name, CloseVMIStopped)
+}
+
+// sockEndMessage says why the console or VNC socket of launcher Pod podUID ended: the guest
+// left it by migration, or it stopped.
+func (a *Agent) sockEndMessage(podUID types.UID) string {
+	a.mu.Lock()
+	s := a.sessions[podUID]
+	a.mu.Unlock()
+	if s == nil {
+		return CloseVMIStopped
+	}
+	_, dom, _ := s.state()
+	if dom != nil && (dom.Phase == protocol.DomainMigrated || dom.Migration != nil && dom.Migration.UID != "" &&
+		(dom.Migration.Phase == protocol.MigrationRunning || dom.Migration.Phase == protocol.MigrationCompleted)) {
+		return CloseVMIMigrated
+	}
+	return CloseVMIStopped
 }
 
 // vmiUpdated ends a VMI's sessions once it is no longer Running.

@@ -25,7 +25,7 @@ type server struct {
 }
 
 // newServer builds the server; register adds the agent's endpoints (nil: health check only).
-func newServer(o *Options, register func(*http.ServeMux)) (*server, error) {
+func newServer(o *Options, peers *peerTLS, register func(*http.ServeMux)) (*server, error) {
 	if o.TLSCertFile == "" || o.TLSKeyFile == "" || o.ClientCAFile == "" {
 		return nil, errors.New("--tls-cert-file, --tls-private-key-file and --client-ca-file are required: the node agent serves only vireo-apiserver, over mutual TLS")
 	}
@@ -47,14 +47,15 @@ func newServer(o *Options, register func(*http.ServeMux)) (*server, error) {
 		ClientAuth: tls.RequireAndVerifyClientCert,
 		ClientCAs:  pool,
 		VerifyConnection: func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 || cs.PeerCertificates[0].Subject.CommonName != o.ClientName {
-				return fmt.Errorf("client certificate is not %s's", o.ClientName)
+			if len(cs.PeerCertificates) > 0 && (cs.PeerCertificates[0].Subject.CommonName == o.ClientName ||
+				peers != nil && cs.PeerCertificates[0].Subject.CommonName == peers.name) {
+				return nil
 			}
-			return nil
+			return fmt.Errorf("client certificate is neither %s's nor a node agent's", o.ClientName)
 		},
 	}
 	return &server{cert: o.TLSCertFile, key: o.TLSKeyFile, http: &http.Server{
-		Addr: o.Listen, Handler: mux, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
+		Addr: o.Listen, Handler: peers.guard(mux), TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(probeFilter{}, "", 0),
 	}}, nil
 }

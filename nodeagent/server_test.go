@@ -47,7 +47,7 @@ func TestServerAcceptsOnlyVireoAPIServer(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	srv, err := newServer(&Options{Listen: addr, TLSCertFile: filepath.Join(dir, "nodeagent.crt"), TLSKeyFile: filepath.Join(dir, "nodeagent.key"),
-		ClientCAFile: ca.CertFile(), ClientName: "vireo-apiserver"}, nil)
+		ClientCAFile: ca.CertFile(), ClientName: "vireo-apiserver"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

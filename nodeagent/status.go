@@ -55,6 +55,8 @@ func nextStatus(vmi *v1.VirtualMachineInstance, obs observation, now metav1.Time
 	syncCondition(&st, obs, now)
 	dom := obs.domain
 	switch {
+	case dom != nil && dom.Phase == protocol.DomainMigrated:
+		// The guest runs on in the migration's target; the migration's report says so.
 	case dom != nil && dom.Phase.Ended():
 		endedStatus(&st, vmi, obs, now)
 	case obs.syncFinal && (dom == nil || dom.Phase == protocol.DomainNone):

@@ -29,6 +29,7 @@ const (
 	CloseTakenOver   = "console session taken over: another client connected to the same VMI"
 	CloseVNCReplaced = "VNC session replaced: another client connected to the same VMI"
 	CloseVMIStopped  = "the VMI stopped"
+	CloseVMIMigrated = "the VMI migrated to a new launcher: connect again to reach it there"
 	CloseAgentExits  = "the node agent is shutting down"
 )
 
@@ -67,6 +68,8 @@ func newStreams(ping time.Duration) *streams {
 type stream struct {
 	key  streamKey
 	sock net.Conn
+	// sockEnded says why the launcher's socket ended (nil: the VMI stopped).
+	sockEnded func() string
 
 	mu sync.Mutex
 	ws *websocket.Conn
@@ -286,7 +289,11 @@ func (s *streams) guestToClient(st *stream) {
 			}
 		}
 		if err != nil {
-			st.end(websocket.CloseNormalClosure, CloseVMIStopped)
+			msg := CloseVMIStopped
+			if st.sockEnded != nil {
+				msg = st.sockEnded()
+			}
+			st.end(websocket.CloseNormalClosure, msg)
 			return
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
@@ -31,6 +32,9 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 	}
 	vmi, err := a.vmis.VirtualMachineInstances(ns).Get(name)
 	if apierrors.IsNotFound(err) {
+		if incoming, ierr := a.targetVMIs.VirtualMachineInstances(ns).Get(name); ierr == nil && incoming.Status.NodeName != a.opts.NodeName {
+			return a.syncIncoming(ctx, key, incoming)
+		}
 		a.written.Forget(key)
 		return nil
 	}
@@ -70,7 +74,16 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 		a.mu.Unlock()
 	}
 	obs.podDeleted = a.podDeletedUnderVMI(ctx, vmi, obs)
-	return a.writeStatus(ctx, vmi, nextStatus(vmi, obs, a.now()))
+	return a.writeStatus(ctx, vmi, a.syncMigration(ctx, key, vmi, nextStatus(vmi, obs, a.now())))
+}
+
+// syncIncoming takes this node's steps for a VMI of another node migrating to this one: it
+// prepares the target launcher and writes only the migration state.
+func (a *Agent) syncIncoming(ctx context.Context, key string, vmi *v1.VirtualMachineInstance) error {
+	if a.written.Stale(key, vmi.ResourceVersion) {
+		return nil
+	}
+	return a.writeStatus(ctx, vmi, a.syncMigration(ctx, key, vmi, *vmi.Status.DeepCopy()))
 }
 
 // podDeletedUnderVMI asks the API, once a guest has ended while its VMI was not deleted, whether
@@ -201,20 +214,24 @@ func (a *Agent) shutdown(ctx context.Context, key string, vmi *v1.VirtualMachine
 	return client.Stop(ctx)
 }
 
-// launcherPod is the VMI's launcher Pod on this node: the one status.activePods names here, or
-// else the one the VMI's UID labels.
+// launcherPod is the launcher Pod the VMI runs in on this node (launcherpod.CurrentPodName: a
+// migration's source until it completed, then its target), or else one the VMI's UID labels
+// that is no migration's target.
 func (a *Agent) launcherPod(vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
 	sel := labels.SelectorFromSet(labels.Set{v1.CreatedByLabel: string(vmi.UID)})
 	pods, err := a.pods.Pods(vmi.Namespace).List(sel)
 	if err != nil {
 		return nil, err
 	}
+	want := launcherpod.CurrentPodName(vmi)
 	var found *corev1.Pod
 	for _, p := range pods {
-		if node, ok := vmi.Status.ActivePods[p.UID]; ok && node == a.opts.NodeName {
+		if p.Name == want {
 			return p, nil
 		}
-		found = p
+		if _, target := p.Labels[v1.MigrationJobLabel]; !target {
+			found = p
+		}
 	}
 	return found, nil
 }

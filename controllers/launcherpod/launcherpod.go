@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
 
@@ -249,7 +250,10 @@ func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, res corev1.R
 		},
 		Resources: res,
 		VolumeMounts: append([]corev1.VolumeMount{
-			{Name: RunDirVolumeName, MountPath: opts.RunDir},
+			// Only the Pod's own directory of the run directory, at the same path in every
+			// launcher: a guest that escapes into QEMU reaches no other launcher's sockets, and a
+			// migration's source and target see the same paths (protocol.LauncherDir).
+			{Name: RunDirVolumeName, MountPath: protocol.LauncherDir, SubPathExpr: protocol.PodsDir + "/$(POD_UID)"},
 			{Name: ImageCacheVolumeName, MountPath: opts.ImageCacheDir, ReadOnly: true},
 			{Name: CapabilitiesVolumeName, MountPath: capsseed.DefaultDir, ReadOnly: true},
 			{Name: PrivateVolumeName, MountPath: PrivateDir},

@@ -66,7 +66,7 @@ func TestRenderPodSpec(t *testing.T) {
 	if diff := cmp.Diff(wantEnv, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	wantMounts := []corev1.VolumeMount{{Name: "run", MountPath: "/var/run/vireo"},
+	wantMounts := []corev1.VolumeMount{{Name: "run", MountPath: "/var/run/vireo/launcher", SubPathExpr: "pods/$(POD_UID)"},
 		{Name: "images", MountPath: "/var/lib/vireo/images", ReadOnly: true},
 		{Name: "capabilities", MountPath: "/var/lib/vireo/capabilities", ReadOnly: true}, {Name: "private", MountPath: PrivateDir}}
 	if diff := cmp.Diff(wantMounts, c.VolumeMounts); diff != "" {

@@ -132,7 +132,8 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
-	migrationController, err := migration.New(vireo, vf.Kubevirt().V1().VirtualMachineInstanceMigrations())
+	migrationController, err := migration.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstanceMigrations(),
+		vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), settings, launcher)
 	if err != nil {
 		return err
 	}
@@ -151,6 +152,11 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 		return err
 	}
 	metrics.Register(vf.Kubevirt().V1().VirtualMachines().Lister(), vmiInformer.Lister())
+	migrationInformer := vf.Kubevirt().V1().VirtualMachineInstanceMigrations()
+	if _, err := migrationInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: metrics.ObserveMigrationPhaseTransition}); err != nil {
+		return err
+	}
+	metrics.RegisterMigrations(migrationInformer.Lister())
 	vf.Start(ctx.Done())
 	kf.Start(ctx.Done())
 	klog.InfoS("vireo-controller running", "workers", o.Workers)

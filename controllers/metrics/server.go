@@ -1,9 +1,10 @@
 // Package metrics is vireo-controller's Prometheus metrics: the HTTPS endpoint that serves them
 // (/metrics, with the caller authenticated by kube-apiserver through a TokenReview and
 // authorized by a SubjectAccessReview for get on the non-resource URL /metrics, as kube
-// components do; /healthz open), the workqueue metrics of the reconcile loops, the histogram
-// kubevirt_vmi_phase_transition_time_from_creation_seconds and the VM and VMI counts read from
-// the controller's informers.
+// components do; /healthz open), the workqueue metrics of the reconcile loops, the histograms
+// kubevirt_vmi_phase_transition_time_from_creation_seconds and
+// kubevirt_vmi_migration_phase_transition_time_from_creation_seconds, and the VM, VMI and
+// migration counts read from the controller's informers.
 package metrics
 
 import (

@@ -70,6 +70,7 @@ kubevirt_vmi_phase_count{node="n1",phase="running"} 2
 func TestPhaseTransition(t *testing.T) {
 	reg := metrics.NewKubeRegistry()
 	reg.MustRegister(phaseTransition)
+	phaseTransition.Reset() // the histogram is global: start afresh on each -count
 	created := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	vmi := func(phase v1.VirtualMachineInstancePhase, after time.Duration) *v1.VirtualMachineInstance {
 		v := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: created}, Status: v1.VirtualMachineInstanceStatus{Phase: phase}}

@@ -85,7 +85,7 @@ func printableStatus(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, now 
 		if vmiCondition(vmi, v1.VirtualMachineInstancePaused) == v1.ConditionTrue {
 			return v1.VirtualMachineStatusPaused
 		}
-		if m := vmi.Status.MigrationState; m != nil && m.StartTimestamp != nil && !m.Completed && !m.Failed {
+		if migrating(vmi) {
 			return v1.VirtualMachineStatusMigrating
 		}
 		return v1.VirtualMachineStatusRunning
@@ -93,6 +93,13 @@ func printableStatus(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, now 
 		return v1.VirtualMachineStatusUnknown
 	}
 	return startingStatus(vmi)
+}
+
+// migrating reports whether a migration of the VMI is in flight: its target Pod was created
+// and it has neither completed nor failed.
+func migrating(vmi *v1.VirtualMachineInstance) bool {
+	m := vmi.Status.MigrationState
+	return m != nil && m.TargetPod != "" && !m.Completed && !m.Failed
 }
 
 // startingStatus tells a VMI on its way to Running from one that is stuck, and why.

@@ -19,7 +19,11 @@ func TestPrintableStatus(t *testing.T) {
 	deleting := vmiIn(v1.Running, true)
 	deleting.DeletionTimestamp = &now
 	migrating := vmiIn(v1.Running, true)
-	migrating.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{StartTimestamp: &now}
+	migrating.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{TargetPod: "virt-launcher-vm-abcde"}
+	migrated := vmiIn(v1.Running, true)
+	migrated.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{TargetPod: "virt-launcher-vm-abcde", StartTimestamp: &now, Completed: true}
+	migrationFailed := vmiIn(v1.Running, true)
+	migrationFailed.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{TargetPod: "virt-launcher-vm-abcde", Failed: true}
 	cases := []struct {
 		name string
 		vm   *v1.VirtualMachine
@@ -33,6 +37,8 @@ func TestPrintableStatus(t *testing.T) {
 		{"running", newVM(v1.RunStrategyAlways), vmiIn(v1.Running, true), v1.VirtualMachineStatusRunning},
 		{"paused", newVM(v1.RunStrategyAlways), withCondition(vmiIn(v1.Running, true), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePaused, Status: v1.ConditionTrue}), v1.VirtualMachineStatusPaused},
 		{"migrating", newVM(v1.RunStrategyAlways), migrating, v1.VirtualMachineStatusMigrating},
+		{"migration completed", newVM(v1.RunStrategyAlways), migrated, v1.VirtualMachineStatusRunning},
+		{"migration failed", newVM(v1.RunStrategyAlways), migrationFailed, v1.VirtualMachineStatusRunning},
 		{"stopping", newVM(v1.RunStrategyHalted), deleting, v1.VirtualMachineStatusStopping},
 		{"terminating", newVM(v1.RunStrategyAlways, func(vm *v1.VirtualMachine) { vm.DeletionTimestamp = &now }), vmiIn(v1.Running, true), v1.VirtualMachineStatusTerminating},
 		{"unschedulable", newVM(v1.RunStrategyAlways), withCondition(vmiIn(v1.Scheduling, false), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePodScheduled, Status: v1.ConditionFalse, Reason: "Unschedulable", Message: "0/2 nodes are available: 2 Insufficient memory."}), v1.VirtualMachineStatusUnschedulable},

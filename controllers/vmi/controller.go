@@ -1,8 +1,9 @@
 // Package vmi reconciles VirtualMachineInstances: it creates one launcher Pod per VMI, moves
 // the VMI through Pending -> Scheduling -> Scheduled as the Pod is scheduled and starts (the
-// node agent takes it from there), fails it when its Pod fails or disappears, deletes the Pod
-// once the VMI ends or is deleted, and then releases the VMI's finalizer. It refuses to start
-// VMIs that ask for what Vireo cannot run yet.
+// node agent takes it from there), fails it when its current Pod fails or disappears (after a
+// live migration, the migration's target Pod), deletes its Pods once the VMI ends or is
+// deleted, and then releases the VMI's finalizer. It refuses to start VMIs that ask for what
+// Vireo cannot run yet.
 package vmi
 
 import (
@@ -117,7 +118,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if vmi.DeletionTimestamp != nil || isFinal(vmi.Status.Phase) {
 		return c.cleanUp(ctx, vmi, pods)
 	}
-	pod := primaryPod(vmi, pods)
+	pod := currentPod(vmi, pods)
 	var gate *v1.VirtualMachineInstanceCondition
 	switch {
 	case pod == nil && (vmi.Status.Phase == v1.VmPhaseUnset || vmi.Status.Phase == v1.Pending):
@@ -162,9 +163,11 @@ func isFinal(phase v1.VirtualMachineInstancePhase) bool {
 	return phase == v1.Succeeded || phase == v1.Failed
 }
 
-// primaryPod is the VMI's own launcher Pod (the one named after its UID), if it exists.
-func primaryPod(vmi *v1.VirtualMachineInstance, pods []*corev1.Pod) *corev1.Pod {
-	want := launcherpod.PodName(vmi.Name, string(vmi.UID))
+// currentPod is the launcher Pod the VMI runs in now, if it exists: its first Pod, or after a
+// live migration the migration's target Pod (launcherpod.CurrentPodName). A migration's other
+// Pod (its target while it runs, the source once it completed) is the migration controller's.
+func currentPod(vmi *v1.VirtualMachineInstance, pods []*corev1.Pod) *corev1.Pod {
+	want := launcherpod.CurrentPodName(vmi)
 	for _, p := range pods {
 		if p.Name == want {
 			return p
@@ -203,9 +206,9 @@ func (c *Controller) createPod(ctx context.Context, vmi *v1.VirtualMachineInstan
 	return nil, err
 }
 
-// livePod reads the VMI's launcher Pod from the API (nil when it does not exist).
+// livePod reads the VMI's current launcher Pod from the API (nil when it does not exist).
 func (c *Controller) livePod(ctx context.Context, vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
-	pod, err := c.kube.CoreV1().Pods(vmi.Namespace).Get(ctx, launcherpod.PodName(vmi.Name, string(vmi.UID)), metav1.GetOptions{})
+	pod, err := c.kube.CoreV1().Pods(vmi.Namespace).Get(ctx, launcherpod.CurrentPodName(vmi), metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil

@@ -92,3 +92,55 @@ func startController(ctx context.Context, t *testing.T, vireo *vireofake.Clients
 	kf.WaitForCacheSync(ctx.Done())
 	return ctrl
 }
+
+// TestRunningVMIFollowsItsCurrentPod: during and after a live migration the VMI controller
+// watches the Pod the guest runs in, and a migration's other Pod ending does not fail the VMI.
+func TestRunningVMIFollowsItsCurrentPod(t *testing.T) {
+	first := launcherpod.PodName("vm", "uid-vm")
+	target := launcherpod.PodName("vm", "mig-uid")
+	owned := func(name string, mutate func(*corev1.Pod)) *corev1.Pod {
+		vmi := vmiIn(v1.Running)
+		p := launcherPod(mutate)
+		p.Name, p.UID = name, types.UID("uid-"+name)
+		p.Labels = map[string]string{v1.AppLabel: v1.LauncherApp, v1.CreatedByLabel: "uid-vm"}
+		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(vmi, v1.SchemeGroupVersion.WithKind("VirtualMachineInstance"))}
+		return p
+	}
+	endedLongAgo := failedAt(time.Now().Add(-time.Hour))
+	cases := []struct {
+		name  string
+		state *v1.VirtualMachineInstanceMigrationState
+		pods  []*corev1.Pod
+	}{
+		{"migrated: the first Pod ended, the target runs",
+			&v1.VirtualMachineInstanceMigrationState{SourcePod: first, TargetPod: target, Completed: true},
+			[]*corev1.Pod{owned(first, endedLongAgo), owned(target, running)}},
+		{"migrating: the target is not running yet",
+			&v1.VirtualMachineInstanceMigrationState{SourcePod: first, TargetPod: target},
+			[]*corev1.Pod{owned(first, running), owned(target, endedLongAgo)}},
+		{"migration failed: the target ended, the source runs",
+			&v1.VirtualMachineInstanceMigrationState{SourcePod: first, TargetPod: target, Failed: true},
+			[]*corev1.Pod{owned(first, running), owned(target, endedLongAgo)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			vmi := vmiIn(v1.Running)
+			vmi.Status.NodeName = "node-a"
+			vmi.Status.MigrationState = c.state
+			vireo := vireofake.NewClientset(vmi)
+			ctrl := startController(ctx, t, vireo, c.pods...)
+			if err := ctrl.sync(ctx, "ns/vm"); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			got, err := vireo.KubevirtV1().VirtualMachineInstances("ns").Get(ctx, "vm", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.Phase != v1.Running {
+				t.Errorf("phase %s (%s), want Running", got.Status.Phase, got.Status.Reason)
+			}
+		})
+	}
+}

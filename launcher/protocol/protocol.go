@@ -6,13 +6,16 @@
 // the node agent resolved for it; starts the domain), Shutdown (ACPI power button), Stop
 // (destroy), PullSecrets (from version 2: the image pull secrets the launcher's Pod mounts, for
 // the node agent's pulls of that VMI's containerDisks), Pause, Unpause and SoftReboot (from
-// version 3: the VMI actions of the same names), and Events, a server stream of the domain's whole status, sent at once and again on
+// version 3: the VMI actions of the same names), PrepareTarget, Migrate and AbortMigration (from
+// version 4: live migration, see migration.go), and Events, a server stream of the domain's whole status, sent at once and again on
 // every change, so a reconnecting node agent learns the current state without replaying
 // history. Console and VNC bytes never pass through gRPC: they are the unix sockets
 // ConsoleSocket and VNCSocket next to CommandSocket.
 //
-// A second launcher of the same VMI (a migration target) has its own directory, named after its
-// own Pod UID, so two launchers never share a path.
+// Each launcher Pod mounts only its own directory (RunDir/pods/<Pod UID> on the node) at
+// LauncherDir, so every launcher sees the same paths inside its Pod while the node agent sees
+// each at its own place: a migration's source and target (also on one node) never share a file,
+// and the domain's XML needs no rewriting to move between them.
 package protocol
 
 import (
@@ -24,9 +27,9 @@ import (
 // Version is the highest protocol version this build speaks, MinVersion the lowest. A node agent
 // and a launcher agree on the highest version both know; a change that an older peer would
 // misread needs a new version. Version 2 added PullSecrets, version 3 Pause, Unpause and
-// SoftReboot.
+// SoftReboot, version 4 live migration.
 const (
-	Version    uint32 = 3
+	Version    uint32 = 4
 	MinVersion uint32 = 1
 )
 
@@ -35,6 +38,13 @@ const VersionPullSecrets uint32 = 2
 
 // VersionActions is the first version with Pause, Unpause and SoftReboot.
 const VersionActions uint32 = 3
+
+// VersionMigration is the first version with PrepareTarget, Migrate and AbortMigration.
+const VersionMigration uint32 = 4
+
+// LauncherDir is where a launcher Pod mounts its own directory of the node's run directory
+// (subPathExpr pods/$(POD_UID)); launchers from before it mounted the whole run directory.
+const LauncherDir = "/var/run/vireo/launcher"
 
 // File names in a launcher's directory.
 const (
@@ -126,6 +136,9 @@ const (
 	DomainSucceeded DomainPhase = "Succeeded"
 	// DomainFailed: the domain could not start, QEMU crashed, or libvirt died.
 	DomainFailed DomainPhase = "Failed"
+	// DomainMigrated: the guest left this launcher for a migration's target, where it runs on.
+	// It ends the launcher like the others but not the VMI.
+	DomainMigrated DomainPhase = "Migrated"
 )
 
 // Reasons of a paused domain (KubeVirt's reasons of the VMI's Paused condition).
@@ -135,7 +148,9 @@ const (
 )
 
 // Ended reports whether a domain in this phase has ended for good.
-func (p DomainPhase) Ended() bool { return p == DomainSucceeded || p == DomainFailed }
+func (p DomainPhase) Ended() bool {
+	return p == DomainSucceeded || p == DomainFailed || p == DomainMigrated
+}
 
 // DomainStatus is the launcher's whole view of its domain.
 type DomainStatus struct {
@@ -148,6 +163,8 @@ type DomainStatus struct {
 	EmulationReason string `json:"emulationReason,omitempty"`
 	// Interfaces are the guest's interfaces as the domain defines them.
 	Interfaces []Interface `json:"interfaces,omitempty"`
+	// Migration is the latest live migration out of (source) or into (target) this launcher.
+	Migration *MigrationStatus `json:"migration,omitempty"`
 	// Since is when the phase last changed.
 	Since time.Time `json:"since"`
 }

@@ -27,6 +27,11 @@ type Server interface {
 	Pause(context.Context, *Empty) (*Empty, error)
 	Unpause(context.Context, *Empty) (*Empty, error)
 	SoftReboot(context.Context, *Empty) (*Empty, error)
+	// PrepareTarget, Migrate and AbortMigration carry out live migration (version 4 on; see
+	// migration.go).
+	PrepareTarget(context.Context, *SyncRequest) (*DomainStatus, error)
+	Migrate(context.Context, *MigrateRequest) (*Empty, error)
+	AbortMigration(context.Context, *Empty) (*Empty, error)
 	// Events sends the current DomainStatus at once, then each change, until the stream's
 	// context ends.
 	Events(*Empty, EventSender) error
@@ -71,6 +76,9 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "Pause", Handler: unary(Server.Pause)},
 		{MethodName: "Unpause", Handler: unary(Server.Unpause)},
 		{MethodName: "SoftReboot", Handler: unary(Server.SoftReboot)},
+		{MethodName: "PrepareTarget", Handler: unary(Server.PrepareTarget)},
+		{MethodName: "Migrate", Handler: unary(Server.Migrate)},
+		{MethodName: "AbortMigration", Handler: unary(Server.AbortMigration)},
 	},
 	Streams: []grpc.StreamDesc{{
 		StreamName:    "Events",

@@ -58,6 +58,16 @@ func (f *fakeLauncher) SoftReboot(context.Context, *Empty) (*Empty, error) {
 	return &Empty{}, nil
 }
 
+func (f *fakeLauncher) PrepareTarget(context.Context, *SyncRequest) (*DomainStatus, error) {
+	return &DomainStatus{}, nil
+}
+func (f *fakeLauncher) Migrate(context.Context, *MigrateRequest) (*Empty, error) {
+	return &Empty{}, nil
+}
+func (f *fakeLauncher) AbortMigration(context.Context, *Empty) (*Empty, error) {
+	return &Empty{}, nil
+}
+
 func (f *fakeLauncher) Events(_ *Empty, s EventSender) error {
 	if err := s.Send(&DomainStatus{Phase: DomainNone}); err != nil {
 		return err

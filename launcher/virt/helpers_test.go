@@ -187,3 +187,13 @@ func processUID(t testing.TB, pid int) int {
 	t.Fatalf("no Uid line in /proc/%d/status", pid)
 	return -1
 }
+
+// chownTestUser gives path to the daemons' user when the test runs as root.
+func chownTestUser(t testing.TB, path string) {
+	t.Helper()
+	if c := testCredential(); c != nil {
+		if err := os.Chown(path, int(c.Uid), int(c.Gid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package virt
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,4 +70,52 @@ func TestTransientDomainMigratesToAnEmptyTarget(t *testing.T) {
 	if s, _, err := dc.State(ctx, "vm"); err != nil || s != StateRunning {
 		t.Errorf("target State after migration: %v, %v", s, err)
 	}
+}
+
+// TestMigrateCopiesLocalDisks migrates a domain with a writable qcow2 disk through Migrate:
+// the disk is copied over NBD on a unix socket (disks_uri) into the target's own file, which
+// the destination XML names, and the completed job's statistics are readable on the target.
+func TestMigrateCopiesLocalDisks(t *testing.T) {
+	skipUnlessProcesses(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	src, dst := startTestDaemon(t, ""), startTestDaemon(t, "")
+	sc, dc := connectTest(t, src), connectTest(t, dst)
+	dstEvents, err := dc.Events(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcDisk, dstDisk := filepath.Join(src.Layout().Dir, "disk.qcow2"), filepath.Join(dst.Layout().Dir, "disk.qcow2")
+	for _, p := range []string{srcDisk, dstDisk} {
+		if out, err := exec.CommandContext(ctx, "qemu-img", "create", "-f", "qcow2", p, "16M").CombinedOutput(); err != nil {
+			t.Fatalf("qemu-img: %v: %s", err, out)
+		}
+		chownTestUser(t, p)
+	}
+	withDisk := func(xml, disk string) string {
+		return strings.Replace(xml, "<serial", "<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='"+disk+"'/><target dev='vda' bus='virtio'/></disk><serial", 1)
+	}
+	if _, err := sc.Start(ctx, withDisk(testDomainXML("vm", filepath.Join(src.Layout().Dir, "serial.sock")), srcDisk)); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	xml, err := sc.MigrationXML(ctx, "vm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	destXML := strings.ReplaceAll(xml, src.Layout().Dir, dst.Layout().Dir)
+	err = sc.Migrate(ctx, "vm", MigrateParams{LibvirtSocket: dst.Layout().Socket,
+		QEMUSocket: filepath.Join(dst.Layout().Dir, "mig.sock"), DisksSocket: filepath.Join(dst.Layout().Dir, "nbd.sock"),
+		CopyDisks: []string{"vda"}, DestinationXML: destXML})
+	if err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	waitEvent(t, dstEvents, "vm", EventResumed, 30*time.Second)
+	stats, err := dc.JobStats(ctx, "vm", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.DataProcessed == 0 || stats.ElapsedMs == 0 {
+		t.Errorf("completed job statistics on the target: %+v", stats)
+	}
+	t.Logf("completed migration: %+v", stats)
 }

@@ -84,17 +84,25 @@ func PrepareForUpdate(o, old *v1.VirtualMachineInstance) {
 // on every update (status already holds the stored or the new status), so it costs no write of
 // its own and no client can make it disagree with the status.
 func deriveNodeNameLabel(o *v1.VirtualMachineInstance) {
-	node := o.Status.NodeName
+	setDerivedLabel(o, v1.MigrationTargetNodeNameLabel, migrationTargetOf(o))
+	setDerivedLabel(o, v1.NodeNameLabel, o.Status.NodeName)
+}
+
+// setDerivedLabel sets label key to value, or removes it when value is empty. KubeVirt's
+// kubevirt.io/migrationTargetNodeName names the node a VMI is migrating to, so the target's
+// node agent can watch the VMIs coming to it.
+func setDerivedLabel(o *v1.VirtualMachineInstance, key, value string) {
+	node := value
 	if node == "" {
-		if _, ok := o.Labels[v1.NodeNameLabel]; ok {
-			delete(o.Labels, v1.NodeNameLabel)
+		if _, ok := o.Labels[key]; ok {
+			delete(o.Labels, key)
 		}
 		return
 	}
 	if o.Labels == nil {
 		o.Labels = map[string]string{}
 	}
-	o.Labels[v1.NodeNameLabel] = node
+	o.Labels[key] = node
 }
 
 func validate(ctx context.Context, o *v1.VirtualMachineInstance) field.ErrorList {

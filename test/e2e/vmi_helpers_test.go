@@ -69,9 +69,14 @@ func waitPhase(t *testing.T, ns, name string, phase v1.VirtualMachineInstancePha
 // launcherDir is the directory of the VMI's launcher on its node, seen from the host.
 func launcherDir(vmi *v1.VirtualMachineInstance) string {
 	for uid, node := range vmi.Status.ActivePods {
-		return filepath.Join(cluster.Options().NodeDir(node), "host", "var", "run", "vireo", "pods", string(uid))
+		return podDir(node, uid)
 	}
 	return ""
+}
+
+// podDir is the directory of launcher Pod uid on node, seen from the host.
+func podDir(node string, uid types.UID) string {
+	return filepath.Join(cluster.Options().NodeDir(node), "host", "var", "run", "vireo", "pods", string(uid))
 }
 
 // console is a connection to a guest's serial console socket that keeps everything it read.
@@ -85,7 +90,13 @@ type console struct {
 func openConsole(t *testing.T, ns, name string) *console {
 	t.Helper()
 	vmi := waitVMI(t, ns, name, 60*time.Second, "a launcher Pod on a node", func(v *v1.VirtualMachineInstance) bool { return len(v.Status.ActivePods) > 0 })
-	sock := filepath.Join(launcherDir(vmi), "console.sock")
+	return openConsoleIn(t, launcherDir(vmi))
+}
+
+// openConsoleIn connects to the serial console socket in launcher directory dir.
+func openConsoleIn(t *testing.T, dir string) *console {
+	t.Helper()
+	sock := filepath.Join(dir, "console.sock")
 	var conn net.Conn
 	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
 		c, err := dialUnix(sock)
@@ -93,7 +104,7 @@ func openConsole(t *testing.T, ns, name string) *console {
 		return err == nil, nil
 	})
 	if err != nil {
-		t.Fatalf("console socket %s of %s/%s never accepted a connection", sock, ns, name)
+		t.Fatalf("console socket %s never accepted a connection", sock)
 	}
 	c := &console{conn: conn}
 	t.Cleanup(func() { conn.Close() })
@@ -110,6 +121,13 @@ func openConsole(t *testing.T, ns, name string) *console {
 		}
 	}()
 	return c
+}
+
+// output is everything the console printed so far.
+func (c *console) output() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.String()
 }
 
 // waitFor waits until the console has printed want.

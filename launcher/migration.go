@@ -1,0 +1,320 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/launcher/virt"
+)
+
+// ReasonMigrated ends a launcher whose guest moved to a migration's target.
+const ReasonMigrated = "Migrated"
+
+// PrepareTarget makes this launcher the target of a migration of the VMI: it prepares the
+// disks as for a start (the copy fills the local ones), starts no domain and serves its
+// libvirtd on the migration socket of its directory, where the node agent's proxy reaches it.
+func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest) (*protocol.DomainStatus, error) {
+	if req.VMI == nil || string(req.VMI.UID) != l.opts.UID {
+		return nil, fmt.Errorf("this launcher runs VMI %s only", l.opts.UID)
+	}
+	l.mu.Lock()
+	switch {
+	case l.started && l.target:
+		l.mu.Unlock()
+		st := l.hub.get()
+		return &st, nil
+	case l.started:
+		l.mu.Unlock()
+		return nil, status.Error(codes.FailedPrecondition, "this launcher already runs the guest: it cannot be a migration's target")
+	}
+	l.started, l.target = true, true
+	l.mu.Unlock()
+	if l.refusal != "" {
+		l.hub.end(protocol.DomainFailed, ReasonEmulationNotAllowed, l.refusal)
+		return nil, errors.New(l.refusal)
+	}
+	l.hub.update(func(st *protocol.DomainStatus) {
+		st.Migration = &protocol.MigrationStatus{Phase: protocol.MigrationPreparing}
+	})
+	_, retry, err := l.prepare(ctx, req)
+	if err != nil {
+		if retry {
+			l.mu.Lock()
+			l.started, l.target = false, false
+			l.mu.Unlock()
+			return nil, err
+		}
+		l.hub.end(protocol.DomainFailed, ReasonSyncFailed, err.Error())
+		return nil, err
+	}
+	sock := filepath.Join(l.dir, protocol.MigrationLibvirtSocket)
+	_ = os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, fmt.Errorf("listening for the migration: %w", err)
+	}
+	go serveSplice(ln, l.daemon.Layout().Socket)
+	l.hub.update(func(st *protocol.DomainStatus) { st.Migration.Phase = protocol.MigrationReady })
+	klog.InfoS("Ready to receive the guest by migration", "socket", sock)
+	st := l.hub.get()
+	return &st, nil
+}
+
+// serveSplice connects every connection accepted on ln to the unix socket target.
+func serveSplice(ln net.Listener, target string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			t, err := net.Dial("unix", target)
+			if err != nil {
+				klog.ErrorS(err, "Migration connection refused", "target", target)
+				return
+			}
+			defer t.Close()
+			done := make(chan struct{}, 2)
+			go func() { _, _ = io.Copy(t, c); done <- struct{}{} }()
+			go func() { _, _ = io.Copy(c, t); done <- struct{}{} }()
+			<-done
+		}()
+	}
+}
+
+// arrived records the guest's arrival on this target launcher: its domain's name and the
+// statistics of the migration that brought it.
+func (l *launcher) arrived(ctx context.Context, name string) {
+	l.mu.Lock()
+	if !l.target || l.name != "" {
+		l.mu.Unlock()
+		return
+	}
+	l.name = name
+	l.mu.Unlock()
+	now := time.Now()
+	stats := l.completedMigrationStats(ctx, name)
+	l.hub.update(func(st *protocol.DomainStatus) {
+		st.Migration = &protocol.MigrationStatus{Phase: protocol.MigrationCompleted, End: &now, DowntimeMs: stats.DowntimeMs,
+			DataTotal: stats.DataTotal, DataProcessed: stats.DataProcessed}
+	})
+	klog.InfoS("The guest arrived by migration", "domain", name, "downtimeMs", stats.DowntimeMs, "elapsedMs", stats.ElapsedMs)
+	if l.opts.VCPUNice > 0 {
+		if n, err := l.daemon.LowerVCPUPriority(name, l.opts.VCPUNice); err != nil {
+			klog.ErrorS(err, "The guest's vCPUs keep their priority", "changed", n)
+		}
+	}
+}
+
+// completedMigrationStats reads the statistics of the migration that brought the domain. libvirt
+// records them when it finishes the incoming job, just after the guest resumed here, so they
+// are read again for a few seconds until they are there.
+func (l *launcher) completedMigrationStats(ctx context.Context, name string) virt.JobStats {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(5 * time.Second)
+	for {
+		stats, err := l.conn.JobStats(ctx, name, true)
+		if err == nil && stats.ElapsedMs > 0 {
+			return stats
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			klog.ErrorS(err, "No statistics of the completed migration")
+			return stats
+		case <-ctx.Done():
+			return stats
+		}
+	}
+}
+
+// Migrate starts the live migration of the running guest to the target the node agent
+// proxies into this launcher's directory; DomainStatus.Migration reports how it goes.
+func (l *launcher) Migrate(_ context.Context, req *protocol.MigrateRequest) (*protocol.Empty, error) {
+	name := l.domainName()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case name == "" || l.target:
+		return nil, status.Error(codes.FailedPrecondition, "VMI is not running in this launcher: nothing to migrate")
+	case l.migration != nil && l.migration.UID == req.MigrationUID:
+		return &protocol.Empty{}, nil
+	case l.migration != nil && !l.migration.ended:
+		return nil, status.Errorf(codes.FailedPrecondition, "migration %s is still running", l.migration.UID)
+	}
+	now := time.Now()
+	l.migration = &migrationRun{UID: req.MigrationUID, abort: make(chan string, 1)}
+	l.hub.update(func(st *protocol.DomainStatus) {
+		st.Migration = &protocol.MigrationStatus{UID: req.MigrationUID, Phase: protocol.MigrationRunning, Mode: protocol.ModePreCopy, Start: &now}
+	})
+	go l.runMigration(name, *req, l.migration)
+	return &protocol.Empty{}, nil
+}
+
+// AbortMigration aborts the running migration; the guest stays here.
+func (l *launcher) AbortMigration(ctx context.Context, _ *protocol.Empty) (*protocol.Empty, error) {
+	l.mu.Lock()
+	run := l.migration
+	running := run != nil && !run.ended
+	l.mu.Unlock()
+	if !running {
+		return nil, status.Error(codes.FailedPrecondition, "no migration is running")
+	}
+	select {
+	case run.abort <- "aborted on request":
+	default:
+	}
+	return &protocol.Empty{}, nil
+}
+
+// migrationRun is the launcher's running migration.
+type migrationRun struct {
+	UID   string
+	abort chan string // a reason to abort
+	ended bool        // guarded by launcher.mu
+}
+
+// runMigration runs libvirt's migration while watching its progress and reports the end.
+func (l *launcher) runMigration(name string, req protocol.MigrateRequest, run *migrationRun) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := virt.MigrateParams{
+		LibvirtSocket: filepath.Join(l.dir, protocol.MigrationLibvirtSocket),
+		QEMUSocket:    filepath.Join(l.dir, protocol.MigrationQEMUSocket),
+		DisksSocket:   filepath.Join(l.dir, protocol.MigrationDisksSocket),
+		BandwidthMiB:  req.BandwidthMiB, AutoConverge: req.AllowAutoConverge, PostCopy: req.AllowPostCopy,
+	}
+	xml, err := l.conn.MigrationXML(ctx, name)
+	if err == nil {
+		p.DestinationXML = xml
+		p.CopyDisks, err = localDisks(xml, l.opts.PrivateDir)
+	}
+	var aborted string
+	if err == nil {
+		watchDone := make(chan string, 1)
+		go func() { watchDone <- l.watchMigration(ctx, name, req, run) }()
+		klog.InfoS("Migrating the guest", "migration", req.MigrationUID, "copyDisks", p.CopyDisks, "bandwidthMiB", req.BandwidthMiB)
+		err = l.conn.Migrate(ctx, name, p)
+		cancel()
+		aborted = <-watchDone
+	}
+	now := time.Now()
+	l.mu.Lock()
+	run.ended = true
+	l.mu.Unlock()
+	l.hub.update(func(st *protocol.DomainStatus) {
+		m := st.Migration
+		if m == nil || m.UID != req.MigrationUID || m.Ended() {
+			return
+		}
+		m.End = &now
+		switch {
+		case err == nil:
+			m.Phase = protocol.MigrationCompleted
+		case aborted != "":
+			m.Phase, m.Aborted, m.Failure = protocol.MigrationFailed, true, "Live migration "+aborted+": "+err.Error()
+		default:
+			m.Phase, m.Failure = protocol.MigrationFailed, "Live migration failed: "+err.Error()
+		}
+	})
+	klog.InfoS("Migration ended", "migration", req.MigrationUID, "err", err, "aborted", aborted)
+}
+
+// watchMigration follows the migration job every half second until ctx ends: it reports its
+// progress and aborts it (or switches to post-copy) when a timeout passes or an abort is
+// requested. It returns why it aborted ("" when it did not).
+func (l *launcher) watchMigration(ctx context.Context, name string, req protocol.MigrateRequest, run *migrationRun) string {
+	w := newProgressWatch(req, time.Now())
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	aborted := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return aborted
+		case reason := <-run.abort:
+			if aborted == "" {
+				aborted = reason
+				l.hub.update(func(st *protocol.DomainStatus) {
+					if st.Migration != nil {
+						st.Migration.AbortRequested = true
+					}
+				})
+				if err := l.conn.AbortJob(ctx, name); err != nil {
+					klog.ErrorS(err, "Aborting the migration")
+				}
+			}
+		case now := <-tick.C:
+			stats, err := l.conn.JobStats(ctx, name, false)
+			if err != nil || !stats.Active {
+				continue
+			}
+			l.reportProgress(stats)
+			switch action := w.check(stats, now); {
+			case action == actionPostCopy:
+				klog.InfoS("Switching the migration to post-copy", "migration", req.MigrationUID)
+				if err := l.conn.StartPostCopy(ctx, name); err == nil {
+					l.hub.update(func(st *protocol.DomainStatus) {
+						if st.Migration != nil {
+							st.Migration.Mode = protocol.ModePostCopy
+						}
+					})
+				}
+			case action != "":
+				select {
+				case run.abort <- action:
+				default:
+				}
+			}
+		}
+	}
+}
+
+func (l *launcher) reportProgress(s virt.JobStats) {
+	l.hub.update(func(st *protocol.DomainStatus) {
+		if m := st.Migration; m != nil && m.Phase == protocol.MigrationRunning {
+			m.DataTotal, m.DataProcessed, m.DataRemaining = s.DataTotal, s.DataProcessed, s.DataRemaining
+			m.MemoryDirtyRate, m.MemoryBps = s.MemoryDirtyRate, s.MemoryBps
+		}
+	})
+}
+
+// localDisks are the target devices of the domain's disks to copy in a migration: writable
+// disks whose files live in the launcher's private directory (containerDisk overlays,
+// emptyDisks). Claims are on shared storage, cloud-init and other read-only disks the target
+// builds itself.
+func localDisks(domainXML, privateDir string) ([]string, error) {
+	var dom libvirtxml.Domain
+	if err := dom.Unmarshal(domainXML); err != nil {
+		return nil, fmt.Errorf("reading the domain's XML: %w", err)
+	}
+	var out []string
+	if dom.Devices == nil {
+		return nil, nil
+	}
+	prefix := filepath.Clean(privateDir) + "/"
+	for _, d := range dom.Devices.Disks {
+		if d.Device != "disk" || d.ReadOnly != nil || d.Target == nil || d.Source == nil || d.Source.File == nil {
+			continue
+		}
+		if strings.HasPrefix(d.Source.File.File, prefix) {
+			out = append(out, d.Target.Dev)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,309 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+// A live migration, as the node agents carry it out (vireo-controller creates the target Pod
+// and moves the VMI's phase and node; see controllers/migration):
+//
+//   - The target's agent (the node of migrationState.targetNode) connects to the target
+//     launcher, hands it the VMI with PrepareTarget and, once it is ready, writes
+//     migrationState.targetNodeAddress.
+//   - The source's agent then proxies the migration sockets of the source launcher's directory
+//     to the target launcher's, calls Migrate, and writes the start, the end and the outcome
+//     (completed, or failed with the reason and the abort status) as the launcher reports them.
+//     migrationState.abortRequested makes it abort the running migration.
+//   - Once the controller made the target the VMI's launcher, the target's agent drives it
+//     like any other and sets targetNodeDomainDetected.
+
+// migrationKey names one migration on this node: the migration's UID.
+type migrationKey = types.UID
+
+// migrationWork is what this agent did for one migration, so each step is taken once.
+type migrationWork struct {
+	proxy    *migrationProxy
+	started  bool // Migrate was called
+	aborting bool // AbortMigration was called
+	// preparing / prepared / prepareErr track PrepareTarget on the target.
+	preparing, prepared bool
+	prepareErr          string
+}
+
+// inFlight reports whether ms describes a migration that has neither completed nor failed.
+func inFlight(ms *v1.VirtualMachineInstanceMigrationState) bool {
+	return ms != nil && ms.MigrationUID != "" && !ms.Completed && !ms.Failed
+}
+
+// syncMigration takes this node's next steps in the VMI's migration and returns the status to
+// write (st with the migration state this agent observed).
+func (a *Agent) syncMigration(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, st v1.VirtualMachineInstanceStatus) v1.VirtualMachineInstanceStatus {
+	ms := st.MigrationState
+	if ms == nil || ms.MigrationUID == "" {
+		return st
+	}
+	ms = ms.DeepCopy()
+	st.MigrationState = ms
+	if !inFlight(ms) {
+		a.endMigration(ms.MigrationUID)
+		a.detectTargetDomain(vmi, ms)
+		return st
+	}
+	if ms.TargetNode == a.opts.NodeName && ms.TargetPod != "" && ms.TargetNodeAddress == "" {
+		a.prepareTarget(ctx, key, vmi, ms)
+	}
+	if ms.SourceNode == a.opts.NodeName && vmi.Status.NodeName == a.opts.NodeName && ms.TargetNodeAddress != "" {
+		a.runSource(ctx, key, vmi, ms)
+	}
+	return st
+}
+
+// work returns the record of migration uid, creating it.
+func (a *Agent) work(uid migrationKey) *migrationWork {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w := a.migrations[uid]
+	if w == nil {
+		w = &migrationWork{}
+		a.migrations[uid] = w
+	}
+	return w
+}
+
+// endMigration closes what this agent kept open for migration uid.
+func (a *Agent) endMigration(uid migrationKey) {
+	a.mu.Lock()
+	w := a.migrations[uid]
+	delete(a.migrations, uid)
+	a.mu.Unlock()
+	if w != nil && w.proxy != nil {
+		w.proxy.close()
+	}
+}
+
+// targetPod is the migration's target launcher Pod on this node, when it runs.
+func (a *Agent) targetPod(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) *corev1.Pod {
+	pod, err := a.pods.Pods(vmi.Namespace).Get(ms.TargetPod)
+	if err != nil || pod.Labels[v1.MigrationJobLabel] != string(ms.MigrationUID) || !metav1.IsControlledBy(pod, vmi) ||
+		pod.Spec.NodeName != a.opts.NodeName || pod.Status.Phase != corev1.PodRunning {
+		return nil
+	}
+	return pod
+}
+
+// prepareTarget hands the VMI to the target launcher (once, in the background) and records
+// its address when the launcher is ready for the guest.
+func (a *Agent) prepareTarget(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
+	pod := a.targetPod(vmi, ms)
+	if pod == nil {
+		return
+	}
+	client, dom, _ := a.session(pod, vmi, key).state()
+	if client == nil || dom == nil {
+		return
+	}
+	if m := dom.Migration; m != nil && m.Phase == protocol.MigrationReady {
+		ms.TargetNodeAddress = a.migrationAddress()
+		return
+	}
+	if dom.Phase.Ended() {
+		ms.Failed, ms.FailureReason = true, "the target launcher ended before the guest arrived: "+dom.Message
+		now := a.now()
+		ms.EndTimestamp = &now
+		return
+	}
+	w := a.work(ms.MigrationUID)
+	a.mu.Lock()
+	if w.preparing || w.prepared {
+		a.mu.Unlock()
+		return
+	}
+	w.preparing = true
+	a.mu.Unlock()
+	vmi = vmi.DeepCopy()
+	go func() {
+		req, _, err := a.syncRequest(a.ctx, vmi, client)
+		if err == nil {
+			_, err = client.PrepareTarget(a.ctx, req)
+		}
+		a.mu.Lock()
+		w.preparing, w.prepared = false, err == nil
+		if err != nil {
+			w.prepareErr = err.Error()
+		}
+		a.mu.Unlock()
+		if err != nil {
+			klog.FromContext(a.ctx).Info("Preparing the migration's target failed; retrying", "vmi", key, "err", err)
+			a.EnqueueAfter(key, 5*time.Second)
+		}
+		a.EnqueueKey(key)
+	}()
+}
+
+// migrationAddress is where the source's agent reaches this agent's migration endpoint.
+func (a *Agent) migrationAddress() string {
+	if a.opts.MigrationAddress != "" {
+		return a.opts.MigrationAddress
+	}
+	_, port, err := net.SplitHostPort(a.opts.Listen)
+	if err != nil || os.Getenv("POD_IP") == "" {
+		return a.opts.NodeName
+	}
+	return net.JoinHostPort(os.Getenv("POD_IP"), port)
+}
+
+// runSource proxies the migration's sockets, starts the migration and reports it.
+func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
+	pod, err := a.pods.Pods(vmi.Namespace).Get(ms.SourcePod)
+	if err != nil || !metav1.IsControlledBy(pod, vmi) || pod.Spec.NodeName != a.opts.NodeName {
+		return
+	}
+	// The launcher's last report counts even once it exited: it exits when its guest left.
+	client, dom, _ := a.session(pod, vmi, key).state()
+	if dom != nil && dom.Migration != nil && dom.Migration.UID == string(ms.MigrationUID) {
+		a.reportSource(ctx, client, dom, ms)
+		return
+	}
+	if client == nil || dom == nil {
+		return
+	}
+	w := a.work(ms.MigrationUID)
+	switch {
+	case w.started:
+		return
+	case ms.AbortRequested:
+		// Aborted before the launcher began: nothing to stop.
+		now := a.now()
+		ms.Failed, ms.AbortStatus, ms.EndTimestamp = true, v1.MigrationAbortSucceeded, &now
+		ms.FailureReason = "Migration aborted before it started"
+		return
+	case ms.StartTimestamp == nil:
+		// The start is written first (a conditional update): the controller fails a migration
+		// that has not started without asking, so it must know before libvirt begins.
+		now := a.now()
+		ms.StartTimestamp = &now
+		return
+	}
+	if w.proxy == nil {
+		dial, err := a.targetDialer(vmi, ms)
+		if err == nil {
+			w.proxy, err = a.dirs.startMigrationProxy(pod.UID, dial)
+		}
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Cannot proxy the migration", "vmi", key)
+			a.EnqueueAfter(key, 5*time.Second)
+			return
+		}
+	}
+	if err := client.Migrate(ctx, a.migrateRequest(ms)); err != nil {
+		klog.FromContext(ctx).Error(err, "Cannot start the migration", "vmi", key)
+		a.EnqueueAfter(key, 5*time.Second)
+		return
+	}
+	w.started = true
+	klog.FromContext(ctx).Info("Migration started", "vmi", key, "migration", ms.MigrationUID, "target", ms.TargetNode+"/"+ms.TargetPod)
+}
+
+// targetDialer connects to the target launcher's migration sockets: directly when it runs on
+// this node (a migration in place), else through the target node's agent over mutual TLS.
+func (a *Agent) targetDialer(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) (func(context.Context, string) (net.Conn, error), error) {
+	if ms.TargetNode != a.opts.NodeName {
+		address, uid := ms.TargetNodeAddress, string(ms.MigrationUID)
+		return func(ctx context.Context, name string) (net.Conn, error) {
+			return a.peers.dialPeer(ctx, address, uid, name)
+		}, nil
+	}
+	pod := a.targetPod(vmi, ms)
+	if pod == nil {
+		return nil, errors.New("the target launcher Pod " + ms.TargetPod + " does not run on this node")
+	}
+	return func(ctx context.Context, name string) (net.Conn, error) { return a.dirs.dialSocket(ctx, pod.UID, name) }, nil
+}
+
+// migrateRequest turns the cluster's migration settings into the launcher's request.
+func (a *Agent) migrateRequest(ms *v1.VirtualMachineInstanceMigrationState) *protocol.MigrateRequest {
+	req := &protocol.MigrateRequest{MigrationUID: string(ms.MigrationUID)}
+	if a.settings == nil {
+		return req
+	}
+	m := a.settings.Get().Migrations
+	if b := m.BandwidthPerMigration.Value(); b > 0 {
+		req.BandwidthMiB = uint64(max(1, b>>20))
+	}
+	req.ProgressTimeout = time.Duration(m.ProgressTimeout) * time.Second
+	req.CompletionTimeoutPerGiB = time.Duration(m.CompletionTimeoutPerGiB) * time.Second
+	req.AllowAutoConverge, req.AllowPostCopy = m.AllowAutoConverge, m.AllowPostCopy
+	return req
+}
+
+// reportSource copies the source launcher's view of the migration into ms and asks the
+// launcher to abort when the controller says so.
+func (a *Agent) reportSource(ctx context.Context, client *protocol.Client, dom *protocol.DomainStatus, ms *v1.VirtualMachineInstanceMigrationState) {
+	m := dom.Migration
+	if m.Mode != "" {
+		ms.Mode = v1.MigrationMode(m.Mode)
+	}
+	if m.Ended() {
+		end := metav1.Now()
+		if m.End != nil {
+			end = metav1.NewTime(*m.End)
+		}
+		ms.EndTimestamp = &end
+		switch {
+		case m.Phase == protocol.MigrationCompleted:
+			ms.Completed = true
+			if ms.AbortRequested {
+				ms.AbortStatus = v1.MigrationAbortFailed
+			}
+		default:
+			ms.Failed, ms.FailureReason = true, m.Failure
+			if m.Aborted && ms.AbortRequested {
+				ms.AbortStatus = v1.MigrationAbortSucceeded
+			}
+		}
+		return
+	}
+	if ms.AbortRequested && !m.AbortRequested && client != nil {
+		w := a.work(ms.MigrationUID)
+		if !w.aborting {
+			if err := client.AbortMigration(ctx); err != nil {
+				klog.FromContext(ctx).Error(err, "Aborting the migration", "migration", ms.MigrationUID)
+				return
+			}
+			w.aborting = true
+		}
+	}
+}
+
+// detectTargetDomain sets targetNodeDomainDetected once the VMI runs in its migration's target
+// launcher on this node.
+func (a *Agent) detectTargetDomain(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
+	if !ms.Completed || ms.Failed || ms.TargetNodeDomainDetected || ms.TargetNode != a.opts.NodeName || vmi.Status.NodeName != a.opts.NodeName {
+		return
+	}
+	pod := a.targetPod(vmi, ms)
+	if pod == nil {
+		return
+	}
+	a.mu.Lock()
+	s := a.sessions[pod.UID]
+	a.mu.Unlock()
+	if s == nil {
+		return
+	}
+	if _, dom, _ := s.state(); dom != nil && (dom.Phase == protocol.DomainRunning || dom.Phase == protocol.DomainPaused) {
+		ms.TargetNodeDomainDetected = true
+	}
+}

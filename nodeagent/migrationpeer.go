@@ -1,0 +1,207 @@
+package nodeagent
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+// Between nodes, a migration's connections go from the source's agent to the target's over
+// mutual TLS: each agent presents its own serving certificate (issued for server and client
+// use), and an agent accepts as a peer only a client whose certificate has the same common
+// name as its own, from the CA it trusts for vireo-apiserver. A peer may use the migration
+// endpoint only; vireo-apiserver's certificate may use everything but it.
+
+// migrationUpgrade is the protocol a migration connection upgrades to.
+const migrationUpgrade = "vireo-migration"
+
+// migrationPath is where a peer asks for the migration socket of a migration's target.
+const migrationPath = "/v1/migrations/"
+
+// peerTLS is the node agents' TLS between each other.
+type peerTLS struct {
+	// name is the common name (and first DNS name) of the agents' certificate.
+	name   string
+	client *tls.Config
+}
+
+// loadPeerTLS reads the agent's certificate and the CA for its peers.
+func loadPeerTLS(o *Options) (*peerTLS, error) {
+	pair, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, err
+	}
+	caPEM, err := os.ReadFile(o.ClientCAFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", o.ClientCAFile)
+	}
+	name := leaf.Subject.CommonName
+	if len(leaf.DNSNames) > 0 {
+		name = leaf.DNSNames[0]
+	}
+	return &peerTLS{name: leaf.Subject.CommonName, client: &tls.Config{
+		MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{pair}, RootCAs: pool, ServerName: name,
+	}}, nil
+}
+
+// fromPeer reports whether r came from another node agent.
+func (p *peerTLS) fromPeer(r *http.Request) bool {
+	return p != nil && r.TLS != nil && len(r.TLS.PeerCertificates) > 0 && r.TLS.PeerCertificates[0].Subject.CommonName == p.name
+}
+
+// guard confines peers to the migration endpoint and keeps everyone else off it.
+func (p *peerTLS) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.fromPeer(r) != strings.HasPrefix(r.URL.Path, migrationPath) && r.URL.Path != "/healthz" {
+			http.Error(w, "forbidden for this client certificate", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// registerMigrations adds the migration endpoint: GET /v1/migrations/{uid}/{socket} with
+// Upgrade: vireo-migration connects the peer to socket of the target launcher of migration uid
+// on this node.
+func (a *Agent) registerMigrations(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+migrationPath+"{uid}/{socket}", a.serveMigrationSocket)
+}
+
+func (a *Agent) serveMigrationSocket(w http.ResponseWriter, r *http.Request) {
+	uid, sock := r.PathValue("uid"), r.PathValue("socket")
+	switch {
+	case !a.peers.fromPeer(r):
+		http.Error(w, "only node agents may connect to a migration", http.StatusForbidden)
+		return
+	case !slices.Contains(protocol.MigrationSockets, sock):
+		http.Error(w, fmt.Sprintf("no migration socket %q", sock), http.StatusNotFound)
+		return
+	case !strings.EqualFold(r.Header.Get("Upgrade"), migrationUpgrade):
+		http.Error(w, "upgrade to "+migrationUpgrade+" required", http.StatusBadRequest)
+		return
+	}
+	pod := a.migrationTarget(uid)
+	if pod == nil {
+		http.Error(w, fmt.Sprintf("no running target launcher of migration %s on node %s", uid, a.opts.NodeName), http.StatusNotFound)
+		return
+	}
+	target, err := a.dirs.dialSocket(r.Context(), pod.UID, sock)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("the target launcher's %s is not reachable: %v", sock, err), http.StatusServiceUnavailable)
+		return
+	}
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		target.Close()
+		return
+	}
+	_, err = io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: "+migrationUpgrade+"\r\nConnection: Upgrade\r\n\r\n")
+	if err != nil {
+		conn.Close()
+		target.Close()
+		return
+	}
+	klog.V(2).InfoS("Migration connection from a peer", "migration", uid, "socket", sock, "peer", r.RemoteAddr)
+	spliceConns(&bufferedConn{Conn: conn, r: buf.Reader}, target)
+}
+
+// migrationTarget is the running target launcher Pod of migration uid on this node.
+func (a *Agent) migrationTarget(uid string) *corev1.Pod {
+	pods, err := a.pods.List(labels.SelectorFromSet(labels.Set{v1.MigrationJobLabel: uid}))
+	if err != nil {
+		return nil
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName == a.opts.NodeName && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// dialPeer connects to socket name of migration uid's target through the agent at address.
+func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.Conn, error) {
+	if p == nil {
+		return nil, errors.New("this node agent has no certificate for its peers")
+	}
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 15 * time.Second}, Config: p.client}
+	c, err := d.DialContext(ctx, "tcp", address)
+	if err != nil {
+		return nil, fmt.Errorf("reaching the target's node agent at %s: %w", address, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+address+migrationPath+uid+"/"+name, nil)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", migrationUpgrade)
+	if err := req.Write(c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("the target's node agent at %s: %w", address, err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		c.Close()
+		return nil, fmt.Errorf("the target's node agent at %s: %s: %s", address, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return &bufferedConn{Conn: c, r: br}, nil
+}
+
+// bufferedConn is a connection whose first bytes may already sit in a reader.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// CloseWrite half-closes the underlying connection where it can.
+func (c *bufferedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// spliceConns copies both ways until both directions ended, then closes both.
+func spliceConns(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(b, a); closeWrite(b); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(a, b); closeWrite(a); done <- struct{}{} }()
+	<-done
+	<-done
+	a.Close()
+	b.Close()
+}

@@ -1,0 +1,143 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/vireo-dev/vireo/launcher/protocol"
+)
+
+// migrationProxy serves a migration's sockets in the source launcher's directory and connects
+// each connection to the same socket of the target launcher: libvirt's RPC, QEMU's stream and
+// the disks' NBD. dial opens a connection to the target's socket name.
+type migrationProxy struct {
+	listeners []net.Listener
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	conns     map[net.Conn]struct{}
+	closed    bool
+}
+
+// startMigrationProxy listens on the migration sockets of launcher Pod source.
+func (d nodeDirs) startMigrationProxy(source types.UID, dial func(ctx context.Context, name string) (net.Conn, error)) (*migrationProxy, error) {
+	p := &migrationProxy{conns: map[net.Conn]struct{}{}}
+	for _, name := range protocol.MigrationSockets {
+		ln, err := d.listenSocket(source, name)
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p.listeners = append(p.listeners, ln)
+		p.wg.Add(1)
+		go p.serve(ln, name, dial)
+	}
+	return p, nil
+}
+
+func (p *migrationProxy) serve(ln net.Listener, name string, dial func(ctx context.Context, name string) (net.Conn, error)) {
+	defer p.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go p.splice(c, name, dial)
+	}
+}
+
+// splice connects c to the target's socket name and copies both ways until either side ends.
+func (p *migrationProxy) splice(c net.Conn, name string, dial func(ctx context.Context, name string) (net.Conn, error)) {
+	t, err := dial(context.Background(), name)
+	if err != nil {
+		klog.ErrorS(err, "Migration proxy cannot reach the target", "socket", name)
+		c.Close()
+		return
+	}
+	if !p.track(c, t) {
+		return
+	}
+	defer p.untrack(c, t)
+	spliceConns(c, t)
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+}
+
+func (p *migrationProxy) track(conns ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		for _, c := range conns {
+			c.Close()
+		}
+		return false
+	}
+	for _, c := range conns {
+		p.conns[c] = struct{}{}
+	}
+	return true
+}
+
+func (p *migrationProxy) untrack(conns ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
+
+// close stops listening and cuts every connection.
+func (p *migrationProxy) close() {
+	p.mu.Lock()
+	p.closed = true
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	for _, ln := range p.listeners {
+		ln.Close()
+	}
+	p.wg.Wait()
+}
+
+// listenSocket binds the socket name (a fixed protocol name) in the directory of launcher Pod
+// podUID for the launcher's user. The directory is opened below the run directory without
+// symlinks and the socket bound and handed over through that descriptor, so nothing the
+// launcher planted is followed.
+func (d nodeDirs) listenSocket(podUID types.UID, name string) (net.Listener, error) {
+	if err := checkUID(podUID); err != nil {
+		return nil, err
+	}
+	dirFD, err := d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID)), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirFD)
+	if err := unix.Unlinkat(dirFD, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return nil, fmt.Errorf("removing the old %s of Pod %s: %w", name, podUID, err)
+	}
+	ln, err := net.Listen("unix", "/proc/self/fd/"+strconv.Itoa(dirFD)+"/"+name)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s of Pod %s: %w", name, podUID, err)
+	}
+	// The listener removes its path on Close: the path is the descriptor's, gone by then.
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := unix.Fchownat(dirFD, name, LauncherUser, LauncherUser, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("giving %s of Pod %s to the launcher: %w", name, podUID, err)
+	}
+	return ln, nil
+}

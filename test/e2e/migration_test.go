@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// tickLoop makes the guest print "T <counter> <uptime>" every 100 ms on its console and keep
+// the lines in /tmp/ticks, so a test can check after a migration that the counter never reset
+// and never paused for long (the guest's own clock stops while QEMU is paused, so gaps in it are
+// the guest's hiccups, not the switch-over's downtime, which libvirt measures).
+const tickLoop = `(i=0; while :; do i=$((i+1)); echo "T $i $(cut -d' ' -f1 /proc/uptime)" | tee -a /tmp/ticks > /dev/ttyS0; usleep 100000; done) &`
+
+// tickCheck prints GAP for every pair of consecutive ticks whose counter does not follow or
+// whose uptimes are more than 1 s apart, then CHECKED and the number of ticks.
+const tickCheck = `awk 'NR>1 && ($2!=p+1 || $3-u>1.0) {print "GAP", p, $2, u, $3} {p=$2; u=$3} END {print "CHECKED", NR}' /tmp/ticks`
+
+var tickRE = regexp.MustCompile(`T (\d+) ([0-9.]+)`)
+
+// lastTick is the highest counter the console printed (0: none).
+func lastTick(out string) int {
+	last := 0
+	for _, m := range tickRE.FindAllStringSubmatch(out, -1) {
+		if n, err := strconv.Atoi(m[1]); err == nil && n > last {
+			last = n
+		}
+	}
+	return last
+}
+
+// startMigration creates a migration of VMI name, to its own node when inPlace.
+func startMigration(t *testing.T, ns, name, node string) *v1.VirtualMachineInstanceMigration {
+	t.Helper()
+	m := &v1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-"},
+		Spec: v1.VirtualMachineInstanceMigrationSpec{VMIName: name}}
+	if node != "" {
+		m.Spec.AddedNodeSelector = map[string]string{"kubernetes.io/hostname": node}
+	}
+	created, err := vireo.KubevirtV1().VirtualMachineInstanceMigrations(ns).Create(t.Context(), m, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating the migration: %v", err)
+	}
+	return created
+}
+
+// waitMigration waits until the migration reached phase (or ended otherwise: then it fails).
+func waitMigration(t *testing.T, ns, name string, phase v1.VirtualMachineInstanceMigrationPhase, timeout time.Duration) *v1.VirtualMachineInstanceMigration {
+	t.Helper()
+	var m *v1.VirtualMachineInstanceMigration
+	eventuallyWithin(t, "migration "+name+" "+string(phase), timeout, func() error {
+		var err error
+		if m, err = vireo.KubevirtV1().VirtualMachineInstanceMigrations(ns).Get(t.Context(), name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		if m.Status.Phase == phase {
+			return nil
+		}
+		if m.Status.Phase == v1.MigrationSucceeded || m.Status.Phase == v1.MigrationFailed {
+			t.Fatalf("migration %s ended %s, want %s: %+v", name, m.Status.Phase, phase, m.Status.MigrationState)
+		}
+		return fmt.Errorf("phase %q", m.Status.Phase)
+	})
+	return m
+}
+
+// TestLiveMigrationInPlace: a guest printing a counter every 100 ms moves to a new launcher on
+// its own node (Vireo's; KubeVirt only moves between nodes): the migration passes KubeVirt's
+// phases, the VMI then runs in the target Pod (same node, the source Pod gone), the counter
+// went on without a reset or a gap in the guest, the guest's uptime kept growing, and its web
+// server answers at the new Pod's address.
+func TestLiveMigrationInPlace(t *testing.T) {
+	ns := namespace(t)
+	applyExample(t, ns, "vmi-tiny.yaml")
+	vmi := waitPhase(t, ns, "tiny", v1.Running, 2*time.Minute)
+	node := vmi.Status.NodeName
+	var sourceUID string
+	for uid := range vmi.Status.ActivePods {
+		sourceUID = string(uid)
+	}
+	con := openConsoleIn(t, podDir(node, types.UID(sourceUID)))
+	con.waitFor(t, guestMarker, 90*time.Second)
+	con.send(t, tickLoop)
+	con.waitFor(t, "T 20 ", 30*time.Second)
+
+	m := startMigration(t, ns, "tiny", node)
+	m = waitMigration(t, ns, m.Name, v1.MigrationSucceeded, 3*time.Minute)
+	before := lastTick(con.output())
+	var phases []string
+	for _, p := range m.Status.PhaseTransitionTimestamps {
+		phases = append(phases, string(p.Phase))
+	}
+	if want := "Scheduling Scheduled PreparingTarget TargetReady Running Succeeded"; !strings.HasSuffix(strings.Join(phases, " "), want) {
+		t.Errorf("phase transitions %v, want ... %s", phases, want)
+	}
+	ms := m.Status.MigrationState
+	if ms == nil || !ms.Completed || ms.Failed || ms.SourceNode != node || ms.TargetNode != node || ms.StartTimestamp == nil || ms.EndTimestamp == nil {
+		t.Fatalf("the migration's state: %+v", ms)
+	}
+
+	vmi = waitVMI(t, ns, "tiny", time.Minute, "running in the target Pod alone", func(v *v1.VirtualMachineInstance) bool {
+		return v.Status.Phase == v1.Running && len(v.Status.ActivePods) == 1 && v.Status.MigrationState != nil &&
+			v.Status.MigrationState.TargetNodeDomainDetected
+	})
+	var target *corev1.Pod
+	eventuallyWithin(t, "the source Pod is gone", time.Minute, func() error {
+		pods, err := kube.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: v1.CreatedByLabel + "=" + string(vmi.UID)})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) != 1 || pods.Items[0].Name != ms.TargetPod {
+			return fmt.Errorf("%d launcher Pods", len(pods.Items))
+		}
+		target = &pods.Items[0]
+		return nil
+	})
+	if vmi.Status.NodeName != node || target.Spec.NodeName != node || string(target.UID) == sourceUID {
+		t.Errorf("after the migration: VMI on %s, target Pod %s on %s", vmi.Status.NodeName, target.Name, target.Spec.NodeName)
+	}
+	if _, err := kube.CoreV1().Pods(ns).Get(t.Context(), ms.SourcePod, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("source Pod %s: %v, want NotFound", ms.SourcePod, err)
+	}
+
+	// The guest went on: its counter continues, and its log of ticks has no reset or gap.
+	moved := openConsoleIn(t, podDir(node, target.UID))
+	eventuallyWithin(t, "the counter goes on after the migration", 30*time.Second, func() error {
+		if n := lastTick(moved.output()); n <= before {
+			return fmt.Errorf("last tick %d, before the migration %d", n, before)
+		}
+		return nil
+	})
+	moved.send(t, tickCheck)
+	moved.waitFor(t, "CHECKED", 20*time.Second)
+	if out := moved.output(); strings.Contains(out, "GAP ") {
+		t.Errorf("the guest's ticks reset or paused:\n%s", out[strings.Index(out, "GAP "):])
+	}
+	if len(vmi.Status.Interfaces) != 1 || vmi.Status.Interfaces[0].IP != target.Status.PodIP {
+		t.Errorf("interfaces %+v, want the target Pod's address %s", vmi.Status.Interfaces, target.Status.PodIP)
+	}
+	if body := httpGet(t, "http://"+target.Status.PodIP+"/"); !strings.Contains(body, "vireo-tiny-guest") {
+		t.Errorf("the guest's web server answered %q at the new address", body)
+	}
+}
