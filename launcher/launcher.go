@@ -206,15 +206,15 @@ func launcherDir(o *Options) string {
 func waitForDir(ctx context.Context, dir string, timeout time.Duration) (string, error) {
 	deadline := time.Now().Add(timeout)
 	for {
+		// The Pod's mount may show the directory before the node agent gave it to this user.
 		fi, err := os.Lstat(dir)
-		if err == nil {
-			st := fi.Sys().(*syscall.Stat_t)
-			if !fi.IsDir() || int(st.Uid) != os.Getuid() {
-				return "", fmt.Errorf("%s is not a directory of uid %d", dir, os.Getuid())
-			}
+		if err == nil && fi.IsDir() && int(fi.Sys().(*syscall.Stat_t).Uid) == os.Getuid() {
 			return dir, nil
 		}
 		if time.Now().After(deadline) {
+			if err == nil {
+				return "", fmt.Errorf("%s is not a directory of uid %d after %s: is vireo-nodeagent running on this node?", dir, os.Getuid(), timeout)
+			}
 			return "", fmt.Errorf("the node agent did not create %s within %s: is vireo-nodeagent running on this node?", dir, timeout)
 		}
 		select {

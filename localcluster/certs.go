@@ -126,7 +126,9 @@ func WriteArtifactCerts(dir string) error {
 		return fmt.Errorf("etcd client certificate: %w", err)
 	}
 	// vireo-apiserver names the node agent it dials by this name, whatever the Pod's address.
-	if _, err := ca.ServingCert("nodeagent", []string{NodeAgentServerName}, nil); err != nil {
+	// The agents present the same certificate to each other (live migration between nodes),
+	// so it serves and authenticates clients.
+	if _, err := ca.PeerCert("nodeagent", []string{NodeAgentServerName}, nil); err != nil {
 		return err
 	}
 	if _, err := ca.ClientCert("nodeagent-client", "vireo-apiserver", nil); err != nil {

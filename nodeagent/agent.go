@@ -168,19 +168,16 @@ func Run(ctx context.Context, o *Options) error {
 	}))
 	targetInformer := tf.Kubevirt().V1().VirtualMachineInstances()
 	a.targetVMIs = targetInformer.Lister()
-	if _, err := targetInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: a.Enqueue, UpdateFunc: func(_, obj any) { a.Enqueue(obj) }, DeleteFunc: a.Enqueue,
-	}); err != nil {
-		return err
-	}
 	vmiInformer := vf.Kubevirt().V1().VirtualMachineInstances()
 	podInformer := kf.Core().V1().Pods()
 	a.vmis, a.pods = vmiInformer.Lister(), podInformer.Lister()
 	a.Loop = reconcile.NewLoop("nodeagent", a.sync, vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced)
-	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: a.Enqueue, UpdateFunc: func(_, obj any) { a.Enqueue(obj) }, DeleteFunc: a.Enqueue,
-	}); err != nil {
-		return err
+	for _, inf := range []cache.SharedIndexInformer{vmiInformer.Informer(), targetInformer.Informer()} {
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: a.Enqueue, UpdateFunc: func(_, obj any) { a.Enqueue(obj) }, DeleteFunc: a.Enqueue,
+		}); err != nil {
+			return err
+		}
 	}
 	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) { a.vmiUpdated(obj) }, DeleteFunc: a.endStreamsOnStop,
@@ -270,6 +267,7 @@ func (a *Agent) forgetPod(uid types.UID) {
 	if s != nil {
 		s.stop()
 	}
+	a.endMigrationsFrom(uid)
 	if err := a.dirs.removeLauncherDir(uid); err != nil {
 		klog.ErrorS(err, "Removing the launcher directory", "podUID", uid)
 	}

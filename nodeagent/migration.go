@@ -34,7 +34,9 @@ type migrationKey = types.UID
 
 // migrationWork is what this agent did for one migration, so each step is taken once.
 type migrationWork struct {
+	// proxy serves the migration sockets in the directory of source Pod proxyPod.
 	proxy    *migrationProxy
+	proxyPod types.UID
 	started  bool // Migrate was called
 	aborting bool // AbortMigration was called
 	// preparing / prepared / prepareErr track PrepareTarget on the target.
@@ -90,6 +92,21 @@ func (a *Agent) endMigration(uid migrationKey) {
 	a.mu.Unlock()
 	if w != nil && w.proxy != nil {
 		w.proxy.close()
+	}
+}
+
+// endMigrationsFrom closes the migration proxies in the directory of launcher Pod uid (gone).
+func (a *Agent) endMigrationsFrom(uid types.UID) {
+	a.mu.Lock()
+	var ending []types.UID
+	for m, w := range a.migrations {
+		if w.proxyPod == uid {
+			ending = append(ending, m)
+		}
+	}
+	a.mu.Unlock()
+	for _, m := range ending {
+		a.endMigration(m)
 	}
 }
 
@@ -200,6 +217,7 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 		dial, err := a.targetDialer(vmi, ms)
 		if err == nil {
 			w.proxy, err = a.dirs.startMigrationProxy(pod.UID, dial)
+			w.proxyPod = pod.UID
 		}
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Cannot proxy the migration", "vmi", key)
