@@ -34,6 +34,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/clusterconfig"
+	"github.com/vireo-dev/vireo/controllers/metrics"
 	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
@@ -65,12 +66,14 @@ type Options struct {
 	// MigrationAddress is where other node agents reach this one for migrations (default:
 	// $POD_IP and the port of Listen).
 	MigrationAddress string
+	// MetricsPort serves /metrics over HTTPS, callers authorized by kube-apiserver (0: off).
+	MetricsPort int
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{RunDir: "/var/run/vireo", ImageCacheDir: "/var/lib/vireo/images", Listen: ":8186",
-		ClientName: "vireo-apiserver", Workers: 4, StreamPing: 30 * time.Second,
+		ClientName: "vireo-apiserver", Workers: 4, MetricsPort: metrics.DefaultPort, StreamPing: 30 * time.Second,
 		CapabilitiesDir: capsseed.DefaultDir}
 }
 
@@ -89,6 +92,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
 	fs.StringVar(&o.CapabilitiesProbeDir, "capabilities-probe-dir", o.CapabilitiesProbeDir, "QEMU capabilities probed by the agent Pod's init container (vireo-launcher probe-capabilities); none when empty.")
 	fs.StringVar(&o.CapabilitiesDir, "capabilities-dir", o.CapabilitiesDir, "The node's capabilities seed for launchers; must match vireo-controller's --node-capabilities-dir.")
+	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "HTTPS port of /metrics (KubeVirt's kubevirt_vmi_migration_* gauges of the migrations leaving this node), for callers kube-apiserver authenticates and authorizes for get /metrics; 0 turns it off.")
 	fs.StringVar(&o.MigrationAddress, "migration-address", o.MigrationAddress, "host:port where other node agents reach this one for live migrations; default $POD_IP and the port of --listen.")
 	fs.DurationVar(&o.StreamPing, "stream-ping", o.StreamPing, "Keep-alive ping period of console and VNC sessions; a client silent for three periods is dropped.")
 }
@@ -206,8 +210,9 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	go a.streams.run(ctx)
+	go func() { errc <- a.serveMetrics(ctx) }()
 	go func() { errc <- srv.run(ctx) }()
 	go func() { errc <- a.Loop.Run(ctx, o.Workers) }()
 	klog.InfoS("vireo-nodeagent running", "node", o.NodeName, "runDir", o.RunDir)
@@ -219,6 +224,23 @@ func Run(ctx context.Context, o *Options) error {
 
 // seedCapabilities offers launchers the capabilities the init container probed. Without a
 // seed each launcher's libvirtd probes QEMU itself: slower, not wrong, so failures are logged.
+// serveMetrics serves /metrics until ctx ends (not at all with --metrics-port 0).
+func (a *Agent) serveMetrics(ctx context.Context) error {
+	if a.opts.MetricsPort == 0 {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	registerMigrationMetrics()
+	m := metrics.NewOptions()
+	m.Serving.BindPort = a.opts.MetricsPort
+	if err := m.Serve(ctx, a.opts.Kubeconfig); err != nil {
+		// Metrics are no reason to stop driving guests.
+		klog.ErrorS(err, "No /metrics")
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
 func seedCapabilities(o *Options) {
 	if o.CapabilitiesProbeDir == "" || o.CapabilitiesDir == "" {
 		return

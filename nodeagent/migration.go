@@ -190,6 +190,7 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 	// The launcher's last report counts even once it exited: it exits when its guest left.
 	client, dom, _ := a.session(pod, vmi, key).state()
 	if dom != nil && dom.Migration != nil && dom.Migration.UID == string(ms.MigrationUID) {
+		a.observeMigration(vmi, dom.Migration)
 		a.reportSource(ctx, client, dom, ms)
 		return
 	}

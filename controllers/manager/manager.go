@@ -24,6 +24,7 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/clusterconfig"
 	"github.com/vireo-dev/vireo/controllers/datavolume"
+	"github.com/vireo-dev/vireo/controllers/evacuation"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/metrics"
 	"github.com/vireo-dev/vireo/controllers/migration"
@@ -147,6 +148,10 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	evacuationController, err := newEvacuationController(kube, vireo, vf)
+	if err != nil {
+		return err
+	}
 	vmiInformer := vf.Kubevirt().V1().VirtualMachineInstances()
 	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: metrics.ObservePhaseTransition}); err != nil {
 		return err
@@ -165,7 +170,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	defer cancel()
 	runners := []interface {
 		Run(context.Context, int) error
-	}{vmiController, migrationController, vmController, dvController}
+	}{vmiController, migrationController, vmController, dvController, evacuationController}
 	errc := make(chan error, len(runners))
 	for _, r := range runners {
 		go func() {
@@ -201,7 +206,7 @@ func startSettings(ctx context.Context, vireo versioned.Interface) (*clusterconf
 
 // newDataVolumeController wires the DataVolume controller with informers of its own claims and
 // importer Pods (filtered by label) and of StorageClasses; it starts them with ctx.
-func newDataVolumeController(kube kubernetes.Interface, vireo versioned.Interface, vf vireoinformers.SharedInformerFactory, o datavolume.ImporterOptions) (*dvRunner, error) {
+func newDataVolumeController(kube kubernetes.Interface, vireo versioned.Interface, vf vireoinformers.SharedInformerFactory, o datavolume.ImporterOptions) (*withInformers, error) {
 	claims := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute, kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 		lo.LabelSelector = datavolume.ManagedByLabel + "=" + datavolume.ManagedBy
 	}))
@@ -214,20 +219,39 @@ func newDataVolumeController(kube kubernetes.Interface, vireo versioned.Interfac
 	if err != nil {
 		return nil, err
 	}
-	return &dvRunner{Controller: c, factories: []interface{ Start(<-chan struct{}) }{claims, pods, classes}}, nil
+	return &withInformers{controller: c, factories: []interface{ Start(<-chan struct{}) }{claims, pods, classes}}, nil
 }
 
-// dvRunner starts the DataVolume controller's own informers with it.
-type dvRunner struct {
-	*datavolume.Controller
+// newEvacuationController wires the evacuation controller with informers of Nodes and of the
+// PodDisruptionBudgets it creates (filtered by their kubevirt.io/created-by label); it starts
+// them with ctx.
+func newEvacuationController(kube kubernetes.Interface, vireo versioned.Interface, vf vireoinformers.SharedInformerFactory) (*withInformers, error) {
+	nodes := kubeinformers.NewSharedInformerFactory(kube, 10*time.Minute)
+	budgets := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute, kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+		lo.LabelSelector = v1.CreatedByLabel
+	}))
+	c, err := evacuation.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), vf.Kubevirt().V1().VirtualMachineInstanceMigrations(),
+		nodes.Core().V1().Nodes(), budgets.Policy().V1().PodDisruptionBudgets())
+	if err != nil {
+		return nil, err
+	}
+	return &withInformers{controller: c, factories: []interface{ Start(<-chan struct{}) }{nodes, budgets}}, nil
+}
+
+// withInformers starts a controller's own informer factories with it.
+type withInformers struct {
+	controller interface {
+		Run(context.Context, int) error
+	}
 	factories []interface{ Start(<-chan struct{}) }
 }
 
-func (r *dvRunner) Run(ctx context.Context, workers int) error {
+// Run starts the factories, then runs the controller with workers until ctx ends.
+func (r *withInformers) Run(ctx context.Context, workers int) error {
 	for _, f := range r.factories {
 		f.Start(ctx.Done())
 	}
-	return r.Controller.Run(ctx, workers)
+	return r.controller.Run(ctx, workers)
 }
 
 func runElected(ctx context.Context, cfg *rest.Config, o *Options) error {

@@ -3,10 +3,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -76,6 +80,7 @@ func TestLiveMigrationAbortAndFailure(t *testing.T) {
 		}
 		return nil
 	})
+	checkMigrationMetrics(t, ns, source)
 	kubectl(t, "-n", ns, "delete", "vmim", m.Name, "--wait=false")
 	vmi = vmiMigrationState(t, ns, "demo", string(m.UID), "the migration aborted", func(ms *v1.VirtualMachineInstanceMigrationState) bool {
 		return ms.Failed && ms.EndTimestamp != nil
@@ -127,6 +132,43 @@ func TestLiveMigrationAbortAndFailure(t *testing.T) {
 		t.Fatalf("the console after the migration: %v", err)
 	}
 	echo42(t, moved)
+}
+
+// checkMigrationMetrics scrapes the source node agent's /metrics during a running migration of
+// VMI demo: the data processed so far is there, for a reader bound to vireo:metrics-reader.
+func checkMigrationMetrics(t *testing.T, ns, node string) {
+	t.Helper()
+	scraper := serviceAccountToken(t, ns, "scraper")
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-" + ns + "-migration-metrics"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
+		RoleRef:    rbacv1.RoleRef{Kind: "ClusterRole", Name: "vireo:metrics-reader", APIGroup: rbacv1.GroupName},
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(t.Context(), crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{}) })
+	pods, err := kube.CoreV1().Pods(v1.InstallNamespace).List(t.Context(), metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=vireo-nodeagent", FieldSelector: "spec.nodeName=" + node})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("node agent of %s: %v", node, err)
+	}
+	url := "https://" + net.JoinHostPort(pods.Items[0].Status.PodIP, "8443") + "/metrics"
+	series := regexp.MustCompile(`(?m)^kubevirt_vmi_migration_data_processed_bytes\{name="demo",namespace="` + ns + `",node="` + node + `"\} ([0-9.e+]+)$`)
+	eventuallyWithin(t, "the migration's progress in the source node agent's metrics", 30*time.Second, func() error {
+		code, body := scrape(t, url, scraper)
+		if code != 200 {
+			return fmt.Errorf("GET %s: %d %.200s", url, code, body)
+		}
+		m := series.FindStringSubmatch(body)
+		if m == nil {
+			return fmt.Errorf("no data processed series of demo in %s", url)
+		}
+		if v, err := strconv.ParseFloat(m[1], 64); err != nil || v <= 0 {
+			return fmt.Errorf("data processed %s", m[1])
+		}
+		return nil
+	})
 }
 
 // waitLauncherPods waits until the VMI has n launcher Pods.

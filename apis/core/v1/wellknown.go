@@ -14,6 +14,9 @@ const (
 	VirtualMachineInstanceMigrationFinalizer = "kubevirt.io/migrationJobFinalize"
 	// MigrationSelectorLabel on a migration names the VMI it migrates.
 	MigrationSelectorLabel = "kubevirt.io/vmi-name"
+	// EvacuationMigrationAnnotation on a migration marks it as an evacuation: its value is the
+	// cordoned node the VMI is being moved off.
+	EvacuationMigrationAnnotation = "kubevirt.io/evacuationMigration"
 	// AppLabel marks Pods that belong to Vireo; launcher Pods carry AppLabel=LauncherApp.
 	AppLabel = "kubevirt.io"
 	// LauncherApp is AppLabel's value on launcher Pods.
