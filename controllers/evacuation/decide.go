@@ -99,7 +99,7 @@ func Budget(vmi *v1.VirtualMachineInstance) *policyv1.PodDisruptionBudget {
 		},
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MinAvailable: &two,
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{v1.CreatedByLabel: string(vmi.UID)}},
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{v1.CreatedByLabel: string(vmi.UID)}},
 		},
 	}
 }
