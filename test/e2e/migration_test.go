@@ -168,4 +168,9 @@ func migrateTickingGuest(t *testing.T, inPlace bool) {
 	if body := httpGet(t, "http://"+pod.Status.PodIP+"/"); !strings.Contains(body, "vireo-tiny-guest") {
 		t.Errorf("the guest's web server answered %q at the new address", body)
 	}
+	vnc, _, err := dialStream(t, admin, streamPath("subresources.kubevirt.io", ns, "tiny", "vnc"))
+	if err != nil {
+		t.Fatalf("VNC after the migration: %v", err)
+	}
+	vnc.waitFor(t, "RFB 003.008\n", 30*time.Second)
 }
