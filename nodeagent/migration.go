@@ -37,8 +37,10 @@ type migrationWork struct {
 	// proxy serves the migration sockets in the directory of source Pod proxyPod.
 	proxy    *migrationProxy
 	proxyPod types.UID
-	started  bool // Migrate was called
-	aborting bool // AbortMigration was called
+	// targetPod is the target launcher Pod this agent prepared (on the target's node).
+	targetPod types.UID
+	started   bool // Migrate was called
+	aborting  bool // AbortMigration was called
 	// preparing / prepared / prepareErr track PrepareTarget on the target.
 	preparing, prepared bool
 	prepareErr          string
@@ -95,12 +97,13 @@ func (a *Agent) endMigration(uid migrationKey) {
 	}
 }
 
-// endMigrationsFrom closes the migration proxies in the directory of launcher Pod uid (gone).
+// endMigrationsFrom forgets the migrations of launcher Pod uid (gone), as their source or
+// target, and closes their proxies.
 func (a *Agent) endMigrationsFrom(uid types.UID) {
 	a.mu.Lock()
 	var ending []types.UID
 	for m, w := range a.migrations {
-		if w.proxyPod == uid {
+		if w.proxyPod == uid || w.targetPod == uid {
 			ending = append(ending, m)
 		}
 	}
@@ -147,7 +150,7 @@ func (a *Agent) prepareTarget(ctx context.Context, key string, vmi *v1.VirtualMa
 		a.mu.Unlock()
 		return
 	}
-	w.preparing = true
+	w.preparing, w.targetPod = true, pod.UID
 	a.mu.Unlock()
 	vmi = vmi.DeepCopy()
 	go func() {
