@@ -165,6 +165,9 @@ func (d *decision) progress(in input, observed *v1.VirtualMachineInstanceMigrati
 	}
 	if observed.StartTimestamp == nil && d.status.Phase != v1.MigrationPending {
 		msg, recheck := targetTrouble(in.target, d.status.Phase, in.now.Time)
+		if msg == "" {
+			msg, recheck = preparationTrouble(d.status, in.now.Time, recheck)
+		}
 		if msg != "" {
 			d.failBeforeStart(in, msg)
 			return

@@ -391,3 +391,25 @@ func TestTargetTrouble(t *testing.T) {
 		})
 	}
 }
+
+func TestPreparationTrouble(t *testing.T) {
+	t0 := time.Unix(10000, 0)
+	st := v1.VirtualMachineInstanceMigrationStatus{Phase: v1.MigrationTargetReady, PhaseTransitionTimestamps: []v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp{
+		{Phase: v1.MigrationScheduled, PhaseTransitionTimestamp: metav1.NewTime(t0.Add(-time.Minute))},
+		{Phase: v1.MigrationPreparingTarget, PhaseTransitionTimestamp: metav1.NewTime(t0)},
+		{Phase: v1.MigrationTargetReady, PhaseTransitionTimestamp: metav1.NewTime(t0.Add(time.Second))},
+	}}
+	if msg, recheck := preparationTrouble(st, t0.Add(time.Minute), 0); msg != "" || recheck != PrepareTimeout-time.Minute {
+		t.Errorf("within the timeout: %q, recheck %s", msg, recheck)
+	}
+	if msg, recheck := preparationTrouble(st, t0.Add(time.Minute), time.Second); msg != "" || recheck != time.Second {
+		t.Errorf("an earlier recheck is kept: %q, %s", msg, recheck)
+	}
+	if msg, _ := preparationTrouble(st, t0.Add(PrepareTimeout), 0); !strings.Contains(msg, "not ready") {
+		t.Errorf("past the timeout: %q", msg)
+	}
+	st.Phase = v1.MigrationRunning
+	if msg, recheck := preparationTrouble(st, t0.Add(time.Hour), 0); msg != "" || recheck != 0 {
+		t.Errorf("running: %q %s", msg, recheck)
+	}
+}

@@ -18,6 +18,10 @@ const hostnameLabel = "kubernetes.io/hostname"
 const (
 	UnschedulableTimeout = 5 * time.Minute
 	PendingTimeout       = 15 * time.Minute
+	// PrepareTimeout bounds PreparingTarget and TargetReady together (Vireo's): a target whose
+	// node agent cannot prepare it (an image that does not pull there, an agent gone) or a
+	// source that never starts fails the migration instead of holding it forever.
+	PrepareTimeout = 5 * time.Minute
 )
 
 // InPlace says whether migration m moves the VMI to a new launcher on its own node: its
@@ -115,6 +119,31 @@ func targetTrouble(pod *corev1.Pod, phase v1.VirtualMachineInstanceMigrationPhas
 			return fmt.Sprintf("the target Pod %s has been unschedulable for more than %s: %s", pod.Name, UnschedulableTimeout, c.Message), 0
 		}
 		recheck = min(recheck, unschedulable.Sub(now))
+	}
+	return "", recheck
+}
+
+// preparationTrouble says why a migration past Scheduled whose transfer has not started has
+// waited too long ("" when it has not), and otherwise the earlier of recheck and its deadline.
+func preparationTrouble(st v1.VirtualMachineInstanceMigrationStatus, now time.Time, recheck time.Duration) (string, time.Duration) {
+	if st.Phase != v1.MigrationPreparingTarget && st.Phase != v1.MigrationTargetReady {
+		return "", recheck
+	}
+	var since time.Time
+	for _, t := range st.PhaseTransitionTimestamps {
+		if t.Phase == v1.MigrationPreparingTarget {
+			since = t.PhaseTransitionTimestamp.Time
+		}
+	}
+	if since.IsZero() {
+		return "", recheck
+	}
+	deadline := since.Add(PrepareTimeout)
+	if !now.Before(deadline) {
+		return fmt.Sprintf("the target was not ready, or the transfer did not start, within %s of PreparingTarget", PrepareTimeout), 0
+	}
+	if wait := deadline.Sub(now); recheck == 0 || wait < recheck {
+		recheck = wait
 	}
 	return "", recheck
 }
