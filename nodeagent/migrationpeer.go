@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -52,13 +51,9 @@ func loadPeerTLS(o *Options) (*peerTLS, error) {
 	if err != nil {
 		return nil, err
 	}
-	caPEM, err := os.ReadFile(o.ClientCAFile)
+	pool, err := loadCAPool(o.ClientCAFile)
 	if err != nil {
 		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", o.ClientCAFile)
 	}
 	name := leaf.Subject.CommonName
 	if len(leaf.DNSNames) > 0 {

@@ -29,13 +29,9 @@ func newServer(o *Options, peers *peerTLS, register func(*http.ServeMux)) (*serv
 	if o.TLSCertFile == "" || o.TLSKeyFile == "" || o.ClientCAFile == "" {
 		return nil, errors.New("--tls-cert-file, --tls-private-key-file and --client-ca-file are required: the node agent serves only vireo-apiserver, over mutual TLS")
 	}
-	caPEM, err := os.ReadFile(o.ClientCAFile)
+	pool, err := loadCAPool(o.ClientCAFile)
 	if err != nil {
 		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", o.ClientCAFile)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
@@ -58,6 +54,19 @@ func newServer(o *Options, peers *peerTLS, register func(*http.ServeMux)) (*serv
 		Addr: o.Listen, Handler: peers.guard(mux), TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(probeFilter{}, "", 0),
 	}}, nil
+}
+
+// loadCAPool reads the CA certificates in file (PEM).
+func loadCAPool(file string) (*x509.CertPool, error) {
+	caPEM, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", file)
+	}
+	return pool, nil
 }
 
 // probeFilter logs the HTTPS server's errors but for the handshakes a TCP readiness probe

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -35,15 +36,7 @@ func TestMetrics(t *testing.T) {
 	waitVMI(t, ns, "nowhere", 60*time.Second, "phase Scheduling", func(v *v1.VirtualMachineInstance) bool { return v.Status.Phase == v1.Scheduling })
 
 	scraper, nobody := serviceAccountToken(t, ns, "scraper"), serviceAccountToken(t, ns, "nobody")
-	crb := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "e2e-" + ns + "-metrics"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
-		RoleRef:    rbacv1.RoleRef{Kind: "ClusterRole", Name: "vireo:metrics-reader", APIGroup: rbacv1.GroupName},
-	}
-	if _, err := kube.RbacV1().ClusterRoleBindings().Create(t.Context(), crb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kube.RbacV1().ClusterRoleBindings().Delete(t.Context(), crb.Name, metav1.DeleteOptions{}) })
+	bindMetricsReader(t, ns, "scraper")
 
 	controller := "https://" + net.JoinHostPort(vireoPod(t, "vireo-controller").Status.PodIP, "8443") + "/metrics"
 	apiserver := "https://" + vireoAPIServerAddress(t) + "/metrics"
@@ -85,6 +78,22 @@ func TestMetrics(t *testing.T) {
 	if code, body := scrape(t, apiserver, scraper); code != http.StatusOK || !strings.Contains(body, "apiserver_request_total") {
 		t.Errorf("GET %s as the scraper: %d %.300s", apiserver, code, body)
 	}
+}
+
+// bindMetricsReader binds ServiceAccount ns/name to vireo:metrics-reader until the test ends.
+func bindMetricsReader(t *testing.T, ns, name string) {
+	t.Helper()
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-" + ns + "-" + name + "-metrics"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}},
+		RoleRef:    rbacv1.RoleRef{Kind: "ClusterRole", Name: "vireo:metrics-reader", APIGroup: rbacv1.GroupName},
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(t.Context(), crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
+	})
 }
 
 // serviceAccountToken creates ServiceAccount ns/name and returns a token of it.
