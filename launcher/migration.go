@@ -8,14 +8,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
-	"libvirt.org/go/libvirtxml"
 
+	"github.com/vireo-dev/vireo/launcher/domain"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/virt"
 )
@@ -110,7 +109,7 @@ func (l *launcher) arrived(ctx context.Context, name string) {
 	stats := l.completedMigrationStats(ctx, name)
 	l.hub.update(func(st *protocol.DomainStatus) {
 		st.Migration = &protocol.MigrationStatus{Phase: protocol.MigrationCompleted, End: &now, DowntimeMs: stats.DowntimeMs,
-			DataTotal: stats.DataTotal, DataProcessed: stats.DataProcessed}
+			ElapsedMs: stats.ElapsedMs, DataTotal: stats.DataTotal, DataProcessed: stats.DataProcessed}
 	})
 	klog.InfoS("The guest arrived by migration", "domain", name, "downtimeMs", stats.DowntimeMs, "elapsedMs", stats.ElapsedMs)
 	if l.opts.VCPUNice > 0 {
@@ -150,7 +149,8 @@ func (l *launcher) Migrate(_ context.Context, req *protocol.MigrateRequest) (*pr
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case name == "" || l.target:
+	case name == "":
+		// A target launcher runs the guest (and may pass it on) once it arrived.
 		return nil, status.Error(codes.FailedPrecondition, "VMI is not running in this launcher: nothing to migrate")
 	case l.migration != nil && l.migration.UID == req.MigrationUID:
 		return &protocol.Empty{}, nil
@@ -202,7 +202,7 @@ func (l *launcher) runMigration(name string, req protocol.MigrateRequest, run *m
 	xml, err := l.conn.MigrationXML(ctx, name)
 	if err == nil {
 		p.DestinationXML = xml
-		p.CopyDisks, err = localDisks(xml, l.opts.PrivateDir)
+		p.CopyDisks, err = domain.LocalDisks(xml, l.opts.PrivateDir)
 	}
 	var aborted string
 	if err == nil {
@@ -268,13 +268,21 @@ func (l *launcher) watchMigration(ctx context.Context, name string, req protocol
 			switch action := w.check(stats, now); {
 			case action == actionPostCopy:
 				klog.InfoS("Switching the migration to post-copy", "migration", req.MigrationUID)
-				if err := l.conn.StartPostCopy(ctx, name); err == nil {
-					l.hub.update(func(st *protocol.DomainStatus) {
-						if st.Migration != nil {
-							st.Migration.Mode = protocol.ModePostCopy
-						}
-					})
+				if err := l.conn.StartPostCopy(ctx, name); err != nil {
+					// The watch stops timing a migration in post-copy: one that could not
+					// switch is aborted, or it could run for ever.
+					klog.ErrorS(err, "Switching to post-copy failed; aborting", "migration", req.MigrationUID)
+					select {
+					case run.abort <- "aborted: not completed in time, and switching to post-copy failed: " + err.Error():
+					default:
+					}
+					continue
 				}
+				l.hub.update(func(st *protocol.DomainStatus) {
+					if st.Migration != nil {
+						st.Migration.Mode = protocol.ModePostCopy
+					}
+				})
 			case action != "":
 				select {
 				case run.abort <- action:
@@ -292,29 +300,4 @@ func (l *launcher) reportProgress(s virt.JobStats) {
 			m.MemoryDirtyRate, m.MemoryBps = s.MemoryDirtyRate, s.MemoryBps
 		}
 	})
-}
-
-// localDisks are the target devices of the domain's disks to copy in a migration: writable
-// disks whose files live in the launcher's private directory (containerDisk overlays,
-// emptyDisks). Claims are on shared storage, cloud-init and other read-only disks the target
-// builds itself.
-func localDisks(domainXML, privateDir string) ([]string, error) {
-	var dom libvirtxml.Domain
-	if err := dom.Unmarshal(domainXML); err != nil {
-		return nil, fmt.Errorf("reading the domain's XML: %w", err)
-	}
-	var out []string
-	if dom.Devices == nil {
-		return nil, nil
-	}
-	prefix := filepath.Clean(privateDir) + "/"
-	for _, d := range dom.Devices.Disks {
-		if d.Device != "disk" || d.ReadOnly != nil || d.Target == nil || d.Source == nil || d.Source.File == nil {
-			continue
-		}
-		if strings.HasPrefix(d.Source.File.File, prefix) {
-			out = append(out, d.Target.Dev)
-		}
-	}
-	return out, nil
 }

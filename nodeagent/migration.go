@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"time"
@@ -40,7 +41,9 @@ type migrationWork struct {
 	// targetPod is the target launcher Pod this agent prepared (on the target's node).
 	targetPod types.UID
 	started   bool // Migrate was called
-	aborting  bool // AbortMigration was called
+	// startFailing is when starting the migration first failed (zero: it has not).
+	startFailing time.Time
+	aborting     bool // AbortMigration was called
 	// preparing / prepared / prepareErr track PrepareTarget on the target.
 	preparing, prepared bool
 	prepareErr          string
@@ -91,9 +94,13 @@ func (a *Agent) endMigration(uid migrationKey) {
 	a.mu.Lock()
 	w := a.migrations[uid]
 	delete(a.migrations, uid)
+	var proxy *migrationProxy
+	if w != nil {
+		proxy = w.proxy
+	}
 	a.mu.Unlock()
-	if w != nil && w.proxy != nil {
-		w.proxy.close()
+	if proxy != nil {
+		proxy.close()
 	}
 }
 
@@ -217,25 +224,78 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 		ms.StartTimestamp = &now
 		return
 	}
-	if w.proxy == nil {
+	if client.Launcher.Version < protocol.VersionMigration {
+		a.failStart(ms, fmt.Errorf("the source launcher %s speaks protocol version %d, which cannot migrate: restart the VM to get a current launcher",
+			client.Launcher.LauncherVersion, client.Launcher.Version))
+		return
+	}
+	a.mu.Lock()
+	proxied := w.proxy != nil
+	a.mu.Unlock()
+	if !proxied {
 		dial, err := a.targetDialer(vmi, ms)
 		if err == nil {
-			w.proxy, err = a.dirs.startMigrationProxy(pod.UID, dial)
-			w.proxyPod = pod.UID
+			err = a.keepProxy(ms.MigrationUID, w, pod.UID, dial)
 		}
 		if err != nil {
-			klog.FromContext(ctx).Error(err, "Cannot proxy the migration", "vmi", key)
-			a.EnqueueAfter(key, 5*time.Second)
+			a.retryStart(ctx, key, w, ms, fmt.Errorf("proxying the migration's sockets: %w", err))
 			return
 		}
 	}
 	if err := client.Migrate(ctx, a.migrateRequest(ms)); err != nil {
-		klog.FromContext(ctx).Error(err, "Cannot start the migration", "vmi", key)
-		a.EnqueueAfter(key, 5*time.Second)
+		a.retryStart(ctx, key, w, ms, fmt.Errorf("starting the migration in the source launcher: %w", err))
 		return
 	}
 	w.started = true
 	klog.FromContext(ctx).Info("Migration started", "vmi", key, "migration", ms.MigrationUID, "target", ms.TargetNode+"/"+ms.TargetPod)
+}
+
+// keepProxy starts the proxy of the migration's sockets in source Pod podUID's directory and
+// records it in w, unless the migration ended meanwhile (endMigration, from an informer).
+func (a *Agent) keepProxy(uid migrationKey, w *migrationWork, podUID types.UID, dial func(context.Context, string) (net.Conn, error)) error {
+	proxy, err := a.dirs.startMigrationProxy(podUID, dial)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.migrations[uid] != w {
+		proxy.close()
+		return errors.New("the migration ended while its proxy started")
+	}
+	w.proxy, w.proxyPod = proxy, podUID
+	return nil
+}
+
+// migrationStartGrace is how long the source's agent retries starting a migration whose start
+// it recorded before it fails it: the controller no longer times a migration once started.
+const migrationStartGrace = time.Minute
+
+// retryStart retries starting the migration in a few seconds, or fails it once it has not
+// started for migrationStartGrace.
+func (a *Agent) retryStart(ctx context.Context, key string, w *migrationWork, ms *v1.VirtualMachineInstanceMigrationState, err error) {
+	now := a.now()
+	a.mu.Lock()
+	if w.startFailing.IsZero() {
+		w.startFailing = now.Time
+	}
+	failing := now.Sub(w.startFailing)
+	a.mu.Unlock()
+	if failing >= migrationStartGrace {
+		a.failStart(ms, fmt.Errorf("%w (retried for %s)", err, failing.Round(time.Second)))
+		return
+	}
+	klog.FromContext(ctx).Error(err, "Cannot start the migration; retrying", "vmi", key, "failingFor", failing.Round(time.Second))
+	a.EnqueueAfter(key, 5*time.Second)
+}
+
+// failStart fails a migration that could not start: the guest stays where it is.
+func (a *Agent) failStart(ms *v1.VirtualMachineInstanceMigrationState, err error) {
+	now := a.now()
+	ms.Failed, ms.EndTimestamp, ms.FailureReason = true, &now, "Migration could not start: "+err.Error()
+	if ms.AbortRequested {
+		ms.AbortStatus = v1.MigrationAbortSucceeded
+	}
 }
 
 // targetDialer connects to the target launcher's migration sockets: directly when it runs on

@@ -92,8 +92,12 @@ func (s *session) follow(ctx context.Context, dirs nodeDirs, notify func()) erro
 			return err
 		}
 		s.mu.Lock()
+		prev := s.domain
 		s.domain = st
 		s.mu.Unlock()
+		if arrivedByMigration(prev, st) {
+			observeArrival(st.Migration)
+		}
 		notify()
 	}
 }

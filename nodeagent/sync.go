@@ -215,23 +215,33 @@ func (a *Agent) shutdown(ctx context.Context, key string, vmi *v1.VirtualMachine
 }
 
 // launcherPod is the launcher Pod the VMI runs in on this node (launcherpod.CurrentPodName: a
-// migration's source until it completed, then its target), or else one the VMI's UID labels
-// that is no migration's target.
+// migration's source until it completed, then its target); else, while a migration to another
+// node completes and the VMI has not moved yet, that migration's source Pod (whose last report
+// says the guest left, and which may itself have been an earlier migration's target); else one
+// the VMI's UID labels that is no migration's target.
 func (a *Agent) launcherPod(vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
 	sel := labels.SelectorFromSet(labels.Set{v1.CreatedByLabel: string(vmi.UID)})
 	pods, err := a.pods.Pods(vmi.Namespace).List(sel)
 	if err != nil {
 		return nil, err
 	}
-	want := launcherpod.CurrentPodName(vmi)
-	var found *corev1.Pod
+	want, source := launcherpod.CurrentPodName(vmi), ""
+	if s := vmi.Status.MigrationState; s != nil {
+		source = s.SourcePod
+	}
+	var found, sourcePod *corev1.Pod
 	for _, p := range pods {
-		if p.Name == want {
+		switch _, target := p.Labels[v1.MigrationJobLabel]; {
+		case p.Name == want:
 			return p, nil
-		}
-		if _, target := p.Labels[v1.MigrationJobLabel]; !target {
+		case p.Name == source:
+			sourcePod = p
+		case !target:
 			found = p
 		}
+	}
+	if sourcePod != nil {
+		return sourcePod, nil
 	}
 	return found, nil
 }

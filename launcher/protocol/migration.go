@@ -87,8 +87,10 @@ type MigrationStatus struct {
 	DataRemaining   uint64 `json:"dataRemaining,omitempty"`
 	MemoryDirtyRate uint64 `json:"memoryDirtyRate,omitempty"`
 	MemoryBps       uint64 `json:"memoryBps,omitempty"`
-	// DowntimeMs is the guest's pause at the switch-over (the target reports it).
+	// DowntimeMs is the guest's pause at the switch-over and ElapsedMs libvirt's time for the
+	// whole transfer (the target reports both, from its completed job's statistics).
 	DowntimeMs uint64 `json:"downtimeMs,omitempty"`
+	ElapsedMs  uint64 `json:"elapsedMs,omitempty"`
 }
 
 // Ended reports whether the migration is over.

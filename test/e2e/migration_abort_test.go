@@ -17,16 +17,18 @@ import (
 	"github.com/vireo-dev/vireo/nodeagent"
 )
 
-// setMigrationBandwidth patches bandwidthPerMigration ("" removes it) and waits until
-// vireo-controller took the change up; the node agents read it from the same object.
-func setMigrationBandwidth(t *testing.T, bandwidth string) {
+// throttleMigrations patches bandwidthPerMigration ("" removes it) and waits until
+// vireo-controller took the change up; the node agents read it from the same object. A
+// throttled migration also gets a completion timeout long enough not to end it before the
+// test does (KubeVirt's 150 s per GiB gives a 128 MiB guest 19 s).
+func throttleMigrations(t *testing.T, bandwidth string) {
 	t.Helper()
-	value := "null"
+	value, timeout := "null", "null"
 	if bandwidth != "" {
-		value = `"` + bandwidth + `"`
+		value, timeout = `"`+bandwidth+`"`, "3000"
 	}
 	kubectl(t, "-n", v1.InstallNamespace, "patch", "kubevirt", settingsName, "--type", "merge",
-		"-p", `{"spec":{"configuration":{"migrations":{"bandwidthPerMigration":`+value+`}}}}`)
+		"-p", `{"spec":{"configuration":{"migrations":{"bandwidthPerMigration":`+value+`,"completionTimeoutPerGiB":`+timeout+`}}}}`)
 	// Not t.Context(): the setting is also restored in a cleanup, when that has ended.
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		kv, err := vireo.KubevirtV1().KubeVirts(v1.InstallNamespace).Get(ctx, settingsName, metav1.GetOptions{})
@@ -66,8 +68,8 @@ func TestLiveMigrationAbortAndFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	echo42(t, con)
-	t.Cleanup(func() { setMigrationBandwidth(t, "") })
-	setMigrationBandwidth(t, "1Mi")
+	t.Cleanup(func() { throttleMigrations(t, "") })
+	throttleMigrations(t, "1Mi")
 
 	// (1) Abort by deletion while Running.
 	m := startMigration(t, ns, "demo", "")
@@ -108,8 +110,9 @@ func TestLiveMigrationAbortAndFailure(t *testing.T) {
 	m = waitMigration(t, ns, m.Name, v1.MigrationRunning, 2*time.Minute)
 	killNodeAgent(t, m.Status.MigrationState.TargetNode)
 	m = waitMigration(t, ns, m.Name, v1.MigrationFailed, 3*time.Minute)
-	if m.Status.MigrationState == nil || m.Status.MigrationState.FailureReason == "" {
-		t.Errorf("the failed migration's state: %+v", m.Status.MigrationState)
+	if fs := m.Status.MigrationState; fs == nil || fs.FailureReason == "" || strings.Contains(fs.FailureReason, "not completed within") ||
+		strings.Contains(fs.FailureReason, "no progress") {
+		t.Errorf("the failed migration's state (want a failure from the lost target, not a timeout): %+v", fs)
 	}
 	t.Logf("migration failed: %s", m.Status.MigrationState.FailureReason)
 	vmi = waitPhase(t, ns, "demo", v1.Running, 10*time.Second)
@@ -120,7 +123,7 @@ func TestLiveMigrationAbortAndFailure(t *testing.T) {
 	echo42(t, con)
 
 	// (3) Unthrottled, it moves; the open console session ends saying why.
-	setMigrationBandwidth(t, "")
+	throttleMigrations(t, "")
 	m = startMigration(t, ns, "demo", "")
 	waitMigration(t, ns, m.Name, v1.MigrationSucceeded, 3*time.Minute)
 	if text := con.closeText(t, 30*time.Second); text != nodeagent.CloseVMIMigrated {
@@ -139,12 +142,7 @@ func checkMigrationMetrics(t *testing.T, ns, node string) {
 	t.Helper()
 	scraper := serviceAccountToken(t, ns, "scraper")
 	bindMetricsReader(t, ns, "scraper")
-	pods, err := kube.CoreV1().Pods(v1.InstallNamespace).List(t.Context(), metav1.ListOptions{
-		LabelSelector: "app.kubernetes.io/name=vireo-nodeagent", FieldSelector: "spec.nodeName=" + node})
-	if err != nil || len(pods.Items) != 1 {
-		t.Fatalf("node agent of %s: %v", node, err)
-	}
-	url := "https://" + net.JoinHostPort(pods.Items[0].Status.PodIP, "8443") + "/metrics"
+	url := nodeAgentMetricsURLs(t, node)[0]
 	series := regexp.MustCompile(`(?m)^kubevirt_vmi_migration_data_processed_bytes\{name="demo",namespace="` + ns + `",node="` + node + `"\} ([0-9.e+]+)$`)
 	eventuallyWithin(t, "the migration's progress in the source node agent's metrics", 30*time.Second, func() error {
 		code, body := scrape(t, url, scraper)
@@ -172,4 +170,49 @@ func waitLauncherPods(t *testing.T, ns string, vmi *v1.VirtualMachineInstance, n
 		}
 		return nil
 	})
+}
+
+// nodeAgentMetricsURLs are the /metrics URLs of the node agents, of node only when not "".
+func nodeAgentMetricsURLs(t *testing.T, node string) []string {
+	t.Helper()
+	opts := metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=vireo-nodeagent"}
+	if node != "" {
+		opts.FieldSelector = "spec.nodeName=" + node
+	}
+	pods, err := kube.CoreV1().Pods(v1.InstallNamespace).List(t.Context(), opts)
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("node agents (node %q): %d (%v)", node, len(pods.Items), err)
+	}
+	var urls []string
+	for _, p := range pods.Items {
+		urls = append(urls, "https://"+net.JoinHostPort(p.Status.PodIP, "8443")+"/metrics")
+	}
+	return urls
+}
+
+var downtimeSeries = regexp.MustCompile(`(?m)^vireo_vmi_migration_downtime_seconds_(count|sum) ([0-9.e+-]+)$`)
+
+// arrivalDowntimes sums, over every node agent, the count and the sum of the downtimes of the
+// migrations that arrived on its node (vireo_vmi_migration_downtime_seconds).
+func arrivalDowntimes(t *testing.T, token string) (count, sum float64) {
+	t.Helper()
+	for _, url := range nodeAgentMetricsURLs(t, "") {
+		var body string
+		eventuallyWithin(t, "the node agent's metrics", 30*time.Second, func() error {
+			var code int
+			if code, body = scrape(t, url, token); code != 200 {
+				return fmt.Errorf("GET %s: %d %.200s", url, code, body)
+			}
+			return nil
+		})
+		for _, m := range downtimeSeries.FindAllStringSubmatch(body, -1) {
+			v, _ := strconv.ParseFloat(m[2], 64)
+			if m[1] == "count" {
+				count += v
+			} else {
+				sum += v
+			}
+		}
+	}
+	return count, sum
 }

@@ -105,6 +105,10 @@ func migrateTickingGuest(t *testing.T, inPlace bool) {
 	con.send(t, tickLoop)
 	con.waitFor(t, "T 20 ", 30*time.Second)
 
+	token := serviceAccountToken(t, ns, "scraper")
+	bindMetricsReader(t, ns, "scraper")
+	arrived, downtimes := arrivalDowntimes(t, token)
+
 	want := source
 	if !inPlace {
 		want = ""
@@ -162,6 +166,20 @@ func migrateTickingGuest(t *testing.T, inPlace bool) {
 	if out := moved.output(); strings.Contains(out, "GAP ") {
 		t.Errorf("the guest's ticks reset or paused:\n%s", out[strings.Index(out, "GAP "):])
 	}
+	// The guest's clock stops with it, so the pause at the switch-over is libvirt's figure, as
+	// the target's node agent reports it.
+	eventuallyWithin(t, "the target's node agent counts the arrival", 30*time.Second, func() error {
+		n, sum := arrivalDowntimes(t, token)
+		if n != arrived+1 {
+			return fmt.Errorf("%v arrivals, want %v", n, arrived+1)
+		}
+		downtime := time.Duration((sum - downtimes) * float64(time.Second))
+		t.Logf("the guest was paused %s at the switch-over", downtime)
+		if downtime <= 0 || downtime > time.Second {
+			t.Errorf("downtime %s, want more than 0 and at most 1 s", downtime)
+		}
+		return nil
+	})
 	if len(vmi.Status.Interfaces) != 1 || vmi.Status.Interfaces[0].IP != pod.Status.PodIP {
 		t.Errorf("interfaces %+v, want the target Pod's address %s", vmi.Status.Interfaces, pod.Status.PodIP)
 	}

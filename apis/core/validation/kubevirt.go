@@ -63,9 +63,10 @@ func validateKubeVirtSpec(spec *v1.KubeVirtSpec, fldPath *field.Path) field.Erro
 				"must not be negative (seconds); leave it out for KubeVirt's default of 150"))
 		}
 	}
-	if b := m.BandwidthPerMigration; b != nil && b.Sign() <= 0 {
+	// 0 (KubeVirt's default, "0Mi") means no limit.
+	if b := m.BandwidthPerMigration; b != nil && b.Sign() < 0 {
 		errs = append(errs, field.Invalid(mPath.Child("bandwidthPerMigration"), b.String(),
-			"must be a positive quantity of bytes per second, such as 64Mi; leave it out for no limit"))
+			"must not be negative: a quantity of bytes per second such as 64Mi, or 0 (or leave it out) for no limit"))
 	}
 	return errs
 }

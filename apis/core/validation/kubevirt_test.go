@@ -48,9 +48,9 @@ func TestValidateKubeVirt(t *testing.T) {
 			m := kv.Spec.Configuration.MigrationConfiguration
 			m.CompletionTimeoutPerGiB, m.ProgressTimeout = ptr(int64(-1)), ptr(int64(-150))
 		}, want: []fe{{invalid, mig + ".completionTimeoutPerGiB"}, {invalid, mig + ".progressTimeout"}}},
-		{name: "zero bandwidth", mutate: func(kv *v1.KubeVirt) {
+		{name: "zero bandwidth, KubeVirt's default: no limit", mutate: func(kv *v1.KubeVirt) {
 			kv.Spec.Configuration.MigrationConfiguration.BandwidthPerMigration = qp("0Mi")
-		}, want: []fe{{invalid, mig + ".bandwidthPerMigration"}}},
+		}},
 		{name: "negative bandwidth", mutate: func(kv *v1.KubeVirt) {
 			kv.Spec.Configuration.MigrationConfiguration.BandwidthPerMigration = qp("-1Mi")
 		}, want: []fe{{invalid, mig + ".bandwidthPerMigration"}}},

@@ -76,6 +76,16 @@ func bench(ctx context.Context, c config) (err error) {
 			return err
 		}
 	}
+	if c.migration {
+		began := time.Now()
+		res, err := e.migrations(ctx)
+		if err != nil {
+			return fmt.Errorf("migration phase: %w", err)
+		}
+		if err := migrationReport(c, res, time.Since(began)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

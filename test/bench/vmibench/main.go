@@ -7,11 +7,13 @@
 // their idle CPU. The floor, measured in the same run, starts the same domains from fresh
 // session libvirtds with no Kubernetes around them. Then 10 VirtualMachines are started and
 // stopped at once through their subresources and one is paused and unpaused 20 times through
-// kube-apiserver's aggregation, against the same on bare libvirt. Last, one VMI's serial console
+// kube-apiserver's aggregation, against the same on bare libvirt. Then one VMI's serial console
 // and VNC are timed (first byte, echo round trip, throughput) through kube-apiserver's
-// aggregation and straight to its node agent, alternately. It writes tables and JSON
-// (vmi-lifecycle.txt/.json, console.txt/.json) and removes everything it started, even on
-// failure or interrupt.
+// aggregation and straight to its node agent, alternately. Last, a 256 MiB guest live-migrates,
+// idle and then dirtying its memory, through Vireo (between the nodes and in place) and
+// directly between two fresh libvirtds (total time, libvirt's transfer time and downtime, data
+// sent). It writes tables and JSON (vmi-lifecycle.txt/.json, console.txt/.json,
+// migration.txt/.json) and removes everything it started, even on failure or interrupt.
 package main
 
 import (
@@ -33,6 +35,8 @@ type config struct {
 	vms                               int
 	idle, startTimeout                time.Duration
 	warmup, lifecycle, streams        bool
+	migration                         bool
+	migrationRuns, dirtyMiB           int
 	tcgCacheMiB, altTCGCacheMiB       uint
 }
 
@@ -59,6 +63,9 @@ func main() {
 	flag.IntVar(&c.vms, "vms", 10, "VMs of the VM phase: started and stopped at once through their subresources, one paused and unpaused (0: skip).")
 	flag.BoolVar(&c.lifecycle, "lifecycle", true, "Measure the VMI lifecycle runs (-sizes) and the VM phase (-vms); vmi-lifecycle.txt.")
 	flag.BoolVar(&c.streams, "streams", true, "Measure the serial console and VNC of one VMI through kube-apiserver's aggregation and straight to the node agent; console.txt.")
+	flag.BoolVar(&c.migration, "migration", true, "Measure live migrations of a 256 MiB guest, idle and dirtying its memory, through Vireo (between nodes and in place) and directly between two libvirtds; migration.txt.")
+	flag.IntVar(&c.migrationRuns, "migration-runs", 3, "Migrations per route and scenario of the migration phase.")
+	flag.IntVar(&c.dirtyMiB, "dirty-mib", 64, "Working set the dirtying guest rewrites over and over, in MiB.")
 	flag.BoolVar(&c.warmup, "warmup", true, "First run one unmeasured VMI on each node (pulls the containerDisk, warms caches).")
 	flag.UintVar(&c.tcgCacheMiB, "tcg-cache-mib", 32, "TCG translation cache the floor's domains get: the launcher's --tcg-cache-mib (default 32); the QEMU command lines are compared to catch a mismatch.")
 	flag.UintVar(&c.altTCGCacheMiB, "alt-tcg-cache-mib", 8, "Also measure the smallest run's floor with this TCG cache size, for its memory and boot time (0: skip).")

@@ -1,0 +1,106 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/reconcile"
+)
+
+// TestRetryStartFailsAfterGrace: a migration whose start the source's agent recorded but
+// could not begin (no proxy, a launcher refusing) is retried, then failed once it has not
+// started for migrationStartGrace; the controller no longer times it by then.
+func TestRetryStartFailsAfterGrace(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	now := t0
+	a := &Agent{Loop: reconcile.NewLoop("test", func(context.Context, string) error { return nil }),
+		now: func() metav1.Time { return metav1.NewTime(now) }, migrations: map[types.UID]*migrationWork{}}
+	w := a.work("m1")
+	ms := &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", StartTimestamp: &metav1.Time{Time: t0}}
+	cause := errors.New("the target launcher Pod does not run on this node")
+
+	a.retryStart(t.Context(), "ns/vm", w, ms, cause)
+	now = t0.Add(migrationStartGrace - time.Second)
+	a.retryStart(t.Context(), "ns/vm", w, ms, cause)
+	if ms.Failed || ms.EndTimestamp != nil {
+		t.Fatalf("failed within the grace: %+v", ms)
+	}
+	now = t0.Add(migrationStartGrace)
+	a.retryStart(t.Context(), "ns/vm", w, ms, cause)
+	if !ms.Failed || ms.EndTimestamp == nil || !ms.EndTimestamp.Time.Equal(now) ||
+		!strings.Contains(ms.FailureReason, "could not start") || !strings.Contains(ms.FailureReason, cause.Error()) {
+		t.Errorf("after the grace: %+v", ms)
+	}
+}
+
+// TestFailStartAbortRequested: an abort requested before a migration that never started
+// ends succeeded.
+func TestFailStartAbortRequested(t *testing.T) {
+	a := &Agent{now: metav1.Now}
+	ms := &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", AbortRequested: true}
+	a.failStart(ms, errors.New("no launcher"))
+	if !ms.Failed || ms.AbortStatus != v1.MigrationAbortSucceeded {
+		t.Errorf("state %+v", ms)
+	}
+}
+
+// TestLauncherPodThroughMigrations: the agent follows the Pod the guest runs in, also while a
+// migration to another node completes and the VMI has not moved yet: then it is the source Pod,
+// even when that Pod was itself an earlier migration's target (labelled as such).
+func TestLauncherPodThroughMigrations(t *testing.T) {
+	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: "vmi-uid"}}
+	pod := func(name string, target bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name + "-uid"),
+			Labels: map[string]string{v1.CreatedByLabel: "vmi-uid"}}}
+		if target {
+			p.Labels[v1.MigrationJobLabel] = "earlier"
+		}
+		return p
+	}
+	cases := []struct {
+		name  string
+		pods  []*corev1.Pod
+		state *v1.VirtualMachineInstanceMigrationState
+		want  string
+	}{
+		{"never migrated", []*corev1.Pod{pod("first", false)}, nil, "first"},
+		{"in flight: the source", []*corev1.Pod{pod("first", false), pod("second", true)},
+			&v1.VirtualMachineInstanceMigrationState{SourcePod: "first", TargetPod: "second"}, "first"},
+		{"completed in place: the target", []*corev1.Pod{pod("first", false), pod("second", true)},
+			&v1.VirtualMachineInstanceMigrationState{SourcePod: "first", TargetPod: "second", Completed: true}, "second"},
+		{"completed to another node, from an earlier target: the source", []*corev1.Pod{pod("second", true)},
+			&v1.VirtualMachineInstanceMigrationState{SourcePod: "second", TargetPod: "third", Completed: true}, "second"},
+		{"nothing on this node", []*corev1.Pod{pod("other", true)},
+			&v1.VirtualMachineInstanceMigrationState{SourcePod: "second", TargetPod: "third", Completed: true}, ""},
+	}
+	for _, c := range cases {
+		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		for _, p := range c.pods {
+			_ = idx.Add(p)
+		}
+		a := &Agent{pods: corelisters.NewPodLister(idx)}
+		v := vmi.DeepCopy()
+		v.Status.MigrationState = c.state
+		got, err := a.launcherPod(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := ""
+		if got != nil {
+			name = got.Name
+		}
+		if name != c.want {
+			t.Errorf("%s: launcher Pod %q, want %q", c.name, name, c.want)
+		}
+	}
+}

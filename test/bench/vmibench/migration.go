@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+// The migration phase: one guest of 256 MiB migrates back and forth, first idle, then while
+// it rewrites a file in its RAM (a tmpfs) over and over, through Vireo (between the two nodes,
+// and to a new launcher on its own node) and then directly between two fresh session libvirtds
+// on this machine (migfloor.go) with the same domain, disks and migration flags.
+
+const (
+	// migrationVMI is the migrating guest; migrationGuestMemory its RAM.
+	migrationVMI         = "mig"
+	migrationGuestMemory = "256Mi"
+	// Routes of the migration table.
+	routeBetweenNodes = "vireo, between nodes"
+	routeInPlace      = "vireo, in place"
+	routeDirect       = "direct libvirt"
+	// Scenarios.
+	scenarioIdle  = "idle"
+	scenarioDirty = "dirtying memory"
+)
+
+// dirtierCommand starts the guest's memory dirtier: dd rewriting a file of mib MiB in the
+// guest's tmpfs for ever (each pass dirties its pages again); it answers DIRTY42 once started.
+func dirtierCommand(mib int) string {
+	return fmt.Sprintf("(while :; do dd if=/dev/zero of=/tmp/dirty bs=1M count=%d conv=notrunc 2>/dev/null; done) & echo DIRTY$((40+2))\r", mib)
+}
+
+// migrationSample is one migration's figures.
+type migrationSample struct {
+	// Total: through Vireo, the migration's creation -> its phase Succeeded; direct, a fresh
+	// target libvirtd's start -> the migration call returned (disks prepared in between).
+	Total time.Duration
+	// Transfer and Downtime are libvirt's, from the target's completed job statistics.
+	Transfer, Downtime time.Duration
+	Bytes              float64
+}
+
+// migrationFigures summarize one route's migrations of one scenario.
+type migrationFigures struct {
+	Total    durations `json:"total"`
+	Transfer durations `json:"transfer"`
+	Downtime durations `json:"downtime"`
+	DataMiB  numbers   `json:"dataTransferredMiB"`
+	samples  []migrationSample
+}
+
+func (f *migrationFigures) add(s migrationSample) { f.samples = append(f.samples, s) }
+
+func (f *migrationFigures) summarize() {
+	var total, transfer, down []time.Duration
+	var data []float64
+	for _, s := range f.samples {
+		total, transfer, down = append(total, s.Total), append(transfer, s.Transfer), append(down, s.Downtime)
+		data = append(data, s.Bytes/mib)
+	}
+	f.Total, f.Transfer, f.Downtime, f.DataMiB = summarize(total), summarize(transfer), summarize(down), summarizeNumbers(data)
+}
+
+// migrationResult is what the migration phase measured: figures by scenario, then route.
+type migrationResult struct {
+	GuestMemory string                                 `json:"guestMemory"`
+	DirtyMiB    int                                    `json:"dirtyWorkingSetMiB"`
+	Runs        int                                    `json:"migrationsPerRouteAndScenario"`
+	Figures     map[string]map[string]migrationFigures `json:"figures"`
+}
+
+// migrationRecorder collects samples by scenario and route.
+type migrationRecorder map[string]map[string]*migrationFigures
+
+func (r migrationRecorder) add(scenario, route string, s migrationSample) {
+	if r[scenario] == nil {
+		r[scenario] = map[string]*migrationFigures{}
+	}
+	if r[scenario][route] == nil {
+		r[scenario][route] = &migrationFigures{}
+	}
+	r[scenario][route].add(s)
+}
+
+// migrations runs the migration phase: Vireo's migrations, then the direct ones.
+func (e *env) migrations(ctx context.Context) (res migrationResult, err error) {
+	res = migrationResult{GuestMemory: migrationGuestMemory, DirtyMiB: e.c.dirtyMiB, Runs: e.c.migrationRuns}
+	rec := migrationRecorder{}
+	stored, err := e.vireoMigrations(ctx, rec)
+	if err != nil {
+		return res, err
+	}
+	image, err := cachedImage(e.cluster)
+	if err != nil {
+		return res, err
+	}
+	if err := runMigrationFloor(ctx, e, stored, image, rec); err != nil {
+		return res, fmt.Errorf("direct migrations: %w", err)
+	}
+	res.Figures = map[string]map[string]migrationFigures{}
+	for scenario, routes := range rec {
+		res.Figures[scenario] = map[string]migrationFigures{}
+		for route, f := range routes {
+			f.summarize()
+			res.Figures[scenario][route] = *f
+		}
+	}
+	return res, nil
+}
+
+// vireoMigrations boots the guest, migrates it idle and then dirtying its memory, each time
+// alternating between nodes and in place, and returns the VMI as the API stored it.
+func (e *env) vireoMigrations(ctx context.Context, rec migrationRecorder) (stored *v1.VirtualMachineInstance, err error) {
+	vmi := e.template.DeepCopy()
+	vmi.Name = migrationVMI
+	vmi.Spec.Domain.Resources.Requests["memory"] = resource.MustParse(migrationGuestMemory)
+	if _, err := e.cl.vireo.KubevirtV1().VirtualMachineInstances(benchNS).Create(ctx, vmi, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	defer func() {
+		err = errors.Join(err, e.deleteAndWait(context.WithoutCancel(ctx), migrationVMI))
+	}()
+	say("migrations: waiting for VMI %s (%s) to run and its shell to answer", migrationVMI, migrationGuestMemory)
+	if stored, err = e.waitRunning(ctx, migrationVMI); err != nil {
+		return nil, err
+	}
+	scraper, err := newAgentScraper(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	for _, scenario := range []string{scenarioIdle, scenarioDirty} {
+		agg, err := aggregatedRoute(e.cl.cfg, benchNS, migrationVMI)
+		if err != nil {
+			return nil, err
+		}
+		if err := waitShell(ctx, agg, e.c.startTimeout); err != nil {
+			return nil, err
+		}
+		if scenario == scenarioDirty {
+			if err := startDirtierVia(ctx, agg, e.c.dirtyMiB); err != nil {
+				return nil, err
+			}
+		}
+		for i := range e.c.migrationRuns {
+			for _, route := range []string{routeBetweenNodes, routeInPlace} {
+				s, err := e.migrateOnce(ctx, scraper, route == routeInPlace)
+				if err != nil {
+					return nil, fmt.Errorf("%s, %s, migration %d: %w", scenario, route, i+1, err)
+				}
+				say("migrations: %s, %s: %.2f s total, %.2f s transfer, %d ms downtime, %.0f MiB", scenario, route,
+					s.Total.Seconds(), s.Transfer.Seconds(), s.Downtime.Milliseconds(), s.Bytes/mib)
+				rec.add(scenario, route, s)
+			}
+		}
+	}
+	return stored, nil
+}
+
+// startDirtierVia starts the memory dirtier on the guest's console.
+func startDirtierVia(ctx context.Context, r streamRoute, dirtyMiB int) error {
+	s, err := r.dial(ctx, "console", nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if _, err := s.Write([]byte(dirtierCommand(dirtyMiB))); err != nil {
+		return err
+	}
+	if _, err := s.readUntil("DIRTY42", time.Now().Add(20*time.Second)); err != nil {
+		return fmt.Errorf("starting the memory dirtier: %w", err)
+	}
+	return nil
+}
+
+// migrateOnce migrates the guest (to its own node when inPlace) and waits until it runs in
+// the target alone; the figures come from the target node agent's arrival metrics.
+func (e *env) migrateOnce(ctx context.Context, scraper *agentScraper, inPlace bool) (migrationSample, error) {
+	var s migrationSample
+	vmi, err := e.cl.vireo.KubevirtV1().VirtualMachineInstances(benchNS).Get(ctx, migrationVMI, metav1.GetOptions{})
+	if err != nil {
+		return s, err
+	}
+	before, err := scraper.scrape(ctx)
+	if err != nil {
+		return s, err
+	}
+	m := &v1.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{GenerateName: migrationVMI + "-"},
+		Spec: v1.VirtualMachineInstanceMigrationSpec{VMIName: migrationVMI}}
+	if inPlace {
+		m.Spec.AddedNodeSelector = map[string]string{"kubernetes.io/hostname": vmi.Status.NodeName}
+	}
+	migrations := e.cl.vireo.KubevirtV1().VirtualMachineInstanceMigrations(benchNS)
+	began := time.Now()
+	created, err := migrations.Create(ctx, m, metav1.CreateOptions{})
+	if err != nil {
+		return s, err
+	}
+	done, err := e.waitMigrationEnd(ctx, created)
+	if err != nil {
+		return s, err
+	}
+	s.Total = time.Since(began)
+	ms := done.Status.MigrationState
+	if done.Status.Phase != v1.MigrationSucceeded || ms == nil {
+		return s, fmt.Errorf("migration %s ended %s: %+v", done.Name, done.Status.Phase, ms)
+	}
+	if (ms.TargetNode == ms.SourceNode) != inPlace {
+		return s, fmt.Errorf("migration %s went from %s to %s (in place: %v)", done.Name, ms.SourceNode, ms.TargetNode, inPlace)
+	}
+	if err := e.waitMoved(ctx, ms.TargetNode); err != nil {
+		return s, err
+	}
+	return s, arrivalFigures(ctx, scraper, before, ms.TargetNode, &s)
+}
+
+// waitMigrationEnd watches migration m until it succeeded or failed.
+func (e *env) waitMigrationEnd(ctx context.Context, m *v1.VirtualMachineInstanceMigration) (*v1.VirtualMachineInstanceMigration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	w, err := e.cl.vireo.KubevirtV1().VirtualMachineInstanceMigrations(benchNS).Watch(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", m.Name).String(), ResourceVersion: m.ResourceVersion})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("migration %s did not end: %w", m.Name, ctx.Err())
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil, fmt.Errorf("the watch of migration %s ended", m.Name)
+			}
+			got, isMigration := ev.Object.(*v1.VirtualMachineInstanceMigration)
+			if ev.Type == watch.Error || !isMigration {
+				return nil, fmt.Errorf("watching migration %s: %v", m.Name, ev.Object)
+			}
+			if got.Status.Phase == v1.MigrationSucceeded || got.Status.Phase == v1.MigrationFailed {
+				return got, nil
+			}
+		}
+	}
+}
+
+// waitMoved waits until the VMI runs on node in one launcher Pod (the source Pod gone), so
+// the next migration starts from a settled guest.
+func (e *env) waitMoved(ctx context.Context, node string) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		vmi, err := e.cl.vireo.KubevirtV1().VirtualMachineInstances(benchNS).Get(ctx, migrationVMI, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		ms := vmi.Status.MigrationState
+		return vmi.Status.Phase == v1.Running && vmi.Status.NodeName == node && len(vmi.Status.ActivePods) == 1 &&
+			ms != nil && ms.TargetNodeDomainDetected, nil
+	})
+}
+
+// arrivalFigures reads the migration's libvirt figures from the target node agent's metrics:
+// exactly one arrival since before.
+func arrivalFigures(ctx context.Context, scraper *agentScraper, before map[string]arrivals, node string, s *migrationSample) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		after, err := scraper.scrape(ctx)
+		if err != nil {
+			return false, err
+		}
+		a, b := after[node], before[node]
+		switch n := a.Count - b.Count; {
+		case n == 0:
+			return false, nil
+		case n != 1:
+			return false, fmt.Errorf("%v migrations arrived on %s, want 1", n, node)
+		}
+		s.Downtime = time.Duration((a.DowntimeSum - b.DowntimeSum) * float64(time.Second))
+		s.Transfer = time.Duration((a.TransferSum - b.TransferSum) * float64(time.Second))
+		s.Bytes = a.ReceivedBytes - b.ReceivedBytes
+		return true, nil
+	})
+}
