@@ -85,6 +85,11 @@ func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writ
 	if o.UID == "" || o.PodUID == "" {
 		return 2, errors.New("--uid and --pod-uid (or $POD_UID) are required")
 	}
+	// QEMU, daemonized by libvirtd, comes to the launcher when orphaned: libvirtd waits for it
+	// to be gone (reaped) whenever it stops it (a migration's end, a shutdown).
+	if err := virt.ReapOrphans(ctx, virt.OtherSession); err != nil {
+		klog.ErrorS(err, "Cannot adopt QEMU: stopping a guest waits for the node's init to reap it")
+	}
 	dir, err := waitForDir(ctx, launcherDir(o), o.DirTimeout)
 	if err != nil {
 		return 2, err

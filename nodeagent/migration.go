@@ -350,8 +350,10 @@ func (a *Agent) reportSource(ctx context.Context, client *protocol.Client, dom *
 				ms.AbortStatus = v1.MigrationAbortFailed
 			}
 		default:
+			// The guest stayed on the source: what an abort asks for, whatever ended the
+			// migration first (else its status would stay Aborting).
 			ms.Failed, ms.FailureReason = true, m.Failure
-			if m.Aborted && ms.AbortRequested {
+			if ms.AbortRequested {
 				ms.AbortStatus = v1.MigrationAbortSucceeded
 			}
 		}

@@ -47,21 +47,26 @@ func RegisterMigrations(migrations vireolisters.VirtualMachineInstanceMigrationL
 	})
 }
 
-// ObserveMigrationPhaseTransition is a migration informer's update handler: a migration that
-// reached a new phase adds the time from its creation to that phase to the histogram.
+// ObserveMigrationPhaseTransition is a migration informer's update handler: each phase a
+// migration reached since the old object (one write may record several: a quick migration
+// passes Scheduled..Running at once) adds the time from its creation to the histogram.
 func ObserveMigrationPhaseTransition(oldObj, newObj any) {
 	old, ok1 := oldObj.(*v1.VirtualMachineInstanceMigration)
 	m, ok2 := newObj.(*v1.VirtualMachineInstanceMigration)
 	if !ok1 || !ok2 || old.Status.Phase == m.Status.Phase || m.Status.Phase == "" {
 		return
 	}
-	ts := m.Status.PhaseTransitionTimestamps
-	for i := len(ts) - 1; i >= 0; i-- {
-		if ts[i].Phase == m.Status.Phase {
-			d := ts[i].PhaseTransitionTimestamp.Sub(m.CreationTimestamp.Time)
-			migrationPhaseTransition.WithLabelValues(string(m.Status.Phase)).Observe(max(d.Seconds(), 0))
-			return
+	seen := map[v1.VirtualMachineInstanceMigrationPhase]bool{}
+	for _, ts := range old.Status.PhaseTransitionTimestamps {
+		seen[ts.Phase] = true
+	}
+	for _, ts := range m.Status.PhaseTransitionTimestamps {
+		if seen[ts.Phase] {
+			continue
 		}
+		seen[ts.Phase] = true
+		d := ts.PhaseTransitionTimestamp.Sub(m.CreationTimestamp.Time)
+		migrationPhaseTransition.WithLabelValues(string(ts.Phase)).Observe(max(d.Seconds(), 0))
 	}
 }
 

@@ -62,8 +62,16 @@ func TestMigrationPhaseTransition(t *testing.T) {
 	}
 	ObserveMigrationPhaseTransition(m(v1.MigrationPending, 0), m(v1.MigrationScheduling, time.Second))
 	ObserveMigrationPhaseTransition(m(v1.MigrationScheduling, time.Second), m(v1.MigrationScheduling, time.Second)) // a resync
+	// One write records Scheduled, PreparingTarget, TargetReady and Running: all count.
+	quick := m(v1.MigrationRunning, 3*time.Second)
+	quick.Status.PhaseTransitionTimestamps = nil
+	for i, p := range []v1.VirtualMachineInstanceMigrationPhase{v1.MigrationScheduling, v1.MigrationScheduled, v1.MigrationPreparingTarget, v1.MigrationTargetReady, v1.MigrationRunning} {
+		quick.Status.PhaseTransitionTimestamps = append(quick.Status.PhaseTransitionTimestamps,
+			v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp{Phase: p, PhaseTransitionTimestamp: metav1.NewTime(created.Add(time.Duration(i) * time.Second))})
+	}
+	ObserveMigrationPhaseTransition(m(v1.MigrationScheduling, time.Second), quick)
 	ObserveMigrationPhaseTransition(m(v1.MigrationRunning, 4*time.Second), m(v1.MigrationSucceeded, 25*time.Second))
-	for phase, want := range map[string]uint64{"Scheduling": 1, "Succeeded": 1, "Running": 0} {
+	for phase, want := range map[string]uint64{"Scheduling": 1, "Scheduled": 1, "TargetReady": 1, "Running": 1, "Succeeded": 1} {
 		got, err := sampleCount(reg, phase)
 		if err != nil {
 			t.Fatal(err)

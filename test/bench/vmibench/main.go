@@ -26,6 +26,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vireo-dev/vireo/launcher/virt"
 )
 
 // config is what the flags set.
@@ -64,7 +66,7 @@ func main() {
 	flag.BoolVar(&c.lifecycle, "lifecycle", true, "Measure the VMI lifecycle runs (-sizes) and the VM phase (-vms); vmi-lifecycle.txt.")
 	flag.BoolVar(&c.streams, "streams", true, "Measure the serial console and VNC of one VMI through kube-apiserver's aggregation and straight to the node agent; console.txt.")
 	flag.BoolVar(&c.migration, "migration", true, "Measure live migrations of a 256 MiB guest, idle and dirtying its memory, through Vireo (between nodes and in place) and directly between two libvirtds; migration.txt.")
-	flag.IntVar(&c.migrationRuns, "migration-runs", 3, "Migrations per route and scenario of the migration phase.")
+	flag.IntVar(&c.migrationRuns, "migration-runs", 5, "Migrations per route and scenario of the migration phase.")
 	flag.IntVar(&c.dirtyMiB, "dirty-mib", 64, "Working set the dirtying guest rewrites over and over, in MiB.")
 	flag.BoolVar(&c.warmup, "warmup", true, "First run one unmeasured VMI on each node (pulls the containerDisk, warms caches).")
 	flag.UintVar(&c.tcgCacheMiB, "tcg-cache-mib", 32, "TCG translation cache the floor's domains get: the launcher's --tcg-cache-mib (default 32); the QEMU command lines are compared to catch a mismatch.")
@@ -75,6 +77,14 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
+	// The floor's QEMUs (daemonized by its libvirtds) come to the benchmark when orphaned and
+	// are reaped at once, as a launcher reaps its own: this machine's init reaps about once a
+	// second, and libvirtd waits for a stopped QEMU to be reaped. Other orphans of the
+	// installation's processes stay zombies until the benchmark exits.
+	if err := virt.ReapOrphans(ctx, virt.IsQEMU); err != nil {
+		fmt.Fprintln(os.Stderr, "vmibench: cannot reap the floor's QEMUs:", err)
+		os.Exit(1)
+	}
 	if err := bench(ctx, c); err != nil {
 		fmt.Fprintln(os.Stderr, "vmibench:", err)
 		os.Exit(1)

@@ -34,9 +34,11 @@ const (
 )
 
 // dirtierCommand starts the guest's memory dirtier: dd rewriting a file of mib MiB in the
-// guest's tmpfs for ever (each pass dirties its pages again); it answers DIRTY42 once started.
+// guest's tmpfs for ever (each pass dirties its pages again) from a file of random bytes (QEMU
+// sends pages of zeros as a flag, so zeros would dirty nothing worth sending); it answers
+// DIRTY42 once started.
 func dirtierCommand(mib int) string {
-	return fmt.Sprintf("(while :; do dd if=/dev/zero of=/tmp/dirty bs=1M count=%d conv=notrunc 2>/dev/null; done) & echo DIRTY$((40+2))\r", mib)
+	return fmt.Sprintf("head -c %d /dev/urandom > /tmp/random; (while :; do dd if=/tmp/random of=/tmp/dirty bs=1M conv=notrunc 2>/dev/null; done) & echo DIRTY$((40+2))\r", mib<<20)
 }
 
 // migrationSample is one migration's figures.
@@ -47,6 +49,11 @@ type migrationSample struct {
 	// Transfer and Downtime are libvirt's, from the target's completed job statistics.
 	Transfer, Downtime time.Duration
 	Bytes              float64
+	// Setup is, direct, the target's preparation: directory, disks, network namespace,
+	// libvirtd started and connected.
+	Setup time.Duration
+	// Phases are, through Vireo, creation -> the first time the watch saw each phase.
+	Phases map[v1.VirtualMachineInstanceMigrationPhase]time.Duration
 }
 
 // migrationFigures summarize one route's migrations of one scenario.
@@ -55,7 +62,9 @@ type migrationFigures struct {
 	Transfer durations `json:"transfer"`
 	Downtime durations `json:"downtime"`
 	DataMiB  numbers   `json:"dataTransferredMiB"`
-	samples  []migrationSample
+	// Phases are creation -> each phase, as a watch saw them (Vireo's routes only).
+	Phases  map[v1.VirtualMachineInstanceMigrationPhase]durations `json:"phasesFromCreation,omitempty"`
+	samples []migrationSample
 }
 
 func (f *migrationFigures) add(s migrationSample) { f.samples = append(f.samples, s) }
@@ -68,6 +77,18 @@ func (f *migrationFigures) summarize() {
 		data = append(data, s.Bytes/mib)
 	}
 	f.Total, f.Transfer, f.Downtime, f.DataMiB = summarize(total), summarize(transfer), summarize(down), summarizeNumbers(data)
+	phases := map[v1.VirtualMachineInstanceMigrationPhase][]time.Duration{}
+	for _, s := range f.samples {
+		for p, d := range s.Phases {
+			phases[p] = append(phases[p], d)
+		}
+	}
+	if len(phases) > 0 {
+		f.Phases = map[v1.VirtualMachineInstanceMigrationPhase]durations{}
+		for p, ds := range phases {
+			f.Phases[p] = summarize(ds)
+		}
+	}
 }
 
 // migrationResult is what the migration phase measured: figures by scenario, then route.
@@ -204,11 +225,11 @@ func (e *env) migrateOnce(ctx context.Context, scraper *agentScraper, inPlace bo
 	if err != nil {
 		return s, err
 	}
-	done, err := e.waitMigrationEnd(ctx, created)
+	done, phases, err := e.waitMigrationEnd(ctx, created, began)
 	if err != nil {
 		return s, err
 	}
-	s.Total = time.Since(began)
+	s.Total, s.Phases = time.Since(began), phases
 	ms := done.Status.MigrationState
 	if done.Status.Phase != v1.MigrationSucceeded || ms == nil {
 		return s, fmt.Errorf("migration %s ended %s: %+v", done.Name, done.Status.Phase, ms)
@@ -222,30 +243,39 @@ func (e *env) migrateOnce(ctx context.Context, scraper *agentScraper, inPlace bo
 	return s, arrivalFigures(ctx, scraper, before, ms.TargetNode, &s)
 }
 
-// waitMigrationEnd watches migration m until it succeeded or failed.
-func (e *env) waitMigrationEnd(ctx context.Context, m *v1.VirtualMachineInstanceMigration) (*v1.VirtualMachineInstanceMigration, error) {
+// waitMigrationEnd watches migration m until it succeeded or failed, and returns when (since
+// began) it first saw each phase.
+func (e *env) waitMigrationEnd(ctx context.Context, m *v1.VirtualMachineInstanceMigration, began time.Time) (*v1.VirtualMachineInstanceMigration,
+	map[v1.VirtualMachineInstanceMigrationPhase]time.Duration, error) {
+	phases := map[v1.VirtualMachineInstanceMigrationPhase]time.Duration{}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	w, err := e.cl.vireo.KubevirtV1().VirtualMachineInstanceMigrations(benchNS).Watch(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", m.Name).String(), ResourceVersion: m.ResourceVersion})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer w.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("migration %s did not end: %w", m.Name, ctx.Err())
+			return nil, nil, fmt.Errorf("migration %s did not end: %w", m.Name, ctx.Err())
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return nil, fmt.Errorf("the watch of migration %s ended", m.Name)
+				return nil, nil, fmt.Errorf("the watch of migration %s ended", m.Name)
 			}
 			got, isMigration := ev.Object.(*v1.VirtualMachineInstanceMigration)
 			if ev.Type == watch.Error || !isMigration {
-				return nil, fmt.Errorf("watching migration %s: %v", m.Name, ev.Object)
+				return nil, nil, fmt.Errorf("watching migration %s: %v", m.Name, ev.Object)
+			}
+			// Phases one write passed at once count as seen then.
+			for _, ts := range got.Status.PhaseTransitionTimestamps {
+				if _, seen := phases[ts.Phase]; !seen {
+					phases[ts.Phase] = time.Since(began)
+				}
 			}
 			if got.Status.Phase == v1.MigrationSucceeded || got.Status.Phase == v1.MigrationFailed {
-				return got, nil
+				return got, phases, nil
 			}
 		}
 	}

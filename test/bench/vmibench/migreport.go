@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
@@ -55,6 +56,7 @@ func migrationReport(c config, r migrationResult, elapsed time.Duration) error {
 			}
 		}
 		_ = tw.Flush()
+		phaseLine(w, r)
 		targetLines(w, ts)
 		fmt.Fprintf(w, "\nTotal: through Vireo, the VirtualMachineInstanceMigration's creation -> phase Succeeded as a watch sees it (target Pod,\n")
 		fmt.Fprintf(w, "launcher, libvirtd, target preparation, the transfer through the node agents' proxies, mutual TLS between nodes);\n")
@@ -63,4 +65,23 @@ func migrationReport(c config, r migrationResult, elapsed time.Duration) error {
 		fmt.Fprintf(w, "data are libvirt's completed job statistics on the target (Vireo's from the target node agent's vireo_vmi_migration_*).\n")
 		fmt.Fprintf(w, "Both use the launcher's libvirt call: live, peer-to-peer, the containerDisk overlay copied over NBD. Migration phase: %.0f s.\n", elapsed.Seconds())
 	})
+}
+
+// phaseLine shows where Vireo's total goes: creation -> each phase, p50 over every Vireo
+// migration of the run.
+func phaseLine(w io.Writer, r migrationResult) {
+	fmt.Fprintln(w, "\nVireo's migrations, creation -> each phase as a watch saw it (p50, s):")
+	for _, scenario := range []string{scenarioIdle, scenarioDirty} {
+		for _, route := range []string{routeBetweenNodes, routeInPlace} {
+			f := r.Figures[scenario][route]
+			fmt.Fprintf(w, "  %s, %s:", scenario, route)
+			for _, p := range []v1.VirtualMachineInstanceMigrationPhase{v1.MigrationScheduling, v1.MigrationScheduled, v1.MigrationPreparingTarget,
+				v1.MigrationTargetReady, v1.MigrationRunning, v1.MigrationSucceeded} {
+				if d, ok := f.Phases[p]; ok {
+					fmt.Fprintf(w, " %s %.2f", p, d.P50)
+				}
+			}
+			fmt.Fprintln(w)
+		}
+	}
 }
