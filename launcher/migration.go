@@ -202,7 +202,11 @@ func (l *launcher) runMigration(name string, req protocol.MigrateRequest, run *m
 	xml, err := l.conn.MigrationXML(ctx, name)
 	if err == nil {
 		p.DestinationXML = xml
-		p.CopyDisks, err = domain.LocalDisks(xml, l.opts.PrivateDir)
+		var shared []string
+		p.CopyDisks, shared, err = domain.MigrationDisks(xml, l.opts.PrivateDir, protocol.ClaimsDir)
+		// libvirt refuses to leave a disk on a local file system in place; a claim is one
+		// only Vireo knows to be shared (ReadWriteMany, or the VMI would not be migratable).
+		p.SharedDisks = len(shared) > 0
 	}
 	var aborted string
 	if err == nil {

@@ -23,6 +23,10 @@ type MigrateParams struct {
 	// local disks (containerDisk overlays, emptyDisks). Disks on shared storage and read-only
 	// disks are not copied; the target opens its own.
 	CopyDisks []string
+	// SharedDisks: writable disks that are not copied are on storage the caller knows to be
+	// shared by both launchers, whatever file system libvirt sees (VIR_MIGRATE_UNSAFE: libvirt
+	// refuses a disk on a local file system otherwise).
+	SharedDisks bool
 	// DestinationXML is the domain's XML as the target must define it.
 	DestinationXML string
 	// BandwidthMiB limits the transfer in MiB/s (0: unlimited).
@@ -63,6 +67,9 @@ func (c *Conn) Migrate(ctx context.Context, name string, p MigrateParams) error 
 	}
 	if p.BandwidthMiB > 0 {
 		params = append(params, libvirt.TypedParam{Field: libvirt.MigrateParamBandwidth, Value: *libvirt.NewTypedParamValueUllong(p.BandwidthMiB)})
+	}
+	if p.SharedDisks {
+		flags |= libvirt.MigrateUnsafe
 	}
 	if p.AutoConverge {
 		flags |= libvirt.MigrateAutoConverge
