@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -78,7 +77,7 @@ func (s *agentScraper) scrape(ctx context.Context) (map[string]arrivals, error) 
 		if p.Status.PodIP == "" {
 			return nil, fmt.Errorf("node agent Pod %s has no address", p.Name)
 		}
-		body, err := s.get(ctx, "https://"+net.JoinHostPort(p.Status.PodIP, agentMetricsPort)+"/metrics")
+		body, err := getOK(ctx, s.http, "https://"+net.JoinHostPort(p.Status.PodIP, agentMetricsPort)+"/metrics", s.token)
 		if err != nil {
 			return nil, fmt.Errorf("node agent of %s: %w", p.Spec.NodeName, err)
 		}
@@ -89,27 +88,6 @@ func (s *agentScraper) scrape(ctx context.Context) (map[string]arrivals, error) 
 		out[p.Spec.NodeName] = a
 	}
 	return out, nil
-}
-
-func (s *agentScraper) get(ctx context.Context, url string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := s.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: HTTP %d: %.200s", url, resp.StatusCode, body)
-	}
-	return body, nil
 }
 
 // parseArrivals reads the arrival series from a Prometheus text exposition (absent series:

@@ -115,21 +115,9 @@ func (s *scraper) podMetrics(ctx context.Context, ip string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/metrics", nil)
+	body, err := getOK(ctx, hc, cfg.Host+"/metrics", "")
 	if err != nil {
 		return nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s/metrics: HTTP %d: %.200s", cfg.Host, resp.StatusCode, body)
 	}
 	s.method = "directly on each vireo-apiserver Pod's address (port 8443) with the admin's client certificate"
 	return body, nil
@@ -222,4 +210,28 @@ func delta(before, after requestCounts, n int, ownCreates, ownDeletes float64) w
 	w.ByVireoPerVMI = (w.VMI - ownCreates - ownDeletes) / float64(n)
 	w.PodWritesPerVMI = pods / float64(n)
 	return w
+}
+
+// getOK GETs url with hc (with a bearer token unless empty) and returns the body of a 200.
+func getOK(ctx context.Context, hc *http.Client, url, token string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: HTTP %d: %.200s", url, resp.StatusCode, body)
+	}
+	return body, nil
 }

@@ -65,3 +65,21 @@ func TestMappingSize(t *testing.T) {
 		t.Errorf("mappingSize = %d, want 128 MiB", got)
 	}
 }
+
+func TestParseArrivals(t *testing.T) {
+	body := []byte(`# HELP vireo_vmi_migration_downtime_seconds [ALPHA] ...
+vireo_vmi_migration_downtime_seconds_bucket{le="0.1"} 1
+vireo_vmi_migration_downtime_seconds_sum 0.093
+vireo_vmi_migration_downtime_seconds_count 2
+vireo_vmi_migration_transfer_seconds_sum 1.5
+vireo_vmi_migration_received_bytes_total 9.6e+07
+kubevirt_vmi_migration_data_processed_bytes{name="x",namespace="y",node="z"} 5
+`)
+	a, err := parseArrivals(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (arrivals{Count: 2, DowntimeSum: 0.093, TransferSum: 1.5, ReceivedBytes: 9.6e7}); a != want {
+		t.Errorf("parseArrivals = %+v, want %+v", a, want)
+	}
+}
