@@ -45,7 +45,10 @@ func startSession(ctx context.Context, dirs nodeDirs, podUID, vmiUID types.UID, 
 func (s *session) run(ctx context.Context, dirs nodeDirs, notify func()) {
 	defer close(s.done)
 	log := klog.FromContext(ctx).WithValues("pod", s.podUID)
-	backoff := wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: 2 * time.Second, Steps: 1 << 30}
+	// A new launcher binds its socket ~0.1-0.2 s after its Pod runs, and every start and
+	// migration waits for this connection: retry often at first (dialling a unix socket is
+	// cheap), and back off to 1 s for a launcher that is gone.
+	backoff := wait.Backoff{Duration: 20 * time.Millisecond, Factor: 1.5, Cap: time.Second, Steps: 1 << 30}
 	for ctx.Err() == nil {
 		err := s.follow(ctx, dirs, notify)
 		if ctx.Err() != nil {

@@ -82,7 +82,7 @@ func TestKubeVirtSettingsObject(t *testing.T) {
 	}
 
 	_, err = kvs.Patch(ctx, "kubevirt", types.MergePatchType,
-		[]byte(`{"spec":{"configuration":{"migrations":{"progressTimeout":-1,"parallelOutboundMigrationsPerNode":0,"bandwidthPerMigration":"0"}}}}`), metav1.PatchOptions{})
+		[]byte(`{"spec":{"configuration":{"migrations":{"progressTimeout":-1,"parallelOutboundMigrationsPerNode":0,"bandwidthPerMigration":"-1Mi"}}}}`), metav1.PatchOptions{})
 	for _, path := range []string{"spec.configuration.migrations.progressTimeout", "spec.configuration.migrations.parallelOutboundMigrationsPerNode",
 		"spec.configuration.migrations.bandwidthPerMigration"} {
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), path) {
