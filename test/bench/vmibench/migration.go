@@ -72,17 +72,15 @@ func (f *migrationFigures) add(s migrationSample) { f.samples = append(f.samples
 func (f *migrationFigures) summarize() {
 	var total, transfer, down []time.Duration
 	var data []float64
+	phases := map[v1.VirtualMachineInstanceMigrationPhase][]time.Duration{}
 	for _, s := range f.samples {
 		total, transfer, down = append(total, s.Total), append(transfer, s.Transfer), append(down, s.Downtime)
 		data = append(data, s.Bytes/mib)
-	}
-	f.Total, f.Transfer, f.Downtime, f.DataMiB = summarize(total), summarize(transfer), summarize(down), summarizeNumbers(data)
-	phases := map[v1.VirtualMachineInstanceMigrationPhase][]time.Duration{}
-	for _, s := range f.samples {
 		for p, d := range s.Phases {
 			phases[p] = append(phases[p], d)
 		}
 	}
+	f.Total, f.Transfer, f.Downtime, f.DataMiB = summarize(total), summarize(transfer), summarize(down), summarizeNumbers(data)
 	if len(phases) > 0 {
 		f.Phases = map[v1.VirtualMachineInstanceMigrationPhase]durations{}
 		for p, ds := range phases {
