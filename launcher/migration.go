@@ -121,9 +121,10 @@ func (l *launcher) arrived(ctx context.Context, name string) {
 
 // completedMigrationStats reads the statistics of the migration that brought the domain. libvirt
 // records them when it finishes the incoming job, just after the guest resumed here, so they
-// are read again for a few seconds until they are there.
+// are read again for a few seconds until they are there. The arrival waits for them (its report
+// is what ends the migration for the node agents), so they are read often.
 func (l *launcher) completedMigrationStats(ctx context.Context, name string) virt.JobStats {
-	tick := time.NewTicker(100 * time.Millisecond)
+	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(5 * time.Second)
 	for {
@@ -220,6 +221,7 @@ func (l *launcher) runMigration(name string, req protocol.MigrateRequest, run *m
 	now := time.Now()
 	l.mu.Lock()
 	run.ended = true
+	stop := l.stopAfterMigration
 	l.mu.Unlock()
 	l.hub.update(func(st *protocol.DomainStatus) {
 		m := st.Migration
@@ -237,6 +239,16 @@ func (l *launcher) runMigration(name string, req protocol.MigrateRequest, run *m
 		}
 	})
 	klog.InfoS("Migration ended", "migration", req.MigrationUID, "err", err, "aborted", aborted)
+	// The migration's outcome is the status's: libvirt can drop the call of a migration that
+	// completed (the guest's departure ends the domain first).
+	if m := l.hub.get().Migration; stop && (m == nil || m.Phase != protocol.MigrationCompleted) {
+		klog.InfoS("Terminating: the guest stayed here; shutting it down")
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		if _, serr := l.Shutdown(sctx, nil); serr != nil {
+			klog.ErrorS(serr, "ACPI shutdown")
+		}
+	}
 }
 
 // watchMigration follows the migration job every half second until ctx ends: it reports its

@@ -40,6 +40,8 @@ type launcher struct {
 	target bool
 	// migration is the latest migration out of this launcher (nil: none).
 	migration *migrationRun
+	// stopAfterMigration: SIGTERM came while the guest was leaving; should it stay, it is shut down.
+	stopAfterMigration bool
 }
 
 func newLauncher(o *Options, dir string, daemon *virt.Daemon, conn *virt.Conn) *launcher {
@@ -235,8 +237,9 @@ func (l *launcher) domainName() string {
 	return l.name
 }
 
-// terminate handles SIGTERM: ACPI shutdown now, destroy when the grace period is over. Without a
-// domain the launcher ends at once.
+// terminate handles SIGTERM: ACPI shutdown now (once an outgoing migration ended, should the
+// guest still be here), destroy when the grace period is over. Without a domain the launcher
+// ends at once.
 func (l *launcher) terminate(ctx context.Context) <-chan time.Time {
 	if l.domainName() == "" {
 		l.hub.end(protocol.DomainSucceeded, ReasonStoppedEarly, "the launcher Pod was stopped before the guest started")
@@ -244,7 +247,16 @@ func (l *launcher) terminate(ctx context.Context) <-chan time.Time {
 	}
 	l.mu.Lock()
 	grace := l.grace
+	leaving := l.migration != nil && !l.migration.ended
+	l.stopAfterMigration = leaving
 	l.mu.Unlock()
+	if leaving {
+		// The Pod of a guest migrating away is deleted once the guest runs on the target, maybe
+		// before libvirt here has heard so: a shutdown now could reach the guest should libvirt
+		// resume it here. The migration's end ends the launcher; else the grace ends the guest.
+		klog.InfoS("Terminating once the outgoing migration ended", "grace", grace)
+		return time.After(grace)
+	}
 	klog.InfoS("Terminating: shutting the guest down", "grace", grace)
 	if _, err := l.Shutdown(ctx, nil); err != nil {
 		klog.ErrorS(err, "ACPI shutdown")

@@ -27,8 +27,11 @@ import (
 //     to the target launcher's, calls Migrate, and writes the start, the end and the outcome
 //     (completed, or failed with the reason and the abort status) as the launcher reports them.
 //     migrationState.abortRequested makes it abort the running migration.
-//   - Once the controller made the target the VMI's launcher, the target's agent drives it
-//     like any other and sets targetNodeDomainDetected.
+//   - The target's agent reports the guest's arrival as it learns of it (completed and
+//     targetNodeDomainDetected, before the source's libvirt has stopped its QEMU); the source's
+//     agent keeps the proxy until its launcher saw the end. Once the controller made the target
+//     the VMI's launcher, the target's agent drives it like any other (and, when the source
+//     reported the completion first, sets targetNodeDomainDetected then).
 
 // migrationKey names one migration on this node: the migration's UID.
 type migrationKey = types.UID
@@ -64,12 +67,18 @@ func (a *Agent) syncMigration(ctx context.Context, key string, vmi *v1.VirtualMa
 	ms = ms.DeepCopy()
 	st.MigrationState = ms
 	if !inFlight(ms) {
-		a.endMigration(ms.MigrationUID)
+		if !a.stillLeaving(vmi, ms) {
+			a.endMigration(ms.MigrationUID)
+		}
 		a.detectTargetDomain(vmi, ms)
 		return st
 	}
-	if ms.TargetNode == a.opts.NodeName && ms.TargetPod != "" && ms.TargetNodeAddress == "" {
-		a.prepareTarget(ctx, key, vmi, ms)
+	if ms.TargetNode == a.opts.NodeName && ms.TargetPod != "" {
+		if ms.TargetNodeAddress == "" {
+			a.prepareTarget(ctx, key, vmi, ms)
+		} else {
+			a.reportArrival(vmi, ms)
+		}
 	}
 	if ms.SourceNode == a.opts.NodeName && vmi.Status.NodeName == a.opts.NodeName && ms.TargetNodeAddress != "" {
 		a.runSource(ctx, key, vmi, ms)
@@ -369,6 +378,57 @@ func (a *Agent) reportSource(ctx context.Context, client *protocol.Client, dom *
 			w.aborting = true
 		}
 	}
+}
+
+// reportArrival completes the migration once the target launcher on this node reports the
+// guest arrived: libvirt finished the incoming job (its statistics are there) and the guest
+// runs here. This is the first sign of success; the source's libvirt confirms it only after it
+// stopped its QEMU (at least 200 ms later), and its report then changes nothing.
+func (a *Agent) reportArrival(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
+	pod := a.targetPod(vmi, ms)
+	if pod == nil {
+		return
+	}
+	a.mu.Lock()
+	s := a.sessions[pod.UID]
+	a.mu.Unlock()
+	if s == nil {
+		return
+	}
+	_, dom, _ := s.state()
+	if dom == nil || dom.Migration == nil || dom.Migration.Phase != protocol.MigrationCompleted || dom.Migration.ElapsedMs == 0 ||
+		(dom.Phase != protocol.DomainRunning && dom.Phase != protocol.DomainPaused) {
+		return
+	}
+	end := metav1.Now()
+	if dom.Migration.End != nil {
+		end = metav1.NewTime(*dom.Migration.End)
+	}
+	ms.Completed, ms.TargetNodeDomainDetected, ms.EndTimestamp = true, true, &end
+	if ms.AbortRequested {
+		ms.AbortStatus = v1.MigrationAbortFailed
+	}
+}
+
+// stillLeaving reports whether ms's source launcher on this node has not reported the
+// migration's end yet, though the target reported the guest's arrival: the proxy carries
+// libvirt's last replies to the source until then (it closes with the source Pod otherwise).
+func (a *Agent) stillLeaving(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) bool {
+	if !ms.Completed || ms.SourceNode != a.opts.NodeName {
+		return false
+	}
+	pod, err := a.pods.Pods(vmi.Namespace).Get(ms.SourcePod)
+	if err != nil || pod.Spec.NodeName != a.opts.NodeName {
+		return false
+	}
+	a.mu.Lock()
+	s := a.sessions[pod.UID]
+	a.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	_, dom, _ := s.state()
+	return dom != nil && !dom.Phase.Ended() && dom.Migration != nil && dom.Migration.UID == string(ms.MigrationUID) && !dom.Migration.Ended()
 }
 
 // detectTargetDomain sets targetNodeDomainDetected once the VMI runs in its migration's target

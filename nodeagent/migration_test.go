@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/reconcile"
+	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
 // TestRetryStartFailsAfterGrace: a migration whose start the source's agent recorded but
@@ -102,5 +103,63 @@ func TestLauncherPodThroughMigrations(t *testing.T) {
 		if name != c.want {
 			t.Errorf("%s: launcher Pod %q, want %q", c.name, name, c.want)
 		}
+	}
+}
+
+// TestReportArrival: the target's agent completes the migration once its launcher reports the
+// guest arrived with the completed job's statistics, and not before; the source's agent keeps
+// the proxy while its launcher has not reported the migration's end.
+func TestReportArrival(t *testing.T) {
+	end := time.Date(2026, 12, 1, 10, 0, 1, 0, time.UTC)
+	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: "vmi-uid"}}
+	ctl := true
+	launcherPod := func(name, node string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name + "-uid"),
+			Labels:          map[string]string{v1.MigrationJobLabel: "m1"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "VirtualMachineInstance", Name: "vm", UID: "vmi-uid", Controller: &ctl}}},
+			Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	_ = idx.Add(launcherPod("target", "node-b"))
+	_ = idx.Add(launcherPod("source", "node-b"))
+	targetSession, sourceSession := &session{}, &session{}
+	a := &Agent{opts: &Options{NodeName: "node-b"}, pods: corelisters.NewPodLister(idx),
+		sessions: map[types.UID]*session{"target-uid": targetSession, "source-uid": sourceSession}}
+	state := func() *v1.VirtualMachineInstanceMigrationState {
+		return &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", SourceNode: "node-b", SourcePod: "source",
+			TargetNode: "node-b", TargetPod: "target", TargetNodeAddress: "node-b", AbortRequested: true}
+	}
+	cases := []struct {
+		name      string
+		migration *protocol.MigrationStatus
+		phase     protocol.DomainPhase
+		completed bool
+	}{
+		{"waiting", &protocol.MigrationStatus{Phase: protocol.MigrationReady}, protocol.DomainNone, false},
+		{"arrived, statistics not read", &protocol.MigrationStatus{Phase: protocol.MigrationCompleted, End: &end}, protocol.DomainRunning, false},
+		{"arrived but the guest ended", &protocol.MigrationStatus{Phase: protocol.MigrationCompleted, End: &end, ElapsedMs: 900}, protocol.DomainFailed, false},
+		{"arrived", &protocol.MigrationStatus{Phase: protocol.MigrationCompleted, End: &end, ElapsedMs: 900}, protocol.DomainRunning, true},
+	}
+	for _, c := range cases {
+		targetSession.domain = &protocol.DomainStatus{Phase: c.phase, Migration: c.migration}
+		ms := state()
+		a.reportArrival(vmi, ms)
+		if ms.Completed != c.completed || ms.TargetNodeDomainDetected != c.completed {
+			t.Errorf("%s: completed %v, detected %v, want %v", c.name, ms.Completed, ms.TargetNodeDomainDetected, c.completed)
+		}
+		if c.completed && (ms.EndTimestamp == nil || !ms.EndTimestamp.Time.Equal(end) || ms.AbortStatus != v1.MigrationAbortFailed) {
+			t.Errorf("%s: end %v, abort status %q", c.name, ms.EndTimestamp, ms.AbortStatus)
+		}
+	}
+
+	ms := state()
+	ms.Completed = true
+	sourceSession.domain = &protocol.DomainStatus{Phase: protocol.DomainRunning, Migration: &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationRunning}}
+	if !a.stillLeaving(vmi, ms) {
+		t.Error("the source launcher still migrating: not leaving")
+	}
+	sourceSession.domain.Migration.Phase = protocol.MigrationCompleted
+	if a.stillLeaving(vmi, ms) {
+		t.Error("the source launcher reported the end: still leaving")
 	}
 }

@@ -235,9 +235,12 @@ func (d *decision) recordTarget(in input) {
 	d.vmiStatus.ActivePods[in.target.UID] = node
 }
 
-// complete finishes a migration the source node agent reports completed: the VMI moves to the
-// target node and Pod (one write), the source Pod is deleted, and the migration succeeds once
-// the VMI is on the target node and the target node agent has found the guest there.
+// complete finishes a migration a node agent reports completed: the VMI moves to the target
+// node and Pod (one write), the source Pod is deleted, and the migration succeeds once the
+// target node agent has found the guest there. The target's agent reports that with the
+// completion, as soon as the guest arrived; the source's agent reports the completion alone
+// (its libvirt knows later), and the target's agent then finds the guest once the VMI moved.
+// The VMI is written before the migration, so Succeeded never shows before the VMI moved.
 func (d *decision) complete(in input, observed *v1.VirtualMachineInstanceMigrationState) {
 	node := observed.TargetNode
 	if node == "" && in.target != nil {
@@ -262,7 +265,7 @@ func (d *decision) complete(in input, observed *v1.VirtualMachineInstanceMigrati
 		}
 	}
 	d.deleteSource = deletable(in.source) && (in.target == nil || in.source.UID != in.target.UID)
-	if in.vmi.Status.NodeName == node && observed.TargetNodeDomainDetected {
+	if observed.TargetNodeDomainDetected {
 		d.setPhase(v1.MigrationSucceeded, in.now)
 	}
 }

@@ -232,6 +232,13 @@ func TestDecide(t *testing.T) {
 		{name: "completed and found on the target: Succeeded",
 			in:   input{m: migrationIn(v1.MigrationRunning), vmi: onTarget, target: target(nil)},
 			want: want{phase: v1.MigrationSucceeded, nodeName: "node-b", phases: phases(v1.MigrationSucceeded)}},
+		{name: "arrival reported by the target's agent: the VMI moves, the source Pod goes, Succeeded in one pass",
+			in: input{m: migrationIn(v1.MigrationRunning), vmi: vmiWith(stateOfM(func(s *v1.VirtualMachineInstanceMigrationState) {
+				completed(s)
+				s.TargetNodeDomainDetected = true
+			})), target: target(nil), source: source()},
+			want: want{phase: v1.MigrationSucceeded, deleteSource: true, nodeName: "node-b",
+				activePods: map[types.UID]string{"target-uid": "node-b"}, phases: phases(v1.MigrationSucceeded)}},
 		{name: "failed: the target Pod goes and leaves the active Pods",
 			in: input{m: migrationIn(v1.MigrationRunning), vmi: vmiWith(stateOfM(func(s *v1.VirtualMachineInstanceMigrationState) {
 				started(s)
