@@ -138,13 +138,7 @@ func (a *Agent) endStreamsOnStop(obj any) {
 // sockEndMessage says why the console or VNC socket of launcher Pod podUID ended: the guest
 // left it by migration, or it stopped.
 func (a *Agent) sockEndMessage(podUID types.UID) string {
-	a.mu.Lock()
-	s := a.sessions[podUID]
-	a.mu.Unlock()
-	if s == nil {
-		return CloseVMIStopped
-	}
-	_, dom, _ := s.state()
+	dom := a.launcherStatus(podUID)
 	if dom != nil && (dom.Phase == protocol.DomainMigrated || dom.Migration != nil && dom.Migration.UID != "" &&
 		(dom.Migration.Phase == protocol.MigrationRunning || dom.Migration.Phase == protocol.MigrationCompleted)) {
 		return CloseVMIMigrated

@@ -380,6 +380,18 @@ func (a *Agent) reportSource(ctx context.Context, client *protocol.Client, dom *
 	}
 }
 
+// launcherStatus is the last status the launcher of Pod uid reported (nil: no session or none yet).
+func (a *Agent) launcherStatus(uid types.UID) *protocol.DomainStatus {
+	a.mu.Lock()
+	s := a.sessions[uid]
+	a.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	_, dom, _ := s.state()
+	return dom
+}
+
 // reportArrival completes the migration once the target launcher on this node reports the
 // guest arrived: libvirt finished the incoming job (its statistics are there) and the guest
 // runs here. This is the first sign of success; the source's libvirt confirms it only after it
@@ -389,13 +401,7 @@ func (a *Agent) reportArrival(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMach
 	if pod == nil {
 		return
 	}
-	a.mu.Lock()
-	s := a.sessions[pod.UID]
-	a.mu.Unlock()
-	if s == nil {
-		return
-	}
-	_, dom, _ := s.state()
+	dom := a.launcherStatus(pod.UID)
 	if dom == nil || dom.Migration == nil || dom.Migration.Phase != protocol.MigrationCompleted || dom.Migration.ElapsedMs == 0 ||
 		(dom.Phase != protocol.DomainRunning && dom.Phase != protocol.DomainPaused) {
 		return
@@ -421,13 +427,7 @@ func (a *Agent) stillLeaving(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachi
 	if err != nil || pod.Spec.NodeName != a.opts.NodeName {
 		return false
 	}
-	a.mu.Lock()
-	s := a.sessions[pod.UID]
-	a.mu.Unlock()
-	if s == nil {
-		return false
-	}
-	_, dom, _ := s.state()
+	dom := a.launcherStatus(pod.UID)
 	return dom != nil && !dom.Phase.Ended() && dom.Migration != nil && dom.Migration.UID == string(ms.MigrationUID) && !dom.Migration.Ended()
 }
 
@@ -441,13 +441,7 @@ func (a *Agent) detectTargetDomain(vmi *v1.VirtualMachineInstance, ms *v1.Virtua
 	if pod == nil {
 		return
 	}
-	a.mu.Lock()
-	s := a.sessions[pod.UID]
-	a.mu.Unlock()
-	if s == nil {
-		return
-	}
-	if _, dom, _ := s.state(); dom != nil && (dom.Phase == protocol.DomainRunning || dom.Phase == protocol.DomainPaused) {
+	if dom := a.launcherStatus(pod.UID); dom != nil && (dom.Phase == protocol.DomainRunning || dom.Phase == protocol.DomainPaused) {
 		ms.TargetNodeDomainDetected = true
 	}
 }

@@ -67,11 +67,7 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 		obs.syncFinal = s.handoverFinal()
 	} else if pod != nil {
 		// The launcher ended: its last report is still the best evidence of how.
-		a.mu.Lock()
-		if s := a.sessions[pod.UID]; s != nil {
-			_, obs.domain, _ = s.state()
-		}
-		a.mu.Unlock()
+		obs.domain = a.launcherStatus(pod.UID)
 	}
 	obs.podDeleted = a.podDeletedUnderVMI(ctx, vmi, obs)
 	return a.writeStatus(ctx, vmi, a.syncMigration(ctx, key, vmi, nextStatus(vmi, obs, a.now())))
