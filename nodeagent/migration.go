@@ -80,6 +80,10 @@ func (a *Agent) syncMigration(ctx context.Context, key string, vmi *v1.VirtualMa
 			a.reportArrival(vmi, ms)
 		}
 	}
+	if !inFlight(ms) {
+		// Arrived (in place, this agent is the source too): nothing left to start or abort.
+		return st
+	}
 	if ms.SourceNode == a.opts.NodeName && vmi.Status.NodeName == a.opts.NodeName && ms.TargetNodeAddress != "" {
 		a.runSource(ctx, key, vmi, ms)
 	}
