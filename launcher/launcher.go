@@ -225,7 +225,7 @@ func waitForDir(ctx context.Context, dir string, timeout time.Duration) (string,
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }

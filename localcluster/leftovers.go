@@ -14,7 +14,7 @@ import (
 // them, and returns the shims it killed
 // (pid -> container directory). A shim outlives its node by design (a restarted node adopts its
 // containers), so one the node lost track of would otherwise run on after `down`. Shims are
-// recognised by their command line: `vireo-local node-shim <root>/nodes/...`.
+// recognised by their command line: `vireo-local-shim node-shim <root>/nodes/...`.
 func killLeftoverShims(root string) map[int]string {
 	abs, err := filepath.Abs(root)
 	if err != nil {

@@ -4,12 +4,10 @@ package cmd
 
 import (
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vireo-dev/vireo/localcluster"
-	"github.com/vireo-dev/vireo/localcluster/node/container"
 )
 
 // New returns the vireo-local command.
@@ -74,8 +72,7 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 	certs.Flags().StringVar(&certDir, "dir", "artifacts/base/certs", "Directory to write ca.crt, apiserver.{crt,key} and etcd-{server,peer,client}.{crt,key} to.")
-	root.AddCommand(up, down, status, restart, certs, nodeCommand(), superviseCommand(&opts), registryCommand(), pauseCommand(), agnhostCommand(),
-		hidden("node-shim", container.ShimMain), hidden("node-init", container.InitMain))
+	root.AddCommand(up, down, status, restart, certs, nodeCommand(), superviseCommand(&opts), registryCommand(), pauseCommand(), agnhostCommand())
 	return root
 }
 
@@ -86,18 +83,4 @@ func installed(opts localcluster.Options) localcluster.Options {
 		return rec
 	}
 	return opts
-}
-
-// hidden is an internal subcommand the local nodes re-execute vireo-local as (the container shim
-// and the container's init): its arguments are passed through unparsed and its status is the
-// process's exit status (cli.Run would turn every failure into 1).
-func hidden(name string, main func([]string) int) *cobra.Command {
-	return &cobra.Command{
-		Use:                name,
-		Hidden:             true,
-		DisableFlagParsing: true,
-		Run: func(_ *cobra.Command, args []string) {
-			os.Exit(main(args))
-		},
-	}
 }

@@ -32,9 +32,11 @@ func nodeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg.Self = self
 			if cfg.BinDir == "" {
 				cfg.BinDir = filepath.Dir(self)
+			}
+			if cfg.Self, err = shimBinary(self); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
@@ -53,6 +55,18 @@ func nodeCommand() *cobra.Command {
 	f.IntVar(&cfg.Share, "share", 1, "Report 1/share of the host's CPUs and memory (the number of local nodes).")
 	f.StringVar(&cfg.NetnsPrefix, "netns-prefix", "vireo", "Prefix of the Pods' network namespace names (<prefix>-<node>-pod-<uid>).")
 	return cmd
+}
+
+// shimName is the binary that starts and supervises the nodes' containers, next to vireo-local.
+const shimName = "vireo-local-shim"
+
+// shimBinary is the container shim beside vireo-local executable self.
+func shimBinary(self string) (string, error) {
+	shim := filepath.Join(filepath.Dir(self), shimName)
+	if fi, err := os.Stat(shim); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("the container shim %s is missing or not executable (make build builds it next to vireo-local)", shim)
+	}
+	return shim, nil
 }
 
 // pauseCommand is the registry.k8s.io/pause image on vireo-local: it sleeps until signalled.

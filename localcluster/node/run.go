@@ -41,7 +41,7 @@ type Config struct {
 	Root string
 	// BinDir holds the binaries images map to.
 	BinDir string
-	// Self is the vireo-local executable, which runs the container shims.
+	// Self is the container shim binary (vireo-local-shim), which runs as the shim and the init of every container.
 	Self string
 	// Kubeconfig authenticates the node as system:node:<Name>.
 	Kubeconfig string

@@ -2,8 +2,8 @@
 // containers outlive a restart of the node process the way they outlive a kubelet's under conmon.
 //
 // Each container has a directory DIR (created 0700 by the caller) and a detached shim,
-// `vireo-local node-shim DIR`, in its own session. The shim starts the container process as
-// `vireo-local node-init DIR/spec.json` in new mount and UTS namespaces and its own process group,
+// `vireo-local-shim node-shim DIR`, in its own session. The shim starts the container process as
+// `vireo-local-shim node-init DIR/spec.json` in new mount and UTS namespaces and its own process group,
 // writes its stdout and stderr to a CRI-format log file, and records the container's life in
 // DIR/state.json (pid and /proc start ticks, written once the container's binary has been exec'd)
 // and DIR/exit.json (written once it has exited and its output is drained). node-init, running as

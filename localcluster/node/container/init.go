@@ -28,8 +28,8 @@ const (
 // defaultPath is used to find a binary named without a slash when Env has no PATH.
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// InitMain is `vireo-local node-init FILE` (by the shim, as the container's process, already in
-// its own mount and UTS namespaces) and `vireo-local node-init --exec FILE` (by Exec, through
+// InitMain is `vireo-local-shim node-init FILE` (by the shim, as the container's process, already in
+// its own mount and UTS namespaces) and `vireo-local-shim node-init --exec FILE` (by Exec, through
 // nsenter, already in the container's namespaces): it sets up the process as FILE says and execs
 // the container's binary. On failure it prints the error to stderr and exits 127 for a missing
 // binary, 126 for one that cannot be executed and 128 for anything else.
@@ -52,14 +52,14 @@ func InitMain(args []string) int {
 		startPipe = os.NewFile(startPipeFD, "start-pipe")
 	}
 	fail := func(code int, err error) int {
-		fmt.Fprintf(os.Stderr, "vireo-local node-init: %v\n", err)
+		fmt.Fprintf(os.Stderr, "vireo-local-shim node-init: %v\n", err)
 		if startPipe != nil {
 			_, _ = startPipe.WriteString(err.Error())
 		}
 		return code
 	}
 	if len(args) != 1 {
-		return fail(2, errors.New("usage: vireo-local node-init [--exec] FILE"))
+		return fail(2, errors.New("usage: vireo-local-shim node-init [--exec] FILE"))
 	}
 	var cfg initConfig
 	if ok, err := readJSON(args[0], &cfg); err != nil || !ok {

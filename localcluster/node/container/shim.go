@@ -26,12 +26,12 @@ const drainTimeout = 2 * time.Second
 // errStartReported means the shim has already written the start error for Start to report.
 var errStartReported = errors.New("start error reported")
 
-// ShimMain is `vireo-local node-shim DIR`: it starts the container of DIR/spec.json, logs its
+// ShimMain is `vireo-local-shim node-shim DIR`: it starts the container of DIR/spec.json, logs its
 // output, records its state and exit, and exits after it. It ignores SIGTERM, SIGINT and SIGHUP:
 // the node signals the container, never the shim.
 func ShimMain(args []string) int {
 	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: vireo-local node-shim DIR")
+		fmt.Fprintln(os.Stderr, "usage: vireo-local-shim node-shim DIR")
 		return 2
 	}
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)

@@ -18,7 +18,7 @@ const startTimeout = 10 * time.Second
 
 // Start starts the container described by spec under dir (created 0700 by the caller) through a
 // detached shim, `self node-shim dir`, and returns once the container's binary runs. self is the
-// vireo-local binary. A binary that cannot be exec'd, or a shim that cannot start it, is an error
+// shim binary, vireo-local-shim. A binary that cannot be exec'd, or a shim that cannot start it, is an error
 // naming both; mount targets Start created on the host are then removed again.
 func Start(self, dir string, spec Spec) (State, error) {
 	if err := validate(&spec); err != nil {
@@ -62,7 +62,7 @@ func startShim(self, dir string, cfg initConfig) (State, error) {
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.NewTimer(startTimeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
+	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	var shimExit error
 	shimDone := false

@@ -138,7 +138,7 @@ const (
 // initConfig is the file node-init reads: the Spec plus what only the machinery needs.
 type initConfig struct {
 	Spec Spec `json:"spec"`
-	// Self is the vireo-local binary the shim re-executes as node-init.
+	// Self is the shim binary (vireo-local-shim), re-executed as node-init.
 	Self string `json:"self"`
 	// CreatedPaths are copied into state.json by the shim.
 	CreatedPaths []string `json:"createdPaths,omitempty"`
