@@ -232,7 +232,8 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 		return
 	case ms.StartTimestamp == nil:
 		// The start is written first (a conditional update): the controller fails a migration
-		// that has not started without asking, so it must know before libvirt begins.
+		// that has not started without asking, so it must know before libvirt begins. Once
+		// the write went through, startWrittenMigration goes on at once.
 		now := a.now()
 		ms.StartTimestamp = &now
 		return
@@ -261,6 +262,29 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 	}
 	w.started = true
 	klog.FromContext(ctx).Info("Migration started", "vmi", key, "migration", ms.MigrationUID, "target", ms.TargetNode+"/"+ms.TargetPod)
+}
+
+// startWrittenMigration starts the migration whose start this agent has just written (status,
+// as written over vmi's): once the write succeeded the controller knows it, so the migration
+// need not wait for this agent's cache to bring its own write back. Whatever the start attempt
+// changes in the migration state is taken again, and written, by the next pass.
+func (a *Agent) startWrittenMigration(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) {
+	// written holds vmi's version only when this pass's write went through (a VMI deleted
+	// meanwhile is not written, and not an error).
+	if !startJustWritten(vmi.Status.MigrationState, status.MigrationState, a.opts.NodeName) || status.NodeName != a.opts.NodeName ||
+		!a.written.Stale(key, vmi.ResourceVersion) {
+		return
+	}
+	written := vmi.DeepCopy()
+	written.Status = *status.DeepCopy()
+	a.runSource(ctx, key, written, written.Status.MigrationState)
+}
+
+// startJustWritten reports whether after records the start of an in-flight migration from node
+// that before (the state this write replaced) had not started.
+func startJustWritten(before, after *v1.VirtualMachineInstanceMigrationState, node string) bool {
+	return inFlight(after) && after.SourceNode == node && after.TargetNodeAddress != "" && after.StartTimestamp != nil &&
+		!after.AbortRequested && before != nil && before.MigrationUID == after.MigrationUID && before.StartTimestamp == nil
 }
 
 // keepProxy starts the proxy of the migration's sockets in source Pod podUID's directory and

@@ -163,3 +163,38 @@ func TestReportArrival(t *testing.T) {
 		t.Error("the source launcher reported the end: still leaving")
 	}
 }
+
+// TestStartJustWritten: the source's agent starts a migration right after its write recorded
+// the start, and only then: not for another node's, an aborted, an ended or an already started
+// migration, nor one whose target is not ready.
+func TestStartJustWritten(t *testing.T) {
+	now := metav1.Now()
+	state := func(mod func(*v1.VirtualMachineInstanceMigrationState)) *v1.VirtualMachineInstanceMigrationState {
+		ms := &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", SourceNode: "node-a", TargetNode: "node-b", TargetNodeAddress: "10.0.0.2:8186"}
+		if mod != nil {
+			mod(ms)
+		}
+		return ms
+	}
+	started := func(ms *v1.VirtualMachineInstanceMigrationState) { ms.StartTimestamp = &now }
+	cases := []struct {
+		name          string
+		before, after *v1.VirtualMachineInstanceMigrationState
+		want          bool
+	}{
+		{"start recorded by this write", state(nil), state(started), true},
+		{"already started before", state(started), state(started), false},
+		{"not started", state(nil), state(nil), false},
+		{"another node's migration", state(nil), state(func(ms *v1.VirtualMachineInstanceMigrationState) { started(ms); ms.SourceNode = "node-c" }), false},
+		{"abort requested", state(nil), state(func(ms *v1.VirtualMachineInstanceMigrationState) { started(ms); ms.AbortRequested = true }), false},
+		{"failed", state(nil), state(func(ms *v1.VirtualMachineInstanceMigrationState) { started(ms); ms.Failed = true }), false},
+		{"target not ready", state(nil), state(func(ms *v1.VirtualMachineInstanceMigrationState) { started(ms); ms.TargetNodeAddress = "" }), false},
+		{"another migration before", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.MigrationUID = "m0" }), state(started), false},
+		{"no state before", nil, state(started), false},
+	}
+	for _, c := range cases {
+		if got := startJustWritten(c.before, c.after, "node-a"); got != c.want {
+			t.Errorf("%s: startJustWritten = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

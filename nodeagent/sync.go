@@ -70,7 +70,12 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 		obs.domain = a.launcherStatus(pod.UID)
 	}
 	obs.podDeleted = a.podDeletedUnderVMI(ctx, vmi, obs)
-	return a.writeStatus(ctx, vmi, a.syncMigration(ctx, key, vmi, nextStatus(vmi, obs, a.now())))
+	status := a.syncMigration(ctx, key, vmi, nextStatus(vmi, obs, a.now()))
+	if err := a.writeStatus(ctx, vmi, status); err != nil {
+		return err
+	}
+	a.startWrittenMigration(ctx, key, vmi, status)
+	return nil
 }
 
 // syncIncoming takes this node's steps for a VMI of another node migrating to this one: it
