@@ -97,32 +97,22 @@ func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writ
 	for _, name := range []string{protocol.CommandSocket, protocol.ConsoleSocket, protocol.VNCSocket} {
 		_ = os.Remove(filepath.Join(dir, name))
 	}
-	daemon, err := virt.StartDaemon(ctx, virt.DaemonConfig{Dir: o.PrivateDir, HostUUID: o.PodUID, Log: logs,
-		CapabilitiesSeed: o.CapabilitiesSeed})
-	if err != nil {
-		return 2, fmt.Errorf("starting libvirtd: %w", err)
-	}
-	defer stopDaemon(daemon)
-	conn, err := daemon.Connect(ctx)
-	if err != nil {
-		return 2, err
-	}
-	defer conn.Close()
-	l := newLauncher(o, dir, daemon, conn)
-	events, err := conn.Events(ctx)
-	if err != nil {
-		return 2, err
-	}
-	// libvirt probes QEMU's capabilities on its first domain (2-3 s); do it while waiting.
-	go func() { _, _ = conn.DomainCapabilities(ctx, virt.Emulation(l.emulation)) }()
+	l := newLauncher(o, dir)
+	go l.startLibvirt(ctx, logs)
 	listener, err := net.Listen("unix", filepath.Join(dir, protocol.CommandSocket))
 	if err != nil {
 		return 2, err
 	}
 	srv := protocol.NewServer(l)
 	go func() { _ = srv.Serve(listener) }()
+	if err := l.awaitLibvirt(ctx); err != nil {
+		srv.Stop()
+		return 2, err
+	}
+	defer stopDaemon(l.daemon)
+	defer l.conn.Close()
 	klog.InfoS("vireo-launcher ready", "vmi", o.Namespace+"/"+o.Name, "dir", dir, "emulation", l.emulation)
-	code := l.loop(ctx, daemon, events, sigterm)
+	code := l.loop(ctx, l.daemon, l.lv.events, sigterm)
 	stopGracefully(srv, 5*time.Second)
 	return code, nil
 }

@@ -59,6 +59,10 @@ func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest)
 		l.hub.end(protocol.DomainFailed, ReasonSyncFailed, err.Error())
 		return nil, err
 	}
+	if err := l.awaitLibvirt(ctx); err != nil {
+		l.hub.end(protocol.DomainFailed, ReasonSyncFailed, err.Error())
+		return nil, err
+	}
 	sock := filepath.Join(l.dir, protocol.MigrationLibvirtSocket)
 	_ = os.Remove(sock)
 	ln, err := net.Listen("unix", sock)

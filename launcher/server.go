@@ -20,10 +20,12 @@ import (
 
 // launcher serves the protocol for one VMI.
 type launcher struct {
-	opts            *Options
-	dir             string
+	opts *Options
+	dir  string
+	// daemon and conn are the launcher's libvirtd, set once lv is ready (see libvirt.go).
 	daemon          *virt.Daemon
 	conn            *virt.Conn
+	lv              *libvirtStart
 	hub             *hub
 	events          *domainEvents
 	emulation       domain.Emulation
@@ -44,9 +46,9 @@ type launcher struct {
 	stopAfterMigration bool
 }
 
-func newLauncher(o *Options, dir string, daemon *virt.Daemon, conn *virt.Conn) *launcher {
+func newLauncher(o *Options, dir string) *launcher {
 	emu, reason := virt.DetectEmulation()
-	l := &launcher{opts: o, dir: dir, daemon: daemon, conn: conn, hub: newHub(), emulation: domain.Emulation(emu), emulationReason: reason,
+	l := &launcher{opts: o, dir: dir, lv: &libvirtStart{ready: make(chan struct{})}, hub: newHub(), emulation: domain.Emulation(emu), emulationReason: reason,
 		refusal: emulationRefusal(domain.Emulation(emu), reason, o), grace: time.Duration(v1.DefaultGracePeriodSeconds) * time.Second}
 	l.events = &domainEvents{hub: l.hub, destroyRequested: func() bool {
 		l.mu.Lock()
@@ -109,6 +111,9 @@ func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) (retry 
 	xml, retry, err := l.prepare(ctx, req)
 	if err != nil {
 		return retry, err
+	}
+	if err := l.awaitLibvirt(ctx); err != nil {
+		return false, err
 	}
 	start := l.conn.Start
 	if s := vmi.Spec.StartStrategy; s != nil && *s == v1.StartStrategyPaused {
