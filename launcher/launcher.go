@@ -1,8 +1,8 @@
 // Package launcher is vireo-launcher, the process in each VMI's launcher Pod. It runs as uid
 // 107 with no Kubernetes credentials: it waits for the directory its node agent gives its Pod,
-// starts its own session-mode libvirtd, serves the launcher protocol on a unix socket there,
-// and when the node agent hands it the VMI, prepares the disks, builds the domain and starts
-// it. It reports the domain's life as events and exits when the domain ends (code 0 when the
+// serves the launcher protocol on a unix socket there while its own session-mode libvirtd
+// starts, and when the node agent hands it the VMI, prepares the disks, builds the domain and
+// starts it. It reports the domain's life as events and exits when the domain ends (code 0 when the
 // guest ended normally), after the node agent heard how. SIGTERM (its Pod being deleted) shuts
 // the guest down through ACPI and destroys it after the VMI's grace period.
 package launcher
