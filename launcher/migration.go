@@ -49,6 +49,12 @@ func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest)
 		st.Migration = &protocol.MigrationStatus{Phase: protocol.MigrationPreparing}
 	})
 	_, retry, err := l.prepare(ctx, req)
+	if err == nil {
+		if err = l.awaitLibvirt(ctx); err != nil {
+			// A caller that gave up may try again; a libvirtd that did not start will not.
+			retry = ctx.Err() != nil
+		}
+	}
 	if err != nil {
 		if retry {
 			l.mu.Lock()
@@ -56,10 +62,6 @@ func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest)
 			l.mu.Unlock()
 			return nil, err
 		}
-		l.hub.end(protocol.DomainFailed, ReasonSyncFailed, err.Error())
-		return nil, err
-	}
-	if err := l.awaitLibvirt(ctx); err != nil {
 		l.hub.end(protocol.DomainFailed, ReasonSyncFailed, err.Error())
 		return nil, err
 	}

@@ -113,7 +113,8 @@ func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) (retry 
 		return retry, err
 	}
 	if err := l.awaitLibvirt(ctx); err != nil {
-		return false, err
+		// A caller that gave up may try again; a libvirtd that did not start will not.
+		return ctx.Err() != nil, err
 	}
 	start := l.conn.Start
 	if s := vmi.Spec.StartStrategy; s != nil && *s == v1.StartStrategyPaused {
