@@ -265,14 +265,11 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 }
 
 // startWrittenMigration starts the migration whose start this agent has just written (status,
-// as written over vmi's): once the write succeeded the controller knows it, so the migration
-// need not wait for this agent's cache to bring its own write back. Whatever the start attempt
+// written over vmi's): once the write succeeded the controller knows it, so the migration need
+// not wait for this agent's cache to bring its own write back. Whatever the start attempt
 // changes in the migration state is taken again, and written, by the next pass.
 func (a *Agent) startWrittenMigration(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) {
-	// written holds vmi's version only when this pass's write went through (a VMI deleted
-	// meanwhile is not written, and not an error).
-	if !startJustWritten(vmi.Status.MigrationState, status.MigrationState, a.opts.NodeName) || status.NodeName != a.opts.NodeName ||
-		!a.written.Stale(key, vmi.ResourceVersion) {
+	if !startJustWritten(vmi.Status.MigrationState, status.MigrationState, a.opts.NodeName) || status.NodeName != a.opts.NodeName {
 		return
 	}
 	written := vmi.DeepCopy()

@@ -71,11 +71,11 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 	}
 	obs.podDeleted = a.podDeletedUnderVMI(ctx, vmi, obs)
 	status := a.syncMigration(ctx, key, vmi, nextStatus(vmi, obs, a.now()))
-	if err := a.writeStatus(ctx, vmi, status); err != nil {
-		return err
+	wrote, err := a.writeStatus(ctx, vmi, status)
+	if wrote {
+		a.startWrittenMigration(ctx, key, vmi, status)
 	}
-	a.startWrittenMigration(ctx, key, vmi, status)
-	return nil
+	return err
 }
 
 // syncIncoming takes this node's steps for a VMI of another node migrating to this one: it
@@ -84,7 +84,8 @@ func (a *Agent) syncIncoming(ctx context.Context, key string, vmi *v1.VirtualMac
 	if a.written.Stale(key, vmi.ResourceVersion) {
 		return nil
 	}
-	return a.writeStatus(ctx, vmi, a.syncMigration(ctx, key, vmi, *vmi.Status.DeepCopy()))
+	_, err := a.writeStatus(ctx, vmi, a.syncMigration(ctx, key, vmi, *vmi.Status.DeepCopy()))
+	return err
 }
 
 // podDeletedUnderVMI asks the API, once a guest has ended while its VMI was not deleted, whether
@@ -259,8 +260,8 @@ func (a *Agent) session(pod *corev1.Pod, vmi *v1.VirtualMachineInstance, key str
 	return s
 }
 
-// writeStatus writes status through /status when it differs from the VMI's.
-func (a *Agent) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) error {
+// writeStatus writes status through /status when it differs from the VMI's; wrote says whether it did.
+func (a *Agent) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) (wrote bool, err error) {
 	return reconcile.WriteVMIStatus(ctx, a.client, &a.written, vmi, status)
 }
 

@@ -25,7 +25,7 @@ func (c *Controller) apply(ctx context.Context, in input, d decision) error {
 		}
 	}
 	if d.vmiStatus != nil {
-		if err := reconcile.WriteVMIStatus(ctx, c.client, &c.vmiWritten, in.vmi, *d.vmiStatus); err != nil {
+		if _, err := reconcile.WriteVMIStatus(ctx, c.client, &c.vmiWritten, in.vmi, *d.vmiStatus); err != nil {
 			return err
 		}
 	}

@@ -244,7 +244,8 @@ func (c *Controller) cleanUp(ctx context.Context, vmi *v1.VirtualMachineInstance
 
 // writeStatus writes status through /status when it differs from the VMI's.
 func (c *Controller) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) error {
-	return reconcile.WriteVMIStatus(ctx, c.client, &c.written, vmi, status)
+	_, err := reconcile.WriteVMIStatus(ctx, c.client, &c.written, vmi, status)
+	return err
 }
 
 func (c *Controller) launcherPods(vmi *v1.VirtualMachineInstance) ([]*corev1.Pod, error) {
