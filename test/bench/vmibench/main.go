@@ -10,9 +10,9 @@
 // kube-apiserver's aggregation, against the same on bare libvirt. Then one VMI's serial console
 // and VNC are timed (first byte, echo round trip, throughput) through kube-apiserver's
 // aggregation and straight to its node agent, alternately. Last, a 256 MiB guest live-migrates,
-// idle and then dirtying its memory, through Vireo (between the nodes and in place) and
-// directly between two fresh libvirtds (total time, libvirt's transfer time and downtime, data
-// sent). It writes tables and JSON (vmi-lifecycle.txt/.json, console.txt/.json,
+// idle and then dirtying its memory, through Vireo (between the nodes and in place), taking
+// turns with a second one migrating directly between two fresh libvirtds (total time,
+// libvirt's transfer time and downtime, data sent, CPU by process). It writes tables and JSON (vmi-lifecycle.txt/.json, console.txt/.json,
 // migration.txt/.json) and removes everything it started, even on failure or interrupt.
 package main
 
@@ -66,7 +66,7 @@ func main() {
 	flag.BoolVar(&c.lifecycle, "lifecycle", true, "Measure the VMI lifecycle runs (-sizes) and the VM phase (-vms); vmi-lifecycle.txt.")
 	flag.BoolVar(&c.streams, "streams", true, "Measure the serial console and VNC of one VMI through kube-apiserver's aggregation and straight to the node agent; console.txt.")
 	flag.BoolVar(&c.migration, "migration", true, "Measure live migrations of a 256 MiB guest, idle and dirtying its memory, through Vireo (between nodes and in place) and directly between two libvirtds; migration.txt.")
-	flag.IntVar(&c.migrationRuns, "migration-runs", 5, "Migrations per route and scenario of the migration phase.")
+	flag.IntVar(&c.migrationRuns, "migration-runs", 9, "Migrations per route and scenario of the migration phase (the routes take turns, run by run).")
 	flag.IntVar(&c.dirtyMiB, "dirty-mib", 64, "Working set the dirtying guest rewrites over and over, in MiB.")
 	flag.BoolVar(&c.warmup, "warmup", true, "First run one unmeasured VMI on each node (pulls the containerDisk, warms caches).")
 	flag.UintVar(&c.tcgCacheMiB, "tcg-cache-mib", 32, "TCG translation cache the floor's domains get: the launcher's --tcg-cache-mib (default 32); the QEMU command lines are compared to catch a mismatch.")

@@ -31,49 +31,53 @@ type migFloor struct {
 	tcgCacheMiB       uint
 	cur               *floorDomain
 	n                 int
+	paused            bool
 }
 
-// runMigrationFloor boots vmi's guest on a fresh daemon and migrates it runs times idle, then
-// runs times dirtying its memory, recording each migration.
-func runMigrationFloor(ctx context.Context, e *env, vmi *v1.VirtualMachineInstance, imageFile string, rec migrationRecorder) (err error) {
-	base, err := os.MkdirTemp(floorTmp, floorDirPrefix)
-	if err != nil {
-		return err
-	}
-	f := &migFloor{base: base, vmi: vmi, tcgCacheMiB: e.c.tcgCacheMiB,
+// startMigrationFloor boots vmi's guest on a fresh daemon. The floor it returns is to be
+// closed even when it comes with an error.
+func startMigrationFloor(ctx context.Context, e *env, vmi *v1.VirtualMachineInstance, imageFile string) (*migFloor, error) {
+	f := &migFloor{vmi: vmi, tcgCacheMiB: e.c.tcgCacheMiB,
 		seed: filepath.Join(e.cluster.Options().NodeDir(e.cluster.NodeNames()[0]), "host", "var", "lib", "vireo", "capabilities")}
-	defer func() {
-		err = errors.Join(err, stopFloor([]*floorDomain{f.cur}), os.RemoveAll(base))
-	}()
-	if err := os.Chmod(base, 0o755); err != nil {
-		return err
+	var err error
+	if f.base, err = os.MkdirTemp(floorTmp, floorDirPrefix); err != nil {
+		return f, err
 	}
-	if f.image, err = copyImage(imageFile, filepath.Join(base, "image")); err != nil {
-		return err
+	if err := os.Chmod(f.base, 0o755); err != nil {
+		return f, err
+	}
+	if f.image, err = copyImage(imageFile, filepath.Join(f.base, "image")); err != nil {
+		return f, err
 	}
 	say("direct migrations: booting the guest on a fresh libvirtd")
 	if f.cur, err = f.newDomain(ctx); err != nil {
-		return err
+		return f, err
 	}
-	if err := f.boot(ctx); err != nil {
-		return err
+	return f, f.boot(ctx)
+}
+
+// close stops the guest and its daemon and removes the floor's files.
+func (f *migFloor) close() error {
+	if f == nil || f.base == "" {
+		return nil
 	}
-	for _, scenario := range []string{scenarioIdle, scenarioDirty} {
-		if scenario == scenarioDirty {
-			if err := f.startDirtier(ctx, e.c.dirtyMiB); err != nil {
-				return err
-			}
-		}
-		for i := range e.c.migrationRuns {
-			s, err := f.migrate(ctx)
-			if err != nil {
-				return fmt.Errorf("%s, migration %d: %w", scenario, i+1, err)
-			}
-			say("direct migrations: %s: %.2f s total (%.2f s to set the target up), %.2f s transfer, %d ms downtime, %.0f MiB", scenario,
-				s.Total.Seconds(), s.Setup.Seconds(), s.Transfer.Seconds(), s.Downtime.Milliseconds(), s.Bytes/mib)
-			rec.add(scenario, routeDirect, s)
-		}
+	return errors.Join(stopFloor([]*floorDomain{f.cur}), os.RemoveAll(f.base))
+}
+
+// pause suspends (or resumes) the guest unless it already is.
+func (f *migFloor) pause(ctx context.Context, pause bool) error {
+	if f.paused == pause {
+		return nil
 	}
+	name := domain.DomainName(f.vmi)
+	op := f.cur.conn.Resume
+	if pause {
+		op = f.cur.conn.Pause
+	}
+	if err := op(ctx, name); err != nil {
+		return fmt.Errorf("direct migrations: pausing (%v) the guest: %w", pause, err)
+	}
+	f.paused = pause
 	return nil
 }
 
@@ -144,6 +148,10 @@ func (f *migFloor) startDirtier(ctx context.Context, dirtyMiB int) error {
 func (f *migFloor) migrate(ctx context.Context) (migrationSample, error) {
 	var s migrationSample
 	src, name := f.cur, domain.DomainName(f.vmi)
+	cpu0, err := takeCPUSnapshot()
+	if err != nil {
+		return s, err
+	}
 	began := time.Now()
 	dst, err := f.newDomain(ctx)
 	if err != nil {
@@ -162,6 +170,9 @@ func (f *migFloor) migrate(ctx context.Context) (migrationSample, error) {
 			CopyDisks: copyDisks, DestinationXML: strings.ReplaceAll(xml, src.dir+"/", dst.dir+"/")})
 	}
 	s.Total = time.Since(began)
+	if err == nil {
+		s.CPU, err = cpuSince(cpu0)
+	}
 	if err != nil {
 		_ = stopFloor([]*floorDomain{dst})
 		return s, fmt.Errorf("migrating: %w; target QEMU's log: %s", err, dst.qemuLog())

@@ -15,10 +15,11 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// The migration phase: one guest of 256 MiB migrates back and forth, first idle, then while
-// it rewrites a file in its RAM (a tmpfs) over and over, through Vireo (between the two nodes,
-// and to a new launcher on its own node) and then directly between two fresh session libvirtds
-// on this machine (migfloor.go) with the same domain, disks and migration flags.
+// The migration phase: a guest of 256 MiB migrates back and forth, first idle, then while it
+// rewrites a file in its RAM (a tmpfs) over and over, through Vireo (between the two nodes,
+// and to a new launcher on its own node), and a second one with the same domain, disks and
+// migration flags directly between fresh session libvirtds on this machine (migfloor.go), the
+// two routes taking turns.
 
 const (
 	// migrationVMI is the migrating guest; migrationGuestMemory its RAM.
@@ -54,6 +55,8 @@ type migrationSample struct {
 	Setup time.Duration
 	// Phases are, through Vireo, creation -> the first time the watch saw each phase.
 	Phases map[v1.VirtualMachineInstanceMigrationPhase]time.Duration
+	// CPU is where the machine's CPU went during the migration (Total's window).
+	CPU startCPU
 }
 
 // migrationFigures summarize one route's migrations of one scenario.
@@ -63,7 +66,9 @@ type migrationFigures struct {
 	Downtime durations `json:"downtime"`
 	DataMiB  numbers   `json:"dataTransferredMiB"`
 	// Phases are creation -> each phase, as a watch saw them (Vireo's routes only).
-	Phases  map[v1.VirtualMachineInstanceMigrationPhase]durations `json:"phasesFromCreation,omitempty"`
+	Phases map[v1.VirtualMachineInstanceMigrationPhase]durations `json:"phasesFromCreation,omitempty"`
+	// CPU is the mean, over the migrations, of the CPU each role spent during one.
+	CPU     startCPU `json:"meanCPU"`
 	samples []migrationSample
 }
 
@@ -81,12 +86,30 @@ func (f *migrationFigures) summarize() {
 		}
 	}
 	f.Total, f.Transfer, f.Downtime, f.DataMiB = summarize(total), summarize(transfer), summarize(down), summarizeNumbers(data)
+	f.CPU = meanCPU(f.samples)
 	if len(phases) > 0 {
 		f.Phases = map[v1.VirtualMachineInstanceMigrationPhase]durations{}
 		for p, ds := range phases {
 			f.Phases[p] = summarize(ds)
 		}
 	}
+}
+
+// meanCPU averages the samples' CPU windows, machine and roles.
+func meanCPU(samples []migrationSample) startCPU {
+	mean := startCPU{ByRole: map[string]float64{}}
+	if len(samples) == 0 {
+		return mean
+	}
+	n := float64(len(samples))
+	for _, s := range samples {
+		mean.Window += s.CPU.Window / n
+		mean.HostBusy += s.CPU.HostBusy / n
+		for role, sec := range s.CPU.ByRole {
+			mean.ByRole[role] += sec / n
+		}
+	}
+	return mean
 }
 
 // migrationResult is what the migration phase measured: figures by scenario, then route.
@@ -110,23 +133,52 @@ func (r migrationRecorder) add(scenario, route string, s migrationSample) {
 	r[scenario][route].add(s)
 }
 
-// migrations runs the migration phase: Vireo's migrations, then the direct ones.
+// migrations runs the migration phase. Vireo's guest and the direct route's guest are both
+// booted; in each run of each scenario the routes take turns (Vireo between nodes and in place,
+// then direct; the other way round every other run), the guest of the route not migrating
+// paused, so that drift in this machine's speed over the minutes of the phase lands on both
+// routes alike.
 func (e *env) migrations(ctx context.Context) (res migrationResult, err error) {
 	res = migrationResult{GuestMemory: migrationGuestMemory, DirtyMiB: e.c.dirtyMiB, Runs: e.c.migrationRuns}
-	rec := migrationRecorder{}
-	stored, err := e.vireoMigrations(ctx, rec)
+	t := &migrationTurns{e: e, rec: migrationRecorder{}}
+	stored, err := e.bootMigrationGuest(ctx)
+	defer func() {
+		err = errors.Join(err, e.deleteAndWait(context.WithoutCancel(ctx), migrationVMI))
+	}()
 	if err != nil {
+		return res, err
+	}
+	if t.scraper, err = newAgentScraper(ctx, e); err != nil {
 		return res, err
 	}
 	image, err := cachedImage(e.cluster)
 	if err != nil {
 		return res, err
 	}
-	if err := runMigrationFloor(ctx, e, stored, image, rec); err != nil {
+	// The direct route's guest boots while Vireo's is paused.
+	if err := t.pauseVireo(ctx, true); err != nil {
+		return res, err
+	}
+	t.floor, err = startMigrationFloor(ctx, e, stored, image)
+	defer func() { err = errors.Join(err, t.floor.close()) }()
+	if err != nil {
 		return res, fmt.Errorf("direct migrations: %w", err)
 	}
+	for _, scenario := range []string{scenarioIdle, scenarioDirty} {
+		for i := range e.c.migrationRuns {
+			turns := []func(context.Context, string, int) error{t.vireo, t.direct}
+			if i%2 == 1 {
+				turns[0], turns[1] = turns[1], turns[0]
+			}
+			for _, turn := range turns {
+				if err := turn(ctx, scenario, i); err != nil {
+					return res, err
+				}
+			}
+		}
+	}
 	res.Figures = map[string]map[string]migrationFigures{}
-	for scenario, routes := range rec {
+	for scenario, routes := range t.rec {
 		res.Figures[scenario] = map[string]migrationFigures{}
 		for route, f := range routes {
 			f.summarize()
@@ -136,52 +188,105 @@ func (e *env) migrations(ctx context.Context) (res migrationResult, err error) {
 	return res, nil
 }
 
-// vireoMigrations boots the guest, migrates it idle and then dirtying its memory, each time
-// alternating between nodes and in place, and returns the VMI as the API stored it.
-func (e *env) vireoMigrations(ctx context.Context, rec migrationRecorder) (stored *v1.VirtualMachineInstance, err error) {
+// bootMigrationGuest creates the migrating VMI and returns it as the API stored it once it
+// runs and its shell answers.
+func (e *env) bootMigrationGuest(ctx context.Context) (*v1.VirtualMachineInstance, error) {
 	vmi := e.template.DeepCopy()
 	vmi.Name = migrationVMI
 	vmi.Spec.Domain.Resources.Requests["memory"] = resource.MustParse(migrationGuestMemory)
 	if _, err := e.cl.vireo.KubevirtV1().VirtualMachineInstances(benchNS).Create(ctx, vmi, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	defer func() {
-		err = errors.Join(err, e.deleteAndWait(context.WithoutCancel(ctx), migrationVMI))
-	}()
 	say("migrations: waiting for VMI %s (%s) to run and its shell to answer", migrationVMI, migrationGuestMemory)
-	if stored, err = e.waitRunning(ctx, migrationVMI); err != nil {
-		return nil, err
-	}
-	scraper, err := newAgentScraper(ctx, e)
+	stored, err := e.waitRunning(ctx, migrationVMI)
 	if err != nil {
 		return nil, err
 	}
-	for _, scenario := range []string{scenarioIdle, scenarioDirty} {
-		agg, err := aggregatedRoute(e.cl.cfg, benchNS, migrationVMI)
-		if err != nil {
-			return nil, err
-		}
-		if err := waitShell(ctx, agg, e.c.startTimeout); err != nil {
-			return nil, err
-		}
-		if scenario == scenarioDirty {
-			if err := startDirtierVia(ctx, agg, e.c.dirtyMiB); err != nil {
-				return nil, err
-			}
-		}
-		for i := range e.c.migrationRuns {
-			for _, route := range []string{routeBetweenNodes, routeInPlace} {
-				s, err := e.migrateOnce(ctx, scraper, route == routeInPlace)
-				if err != nil {
-					return nil, fmt.Errorf("%s, %s, migration %d: %w", scenario, route, i+1, err)
-				}
-				say("migrations: %s, %s: %.2f s total, %.2f s transfer, %d ms downtime, %.0f MiB", scenario, route,
-					s.Total.Seconds(), s.Transfer.Seconds(), s.Downtime.Milliseconds(), s.Bytes/mib)
-				rec.add(scenario, route, s)
-			}
-		}
+	agg, err := aggregatedRoute(e.cl.cfg, benchNS, migrationVMI)
+	if err != nil {
+		return nil, err
 	}
-	return stored, nil
+	return stored, waitShell(ctx, agg, e.c.startTimeout)
+}
+
+// migrationTurns alternates the routes: one guest runs (and, in the dirtying scenario, dirties
+// its memory) while the other is paused.
+type migrationTurns struct {
+	e       *env
+	floor   *migFloor
+	scraper *agentScraper
+	rec     migrationRecorder
+	// vireoPaused is the state of Vireo's guest; vireoDirty and floorDirty whether the
+	// guests' dirtiers run.
+	vireoPaused, vireoDirty, floorDirty bool
+}
+
+// vireo migrates Vireo's guest between the nodes and then in place.
+func (t *migrationTurns) vireo(ctx context.Context, scenario string, run int) error {
+	if err := t.floor.pause(ctx, true); err != nil {
+		return err
+	}
+	if err := t.pauseVireo(ctx, false); err != nil {
+		return err
+	}
+	if scenario == scenarioDirty && !t.vireoDirty {
+		agg, err := aggregatedRoute(t.e.cl.cfg, benchNS, migrationVMI)
+		if err == nil {
+			err = startDirtierVia(ctx, agg, t.e.c.dirtyMiB)
+		}
+		if err != nil {
+			return err
+		}
+		t.vireoDirty = true
+	}
+	for _, route := range []string{routeBetweenNodes, routeInPlace} {
+		s, err := t.e.migrateOnce(ctx, t.scraper, route == routeInPlace)
+		if err != nil {
+			return fmt.Errorf("%s, %s, migration %d: %w", scenario, route, run+1, err)
+		}
+		say("migrations: %s, %s: %.2f s total, %.2f s transfer, %d ms downtime, %.0f MiB", scenario, route,
+			s.Total.Seconds(), s.Transfer.Seconds(), s.Downtime.Milliseconds(), s.Bytes/mib)
+		t.rec.add(scenario, route, s)
+	}
+	return nil
+}
+
+// direct migrates the direct route's guest to a fresh libvirtd.
+func (t *migrationTurns) direct(ctx context.Context, scenario string, run int) error {
+	if err := t.pauseVireo(ctx, true); err != nil {
+		return err
+	}
+	if err := t.floor.pause(ctx, false); err != nil {
+		return err
+	}
+	if scenario == scenarioDirty && !t.floorDirty {
+		if err := t.floor.startDirtier(ctx, t.e.c.dirtyMiB); err != nil {
+			return fmt.Errorf("direct migrations: %w", err)
+		}
+		t.floorDirty = true
+	}
+	s, err := t.floor.migrate(ctx)
+	if err != nil {
+		return fmt.Errorf("direct migrations: %s, migration %d: %w", scenario, run+1, err)
+	}
+	say("direct migrations: %s: %.2f s total (%.2f s to set the target up), %.2f s transfer, %d ms downtime, %.0f MiB", scenario,
+		s.Total.Seconds(), s.Setup.Seconds(), s.Transfer.Seconds(), s.Downtime.Milliseconds(), s.Bytes/mib)
+	t.rec.add(scenario, routeDirect, s)
+	return nil
+}
+
+// pauseVireo pauses (or unpauses) Vireo's guest through its subresource, answered once the
+// launcher acted, unless it already is.
+func (t *migrationTurns) pauseVireo(ctx context.Context, pause bool) error {
+	if t.vireoPaused == pause {
+		return nil
+	}
+	action := map[bool]string{true: "pause", false: "unpause"}[pause]
+	if err := t.e.put(ctx, "virtualmachineinstances", migrationVMI, action); err != nil {
+		return fmt.Errorf("%s of VMI %s: %w", action, migrationVMI, err)
+	}
+	t.vireoPaused = pause
+	return nil
 }
 
 // startDirtierVia starts the memory dirtier on the guest's console.
@@ -218,6 +323,10 @@ func (e *env) migrateOnce(ctx context.Context, scraper *agentScraper, inPlace bo
 		m.Spec.AddedNodeSelector = map[string]string{"kubernetes.io/hostname": vmi.Status.NodeName}
 	}
 	migrations := e.cl.vireo.KubevirtV1().VirtualMachineInstanceMigrations(benchNS)
+	cpu0, err := takeCPUSnapshot()
+	if err != nil {
+		return s, err
+	}
 	began := time.Now()
 	created, err := migrations.Create(ctx, m, metav1.CreateOptions{})
 	if err != nil {
@@ -228,6 +337,9 @@ func (e *env) migrateOnce(ctx context.Context, scraper *agentScraper, inPlace bo
 		return s, err
 	}
 	s.Total, s.Phases = time.Since(began), phases
+	if s.CPU, err = cpuSince(cpu0); err != nil {
+		return s, err
+	}
 	ms := done.Status.MigrationState
 	if done.Status.Phase != v1.MigrationSucceeded || ms == nil {
 		return s, fmt.Errorf("migration %s ended %s: %+v", done.Name, done.Status.Phase, ms)

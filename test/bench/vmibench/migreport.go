@@ -57,13 +57,16 @@ func migrationReport(c config, r migrationResult, elapsed time.Duration) error {
 		}
 		_ = tw.Flush()
 		phaseLine(w, r)
+		cpuLines(w, r)
 		targetLines(w, ts)
 		fmt.Fprintf(w, "\nTotal: through Vireo, the VirtualMachineInstanceMigration's creation -> phase Succeeded as a watch sees it (target Pod,\n")
 		fmt.Fprintf(w, "launcher, libvirtd, target preparation, the transfer through the node agents' proxies, mutual TLS between nodes);\n")
 		fmt.Fprintf(w, "direct, a fresh target libvirtd's start (QEMU's capabilities seeded from a node's cache, as launchers' are) -> its\n")
 		fmt.Fprintf(w, "disks prepared -> the migration call returned, over unix sockets straight between the daemons. Transfer, downtime and\n")
 		fmt.Fprintf(w, "data are libvirt's completed job statistics on the target (Vireo's from the target node agent's vireo_vmi_migration_*).\n")
-		fmt.Fprintf(w, "Both use the launcher's libvirt call: live, peer-to-peer, the containerDisk overlay copied over NBD. Migration phase: %.0f s.\n", elapsed.Seconds())
+		fmt.Fprintf(w, "Both use the launcher's libvirt call: live, peer-to-peer, the containerDisk overlay copied over NBD. The routes take\n")
+		fmt.Fprintf(w, "turns, run by run (Vireo first, then direct; the other way round every other run), the other route's guest paused,\n")
+		fmt.Fprintf(w, "so that drift in the machine's speed lands on both. Migration phase: %.0f s.\n", elapsed.Seconds())
 	})
 }
 
@@ -82,6 +85,18 @@ func phaseLine(w io.Writer, r migrationResult) {
 				}
 			}
 			fmt.Fprintln(w)
+		}
+	}
+}
+
+// cpuLines shows where the machine's CPU went during one migration, by route: the mean over
+// the run's migrations of the roles that spent the most.
+func cpuLines(w io.Writer, r migrationResult) {
+	fmt.Fprintln(w, "\nCPU during one migration (mean; CPU-s, machine busy of its window, then the busiest processes):")
+	for _, scenario := range []string{scenarioIdle, scenarioDirty} {
+		for _, route := range []string{routeBetweenNodes, routeInPlace, routeDirect} {
+			c := r.Figures[scenario][route].CPU
+			fmt.Fprintf(w, "  %s, %s: busy %.2f of %.2f; %s\n", scenario, route, c.HostBusy, c.Window*float64(runtime.NumCPU()), topRoles(c, 7))
 		}
 	}
 }

@@ -79,26 +79,37 @@ func cpuBetween(a, b cpuSnapshot) startCPU {
 	return res
 }
 
+// cpuSince is the CPU each role spent since snapshot a.
+func cpuSince(a cpuSnapshot) (startCPU, error) {
+	b, err := takeCPUSnapshot()
+	return cpuBetween(a, b), err
+}
+
+// topRoles lists the n roles of c that spent the most CPU, "role seconds" each.
+func topRoles(c startCPU, n int) string {
+	type roleCPU struct {
+		role string
+		sec  float64
+	}
+	var roles []roleCPU
+	for role, s := range c.ByRole {
+		roles = append(roles, roleCPU{role, s})
+	}
+	slices.SortFunc(roles, func(x, y roleCPU) int { return cmp.Compare(y.sec, x.sec) })
+	var parts []string
+	for _, rc := range roles[:min(n, len(roles))] {
+		parts = append(parts, fmt.Sprintf("%s %.2f", rc.role, rc.sec))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // startCPUTable lists the roles that spent the most CPU until all VMIs ran, per run size.
 func startCPUTable(w io.Writer, runs []lifecycleResult) {
 	for _, r := range runs {
 		if r.StartCPU == nil {
 			continue
 		}
-		type roleCPU struct {
-			role string
-			sec  float64
-		}
-		var roles []roleCPU
-		for role, s := range r.StartCPU.ByRole {
-			roles = append(roles, roleCPU{role, s})
-		}
-		slices.SortFunc(roles, func(x, y roleCPU) int { return cmp.Compare(y.sec, x.sec) })
-		var parts []string
-		for _, rc := range roles[:min(8, len(roles))] {
-			parts = append(parts, fmt.Sprintf("%s %.2f", rc.role, rc.sec))
-		}
 		fmt.Fprintf(w, "CPU from creation until all %d ran (%.1f s, machine busy %.1f CPU-s of %.1f): %s\n", r.VMIs, r.StartCPU.Window,
-			r.StartCPU.HostBusy, r.StartCPU.Window*float64(runtime.NumCPU()), strings.Join(parts, ", "))
+			r.StartCPU.HostBusy, r.StartCPU.Window*float64(runtime.NumCPU()), topRoles(*r.StartCPU, 8))
 	}
 }
