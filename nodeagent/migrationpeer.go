@@ -12,8 +12,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
@@ -121,6 +123,7 @@ func (a *Agent) serveMigrationSocket(w http.ResponseWriter, r *http.Request) {
 		target.Close()
 		return
 	}
+	capConnBuffers(conn)
 	klog.V(2).InfoS("Migration connection from a peer", "migration", uid, "socket", sock, "peer", r.RemoteAddr)
 	spliceConns(&bufferedConn{Conn: conn, r: buf.Reader}, target)
 }
@@ -144,7 +147,7 @@ func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.
 	if p == nil {
 		return nil, errors.New("this node agent has no certificate for its peers")
 	}
-	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 15 * time.Second}, Config: p.client}
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 15 * time.Second, Control: capSocketBuffers}, Config: p.client}
 	c, err := d.DialContext(ctx, "tcp", address)
 	if err != nil {
 		return nil, fmt.Errorf("reaching the target's node agent at %s: %w", address, err)
@@ -172,6 +175,39 @@ func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.
 		return nil, fmt.Errorf("the target's node agent at %s: %s: %s", address, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return &bufferedConn{Conn: c, r: br}, nil
+}
+
+// migrationSocketBuffer caps the kernel's send and receive buffers of a migration connection
+// between node agents (the kernel doubles it for its bookkeeping). Left to autotuning they grow
+// to several MB when the receiving side falls behind, as it does on a busy node; QEMU counts
+// bytes in them as sent, so at the switch-over the guest stays paused until that backlog has
+// crossed, and the target's QEMU, busy draining it, answers the copied disks' last requests
+// late. The link is a node's network, whose round trip needs far less.
+const migrationSocketBuffer = 256 << 10
+
+// capSocketBuffers is a net.Dialer Control that caps a migration connection's buffers before
+// it connects.
+func capSocketBuffers(_, _ string, c syscall.RawConn) error {
+	var err error
+	if cerr := c.Control(func(fd uintptr) {
+		if err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF, migrationSocketBuffer); err == nil {
+			err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, migrationSocketBuffer)
+		}
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// capConnBuffers caps the buffers of an accepted migration connection (TLS over TCP).
+func capConnBuffers(c net.Conn) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if raw, ok := c.(*net.TCPConn); ok {
+		_ = raw.SetReadBuffer(migrationSocketBuffer)
+		_ = raw.SetWriteBuffer(migrationSocketBuffer)
+	}
 }
 
 // bufferedConn is a connection whose first bytes may already sit in a reader.
