@@ -177,6 +177,10 @@ func (e *env) migrations(ctx context.Context) (res migrationResult, err error) {
 			}
 		}
 	}
+	// A paused guest would sit out its grace period when deleted.
+	if err := t.pauseVireo(ctx, false); err != nil {
+		return res, err
+	}
 	res.Figures = map[string]map[string]migrationFigures{}
 	for scenario, routes := range t.rec {
 		res.Figures[scenario] = map[string]migrationFigures{}
