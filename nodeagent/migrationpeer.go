@@ -188,17 +188,12 @@ func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.
 const migrationSocketBuffer = 1 << 20
 
 // capSocketBuffers is a net.Dialer Control that caps a migration connection's buffers before
-// it connects.
+// it connects. Like capConnBuffers it is a tuning: a socket that refuses it still migrates.
 func capSocketBuffers(_, _ string, c syscall.RawConn) error {
-	var err error
-	if cerr := c.Control(func(fd uintptr) {
-		if err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF, migrationSocketBuffer); err == nil {
-			err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, migrationSocketBuffer)
-		}
-	}); cerr != nil {
-		return cerr
-	}
-	return err
+	return c.Control(func(fd uintptr) {
+		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF, migrationSocketBuffer)
+		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, migrationSocketBuffer)
+	})
 }
 
 // capConnBuffers caps the buffers of an accepted migration connection (TLS over TCP).
