@@ -69,13 +69,12 @@ func (f *migFloor) pause(ctx context.Context, pause bool) error {
 	if f.paused == pause {
 		return nil
 	}
-	name := domain.DomainName(f.vmi)
-	op := f.cur.conn.Resume
+	op, action := f.cur.conn.Resume, "resuming"
 	if pause {
-		op = f.cur.conn.Pause
+		op, action = f.cur.conn.Pause, "suspending"
 	}
-	if err := op(ctx, name); err != nil {
-		return fmt.Errorf("direct migrations: pausing (%v) the guest: %w", pause, err)
+	if err := op(ctx, domain.DomainName(f.vmi)); err != nil {
+		return fmt.Errorf("direct migrations: %s the guest: %w", action, err)
 	}
 	f.paused = pause
 	return nil
