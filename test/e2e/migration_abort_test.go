@@ -20,7 +20,7 @@ import (
 // throttleMigrations patches bandwidthPerMigration ("" removes it) and waits until
 // vireo-controller took the change up; the node agents read it from the same object. A
 // throttled migration also gets a completion timeout long enough not to end it before the
-// test does (KubeVirt's 150 s per GiB gives a 128 MiB guest 19 s).
+// test does (at 1 MiB/s, KubeVirt's 150 s per GiB, counted in whole GiB, is not always enough).
 func throttleMigrations(t *testing.T, bandwidth string) {
 	t.Helper()
 	value, timeout := "null", "null"
