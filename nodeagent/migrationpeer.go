@@ -61,8 +61,11 @@ func loadPeerTLS(o *Options) (*peerTLS, error) {
 	if len(leaf.DNSNames) > 0 {
 		name = leaf.DNSNames[0]
 	}
+	// Full records from the first byte (crypto/tls otherwise starts a connection with small
+	// ones), so that the receiving agent can relay them together (recordCoalescer).
 	return &peerTLS{name: leaf.Subject.CommonName, client: &tls.Config{
 		MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{pair}, RootCAs: pool, ServerName: name,
+		DynamicRecordSizingDisabled: true,
 	}}, nil
 }
 
@@ -125,7 +128,13 @@ func (a *Agent) serveMigrationSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	capConnBuffers(conn)
 	klog.V(2).InfoS("Migration connection from a peer", "migration", uid, "socket", sock, "peer", r.RemoteAddr)
-	spliceConns(&bufferedConn{Conn: conn, r: buf.Reader}, target)
+	var from io.Reader = buf.Reader
+	if tc, ok := conn.(*tls.Conn); ok {
+		if sc, ok := tc.NetConn().(syscall.Conn); ok {
+			from = &recordCoalescer{r: buf.Reader, conn: sc}
+		}
+	}
+	spliceConns(&bufferedConn{Conn: conn, r: from}, target)
 }
 
 // migrationTarget is the running target launcher Pod of migration uid on this node.
@@ -147,10 +156,18 @@ func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.
 	if p == nil {
 		return nil, errors.New("this node agent has no certificate for its peers")
 	}
-	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 15 * time.Second, Control: capSocketBuffers}, Config: p.client}
-	c, err := d.DialContext(ctx, "tcp", address)
+	d := net.Dialer{Timeout: 10 * time.Second, KeepAlive: 15 * time.Second, Control: capSocketBuffers}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	tcp, err := d.DialContext(ctx, "tcp", address)
 	if err != nil {
 		return nil, fmt.Errorf("reaching the target's node agent at %s: %w", address, err)
+	}
+	raw := &batchingConn{Conn: tcp}
+	c := tls.Client(raw, p.client)
+	if err := c.HandshakeContext(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("TLS with the target's node agent at %s: %w", address, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+address+migrationPath+uid+"/"+name, nil)
 	if err != nil {
@@ -174,7 +191,7 @@ func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.
 		c.Close()
 		return nil, fmt.Errorf("the target's node agent at %s: %s: %s", address, resp.Status, strings.TrimSpace(string(body)))
 	}
-	return &bufferedConn{Conn: c, r: br}, nil
+	return &peerConn{Conn: c, raw: raw, r: br}, nil
 }
 
 // migrationSocketBuffer caps the kernel's send and receive buffers of a migration connection
@@ -210,7 +227,7 @@ func capConnBuffers(c net.Conn) {
 // bufferedConn is a connection whose first bytes may already sit in a reader.
 type bufferedConn struct {
 	net.Conn
-	r *bufio.Reader
+	r io.Reader
 }
 
 func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }

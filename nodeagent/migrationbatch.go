@@ -1,0 +1,113 @@
+package nodeagent
+
+import (
+	"bufio"
+	"crypto/tls"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// A migration connection between node agents carries a guest's memory at up to hundreds of
+// MB/s. crypto/tls writes each record of at most 16 KiB with a write of its own, so relaying
+// one 256 KiB read of the source's socket took 16 sends, each a trip through the Pod and node
+// network stacks and a wake-up of the receiving agent. peerConn sends the records of one Write
+// with one send instead.
+
+// batchingConn is the TCP connection under a peer's TLS connection: while it holds, writes
+// gather in a buffer, which flush sends in one write. Writes are serialized, so a record the
+// TLS layer writes on its own (an alert) keeps its place.
+type batchingConn struct {
+	net.Conn
+	mu   sync.Mutex
+	hold bool
+	buf  []byte
+}
+
+func (c *batchingConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hold {
+		c.buf = append(c.buf, p...)
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// holdWrites makes writes gather until flush.
+func (c *batchingConn) holdWrites() {
+	c.mu.Lock()
+	c.hold = true
+	c.mu.Unlock()
+}
+
+// flush sends what gathered and lets writes through again.
+func (c *batchingConn) flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hold = false
+	if len(c.buf) == 0 {
+		return nil
+	}
+	_, err := c.Conn.Write(c.buf)
+	c.buf = c.buf[:0]
+	return err
+}
+
+// peerConn is a migration connection to another node agent: TLS over a batchingConn, each
+// Write's records sent with one write, its first bytes possibly read ahead into r.
+type peerConn struct {
+	*tls.Conn
+	raw *batchingConn
+	r   *bufio.Reader
+}
+
+func (c *peerConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+func (c *peerConn) Write(p []byte) (int, error) {
+	c.raw.holdWrites()
+	n, err := c.Conn.Write(p)
+	if ferr := c.raw.flush(); err == nil && ferr != nil {
+		return 0, ferr
+	}
+	return n, err
+}
+
+// maxRecordPayload is the most plaintext one TLS record carries.
+const maxRecordPayload = 16 << 10
+
+// recordCoalescer reads a peer's TLS records, which crypto/tls returns one per Read, into
+// one read of up to len(p) while whole records keep arriving and more bytes wait in the
+// kernel: the agent then writes the guest's memory to the target's QEMU in large writes
+// rather than waking it for every 16 KiB. A short record ends a read, and so do empty kernel
+// buffers, so that a small message (a libvirt or NBD reply) is never held back.
+type recordCoalescer struct {
+	r    io.Reader
+	conn syscall.Conn
+}
+
+func (c *recordCoalescer) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for err == nil && n > 0 && n%maxRecordPayload == 0 && len(p)-n >= maxRecordPayload && c.queued() {
+		var m int
+		m, err = c.r.Read(p[n:])
+		n += m
+	}
+	return n, err
+}
+
+// queued reports whether bytes wait in the connection's kernel receive buffer.
+func (c *recordCoalescer) queued() bool {
+	raw, err := c.conn.SyscallConn()
+	if err != nil {
+		return false
+	}
+	waiting := 0
+	if err := raw.Control(func(fd uintptr) { waiting, err = unix.IoctlGetInt(int(fd), unix.SIOCINQ) }); err != nil {
+		return false
+	}
+	return err == nil && waiting > 0
+}

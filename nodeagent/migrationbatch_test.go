@@ -1,0 +1,180 @@
+package nodeagent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/vireo-dev/vireo/localcluster/pki"
+)
+
+// countingConn counts the writes that reach a connection.
+type countingConn struct {
+	net.Conn
+	writes atomic.Int32
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// peerPair connects a peerConn over loopback TCP to a TLS server end, as two node agents'
+// migration connection is; it returns the dialing end, the counter of its TCP writes, and the
+// accepting end with its TCP connection.
+func peerPair(t *testing.T) (*peerConn, *countingConn, *tls.Conn, *net.TCPConn) {
+	t.Helper()
+	dir := t.TempDir()
+	ca, err := pki.LoadOrCreateCA(dir, "ca", "vireo-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.ServingCert("agent", []string{"agent"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "agent.crt"), filepath.Join(dir, "agent.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	tcp, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := <-accepted
+	if server == nil {
+		t.Fatal("accept failed")
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca.PEM())
+	counted := &countingConn{Conn: tcp}
+	raw := &batchingConn{Conn: counted}
+	client := tls.Client(raw, &tls.Config{RootCAs: roots, ServerName: "agent", MinVersion: tls.VersionTLS13, DynamicRecordSizingDisabled: true})
+	srv := tls.Server(server, &tls.Config{Certificates: []tls.Certificate{cert}})
+	handshook := make(chan error, 1)
+	go func() { handshook <- srv.Handshake() }()
+	if err := client.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-handshook; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		client.Close()
+		srv.Close()
+	})
+	return &peerConn{Conn: client, raw: raw, r: bufio.NewReader(client)}, counted, srv, server.(*net.TCPConn)
+}
+
+// TestPeerConnSendsAWriteAtOnce: a 256 KiB write to a peer goes out as one TCP write of its 16
+// TLS records, not one each, and arrives intact.
+func TestPeerConnSendsAWriteAtOnce(t *testing.T) {
+	client, counted, srv, _ := peerPair(t)
+	data := make([]byte, spliceBuffer)
+	if _, err := rand.Read(data); err != nil {
+		t.Fatal(err)
+	}
+	before := counted.writes.Load()
+	got := make(chan []byte, 1)
+	go func() {
+		b := make([]byte, len(data))
+		_, _ = io.ReadFull(srv, b)
+		got <- b
+	}()
+	if n, err := client.Write(data); err != nil || n != len(data) {
+		t.Fatalf("write: %d, %v", n, err)
+	}
+	if w := counted.writes.Load() - before; w != 1 {
+		t.Errorf("a %d-byte write took %d TCP writes, want 1", len(data), w)
+	}
+	if b := <-got; !bytes.Equal(b, data) {
+		t.Error("the data arrived changed")
+	}
+}
+
+// TestRecordCoalescerReadsWholeRecordsTogether: records waiting in the kernel come out of one
+// read together, and a short message is not held back waiting for more.
+func TestRecordCoalescerReadsWholeRecordsTogether(t *testing.T) {
+	client, _, srv, tcp := peerPair(t)
+	r := &recordCoalescer{r: srv, conn: tcp}
+	data := make([]byte, 6*maxRecordPayload) // within a loopback socket's default receive buffer
+	if _, err := rand.Read(data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	waitQueued(t, tcp, len(data))
+	buf := make([]byte, spliceBuffer)
+	var got []byte
+	largest := 0
+	for len(got) < len(data) {
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest = max(largest, n)
+		got = append(got, buf[:n]...)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatal("the data read changed")
+	}
+	if largest < 4*maxRecordPayload {
+		t.Errorf("the largest read returned %d bytes, want at least %d: records were not read together", largest, 4*maxRecordPayload)
+	}
+
+	done := make(chan int, 1)
+	go func() {
+		n, _ := r.Read(buf)
+		done <- n
+	}()
+	if _, err := client.Write([]byte("reply")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-done:
+		if string(buf[:n]) != "reply" {
+			t.Errorf("short message read as %q", buf[:n])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a short message was held back")
+	}
+}
+
+// waitQueued waits until at least n bytes (and their TLS overhead) wait in c's receive buffer.
+func waitQueued(t *testing.T, c *net.TCPConn, n int) {
+	t.Helper()
+	raw, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := 0
+	err = wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_ = raw.Control(func(fd uintptr) { queued, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
+		return queued >= n, nil
+	})
+	if err != nil {
+		t.Fatalf("only %d of %d bytes arrived", queued, n)
+	}
+}
