@@ -48,7 +48,9 @@ func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest)
 	l.hub.update(func(st *protocol.DomainStatus) {
 		st.Migration = &protocol.MigrationStatus{Phase: protocol.MigrationPreparing}
 	})
+	began := time.Now()
 	_, retry, err := l.prepare(ctx, req)
+	disksReady := time.Since(began)
 	if err == nil {
 		if err = l.awaitLibvirt(ctx); err != nil {
 			// A caller that gave up may try again; a libvirtd that did not start will not.
@@ -73,7 +75,8 @@ func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest)
 	}
 	go serveSplice(ln, l.daemon.Layout().Socket)
 	l.hub.update(func(st *protocol.DomainStatus) { st.Migration.Phase = protocol.MigrationReady })
-	klog.InfoS("Ready to receive the guest by migration", "socket", sock)
+	klog.InfoS("Ready to receive the guest by migration", "socket", sock, "disksPrepared", disksReady.Round(time.Millisecond),
+		"took", time.Since(began).Round(time.Millisecond))
 	st := l.hub.get()
 	return &st, nil
 }
