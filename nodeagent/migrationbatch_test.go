@@ -48,24 +48,7 @@ func peerPair(t *testing.T) (*peerConn, *countingConn, *tls.Conn, *net.TCPConn) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	tcp, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := <-accepted
-	if server == nil {
-		t.Fatal("accept failed")
-	}
+	tcp, server := loopbackPair(t, func(address string) (net.Conn, error) { return net.Dial("tcp", address) })
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(ca.PEM())
 	counted := &countingConn{Conn: tcp}

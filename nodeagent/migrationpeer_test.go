@@ -17,31 +17,8 @@ import (
 // them (the dialing end before it connects, the accepting end once it took the connection over),
 // so that at the switch-over little of the guest's state sits queued between the two QEMUs.
 func TestMigrationConnectionBuffersAreCapped(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
 	d := net.Dialer{Control: capSocketBuffers}
-	dialed, err := d.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dialed.Close()
-	server, ok := <-accepted
-	if !ok {
-		t.Fatal("accept failed")
-	}
-	defer server.Close()
+	dialed, server := loopbackPair(t, func(address string) (net.Conn, error) { return d.Dial("tcp", address) })
 	before := socketBuffers(t, server.(*net.TCPConn))
 	// The accepting end gets the connection as net/http hands over a TLS one.
 	capConnBuffers(tls.Server(server, &tls.Config{}))
@@ -54,6 +31,31 @@ func TestMigrationConnectionBuffersAreCapped(t *testing.T) {
 	if got := socketBuffers(t, server.(*net.TCPConn)); got != want {
 		t.Errorf("accepting end: send, receive buffers = %v (before: %v), want %v", got, before, want)
 	}
+}
+
+// loopbackPair connects to a new loopback TCP listener with dial and returns both ends, closed
+// when the test ends.
+func loopbackPair(t *testing.T, dial func(address string) (net.Conn, error)) (dialed, accepted net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ch := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		ch <- c
+	}()
+	if dialed, err = dial(ln.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dialed.Close() })
+	if accepted = <-ch; accepted == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { accepted.Close() })
+	return dialed, accepted
 }
 
 // sysctlInt reads a numeric sysctl.
