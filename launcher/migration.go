@@ -211,6 +211,13 @@ func (l *launcher) runMigration(name string, req protocol.MigrateRequest, run *m
 	}
 	xml, err := l.conn.MigrationXML(ctx, name)
 	if err == nil {
+		// The target opens the images this guest runs on, not what their tags name now.
+		var live string
+		if live, err = l.conn.LiveXML(ctx, name); err == nil {
+			xml, err = domain.PinBackingChains(xml, live)
+		}
+	}
+	if err == nil {
 		p.DestinationXML = xml
 		var shared []string
 		p.CopyDisks, shared, err = domain.MigrationDisks(xml, l.opts.PrivateDir, protocol.ClaimsDir)

@@ -38,3 +38,56 @@ func MigrationDisks(domainXML, localDir, claimsDir string) (copied, shared []str
 	}
 	return copied, shared, nil
 }
+
+// PinBackingChains gives every disk of a migration's destination XML (migratableXML) the
+// backing chain the running domain has (liveXML, where libvirt records the chain it detected at
+// the start; the migratable XML leaves detected chains out). Without it the target's libvirt
+// would detect the chain from its own copy of the disk: a containerDisk overlay sits on the
+// image the *target's* node agent resolved, which is another image if the tag moved since the
+// guest started, and the copied overlay's blocks would then land on the wrong base. With it the
+// target opens the very image the source runs on (the node's image cache is mounted at the
+// same path in every launcher), or, where that image is not on the target's node, fails to
+// start its QEMU: the migration fails and the guest stays where it is. Disks that already state
+// their chain keep it.
+func PinBackingChains(migratableXML, liveXML string) (string, error) {
+	var mig, live libvirtxml.Domain
+	if err := mig.Unmarshal(migratableXML); err != nil {
+		return "", fmt.Errorf("reading the domain's migratable XML: %w", err)
+	}
+	if err := live.Unmarshal(liveXML); err != nil {
+		return "", fmt.Errorf("reading the domain's live XML: %w", err)
+	}
+	if mig.Devices == nil || live.Devices == nil {
+		return migratableXML, nil
+	}
+	chains := map[string]*libvirtxml.DomainDiskBackingStore{}
+	for _, d := range live.Devices.Disks {
+		if d.Target != nil && d.BackingStore != nil && d.BackingStore.Source != nil {
+			chains[d.Target.Dev] = withoutIndexes(d.BackingStore)
+		}
+	}
+	pinned := false
+	for i := range mig.Devices.Disks {
+		d := &mig.Devices.Disks[i]
+		if d.Target == nil || d.BackingStore != nil || chains[d.Target.Dev] == nil {
+			continue
+		}
+		d.BackingStore, pinned = chains[d.Target.Dev], true
+	}
+	if !pinned {
+		return migratableXML, nil
+	}
+	return mig.Marshal()
+}
+
+// withoutIndexes copies a backing chain without libvirt's node indexes, which belong to the
+// running domain, not to its definition.
+func withoutIndexes(b *libvirtxml.DomainDiskBackingStore) *libvirtxml.DomainDiskBackingStore {
+	if b == nil {
+		return nil
+	}
+	c := *b
+	c.Index = 0
+	c.BackingStore = withoutIndexes(b.BackingStore)
+	return &c
+}

@@ -39,10 +39,20 @@ type MigrateParams struct {
 
 // MigrationXML returns the running domain's XML fit for a migration's destination.
 func (c *Conn) MigrationXML(ctx context.Context, name string) (string, error) {
+	return c.xmlDesc(ctx, "get migratable XML of", name, libvirt.DomainXMLMigratable|libvirt.DomainXMLSecure)
+}
+
+// LiveXML returns the running domain's XML as libvirt keeps it, with what it detected at the
+// start (the disks' backing chains among it), secrets included.
+func (c *Conn) LiveXML(ctx context.Context, name string) (string, error) {
+	return c.xmlDesc(ctx, "get the live XML of", name, libvirt.DomainXMLSecure)
+}
+
+func (c *Conn) xmlDesc(ctx context.Context, what, name string, flags libvirt.DomainXMLFlags) (string, error) {
 	var xml string
-	err := c.onDomain(ctx, "get migratable XML of", name, func(d libvirt.Domain) error {
+	err := c.onDomain(ctx, what, name, func(d libvirt.Domain) error {
 		var err error
-		xml, err = c.l.DomainGetXMLDesc(d, libvirt.DomainXMLMigratable|libvirt.DomainXMLSecure)
+		xml, err = c.l.DomainGetXMLDesc(d, flags)
 		return err
 	})
 	return xml, err
