@@ -1,7 +1,6 @@
 package nodeagent
 
 import (
-	"bufio"
 	"crypto/tls"
 	"io"
 	"net"
@@ -57,15 +56,12 @@ func (c *batchingConn) flush() error {
 	return err
 }
 
-// peerConn is a migration connection to another node agent: TLS over a batchingConn, each
-// Write's records sent with one write, its first bytes possibly read ahead into r.
+// peerConn is a migration connection to another node agent: TLS over raw, each Write's
+// records sent with one write.
 type peerConn struct {
-	*tls.Conn
+	bufferedConn
 	raw *batchingConn
-	r   *bufio.Reader
 }
-
-func (c *peerConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 func (c *peerConn) Write(p []byte) (int, error) {
 	c.raw.holdWrites()
@@ -85,8 +81,26 @@ const maxRecordPayload = 16 << 10
 // rather than waking it for every 16 KiB. A short record ends a read, and so do empty kernel
 // buffers, so that a small message (a libvirt or NBD reply) is never held back.
 type recordCoalescer struct {
-	r    io.Reader
-	conn syscall.Conn
+	r   io.Reader
+	raw syscall.RawConn // the TCP connection under the TLS one
+}
+
+// coalesceRecords reads r, the plaintext of TLS connection conn, through a recordCoalescer;
+// it returns r itself where conn is not TLS over a socket.
+func coalesceRecords(conn net.Conn, r io.Reader) io.Reader {
+	tc, ok := conn.(*tls.Conn)
+	if !ok {
+		return r
+	}
+	sc, ok := tc.NetConn().(syscall.Conn)
+	if !ok {
+		return r
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return r
+	}
+	return &recordCoalescer{r: r, raw: raw}
 }
 
 func (c *recordCoalescer) Read(p []byte) (int, error) {
@@ -101,12 +115,9 @@ func (c *recordCoalescer) Read(p []byte) (int, error) {
 
 // queued reports whether bytes wait in the connection's kernel receive buffer.
 func (c *recordCoalescer) queued() bool {
-	raw, err := c.conn.SyscallConn()
-	if err != nil {
-		return false
-	}
 	waiting := 0
-	if err := raw.Control(func(fd uintptr) { waiting, err = unix.IoctlGetInt(int(fd), unix.SIOCINQ) }); err != nil {
+	var err error
+	if cerr := c.raw.Control(func(fd uintptr) { waiting, err = unix.IoctlGetInt(int(fd), unix.SIOCINQ) }); cerr != nil {
 		return false
 	}
 	return err == nil && waiting > 0

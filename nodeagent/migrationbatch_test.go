@@ -67,7 +67,7 @@ func peerPair(t *testing.T) (*peerConn, *countingConn, *tls.Conn, *net.TCPConn) 
 		client.Close()
 		srv.Close()
 	})
-	return &peerConn{Conn: client, raw: raw, r: bufio.NewReader(client)}, counted, srv, server.(*net.TCPConn)
+	return &peerConn{bufferedConn: bufferedConn{Conn: client, r: bufio.NewReader(client)}, raw: raw}, counted, srv, server.(*net.TCPConn)
 }
 
 // TestPeerConnSendsAWriteAtOnce: a 256 KiB write to a peer goes out as one TCP write of its 16
@@ -100,7 +100,10 @@ func TestPeerConnSendsAWriteAtOnce(t *testing.T) {
 // read together, and a short message is not held back waiting for more.
 func TestRecordCoalescerReadsWholeRecordsTogether(t *testing.T) {
 	client, _, srv, tcp := peerPair(t)
-	r := &recordCoalescer{r: srv, conn: tcp}
+	r := coalesceRecords(srv, srv)
+	if _, ok := r.(*recordCoalescer); !ok {
+		t.Fatal("a TLS connection over TCP is read without coalescing")
+	}
 	data := make([]byte, 6*maxRecordPayload) // within a loopback socket's default receive buffer
 	if _, err := rand.Read(data); err != nil {
 		t.Fatal(err)

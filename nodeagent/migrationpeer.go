@@ -128,13 +128,7 @@ func (a *Agent) serveMigrationSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	capConnBuffers(conn)
 	klog.V(2).InfoS("Migration connection from a peer", "migration", uid, "socket", sock, "peer", r.RemoteAddr)
-	var from io.Reader = buf.Reader
-	if tc, ok := conn.(*tls.Conn); ok {
-		if sc, ok := tc.NetConn().(syscall.Conn); ok {
-			from = &recordCoalescer{r: buf.Reader, conn: sc}
-		}
-	}
-	spliceConns(&bufferedConn{Conn: conn, r: from}, target)
+	spliceConns(&bufferedConn{Conn: conn, r: coalesceRecords(conn, buf.Reader)}, target)
 }
 
 // migrationTarget is the running target launcher Pod of migration uid on this node.
@@ -156,8 +150,8 @@ func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.
 	if p == nil {
 		return nil, errors.New("this node agent has no certificate for its peers")
 	}
-	d := net.Dialer{Timeout: 10 * time.Second, KeepAlive: 15 * time.Second, Control: capSocketBuffers}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	d := net.Dialer{KeepAlive: 15 * time.Second, Control: capSocketBuffers}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // connection and TLS handshake
 	defer cancel()
 	tcp, err := d.DialContext(ctx, "tcp", address)
 	if err != nil {
@@ -191,7 +185,7 @@ func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.
 		c.Close()
 		return nil, fmt.Errorf("the target's node agent at %s: %s: %s", address, resp.Status, strings.TrimSpace(string(body)))
 	}
-	return &peerConn{Conn: c, raw: raw, r: br}, nil
+	return &peerConn{bufferedConn: bufferedConn{Conn: c, r: br}, raw: raw}, nil
 }
 
 // migrationSocketBuffer caps the kernel's send and receive buffers of a migration connection
