@@ -19,8 +19,11 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/domain"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 	"github.com/vireo-dev/vireo/launcher/virt"
@@ -82,8 +85,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // Run runs the launcher until its domain ends; the exit code says how (0: ended normally).
 // sigterm delivers the Pod's termination.
 func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writer) (int, error) {
-	if o.UID == "" || o.PodUID == "" {
-		return 2, errors.New("--uid and --pod-uid (or $POD_UID) are required")
+	if o.Namespace == "" || o.Name == "" || o.UID == "" || o.PodUID == "" {
+		return 2, errors.New("--namespace, --name, --uid and --pod-uid (or $POD_UID) are required")
 	}
 	// QEMU, daemonized by libvirtd, comes to the launcher when orphaned: libvirtd waits for it
 	// to be gone (reaped) whenever it stops it (a migration's end, a shutdown).
@@ -145,6 +148,10 @@ func (l *launcher) loop(ctx context.Context, daemon *virt.Daemon, events <-chan 
 				events = nil
 				continue
 			}
+			if !l.ownDomain(ev) {
+				klog.InfoS("Ignoring the event of a domain that is not this VMI's", "event", ev.String(), "want", l.wantDomain())
+				continue
+			}
 			klog.InfoS("Domain event", "event", ev.String())
 			l.events.handle(ev)
 			if ev.Kind == virt.EventResumed && ev.Reason == virt.ReasonMigrated {
@@ -164,6 +171,18 @@ func (l *launcher) loop(ctx context.Context, daemon *virt.Daemon, events <-chan 
 			return 1
 		}
 	}
+}
+
+// wantDomain is the name of the VMI's domain (domain.DomainName), on the source and on a
+// migration's target alike.
+func (l *launcher) wantDomain() string {
+	return domain.DomainName(&v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: l.opts.Namespace, Name: l.opts.Name}})
+}
+
+// ownDomain reports whether ev concerns the VMI's domain. Another domain in the launcher's
+// libvirtd (someone with root on the node and virsh) must not end or pause the VMI.
+func (l *launcher) ownDomain(ev virt.Event) bool {
+	return ev.Domain == l.wantDomain()
 }
 
 // finish waits (briefly) until a connected node agent has the final status, then returns the

@@ -29,7 +29,7 @@ func newMigrateCommand(flags *genericclioptions.ConfigFlags, streams genericioop
 	var selector map[string]string
 	cmd := &cobra.Command{
 		Use:   "migrate VM",
-		Short: "Live-migrate a running VirtualMachine to another node (or, with --node naming its own node, to a new launcher there)",
+		Short: "Live-migrate a running VirtualMachine (or a VMI without one) to another node (or, with --node naming its own node, to a new launcher there)",
 		Example: `  vireoctl migrate demo
   vireoctl migrate demo --node vireo-local-1
   vireoctl migrate demo --dry-run`,
@@ -44,14 +44,11 @@ func newMigrateCommand(flags *genericclioptions.ConfigFlags, streams genericioop
 			if err != nil {
 				return err
 			}
-			if err := t.put(c.Context(), "virtualmachines", args[0], "migrate", body); err != nil {
+			kind, err := putMigrate(c.Context(), t, args[0], body)
+			if err != nil {
 				return err
 			}
-			suffix := ""
-			if dryRun {
-				suffix = " (dry run)"
-			}
-			fmt.Fprintf(streams.Out, "VM %s was scheduled to migrate%s\n", args[0], suffix)
+			fmt.Fprintf(streams.Out, "%s %s was scheduled to migrate%s\n", kind, args[0], dryRunSuffix(dryRun))
 			return nil
 		},
 	}
@@ -59,6 +56,20 @@ func newMigrateCommand(flags *genericclioptions.ConfigFlags, streams genericioop
 	cmd.Flags().StringVar(&node, "node", "", "The node to migrate to (its "+hostnameLabel+" label); naming the VM's own node moves it to a new launcher there.")
 	cmd.Flags().StringToStringVar(&selector, "added-node-selector", nil, "Node labels the target must have, key=value[,key=value]; narrows placement only.")
 	return cmd
+}
+
+// putMigrate asks the VM's migrate subresource to migrate it. A VMI without a VM (which
+// KubeVirt's virtctl refuses) migrates through its own migrate subresource. It returns the
+// kind it migrated: "VM" or "VMI".
+func putMigrate(ctx context.Context, t *target, name string, body []byte) (string, error) {
+	err := t.put(ctx, "virtualmachines", name, "migrate", body)
+	if !apierrors.IsNotFound(err) {
+		return "VM", err
+	}
+	if getErr := t.get(ctx, "virtualmachineinstances", name); apierrors.IsNotFound(getErr) {
+		return "", fmt.Errorf("found neither a VirtualMachine nor a VirtualMachineInstance %s in namespace %s", name, t.namespace)
+	}
+	return "VMI", t.put(ctx, "virtualmachineinstances", name, "migrate", body)
 }
 
 // migrateOptions is the body of the migrate subresource.
