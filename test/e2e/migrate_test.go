@@ -110,4 +110,7 @@ func TestMigrateRequests(t *testing.T) {
 	if out, err := vireoctl(t, "-n", ns, "migrate", "local"); err == nil || !strings.Contains(out, "DisksNotLiveMigratable") {
 		t.Errorf("migrating a VMI on an unshared claim: %v\n%s", err, out)
 	}
+	if out, err := vireoctl(t, "-n", ns, "migrate", "nosuch"); err == nil || !strings.Contains(out, "neither a VirtualMachine nor a VirtualMachineInstance nosuch") {
+		t.Errorf("migrating what does not exist: %v\n%s", err, out)
+	}
 }

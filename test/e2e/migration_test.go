@@ -54,6 +54,24 @@ func startMigration(t *testing.T, ns, name, node string) *v1.VirtualMachineInsta
 	return created
 }
 
+// migrateWithVireoctl migrates VMI name, which no VM owns, with `vireoctl migrate` (to node
+// when given) and returns the migration it created.
+func migrateWithVireoctl(t *testing.T, ns, name, node string) *v1.VirtualMachineInstanceMigration {
+	t.Helper()
+	args := []string{"-n", ns, "migrate", name}
+	if node != "" {
+		args = append(args, "--node", node)
+	}
+	if out, err := vireoctl(t, args...); err != nil || !strings.Contains(out, "VMI "+name+" was scheduled to migrate") {
+		t.Fatalf("vireoctl %v: %v\n%s", args, err, out)
+	}
+	l, err := vireo.KubevirtV1().VirtualMachineInstanceMigrations(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(l.Items) != 1 || l.Items[0].Spec.VMIName != name {
+		t.Fatalf("after vireoctl migrate %s: migrations %+v (%v), want one of %s", name, l, err, name)
+	}
+	return &l.Items[0]
+}
+
 // waitMigration waits until the migration reached phase (or ended otherwise: then it fails).
 func waitMigration(t *testing.T, ns, name string, phase v1.VirtualMachineInstanceMigrationPhase, timeout time.Duration) *v1.VirtualMachineInstanceMigration {
 	t.Helper()
@@ -113,7 +131,7 @@ func migrateTickingGuest(t *testing.T, inPlace bool) {
 	if !inPlace {
 		want = ""
 	}
-	m := startMigration(t, ns, "tiny", want)
+	m := migrateWithVireoctl(t, ns, "tiny", want)
 	m = waitMigration(t, ns, m.Name, v1.MigrationSucceeded, 3*time.Minute)
 	before := lastTick(con.output())
 	var phases []string

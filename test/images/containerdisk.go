@@ -56,8 +56,9 @@ func containerDiskTar(w io.Writer, disk string) error {
 	return tw.Close()
 }
 
-// containerDiskImage is the image: one gzip layer holding disk, OCI media types, linux/amd64.
-func containerDiskImage(disk, tmpDir string) (v1.Image, error) {
+// ContainerDiskImage is the containerDisk image of the qcow2 file disk: one gzip layer holding it
+// at ContainerDiskPath, OCI media types, linux/amd64. The layer's tar is staged in tmpDir.
+func ContainerDiskImage(disk, tmpDir string) (v1.Image, error) {
 	tarPath := filepath.Join(tmpDir, "containerdisk-layer.tar")
 	f, err := os.Create(tarPath)
 	if err != nil {
@@ -96,7 +97,7 @@ func singleLayerImage(tarPath string) (v1.Image, error) {
 // writeContainerDisk writes the containerDisk of disk as an OCI image layout in dir, tagged
 // latest, and returns the image's manifest digest. The layer's tar is staged in tmpDir.
 func writeContainerDisk(dir, disk, tmpDir string) (v1.Hash, error) {
-	img, err := containerDiskImage(disk, tmpDir)
+	img, err := ContainerDiskImage(disk, tmpDir)
 	if err != nil {
 		return v1.Hash{}, err
 	}
