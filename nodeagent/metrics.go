@@ -81,17 +81,30 @@ func observeArrival(m *protocol.MigrationStatus) {
 }
 
 // observeMigration records the progress of vmi's running migration m, or forgets it once ended.
-func (a *Agent) observeMigration(vmi *v1.VirtualMachineInstance, m *protocol.MigrationStatus) {
+// The series are forgotten too when the agent forgets the migration (endMigration): on success
+// the target's agent usually reports the end first, and the source's launcher Pod goes before
+// its own report of the end reaches this agent.
+func (a *Agent) observeMigration(uid migrationKey, vmi *v1.VirtualMachineInstance, m *protocol.MigrationStatus) {
 	labels := []string{vmi.Namespace, vmi.Name, a.opts.NodeName}
 	if m.Ended() {
-		for _, g := range migrationGauges {
-			g.DeleteLabelValues(labels...)
-		}
+		forgetMigrationProgress(labels)
 		return
 	}
+	w := a.work(uid)
+	a.mu.Lock()
+	w.progressLabels = labels
+	a.mu.Unlock()
 	migrationDataProcessed.WithLabelValues(labels...).Set(float64(m.DataProcessed))
 	migrationDataRemaining.WithLabelValues(labels...).Set(float64(m.DataRemaining))
 	migrationDataTotal.WithLabelValues(labels...).Set(float64(m.DataTotal))
 	migrationDirtyMemoryRate.WithLabelValues(labels...).Set(float64(m.MemoryDirtyRate))
 	migrationMemoryTransfer.WithLabelValues(labels...).Set(float64(m.MemoryBps))
+}
+
+// forgetMigrationProgress removes the progress series of a migration (labels: namespace, name,
+// node).
+func forgetMigrationProgress(labels []string) {
+	for _, g := range migrationGauges {
+		g.DeleteLabelValues(labels...)
+	}
 }

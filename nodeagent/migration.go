@@ -50,6 +50,8 @@ type migrationWork struct {
 	// preparing / prepared / prepareErr track PrepareTarget on the target.
 	preparing, prepared bool
 	prepareErr          string
+	// progressLabels are the labels of the progress series this agent, the source's, reports.
+	progressLabels []string
 }
 
 // inFlight reports whether ms describes a migration that has neither completed nor failed.
@@ -108,12 +110,16 @@ func (a *Agent) endMigration(uid migrationKey) {
 	w := a.migrations[uid]
 	delete(a.migrations, uid)
 	var proxy *migrationProxy
+	var progress []string
 	if w != nil {
-		proxy = w.proxy
+		proxy, progress = w.proxy, w.progressLabels
 	}
 	a.mu.Unlock()
 	if proxy != nil {
 		proxy.close()
+	}
+	if progress != nil {
+		forgetMigrationProgress(progress)
 	}
 }
 
@@ -219,7 +225,7 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 	// The launcher's last report counts even once it exited: it exits when its guest left.
 	client, dom, _ := a.session(pod, vmi, key).state()
 	if dom != nil && dom.Migration != nil && dom.Migration.UID == string(ms.MigrationUID) {
-		a.observeMigration(vmi, dom.Migration)
+		a.observeMigration(ms.MigrationUID, vmi, dom.Migration)
 		a.reportSource(ctx, client, dom, ms)
 		return
 	}

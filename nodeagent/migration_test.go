@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/component-base/metrics/testutil"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/reconcile"
@@ -197,4 +199,45 @@ func TestStartJustWritten(t *testing.T) {
 			t.Errorf("%s: startJustWritten = %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// TestMigrationProgressSeriesEndWithTheMigration: the source agent's progress series of a
+// migration go when the agent forgets the migration, as when the source launcher Pod is gone
+// after a success the target's agent reported first (the source's launcher never reports the
+// end to it then).
+func TestMigrationProgressSeriesEndWithTheMigration(t *testing.T) {
+	registerMigrationMetrics()
+	a := &Agent{opts: &Options{NodeName: "node1"}, migrations: map[types.UID]*migrationWork{}}
+	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "progress-vm"}}
+	a.observeMigration("m1", vmi, &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationRunning, DataProcessed: 42, DataRemaining: 7})
+	if n := progressSeries(t, "progress-vm"); n != len(migrationGauges) {
+		t.Fatalf("%d progress series while the migration runs, want %d", n, len(migrationGauges))
+	}
+	a.work("m1").proxyPod = "source-pod"
+	a.endMigrationsFrom("source-pod")
+	if n := progressSeries(t, "progress-vm"); n != 0 {
+		t.Errorf("%d progress series after the source Pod went, want 0", n)
+	}
+}
+
+// progressSeries counts the kubevirt_vmi_migration_* series of VMI name in the registry /metrics
+// serves.
+func progressSeries(t *testing.T, name string) int {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), "kubevirt_vmi_migration_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if testutil.LabelsMatch(m, map[string]string{"name": name}) {
+				n++
+			}
+		}
+	}
+	return n
 }
