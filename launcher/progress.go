@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/vireo-dev/vireo/launcher/protocol"
@@ -59,7 +60,11 @@ func completionLimit(perGiB time.Duration, total uint64) time.Duration {
 	if perGiB <= 0 {
 		return 0
 	}
-	return perGiB * time.Duration(dataGiB(total))
+	gib := dataGiB(total)
+	if uint64(perGiB) > math.MaxInt64/gib {
+		return math.MaxInt64 // saturates rather than overflowing into no limit
+	}
+	return perGiB * time.Duration(gib)
 }
 
 // dataGiB is total bytes in GiB, rounded up, at least one.

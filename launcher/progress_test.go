@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +51,16 @@ func TestProgressWatch(t *testing.T) {
 	}
 	if a := pc.check(virt.JobStats{DataTotal: quarterGiB, DataRemaining: 60}, t0.Add(30*time.Second)); a != "" {
 		t.Fatalf("in post-copy: %q", a)
+	}
+}
+
+// TestCompletionLimitSaturates: a completionTimeoutPerGiB of centuries times a large guest is
+// the longest limit there is, not an overflow into a negative one (no limit at all).
+func TestCompletionLimitSaturates(t *testing.T) {
+	if got := completionLimit(math.MaxInt64/2, 4<<30); got != math.MaxInt64 {
+		t.Errorf("completionLimit(MaxInt64/2, 4 GiB) = %v, want the maximum", got)
+	}
+	if got := completionLimit(150*time.Second, 3<<30); got != 450*time.Second {
+		t.Errorf("completionLimit(150s, 3 GiB) = %v, want 7m30s", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"time"
@@ -370,10 +371,19 @@ func (a *Agent) migrateRequest(ms *v1.VirtualMachineInstanceMigrationState) *pro
 	if b := m.BandwidthPerMigration.Value(); b > 0 {
 		req.BandwidthMiB = uint64(max(1, b>>20))
 	}
-	req.ProgressTimeout = time.Duration(m.ProgressTimeout) * time.Second
-	req.CompletionTimeoutPerGiB = time.Duration(m.CompletionTimeoutPerGiB) * time.Second
+	req.ProgressTimeout = secondsDuration(m.ProgressTimeout)
+	req.CompletionTimeoutPerGiB = secondsDuration(m.CompletionTimeoutPerGiB)
 	req.AllowAutoConverge, req.AllowPostCopy = m.AllowAutoConverge, m.AllowPostCopy
 	return req
+}
+
+// secondsDuration is s seconds, saturating: a timeout of centuries is a long one, not (past
+// time.Duration's 292 years) a negative one that would turn the limit off.
+func secondsDuration(s int64) time.Duration {
+	if s > int64(math.MaxInt64/time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(s) * time.Second
 }
 
 // reportSource copies the source launcher's view of the migration into ms and asks the

@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -240,4 +241,14 @@ func progressSeries(t *testing.T, name string) int {
 		}
 	}
 	return n
+}
+
+// TestSecondsDurationSaturates: a timeout beyond time.Duration's range stays the longest one,
+// not a negative duration that would turn the limit off.
+func TestSecondsDurationSaturates(t *testing.T) {
+	for s, want := range map[int64]time.Duration{0: 0, 150: 150 * time.Second, 1 << 40: math.MaxInt64, math.MaxInt64: math.MaxInt64} {
+		if got := secondsDuration(s); got != want {
+			t.Errorf("secondsDuration(%d) = %v, want %v", s, got, want)
+		}
+	}
 }

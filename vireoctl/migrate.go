@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -54,7 +55,8 @@ func newMigrateCommand(flags *genericclioptions.ConfigFlags, streams genericioop
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "Check the migration without starting it.")
 	cmd.Flags().StringVar(&node, "node", "", "The node to migrate to (its "+hostnameLabel+" label); naming the VM's own node moves it to a new launcher there.")
-	cmd.Flags().StringToStringVar(&selector, "added-node-selector", nil, "Node labels the target must have, key=value[,key=value]; narrows placement only.")
+	cmd.Flags().StringToStringVar(&selector, "added-node-selector", nil, "Node labels the target must have, key=value[,key=value]; narrows placement only (virtctl's --addedNodeSelector works too).")
+	cmd.Flags().SetNormalizeFunc(virtctlFlagNames)
 	return cmd
 }
 
@@ -70,6 +72,14 @@ func putMigrate(ctx context.Context, t *target, name string, body []byte) (strin
 		return "", fmt.Errorf("found neither a VirtualMachine nor a VirtualMachineInstance %s in namespace %s", name, t.namespace)
 	}
 	return "VMI", t.put(ctx, "virtualmachineinstances", name, "migrate", body)
+}
+
+// virtctlFlagNames accepts virtctl's spelling of the migrate flags.
+func virtctlFlagNames(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	if name == "addedNodeSelector" {
+		name = "added-node-selector"
+	}
+	return pflag.NormalizedName(name)
 }
 
 // migrateOptions is the body of the migrate subresource.

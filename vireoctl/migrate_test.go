@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
@@ -54,5 +56,16 @@ func TestCancelMigrations(t *testing.T) {
 	}
 	if _, err := cancelMigrations(context.Background(), cs, "ns", "demo"); err == nil {
 		t.Error("nothing to cancel was not an error")
+	}
+}
+
+// TestMigrateTakesVirtctlFlags: virtctl's --addedNodeSelector is --added-node-selector.
+func TestMigrateTakesVirtctlFlags(t *testing.T) {
+	cmd := newMigrateCommand(genericclioptions.NewConfigFlags(false), genericiooptions.NewTestIOStreamsDiscard())
+	if err := cmd.ParseFlags([]string{"--addedNodeSelector", "zone=a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cmd.Flags().GetStringToString("added-node-selector"); err != nil || !reflect.DeepEqual(got, map[string]string{"zone": "a"}) {
+		t.Errorf("--addedNodeSelector zone=a gave %v (%v)", got, err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,6 +76,10 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 	if err := storeutil.ReadOptions(req, Name, "MigrateOptions", &o); err != nil {
 		return err
 	}
+	dryRun, err := storeutil.DryRun(Name, o.DryRun)
+	if err != nil {
+		return err
+	}
 	if err := r.checkRunning(ctx, name); err != nil {
 		return err
 	}
@@ -85,10 +88,10 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 		Spec:       v1.VirtualMachineInstanceMigrationSpec{VMIName: name, AddedNodeSelector: o.AddedNodeSelector},
 	}
 	opts := &metav1.CreateOptions{}
-	if slices.Contains(o.DryRun, metav1.DryRunAll) {
+	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	_, err := r.migrations.Create(ctx, m, rest.ValidateAllObjectFunc, opts)
+	_, err = r.migrations.Create(ctx, m, rest.ValidateAllObjectFunc, opts)
 	return err
 }
 

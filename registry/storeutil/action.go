@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
@@ -65,4 +66,15 @@ func ReadOptions(req *http.Request, action, kind string, into any) error {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s: the body is not %s JSON: %v", action, kind, err))
 	}
 	return nil
+}
+
+// DryRun reads an action's dryRun option: true for ["All"], false for none; any other value is
+// refused (400, as kube-apiserver refuses it on a create), so a typo never acts for real.
+func DryRun(action string, values []string) (bool, error) {
+	for _, d := range values {
+		if d != metav1.DryRunAll {
+			return false, apierrors.NewBadRequest(fmt.Sprintf("%s: dryRun %q: the only dry run is %q", action, d, metav1.DryRunAll))
+		}
+	}
+	return len(values) > 0, nil
 }

@@ -30,3 +30,22 @@ func TestReadOptions(t *testing.T) {
 		t.Errorf("oversized body: %v, want 413", err)
 	}
 }
+
+// TestDryRun: ["All"] is a dry run, none is not, and anything else is refused naming it.
+func TestDryRun(t *testing.T) {
+	for _, tc := range []struct {
+		values  []string
+		dry     bool
+		refused bool
+	}{
+		{nil, false, false},
+		{[]string{"All"}, true, false},
+		{[]string{"all"}, false, true},
+		{[]string{"All", "x"}, false, true},
+	} {
+		dry, err := DryRun("migrate", tc.values)
+		if dry != tc.dry || (err != nil) != tc.refused || (err != nil && (!apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "migrate: dryRun"))) {
+			t.Errorf("DryRun(%q) = %v, %v", tc.values, dry, err)
+		}
+	}
+}

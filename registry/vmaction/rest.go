@@ -9,7 +9,6 @@ package vmaction
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -124,30 +123,36 @@ func (r *REST) write(ctx context.Context, current *v1.VirtualMachine, vmi *v1.Vi
 	return err
 }
 
-// decoder reads the action's options body (empty means none) and returns its rule.
+// decoder reads the action's options body (empty means none) and returns its rule and whether
+// it is a dry run.
 func (r *REST) decoder(req *http.Request) (func(*v1.VirtualMachine, *v1.VirtualMachineInstance) (vm.Change, error), bool, error) {
-	var err error
 	decode := func(into any) error {
 		return storeutil.ReadOptions(req, r.action, title(r.action)+"Options", into)
 	}
-	dry := func(d []string) bool { return slices.Contains(d, metav1.DryRunAll) }
+	var rule func(*v1.VirtualMachine, *v1.VirtualMachineInstance) (vm.Change, error)
+	var dryRun []string
+	var err error
 	switch r.action {
 	case Start:
 		var o vm.StartOptions
 		err = decode(&o)
-		return func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) { return vm.Start(x, i, o) }, dry(o.DryRun), err
+		rule, dryRun = func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) { return vm.Start(x, i, o) }, o.DryRun
 	case Stop:
 		var o vm.StopOptions
 		err = decode(&o)
-		return func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) { return vm.Stop(x, i, o) }, dry(o.DryRun), err
+		rule, dryRun = func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) { return vm.Stop(x, i, o) }, o.DryRun
 	case Restart:
 		var o vm.RestartOptions
 		err = decode(&o)
-		return func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) {
-			return vm.Restart(x, i, o)
-		}, dry(o.DryRun), err
+		rule, dryRun = func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) { return vm.Restart(x, i, o) }, o.DryRun
+	default:
+		return nil, false, apierrors.NewNotFound(v1.Resource("virtualmachines/"+r.action), "")
 	}
-	return nil, false, apierrors.NewNotFound(v1.Resource("virtualmachines/"+r.action), "")
+	if err != nil {
+		return nil, false, err
+	}
+	dry, err := storeutil.DryRun(r.action, dryRun)
+	return rule, dry, err
 }
 
 func title(s string) string {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -62,7 +61,10 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 	if !ok {
 		return fmt.Errorf("unexpected object %T", obj)
 	}
-	dryRun := slices.Contains(opts.DryRun, metav1.DryRunAll)
+	dryRun, err := storeutil.DryRun(r.action, opts.DryRun)
+	if err != nil {
+		return err
+	}
 	if err := Check(r.action, vmi, dryRun); err != nil || dryRun {
 		return err
 	}
@@ -75,12 +77,8 @@ func (r *REST) decode(req *http.Request) (Options, error) {
 	if err := storeutil.ReadOptions(req, r.action, optionsKind(r.action), &opts); err != nil {
 		return opts, err
 	}
-	for _, d := range opts.DryRun {
-		if d != metav1.DryRunAll {
-			return opts, apierrors.NewBadRequest(fmt.Sprintf("%s: dryRun %q: the only dry run is %q", r.action, d, metav1.DryRunAll))
-		}
-	}
-	return opts, nil
+	_, err := storeutil.DryRun(r.action, opts.DryRun)
+	return opts, err
 }
 
 func optionsKind(action string) string {

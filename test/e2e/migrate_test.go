@@ -72,6 +72,9 @@ func TestMigrateRequests(t *testing.T) {
 		}
 		return nil
 	})
+	if code, msg := putSubresource(t, mover, "subresources.kubevirt.io", ns, "virtualmachines", "demo", "migrate", `{"dryRun":["all"]}`); code != 400 || !strings.Contains(msg, `dryRun "all"`) {
+		t.Errorf("migrate with a misspelt dry run: %d %s, want 400 naming it", code, msg)
+	}
 	if list, err := vireo.KubevirtV1().VirtualMachineInstanceMigrations(ns).List(t.Context(), metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
 		t.Fatalf("a dry run created migrations: %v %v", list, err)
 	}
