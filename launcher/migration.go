@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -185,6 +187,7 @@ func (l *launcher) AbortMigration(ctx context.Context, _ *protocol.Empty) (*prot
 	if !running {
 		return nil, status.Error(codes.FailedPrecondition, "no migration is running")
 	}
+	run.abortRequested.Store(true)
 	select {
 	case run.abort <- "aborted on request":
 	default:
@@ -197,6 +200,34 @@ type migrationRun struct {
 	UID   string
 	abort chan string // a reason to abort
 	ended bool        // guarded by launcher.mu
+	// abortRequested: the node agent asked to abort (AbortMigration).
+	abortRequested atomic.Bool
+	// preCopyOnly: the target cannot run post-copy, so the migration runs without it.
+	preCopyOnly atomic.Bool
+}
+
+// postCopyUnsupported is QEMU's refusal of post-copy when it cannot have a userfaultfd (as
+// the unprivileged qemu user with the kernel's vm.unprivileged_userfaultfd at 0, its default).
+const postCopyUnsupported = "Postcopy is not supported"
+
+// migrate runs libvirt's migration. allowPostCopy allows post-copy, it does not require it:
+// when the target's QEMU refuses it, the migration runs again in pre-copy alone instead of
+// failing (KubeVirt fails every migration then), and the log says why.
+func (l *launcher) migrate(ctx context.Context, name string, p virt.MigrateParams, run *migrationRun) error {
+	err := l.conn.Migrate(ctx, name, p)
+	if err == nil || !p.PostCopy || !strings.Contains(err.Error(), postCopyUnsupported) || run.abortRequested.Load() || ctx.Err() != nil {
+		return err
+	}
+	klog.InfoS("The target's QEMU cannot run post-copy (it needs a userfaultfd: set the target node's sysctl vm.unprivileged_userfaultfd=1); migrating in pre-copy alone",
+		"migration", run.UID, "err", err)
+	run.preCopyOnly.Store(true)
+	l.hub.update(func(st *protocol.DomainStatus) {
+		if m := st.Migration; m != nil && m.UID == run.UID {
+			m.PostCopyUnavailable = err.Error()
+		}
+	})
+	p.PostCopy = false
+	return l.conn.Migrate(ctx, name, p)
 }
 
 // runMigration runs libvirt's migration while watching its progress and reports the end.
@@ -230,7 +261,7 @@ func (l *launcher) runMigration(name string, req protocol.MigrateRequest, run *m
 		watchDone := make(chan string, 1)
 		go func() { watchDone <- l.watchMigration(ctx, name, req, run) }()
 		klog.InfoS("Migrating the guest", "migration", req.MigrationUID, "copyDisks", p.CopyDisks, "bandwidthMiB", req.BandwidthMiB)
-		err = l.conn.Migrate(ctx, name, p)
+		err = l.migrate(ctx, name, p, run)
 		cancel()
 		aborted = <-watchDone
 	}
@@ -297,6 +328,7 @@ func (l *launcher) watchMigration(ctx context.Context, name string, req protocol
 				continue
 			}
 			l.reportProgress(stats)
+			w.req.AllowPostCopy = req.AllowPostCopy && !run.preCopyOnly.Load()
 			switch action := w.check(stats, now); {
 			case action == actionPostCopy:
 				klog.InfoS("Switching the migration to post-copy", "migration", req.MigrationUID)

@@ -13,7 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
+	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
@@ -269,11 +271,13 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 			return
 		}
 	}
-	if err := client.Migrate(ctx, a.migrateRequest(ms)); err != nil {
+	settings := a.migrationSettings()
+	if err := client.Migrate(ctx, migrateRequest(ms, settings)); err != nil {
 		a.retryStart(ctx, key, w, ms, fmt.Errorf("starting the migration in the source launcher: %w", err))
 		return
 	}
 	w.started = true
+	ms.MigrationConfiguration = migrationConfiguration(settings)
 	klog.FromContext(ctx).Info("Migration started", "vmi", key, "migration", ms.MigrationUID, "target", ms.TargetNode+"/"+ms.TargetPod)
 }
 
@@ -361,13 +365,21 @@ func (a *Agent) targetDialer(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachi
 	return func(ctx context.Context, name string) (net.Conn, error) { return a.dirs.dialSocket(ctx, pod.UID, name) }, nil
 }
 
-// migrateRequest turns the cluster's migration settings into the launcher's request.
-func (a *Agent) migrateRequest(ms *v1.VirtualMachineInstanceMigrationState) *protocol.MigrateRequest {
-	req := &protocol.MigrateRequest{MigrationUID: string(ms.MigrationUID)}
+// migrationSettings are the cluster's migration settings now (nil: the agent has none).
+func (a *Agent) migrationSettings() *defaults.MigrationSettings {
 	if a.settings == nil {
-		return req
+		return nil
 	}
 	m := a.settings.Get().Migrations
+	return &m
+}
+
+// migrateRequest turns the cluster's migration settings m into the launcher's request.
+func migrateRequest(ms *v1.VirtualMachineInstanceMigrationState, m *defaults.MigrationSettings) *protocol.MigrateRequest {
+	req := &protocol.MigrateRequest{MigrationUID: string(ms.MigrationUID)}
+	if m == nil {
+		return req
+	}
 	if b := m.BandwidthPerMigration.Value(); b > 0 {
 		req.BandwidthMiB = uint64(max(1, b>>20))
 	}
@@ -375,6 +387,23 @@ func (a *Agent) migrateRequest(ms *v1.VirtualMachineInstanceMigrationState) *pro
 	req.CompletionTimeoutPerGiB = secondsDuration(m.CompletionTimeoutPerGiB)
 	req.AllowAutoConverge, req.AllowPostCopy = m.AllowAutoConverge, m.AllowPostCopy
 	return req
+}
+
+// migrationConfiguration is the cluster's migration settings m as KubeVirt reports them in a
+// migration's state (nil without settings).
+func migrationConfiguration(m *defaults.MigrationSettings) *v1.MigrationConfiguration {
+	if m == nil {
+		return nil
+	}
+	return &v1.MigrationConfiguration{
+		ParallelMigrationsPerCluster:      ptr.To(m.ParallelMigrationsPerCluster),
+		ParallelOutboundMigrationsPerNode: ptr.To(m.ParallelOutboundMigrationsPerNode),
+		BandwidthPerMigration:             ptr.To(m.BandwidthPerMigration.DeepCopy()),
+		CompletionTimeoutPerGiB:           ptr.To(m.CompletionTimeoutPerGiB),
+		ProgressTimeout:                   ptr.To(m.ProgressTimeout),
+		AllowAutoConverge:                 ptr.To(m.AllowAutoConverge),
+		AllowPostCopy:                     ptr.To(m.AllowPostCopy),
+	}
 }
 
 // secondsDuration is s seconds, saturating: a timeout of centuries is a long one, not (past
@@ -392,6 +421,10 @@ func (a *Agent) reportSource(ctx context.Context, client *protocol.Client, dom *
 	m := dom.Migration
 	if m.Mode != "" {
 		ms.Mode = v1.MigrationMode(m.Mode)
+	}
+	if c := ms.MigrationConfiguration; m.PostCopyUnavailable != "" && c != nil && (c.AllowPostCopy == nil || *c.AllowPostCopy) {
+		c.AllowPostCopy = ptr.To(false)
+		klog.FromContext(ctx).Info("The migration runs without post-copy: the target's QEMU refused it", "migration", ms.MigrationUID, "reason", m.PostCopyUnavailable)
 	}
 	if m.Ended() {
 		end := metav1.Now()

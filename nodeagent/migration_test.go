@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
 
+	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/launcher/protocol"
@@ -250,5 +252,36 @@ func TestSecondsDurationSaturates(t *testing.T) {
 		if got := secondsDuration(s); got != want {
 			t.Errorf("secondsDuration(%d) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestMigrationSettingsReachTheLauncher: the cluster's settings become the launcher's request
+// and the configuration the migration reports; a target that refused post-copy shows as
+// allowPostCopy false.
+func TestMigrationSettingsReachTheLauncher(t *testing.T) {
+	m := &defaults.MigrationSettings{ParallelMigrationsPerCluster: 5, ParallelOutboundMigrationsPerNode: 2,
+		BandwidthPerMigration: resource.MustParse("64Mi"), CompletionTimeoutPerGiB: 150, ProgressTimeout: 150,
+		AllowAutoConverge: true, AllowPostCopy: true}
+	ms := &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1"}
+	want := &protocol.MigrateRequest{MigrationUID: "m1", BandwidthMiB: 64, ProgressTimeout: 150 * time.Second,
+		CompletionTimeoutPerGiB: 150 * time.Second, AllowAutoConverge: true, AllowPostCopy: true}
+	if got := migrateRequest(ms, m); *got != *want {
+		t.Errorf("request %+v, want %+v", got, want)
+	}
+	if got := migrateRequest(ms, nil); *got != (protocol.MigrateRequest{MigrationUID: "m1"}) {
+		t.Errorf("request without settings %+v", got)
+	}
+	ms.MigrationConfiguration = migrationConfiguration(m)
+	c := ms.MigrationConfiguration
+	if *c.ParallelMigrationsPerCluster != 5 || *c.ParallelOutboundMigrationsPerNode != 2 || c.BandwidthPerMigration.String() != "64Mi" ||
+		*c.CompletionTimeoutPerGiB != 150 || *c.ProgressTimeout != 150 || !*c.AllowAutoConverge || !*c.AllowPostCopy {
+		t.Errorf("configuration %+v", c)
+	}
+	a := &Agent{migrations: map[types.UID]*migrationWork{}}
+	dom := &protocol.DomainStatus{Migration: &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationRunning,
+		PostCopyUnavailable: "Postcopy is not supported"}}
+	a.reportSource(t.Context(), nil, dom, ms)
+	if *ms.MigrationConfiguration.AllowPostCopy {
+		t.Error("allowPostCopy still true after the target refused post-copy")
 	}
 }

@@ -4145,11 +4145,17 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationState(ref common.R
 							Format:      "",
 						},
 					},
+					"migrationConfiguration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationConfiguration is the configuration this migration runs with: the cluster's settings when it started. allowPostCopy is false when the target could not run post-copy.",
+							Ref:         ref(v1.MigrationConfiguration{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			metav1.Time{}.OpenAPIModelName()},
+			v1.MigrationConfiguration{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

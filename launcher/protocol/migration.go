@@ -91,6 +91,9 @@ type MigrationStatus struct {
 	// whole transfer (the target reports both, from its completed job's statistics).
 	DowntimeMs uint64 `json:"downtimeMs,omitempty"`
 	ElapsedMs  uint64 `json:"elapsedMs,omitempty"`
+	// PostCopyUnavailable says why the migration runs without the post-copy it was allowed:
+	// the target's QEMU refused it.
+	PostCopyUnavailable string `json:"postCopyUnavailable,omitempty"`
 }
 
 // Ended reports whether the migration is over.

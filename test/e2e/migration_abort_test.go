@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,8 +29,15 @@ func throttleMigrations(t *testing.T, bandwidth string) {
 	if bandwidth != "" {
 		value, timeout = `"`+bandwidth+`"`, "3000"
 	}
+	patchMigrationSettings(t, `{"bandwidthPerMigration":`+value+`,"completionTimeoutPerGiB":`+timeout+`,"allowPostCopy":null}`)
+}
+
+// patchMigrationSettings merges migrations into the KubeVirt object's
+// spec.configuration.migrations and waits until vireo-controller has taken it up.
+func patchMigrationSettings(t *testing.T, migrations string) {
+	t.Helper()
 	kubectl(t, "-n", v1.InstallNamespace, "patch", "kubevirt", settingsName, "--type", "merge",
-		"-p", `{"spec":{"configuration":{"migrations":{"bandwidthPerMigration":`+value+`,"completionTimeoutPerGiB":`+timeout+`}}}}`)
+		"-p", `{"spec":{"configuration":{"migrations":`+migrations+`}}}`)
 	// Not t.Context(): the setting is also restored in a cleanup, when that has ended.
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		kv, err := vireo.KubevirtV1().KubeVirts(v1.InstallNamespace).Get(ctx, settingsName, metav1.GetOptions{})
@@ -39,7 +48,7 @@ func throttleMigrations(t *testing.T, bandwidth string) {
 		return g != nil && *g == kv.Generation, nil
 	})
 	if err != nil {
-		t.Fatalf("the bandwidth setting %q was not taken up: %v", bandwidth, err)
+		t.Fatalf("the migration settings %s were not taken up: %v", migrations, err)
 	}
 }
 
@@ -122,10 +131,14 @@ func TestLiveMigrationAbortAndFailure(t *testing.T) {
 	waitLauncherPods(t, ns, vmi, 1)
 	echo42(t, con)
 
-	// (3) Unthrottled, it moves; the open console session ends saying why.
+	// (3) Unthrottled and allowed post-copy, it moves; the open console session ends saying
+	// why. Post-copy is allowed, not required: where the target's QEMU cannot have it, the
+	// migration runs in pre-copy alone, and its configuration says so.
 	throttleMigrations(t, "")
+	patchMigrationSettings(t, `{"allowPostCopy":true}`)
 	m = startMigration(t, ns, "demo", "")
-	waitMigration(t, ns, m.Name, v1.MigrationSucceeded, 3*time.Minute)
+	m = waitMigration(t, ns, m.Name, v1.MigrationSucceeded, 3*time.Minute)
+	checkMigrationConfiguration(t, m.Status.MigrationState)
 	if text := con.closeText(t, 30*time.Second); text != nodeagent.CloseVMIMigrated {
 		t.Errorf("the console session ended with %q, want %q", text, nodeagent.CloseVMIMigrated)
 	}
@@ -134,6 +147,25 @@ func TestLiveMigrationAbortAndFailure(t *testing.T) {
 		t.Fatalf("the console after the migration: %v", err)
 	}
 	echo42(t, moved)
+}
+
+// checkMigrationConfiguration checks the configuration a migration reports it ran with:
+// KubeVirt's defaults with post-copy allowed, where the target's QEMU (the unprivileged qemu
+// user) can have the userfaultfd post-copy needs.
+func checkMigrationConfiguration(t *testing.T, ms *v1.VirtualMachineInstanceMigrationState) {
+	t.Helper()
+	sysctl, err := os.ReadFile("/proc/sys/vm/unprivileged_userfaultfd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	postCopy := strings.TrimSpace(string(sysctl)) == "1"
+	c := ms.MigrationConfiguration
+	if c == nil || c.AllowPostCopy == nil || *c.AllowPostCopy != postCopy || c.CompletionTimeoutPerGiB == nil || *c.CompletionTimeoutPerGiB != 150 ||
+		c.BandwidthPerMigration == nil || !c.BandwidthPerMigration.IsZero() {
+		got, _ := json.Marshal(c)
+		t.Errorf("the migration's configuration: %s, want KubeVirt's defaults with allowPostCopy %v (vm.unprivileged_userfaultfd %s)",
+			got, postCopy, strings.TrimSpace(string(sysctl)))
+	}
 }
 
 // checkMigrationMetrics scrapes the source node agent's /metrics during a running migration of

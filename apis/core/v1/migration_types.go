@@ -206,4 +206,8 @@ type VirtualMachineInstanceMigrationState struct {
 	// Mode is how memory is being transferred: PreCopy, PostCopy or Paused.
 	// +optional
 	Mode MigrationMode `json:"mode,omitempty"`
+	// MigrationConfiguration is the configuration this migration runs with: the cluster's
+	// settings when it started. allowPostCopy is false when the target could not run post-copy.
+	// +optional
+	MigrationConfiguration *MigrationConfiguration `json:"migrationConfiguration,omitempty"`
 }

@@ -2103,6 +2103,11 @@ func (in *VirtualMachineInstanceMigrationState) DeepCopyInto(out *VirtualMachine
 		in, out := &in.EndTimestamp, &out.EndTimestamp
 		*out = (*in).DeepCopy()
 	}
+	if in.MigrationConfiguration != nil {
+		in, out := &in.MigrationConfiguration, &out.MigrationConfiguration
+		*out = new(MigrationConfiguration)
+		(*in).DeepCopyInto(*out)
+	}
 	return
 }
 

@@ -1395,6 +1395,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: failureReason
       type:
         scalar: string
+    - name: migrationConfiguration
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.MigrationConfiguration
     - name: migrationUid
       type:
         scalar: string

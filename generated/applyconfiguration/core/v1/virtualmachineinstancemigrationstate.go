@@ -48,6 +48,9 @@ type VirtualMachineInstanceMigrationStateApplyConfiguration struct {
 	MigrationUID *types.UID `json:"migrationUid,omitempty"`
 	// Mode is how memory is being transferred: PreCopy, PostCopy or Paused.
 	Mode *corev1.MigrationMode `json:"mode,omitempty"`
+	// MigrationConfiguration is the configuration this migration runs with: the cluster's
+	// settings when it started. allowPostCopy is false when the target could not run post-copy.
+	MigrationConfiguration *MigrationConfigurationApplyConfiguration `json:"migrationConfiguration,omitempty"`
 }
 
 // VirtualMachineInstanceMigrationStateApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceMigrationState type for use with
@@ -173,5 +176,13 @@ func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithMigrationUI
 // If called multiple times, the Mode field is set to the value of the last call.
 func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithMode(value corev1.MigrationMode) *VirtualMachineInstanceMigrationStateApplyConfiguration {
 	b.Mode = &value
+	return b
+}
+
+// WithMigrationConfiguration sets the MigrationConfiguration field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MigrationConfiguration field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithMigrationConfiguration(value *MigrationConfigurationApplyConfiguration) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.MigrationConfiguration = value
 	return b
 }
