@@ -53,6 +53,8 @@ type migrationWork struct {
 	// preparing / prepared / prepareErr track PrepareTarget on the target.
 	preparing, prepared bool
 	prepareErr          string
+	// configuration is the configuration the source's agent started the migration with.
+	configuration *v1.MigrationConfiguration
 	// progressLabels are the labels of the progress series this agent, the source's, reports.
 	progressLabels []string
 }
@@ -276,8 +278,9 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 		a.retryStart(ctx, key, w, ms, fmt.Errorf("starting the migration in the source launcher: %w", err))
 		return
 	}
-	w.started = true
-	ms.MigrationConfiguration = migrationConfiguration(settings)
+	a.mu.Lock()
+	w.started, w.configuration = true, migrationConfiguration(settings)
+	a.mu.Unlock()
 	klog.FromContext(ctx).Info("Migration started", "vmi", key, "migration", ms.MigrationUID, "target", ms.TargetNode+"/"+ms.TargetPod)
 }
 
@@ -422,6 +425,9 @@ func (a *Agent) reportSource(ctx context.Context, client *protocol.Client, dom *
 	if m.Mode != "" {
 		ms.Mode = v1.MigrationMode(m.Mode)
 	}
+	if ms.MigrationConfiguration == nil {
+		ms.MigrationConfiguration = a.startedConfiguration(ms.MigrationUID)
+	}
 	if c := ms.MigrationConfiguration; m.PostCopyUnavailable != "" && c != nil && (c.AllowPostCopy == nil || *c.AllowPostCopy) {
 		c.AllowPostCopy = ptr.To(false)
 		klog.FromContext(ctx).Info("The migration runs without post-copy: the target's QEMU refused it", "migration", ms.MigrationUID, "reason", m.PostCopyUnavailable)
@@ -458,6 +464,17 @@ func (a *Agent) reportSource(ctx context.Context, client *protocol.Client, dom *
 			w.aborting = true
 		}
 	}
+}
+
+// startedConfiguration is a copy of the configuration this agent started migration uid with
+// (nil: it did not, or not since it started).
+func (a *Agent) startedConfiguration(uid migrationKey) *v1.MigrationConfiguration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if w := a.migrations[uid]; w != nil && w.configuration != nil {
+		return w.configuration.DeepCopy()
+	}
+	return nil
 }
 
 // launcherStatus is the last status the launcher of Pod uid reported (nil: no session or none yet).

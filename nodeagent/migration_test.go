@@ -271,8 +271,7 @@ func TestMigrationSettingsReachTheLauncher(t *testing.T) {
 	if got := migrateRequest(ms, nil); *got != (protocol.MigrateRequest{MigrationUID: "m1"}) {
 		t.Errorf("request without settings %+v", got)
 	}
-	ms.MigrationConfiguration = migrationConfiguration(m)
-	c := ms.MigrationConfiguration
+	c := migrationConfiguration(m)
 	if *c.ParallelMigrationsPerCluster != 5 || *c.ParallelOutboundMigrationsPerNode != 2 || c.BandwidthPerMigration.String() != "64Mi" ||
 		*c.CompletionTimeoutPerGiB != 150 || *c.ProgressTimeout != 150 || !*c.AllowAutoConverge || !*c.AllowPostCopy {
 		t.Errorf("configuration %+v", c)
@@ -280,8 +279,14 @@ func TestMigrationSettingsReachTheLauncher(t *testing.T) {
 	a := &Agent{migrations: map[types.UID]*migrationWork{}}
 	dom := &protocol.DomainStatus{Migration: &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationRunning,
 		PostCopyUnavailable: "Postcopy is not supported"}}
+	// The state written with the start lacks the configuration; the agent's record has it.
+	ms.MigrationConfiguration = nil
+	a.work("m1").configuration = migrationConfiguration(m)
 	a.reportSource(t.Context(), nil, dom, ms)
-	if *ms.MigrationConfiguration.AllowPostCopy {
-		t.Error("allowPostCopy still true after the target refused post-copy")
+	if c := ms.MigrationConfiguration; c == nil || *c.AllowPostCopy || !*c.AllowAutoConverge {
+		t.Errorf("after the target refused post-copy: configuration %+v, want allowPostCopy false", c)
+	}
+	if !*a.work("m1").configuration.AllowPostCopy {
+		t.Error("the agent's record of the configuration changed with the state's")
 	}
 }
