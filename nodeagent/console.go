@@ -123,7 +123,9 @@ func streamablePhase(vmi *v1.VirtualMachineInstance) *httpError {
 	}
 }
 
-// endStreamsOnStop ends a VMI's sessions when it stops running on this node, or is gone.
+// endStreamsOnStop ends a VMI's sessions when it stops running on this node, or is gone. A VMI
+// that moved to another node by migration leaves this agent's informer too (it lists this
+// node's VMIs), often before the source launcher's sockets close: its sessions end saying so.
 func (a *Agent) endStreamsOnStop(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
@@ -132,7 +134,12 @@ func (a *Agent) endStreamsOnStop(obj any) {
 	if !ok {
 		return
 	}
-	a.streams.endVMI(vmi.Namespace, vmi.Name, CloseVMIStopped)
+	msg := CloseVMIStopped
+	if ms := vmi.Status.MigrationState; ms != nil && ms.Completed && ms.SourceNode == a.opts.NodeName &&
+		vmi.Status.NodeName != a.opts.NodeName && vmi.DeletionTimestamp == nil {
+		msg = CloseVMIMigrated
+	}
+	a.streams.endVMI(vmi.Namespace, vmi.Name, msg)
 }
 
 // sockEndMessage says why the console or VNC socket of launcher Pod podUID ended: the guest

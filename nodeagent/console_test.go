@@ -368,3 +368,22 @@ func TestStreamsUnderConcurrentEnds(t *testing.T) {
 	<-ended
 	waitBack(t, g0, fd0)
 }
+
+// TestConsoleEndsSayingTheVMIMigrated: a VMI that moved to another node by migration leaves the
+// source agent's informer, often before the source launcher's sockets close; its sessions end
+// saying it migrated, not that it stopped.
+func TestConsoleEndsSayingTheVMIMigrated(t *testing.T) {
+	f := newStreamFixture(t, false, 100*time.Millisecond)
+	ws, resp, err := f.dial(t, StreamConsole, "")
+	if err != nil {
+		t.Fatalf("console: %v (%v)", err, resp)
+	}
+	defer ws.Close()
+	moved := f.vmi.DeepCopy()
+	moved.Status.NodeName = "node2"
+	moved.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", Completed: true, SourceNode: "node1", TargetNode: "node2"}
+	f.agent.endStreamsOnStop(cache.DeletedFinalStateUnknown{Key: "ns/vm1", Obj: moved})
+	if got := closeReason(t, ws); got != CloseVMIMigrated {
+		t.Errorf("close message %q, want %q", got, CloseVMIMigrated)
+	}
+}
