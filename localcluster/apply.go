@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -67,11 +69,42 @@ func (a *Applier) CreateFile(ctx context.Context, file, namespace string) error 
 			return fmt.Errorf("%s: %w", filepath.Base(file), err)
 		}
 		_, err = ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
+		if apierrors.IsAlreadyExists(err) {
+			err = recreateEnded(ctx, ri, obj)
+		}
+		if err != nil {
 			return fmt.Errorf("%s: creating %s %s: %w", filepath.Base(file), obj.GetKind(), obj.GetName(), err)
 		}
 	}
 	return nil
+}
+
+// recreateEnded replaces an existing VirtualMachineInstance that has ended (Succeeded or
+// Failed: its guest stopped with the nodes at `make down`) with obj, so that the demo boots
+// again at the next `up`; anything else that exists is left alone.
+func recreateEnded(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
+	if obj.GetKind() != "VirtualMachineInstance" {
+		return nil
+	}
+	existing, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if phase, _, _ := unstructured.NestedString(existing.Object, "status", "phase"); phase != "Succeeded" && phase != "Failed" {
+		return nil
+	}
+	uid := existing.GetUID()
+	if err := ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	// vireo-controller releases the VMI's finalizer once its launcher Pod is gone.
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			return false, nil
+		}
+		return true, err
+	})
 }
 
 // Apply server-side applies objects, forcing ownership of the fields they set.

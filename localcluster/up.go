@@ -128,7 +128,7 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 		if err := applier.CreateFile(ctx, f, "default"); err != nil {
 			return fmt.Errorf("creating the demo objects: %w", err)
 		}
-		c.say("created the objects of %s (existing ones are left alone)", f)
+		c.say("created the objects of %s (existing ones are left alone; a VMI that had ended is created anew)", f)
 	}
 	if err := c.startAndWait(ctx, c.Supervisor(), &started); err != nil {
 		return err

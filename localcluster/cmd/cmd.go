@@ -33,7 +33,7 @@ func New(out io.Writer) *cobra.Command {
 			return localcluster.New(o).Up(c.Context())
 		},
 	}
-	up.Flags().StringSliceVar(&opts.Examples, "apply", nil, "Manifests to create once the API is ready (existing objects are left alone).")
+	up.Flags().StringSliceVar(&opts.Examples, "apply", nil, "Manifests to create once the API is ready (existing objects are left alone, but for a VirtualMachineInstance that has ended: it is created anew).")
 	up.Flags().IntVar(&nodes, "nodes", 0, "Number of local nodes, each its own process, network namespace and address (default: as many as the last up started, else 1); later commands remember it. Nodes can be added, not removed.")
 
 	var purge bool
