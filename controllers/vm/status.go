@@ -82,11 +82,12 @@ func printableStatus(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, now 
 	}
 	switch vmi.Status.Phase {
 	case v1.Running:
-		if vmiCondition(vmi, v1.VirtualMachineInstancePaused) == v1.ConditionTrue {
-			return v1.VirtualMachineStatusPaused
-		}
+		// KubeVirt's precedence: a paused guest that migrates shows Migrating.
 		if migrating(vmi) {
 			return v1.VirtualMachineStatusMigrating
+		}
+		if vmiCondition(vmi, v1.VirtualMachineInstancePaused) == v1.ConditionTrue {
+			return v1.VirtualMachineStatusPaused
 		}
 		return v1.VirtualMachineStatusRunning
 	case v1.Unknown:

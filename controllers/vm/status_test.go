@@ -37,6 +37,7 @@ func TestPrintableStatus(t *testing.T) {
 		{"running", newVM(v1.RunStrategyAlways), vmiIn(v1.Running, true), v1.VirtualMachineStatusRunning},
 		{"paused", newVM(v1.RunStrategyAlways), withCondition(vmiIn(v1.Running, true), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePaused, Status: v1.ConditionTrue}), v1.VirtualMachineStatusPaused},
 		{"migrating", newVM(v1.RunStrategyAlways), migrating, v1.VirtualMachineStatusMigrating},
+		{"paused and migrating (KubeVirt's precedence)", newVM(v1.RunStrategyAlways), withCondition(migrating.DeepCopy(), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePaused, Status: v1.ConditionTrue}), v1.VirtualMachineStatusMigrating},
 		{"migration completed", newVM(v1.RunStrategyAlways), migrated, v1.VirtualMachineStatusRunning},
 		{"migration failed", newVM(v1.RunStrategyAlways), migrationFailed, v1.VirtualMachineStatusRunning},
 		{"stopping", newVM(v1.RunStrategyHalted), deleting, v1.VirtualMachineStatusStopping},
