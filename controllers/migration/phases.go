@@ -2,6 +2,7 @@ package migration
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -284,6 +285,13 @@ func (d *decision) failBeforeStart(in input, reason string) {
 // Pods.
 func (d *decision) cleanUpFailed(in input) {
 	observed := d.state(in)
+	if why := targetLost(in.target, observed); why != "" && !strings.HasPrefix(observed.FailureReason, why) {
+		// libvirt says only that its connection closed ("client socket is closed").
+		if observed.FailureReason != "" {
+			why += ": " + observed.FailureReason
+		}
+		observed.FailureReason = why
+	}
 	switch {
 	case in.target != nil:
 		delete(d.vmiStatus.ActivePods, in.target.UID)
@@ -297,6 +305,24 @@ func (d *decision) cleanUpFailed(in input) {
 	}
 	d.deleteTarget = deletable(in.target)
 	d.setPhase(v1.MigrationFailed, in.now)
+}
+
+// targetLost says why a migration that failed while it ran lost its target launcher Pod
+// target (nil: gone from the cluster): deleted, gone or ended. It says nothing of an aborted
+// migration, whose target is deleted after it failed, or of a target that still runs.
+func targetLost(target *corev1.Pod, observed *v1.VirtualMachineInstanceMigrationState) string {
+	if observed == nil || observed.AbortRequested || observed.StartTimestamp == nil || observed.TargetPod == "" {
+		return ""
+	}
+	switch {
+	case target == nil:
+		return fmt.Sprintf("the target launcher Pod %s no longer exists", observed.TargetPod)
+	case target.DeletionTimestamp != nil:
+		return fmt.Sprintf("the target launcher Pod %s was deleted", target.Name)
+	case target.Status.Phase == corev1.PodFailed || target.Status.Phase == corev1.PodSucceeded:
+		return fmt.Sprintf("the target launcher Pod %s ended (%s)", target.Name, target.Status.Phase)
+	}
+	return ""
 }
 
 // fail ends a migration that the VMI holds no state of, keeping the reason in the migration's

@@ -245,6 +245,13 @@ func TestDecide(t *testing.T) {
 				s.Failed, s.FailureReason = true, "libvirt: connection reset"
 			})), target: target(nil)},
 			want: want{phase: v1.MigrationFailed, deleteTarget: true, failure: "connection reset", activePods: map[types.UID]string{"source-uid": "node-a"}}},
+		{name: "failed as its target Pod was deleted: the reason says so",
+			in: input{m: migrationIn(v1.MigrationRunning), vmi: vmiWith(stateOfM(func(s *v1.VirtualMachineInstanceMigrationState) {
+				started(s)
+				s.Failed, s.FailureReason = true, "internal error: client socket is closed"
+			})), target: target(func(p *corev1.Pod) { p.DeletionTimestamp = &now })},
+			want: want{phase: v1.MigrationFailed, failure: "the target launcher Pod " + targetPod + " was deleted: internal error: client socket is closed",
+				activePods: map[types.UID]string{"source-uid": "node-a"}}},
 		{name: "failed without target Pod: the target node's entry goes",
 			in: input{m: migrationIn(v1.MigrationRunning), vmi: func() *v1.VirtualMachineInstance {
 				v := vmiWith(stateOfM(func(s *v1.VirtualMachineInstanceMigrationState) { started(s); s.Failed = true }))

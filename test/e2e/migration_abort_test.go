@@ -64,8 +64,10 @@ func vmiMigrationState(t *testing.T, ns, name, uid, what string, done func(*v1.V
 // TestLiveMigrationAbortAndFailure: with the bandwidth throttled so a migration can be caught
 // running, (1) deleting the migration aborts it: the guest stays on the source, running, its
 // console session open, the VM shown Migrating meanwhile; (2) killing the target's node agent
-// fails the migration and the guest again stays on the source; (3) unthrottled, the migration
-// succeeds and the open console session ends with a message saying the VMI migrated.
+// fails the migration and the guest again stays on the source, as (2b) deleting the target
+// launcher Pod does; (3) unthrottled, with post-copy allowed, the migration succeeds, reports
+// the configuration it ran with, and the open console session ends with a message saying the
+// VMI migrated.
 func TestLiveMigrationAbortAndFailure(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vm-demo.yaml")
@@ -127,6 +129,22 @@ func TestLiveMigrationAbortAndFailure(t *testing.T) {
 	vmi = waitPhase(t, ns, "demo", v1.Running, 10*time.Second)
 	if vmi.Status.NodeName != source {
 		t.Errorf("after the failed migration the VMI is on %s, want %s", vmi.Status.NodeName, source)
+	}
+	waitLauncherPods(t, ns, vmi, 1)
+	echo42(t, con)
+
+	// (2b) The target launcher Pod is deleted mid-migration (its QEMU killed with it).
+	m = startMigration(t, ns, "demo", "")
+	m = waitMigration(t, ns, m.Name, v1.MigrationRunning, 2*time.Minute)
+	targetPod := m.Status.MigrationState.TargetPod
+	kubectl(t, "-n", ns, "delete", "pod", targetPod, "--grace-period=0", "--force")
+	m = waitMigration(t, ns, m.Name, v1.MigrationFailed, 2*time.Minute)
+	if reason := m.Status.MigrationState.FailureReason; !strings.HasPrefix(reason, "the target launcher Pod "+targetPod) {
+		t.Errorf("failure reason %q, want it to name the lost target Pod %s", reason, targetPod)
+	}
+	vmi = waitPhase(t, ns, "demo", v1.Running, 10*time.Second)
+	if vmi.Status.NodeName != source {
+		t.Errorf("after the target Pod went the VMI is on %s, want %s", vmi.Status.NodeName, source)
 	}
 	waitLauncherPods(t, ns, vmi, 1)
 	echo42(t, con)
