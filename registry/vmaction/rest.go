@@ -144,7 +144,9 @@ func (r *REST) decoder(req *http.Request) (func(*v1.VirtualMachine, *v1.VirtualM
 	case Restart:
 		var o vm.RestartOptions
 		err = decode(&o)
-		rule, dryRun = func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) { return vm.Restart(x, i, o) }, o.DryRun
+		rule, dryRun = func(x *v1.VirtualMachine, i *v1.VirtualMachineInstance) (vm.Change, error) {
+			return vm.Restart(x, i, o)
+		}, o.DryRun
 	default:
 		return nil, false, apierrors.NewNotFound(v1.Resource("virtualmachines/"+r.action), "")
 	}
