@@ -387,3 +387,28 @@ func TestConsoleEndsSayingTheVMIMigrated(t *testing.T) {
 		t.Errorf("close message %q, want %q", got, CloseVMIMigrated)
 	}
 }
+
+// TestSessionEndedBeforeUpgradeKeepsItsReason: a session ended before its websocket was ready
+// (here, before serve runs at all) still tells the client why, not a generic "stopped".
+func TestSessionEndedBeforeUpgradeKeepsItsReason(t *testing.T) {
+	s := newStreams(time.Second)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st, prev, err := s.reserve(streamKey{namespace: "ns", name: "vm1", kind: StreamConsole}, false, nil)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		st.end(websocket.CloseNormalClosure, CloseVMIMigrated)
+		s.serve(w, r, st, prev, CloseTakenOver)
+	}))
+	defer srv.Close()
+	d := websocket.Dialer{Subprotocols: []string{StreamSubprotocol}, HandshakeTimeout: 5 * time.Second}
+	ws, resp, err := d.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	defer ws.Close()
+	if got := closeReason(t, ws); got != CloseVMIMigrated {
+		t.Errorf("close message %q, want %q", got, CloseVMIMigrated)
+	}
+}

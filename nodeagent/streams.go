@@ -73,6 +73,11 @@ type stream struct {
 
 	mu sync.Mutex
 	ws *websocket.Conn
+	// ended is set by end, with the close frame it was asked to send, under mu: either end sees
+	// ws and sends the frame, or serve sees ended once it set ws and sends it.
+	ended   bool
+	endCode int
+	endMsg  string
 
 	once    sync.Once
 	endedCh chan struct{}
@@ -158,13 +163,14 @@ func (s *streams) count(kind string) int {
 // the guest side, and gives the client closeGrace to answer before the connection is cut.
 func (st *stream) end(code int, msg string) {
 	st.once.Do(func() {
+		st.mu.Lock()
+		ws := st.ws
+		st.ended, st.endCode, st.endMsg = true, code, msg
+		st.mu.Unlock()
 		close(st.endedCh)
 		if st.sock != nil {
 			_ = st.sock.Close()
 		}
-		st.mu.Lock()
-		ws := st.ws
-		st.mu.Unlock()
 		if ws == nil {
 			return
 		}
@@ -214,14 +220,14 @@ func (s *streams) serve(w http.ResponseWriter, r *http.Request, st, prev *stream
 	}
 	st.mu.Lock()
 	st.ws = ws
+	ended, code, msg := st.ended, st.endCode, st.endMsg
 	st.mu.Unlock()
-	select {
-	case <-st.endedCh:
-		// Ended (VMI stopped, agent exiting) before the upgrade finished.
-		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, CloseVMIStopped), time.Now().Add(closeGrace))
+	if ended {
+		// Ended (VMI stopped or migrated, agent exiting) before the upgrade finished: end saw no
+		// websocket, so the close frame it was asked for is sent here.
+		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, msg), time.Now().Add(closeGrace))
 		_ = ws.Close()
 		return
-	default:
 	}
 	log := klog.FromContext(r.Context()).WithValues("session", st.key.String())
 	log.V(2).Info("Stream session started")
