@@ -80,7 +80,7 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	st.sockEnded = func() string { return a.sockEndMessage(podUID) }
+	st.sockEnded = func() string { return a.sockEndMessage(podUID, key.namespace, key.name) }
 	replaced := CloseTakenOver
 	if key.kind == StreamVNC {
 		replaced = CloseVNCReplaced
@@ -126,6 +126,8 @@ func streamablePhase(vmi *v1.VirtualMachineInstance) *httpError {
 // endStreamsOnStop ends a VMI's sessions when it stops running on this node, or is gone. A VMI
 // that moved to another node by migration leaves this agent's informer too (it lists this
 // node's VMIs), often before the source launcher's sockets close: its sessions end saying so.
+// The object a VMI leaves the informer with is the last one that was on this node: its
+// migration state may not say Completed yet, and its status.nodeName is still this node.
 func (a *Agent) endStreamsOnStop(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
@@ -135,19 +137,29 @@ func (a *Agent) endStreamsOnStop(obj any) {
 		return
 	}
 	msg := CloseVMIStopped
-	if ms := vmi.Status.MigrationState; ms != nil && ms.Completed && ms.SourceNode == a.opts.NodeName &&
-		vmi.Status.NodeName != a.opts.NodeName && vmi.DeletionTimestamp == nil {
+	if migratedAway(vmi, a.opts.NodeName) {
 		msg = CloseVMIMigrated
 	}
 	a.streams.endVMI(vmi.Namespace, vmi.Name, msg)
 }
 
-// sockEndMessage says why the console or VNC socket of launcher Pod podUID ended: the guest
-// left it by migration, or it stopped.
-func (a *Agent) sockEndMessage(podUID types.UID) string {
+// migratedAway reports whether vmi, as it left node's informer, was leaving by a migration to
+// another node: one from this node that ran and had not failed, the VMI not being deleted.
+func migratedAway(vmi *v1.VirtualMachineInstance, node string) bool {
+	ms := vmi.Status.MigrationState
+	return ms != nil && ms.SourceNode == node && ms.TargetNode != "" && ms.TargetNode != node &&
+		ms.StartTimestamp != nil && !ms.Failed && vmi.DeletionTimestamp == nil
+}
+
+// sockEndMessage says why the console or VNC socket of VMI namespace/name's launcher Pod podUID
+// ended: the guest left it by migration (as its launcher or the VMI says), or it stopped.
+func (a *Agent) sockEndMessage(podUID types.UID, namespace, name string) string {
 	dom := a.launcherStatus(podUID)
 	if dom != nil && (dom.Phase == protocol.DomainMigrated || dom.Migration != nil && dom.Migration.UID != "" &&
 		(dom.Migration.Phase == protocol.MigrationRunning || dom.Migration.Phase == protocol.MigrationCompleted)) {
+		return CloseVMIMigrated
+	}
+	if vmi, err := a.vmis.VirtualMachineInstances(namespace).Get(name); err == nil && migratedAway(vmi, a.opts.NodeName) {
 		return CloseVMIMigrated
 	}
 	return CloseVMIStopped

@@ -371,7 +371,8 @@ func TestStreamsUnderConcurrentEnds(t *testing.T) {
 
 // TestConsoleEndsSayingTheVMIMigrated: a VMI that moved to another node by migration leaves the
 // source agent's informer, often before the source launcher's sockets close; its sessions end
-// saying it migrated, not that it stopped.
+// saying it migrated, not that it stopped. The watch's delete event carries the VMI as it last
+// matched this node: status.nodeName still this node, the migration not yet marked Completed.
 func TestConsoleEndsSayingTheVMIMigrated(t *testing.T) {
 	f := newStreamFixture(t, false, 100*time.Millisecond)
 	ws, resp, err := f.dial(t, StreamConsole, "")
@@ -379,12 +380,41 @@ func TestConsoleEndsSayingTheVMIMigrated(t *testing.T) {
 		t.Fatalf("console: %v (%v)", err, resp)
 	}
 	defer ws.Close()
-	moved := f.vmi.DeepCopy()
-	moved.Status.NodeName = "node2"
-	moved.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", Completed: true, SourceNode: "node1", TargetNode: "node2"}
-	f.agent.endStreamsOnStop(cache.DeletedFinalStateUnknown{Key: "ns/vm1", Obj: moved})
+	leaving := f.vmi.DeepCopy()
+	leaving.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", StartTimestamp: &metav1.Time{Time: time.Now()},
+		SourceNode: "node1", TargetNode: "node2"}
+	f.agent.endStreamsOnStop(cache.DeletedFinalStateUnknown{Key: "ns/vm1", Obj: leaving})
 	if got := closeReason(t, ws); got != CloseVMIMigrated {
 		t.Errorf("close message %q, want %q", got, CloseVMIMigrated)
+	}
+}
+
+func TestMigratedAway(t *testing.T) {
+	started := &metav1.Time{Time: time.Now()}
+	state := func(mutate func(*v1.VirtualMachineInstanceMigrationState)) *v1.VirtualMachineInstance {
+		ms := &v1.VirtualMachineInstanceMigrationState{StartTimestamp: started, SourceNode: "node1", TargetNode: "node2"}
+		mutate(ms)
+		return &v1.VirtualMachineInstance{Status: v1.VirtualMachineInstanceStatus{NodeName: "node1", MigrationState: ms}}
+	}
+	deleted := state(func(*v1.VirtualMachineInstanceMigrationState) {})
+	deleted.DeletionTimestamp = started
+	for _, c := range []struct {
+		name string
+		vmi  *v1.VirtualMachineInstance
+		want bool
+	}{
+		{"running migration to node2", state(func(*v1.VirtualMachineInstanceMigrationState) {}), true},
+		{"completed migration to node2", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.Completed = true }), true},
+		{"failed migration", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.Failed = true }), false},
+		{"not started", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.StartTimestamp = nil }), false},
+		{"in place", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.TargetNode = "node1" }), false},
+		{"from another node", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.SourceNode = "node3" }), false},
+		{"VMI deleted", deleted, false},
+		{"no migration", &v1.VirtualMachineInstance{}, false},
+	} {
+		if got := migratedAway(c.vmi, "node1"); got != c.want {
+			t.Errorf("%s: migratedAway = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 
