@@ -76,23 +76,31 @@ func (c *peerConn) Write(p []byte) (int, error) {
 const maxRecordPayload = 16 << 10
 
 // recordCoalescer reads a peer's TLS records, which crypto/tls returns one per Read, into
-// one read of up to len(p) while whole records keep arriving and more bytes wait in the
-// kernel: the agent then writes the guest's memory to the target's QEMU in large writes
-// rather than waking it for every 16 KiB. A short record ends a read, and so do empty kernel
+// one read of up to len(p) while whole records keep arriving and more bytes wait, read ahead
+// or in the kernel: the agent then writes the guest's memory to the target's QEMU in large
+// writes rather than waking it for every 16 KiB. A short record ends a read, and so do empty
 // buffers, so that a small message (a libvirt or NBD reply) is never held back.
 type recordCoalescer struct {
-	r   io.Reader
-	raw syscall.RawConn // the TCP connection under the TLS one
+	r     io.Reader
+	ahead *readAheadConn  // under the TLS connection, when the agent's server accepted it
+	raw   syscall.RawConn // the TCP connection under the TLS one
 }
 
-// coalesceRecords reads r, the plaintext of TLS connection conn, through a recordCoalescer;
-// it returns r itself where conn is not TLS over a socket.
+// coalesceRecords reads r, the plaintext of TLS connection conn, through a recordCoalescer,
+// and turns on read-ahead where the agent's server accepted conn; it returns r itself where
+// conn is not TLS over a socket.
 func coalesceRecords(conn net.Conn, r io.Reader) io.Reader {
 	tc, ok := conn.(*tls.Conn)
 	if !ok {
 		return r
 	}
-	sc, ok := tc.NetConn().(syscall.Conn)
+	under := tc.NetConn()
+	ahead, ok := under.(*readAheadConn)
+	if ok {
+		ahead.readAhead()
+		under = ahead.Conn
+	}
+	sc, ok := under.(syscall.Conn)
 	if !ok {
 		return r
 	}
@@ -100,7 +108,7 @@ func coalesceRecords(conn net.Conn, r io.Reader) io.Reader {
 	if err != nil {
 		return r
 	}
-	return &recordCoalescer{r: r, raw: raw}
+	return &recordCoalescer{r: r, ahead: ahead, raw: raw}
 }
 
 func (c *recordCoalescer) Read(p []byte) (int, error) {
@@ -113,12 +121,63 @@ func (c *recordCoalescer) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// queued reports whether bytes wait in the connection's kernel receive buffer.
+// queued reports whether bytes wait, read ahead or in the connection's kernel receive buffer.
 func (c *recordCoalescer) queued() bool {
+	if c.ahead != nil && c.ahead.buffered() > 0 {
+		return true
+	}
 	waiting := 0
 	var err error
 	if cerr := c.raw.Control(func(fd uintptr) { waiting, err = unix.IoctlGetInt(int(fd), unix.SIOCINQ) }); cerr != nil {
 		return false
 	}
 	return err == nil && waiting > 0
+}
+
+// readAheadConn is a connection the agent's HTTPS server accepted, under its TLS connection.
+// crypto/tls reads a record (at most 16 KiB) per read of the socket; once a peer's migration
+// connection took it over (readAhead), each read of the socket fills a spliceBuffer instead,
+// from which the records are then taken: a guest's memory arrives with a sixteenth of the
+// system calls. Its reads come from one goroutine at a time, as a TLS connection's do.
+type readAheadConn struct {
+	net.Conn
+	buf  []byte // nil: reads go straight to the socket
+	r, w int    // buf[r:w] was read ahead and not yet taken
+}
+
+// readAhead turns read-ahead on; the connection must not be read concurrently.
+func (c *readAheadConn) readAhead() {
+	if c.buf == nil {
+		c.buf = make([]byte, spliceBuffer)
+	}
+}
+
+// buffered is the number of bytes read ahead and not yet taken.
+func (c *readAheadConn) buffered() int { return c.w - c.r }
+
+func (c *readAheadConn) Read(p []byte) (int, error) {
+	if c.r == c.w {
+		if c.buf == nil || len(p) >= len(c.buf) {
+			return c.Conn.Read(p)
+		}
+		n, err := c.Conn.Read(c.buf)
+		c.r, c.w = 0, n
+		if n == 0 {
+			return 0, err
+		}
+	}
+	n := copy(p, c.buf[c.r:c.w])
+	c.r += n
+	return n, nil
+}
+
+// readAheadListener wraps the connections a listener accepts in readAheadConns.
+type readAheadListener struct{ net.Listener }
+
+func (l readAheadListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &readAheadConn{Conn: c}, nil
 }

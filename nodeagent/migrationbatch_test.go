@@ -31,10 +31,22 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// readCountingTCP counts the reads of a TCP connection (and keeps its SyscallConn).
+type readCountingTCP struct {
+	*net.TCPConn
+	reads atomic.Int32
+}
+
+func (c *readCountingTCP) Read(p []byte) (int, error) {
+	c.reads.Add(1)
+	return c.TCPConn.Read(p)
+}
+
 // peerPair connects a peerConn over loopback TCP to a TLS server end, as two node agents'
-// migration connection is; it returns the dialing end, the counter of its TCP writes, and the
-// accepting end with its TCP connection.
-func peerPair(t *testing.T) (*peerConn, *countingConn, *tls.Conn, *net.TCPConn) {
+// migration connection is, the accepting end over a readAheadConn as the agent's server has
+// it; it returns the dialing end, the counter of its TCP writes, and the accepting end with its
+// TCP connection, whose reads are counted.
+func peerPair(t *testing.T) (*peerConn, *countingConn, *tls.Conn, *readCountingTCP) {
 	t.Helper()
 	dir := t.TempDir()
 	ca, err := pki.LoadOrCreateCA(dir, "ca", "vireo-ca")
@@ -54,7 +66,8 @@ func peerPair(t *testing.T) (*peerConn, *countingConn, *tls.Conn, *net.TCPConn) 
 	counted := &countingConn{Conn: tcp}
 	raw := &batchingConn{Conn: counted}
 	client := tls.Client(raw, &tls.Config{RootCAs: roots, ServerName: "agent", MinVersion: tls.VersionTLS13, DynamicRecordSizingDisabled: true})
-	srv := tls.Server(server, &tls.Config{Certificates: []tls.Certificate{cert}})
+	accepted := &readCountingTCP{TCPConn: server.(*net.TCPConn)}
+	srv := tls.Server(&readAheadConn{Conn: accepted}, &tls.Config{Certificates: []tls.Certificate{cert}})
 	handshook := make(chan error, 1)
 	go func() { handshook <- srv.Handshake() }()
 	if err := client.Handshake(); err != nil {
@@ -67,7 +80,7 @@ func peerPair(t *testing.T) (*peerConn, *countingConn, *tls.Conn, *net.TCPConn) 
 		client.Close()
 		srv.Close()
 	})
-	return &peerConn{bufferedConn: bufferedConn{Conn: client, r: bufio.NewReader(client)}, raw: raw}, counted, srv, server.(*net.TCPConn)
+	return &peerConn{bufferedConn: bufferedConn{Conn: client, r: bufio.NewReader(client)}, raw: raw}, counted, srv, accepted
 }
 
 // TestPeerConnSendsAWriteAtOnce: a 256 KiB write to a peer goes out as one TCP write of its 16
@@ -97,7 +110,8 @@ func TestPeerConnSendsAWriteAtOnce(t *testing.T) {
 }
 
 // TestRecordCoalescerReadsWholeRecordsTogether: records waiting in the kernel come out of one
-// read together, and a short message is not held back waiting for more.
+// read together, taken from the socket with one read (read-ahead), and a short message is not
+// held back waiting for more.
 func TestRecordCoalescerReadsWholeRecordsTogether(t *testing.T) {
 	client, _, srv, tcp := peerPair(t)
 	r := coalesceRecords(srv, srv)
@@ -111,7 +125,8 @@ func TestRecordCoalescerReadsWholeRecordsTogether(t *testing.T) {
 	if _, err := client.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	waitQueued(t, tcp, len(data))
+	waitQueued(t, tcp.TCPConn, len(data))
+	readsBefore := tcp.reads.Load()
 	buf := make([]byte, spliceBuffer)
 	var got []byte
 	largest := 0
@@ -128,6 +143,9 @@ func TestRecordCoalescerReadsWholeRecordsTogether(t *testing.T) {
 	}
 	if largest < 4*maxRecordPayload {
 		t.Errorf("the largest read returned %d bytes, want at least %d: records were not read together", largest, 4*maxRecordPayload)
+	}
+	if reads := tcp.reads.Load() - readsBefore; reads > 1 {
+		t.Errorf("%d records waiting in the kernel took %d reads of the socket, want 1", len(data)/maxRecordPayload, reads)
 	}
 
 	done := make(chan int, 1)

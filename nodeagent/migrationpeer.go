@@ -212,6 +212,9 @@ func capConnBuffers(c net.Conn) {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
+	if ahead, ok := c.(*readAheadConn); ok {
+		c = ahead.Conn
+	}
 	if raw, ok := c.(*net.TCPConn); ok {
 		_ = raw.SetReadBuffer(migrationSocketBuffer)
 		_ = raw.SetWriteBuffer(migrationSocketBuffer)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -20,6 +21,7 @@ import (
 // check and the console and VNC streams; actions and migrations arrive on it later.
 type server struct {
 	http *http.Server
+	addr string
 	cert string
 	key  string
 }
@@ -50,7 +52,7 @@ func newServer(o *Options, peers *peerTLS, register func(*http.ServeMux)) (*serv
 			return fmt.Errorf("client certificate is neither %s's nor a node agent's", o.ClientName)
 		},
 	}
-	return &server{cert: o.TLSCertFile, key: o.TLSKeyFile, http: &http.Server{
+	return &server{addr: o.Listen, cert: o.TLSCertFile, key: o.TLSKeyFile, http: &http.Server{
 		Addr: o.Listen, Handler: peers.guard(mux), TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(probeFilter{}, "", 0),
 	}}, nil
@@ -83,8 +85,16 @@ func (probeFilter) Write(p []byte) (int, error) {
 
 // run serves until ctx ends.
 func (s *server) run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("node agent HTTPS server: %w", err)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- s.http.ListenAndServeTLS(s.cert, s.key) }()
+	go func() {
+		err := s.http.ServeTLS(readAheadListener{ln}, s.cert, s.key)
+		ln.Close() // ServeTLS leaves it open when it could not load the certificate
+		errc <- err
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("node agent HTTPS server: %w", err)
