@@ -90,7 +90,7 @@ func BenchmarkMigrationRelay(b *testing.B) {
 	if n != int64(b.N*len(chunk)) {
 		b.Fatalf("%d bytes arrived, %d sent", n, b.N*len(chunk))
 	}
-	b.ReportMetric((processCPU() - cpu0).Seconds()/(float64(n)/(1<<30)), "CPU-s/GiB")
+	b.ReportMetric((processCPU()-cpu0).Seconds()/(float64(n)/(1<<30)), "CPU-s/GiB")
 }
 
 // processCPU is the CPU time the process used so far.
