@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/protocol"
@@ -140,6 +141,7 @@ func (a *Agent) endStreamsOnStop(obj any) {
 	if migratedAway(vmi, a.opts.NodeName) {
 		msg = CloseVMIMigrated
 	}
+	klog.InfoS("The VMI left this node: ending its stream sessions", "vmi", klog.KObj(vmi), "reason", msg)
 	a.streams.endVMI(vmi.Namespace, vmi.Name, msg)
 }
 

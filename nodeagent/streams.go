@@ -230,9 +230,15 @@ func (s *streams) serve(w http.ResponseWriter, r *http.Request, st, prev *stream
 		return
 	}
 	log := klog.FromContext(r.Context()).WithValues("session", st.key.String())
-	log.V(2).Info("Stream session started")
+	log.Info("Stream session started")
 	s.splice(st)
-	log.V(2).Info("Stream session ended")
+	st.mu.Lock()
+	msg = st.endMsg
+	st.mu.Unlock()
+	if msg == "" {
+		msg = "the client or the connection to it ended it"
+	}
+	log.Info("Stream session ended", "reason", msg)
 }
 
 // splice copies both ways and pings the client; it returns when the session is over, with
@@ -299,6 +305,7 @@ func (s *streams) guestToClient(st *stream) {
 			if st.sockEnded != nil {
 				msg = st.sockEnded()
 			}
+			klog.InfoS("The launcher's socket of a stream session closed", "session", st.key.String(), "reason", msg)
 			st.end(websocket.CloseNormalClosure, msg)
 			return
 		}
