@@ -115,6 +115,14 @@ func (a *Agent) serveMigrationSocket(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("the target launcher's %s is not reachable: %v", sock, err), http.StatusServiceUnavailable)
 		return
 	}
+	klog.V(2).InfoS("Migration connection from a peer", "migration", uid, "socket", sock, "peer", r.RemoteAddr)
+	relayPeer(w, target)
+}
+
+// relayPeer switches a peer's request on w to the migration protocol and relays the connection
+// with target (which it closes) until both directions ended: the connection's buffers capped,
+// read ahead, its records read together.
+func relayPeer(w http.ResponseWriter, target net.Conn) {
 	conn, buf, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		target.Close()
@@ -127,7 +135,6 @@ func (a *Agent) serveMigrationSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	capConnBuffers(conn)
-	klog.V(2).InfoS("Migration connection from a peer", "migration", uid, "socket", sock, "peer", r.RemoteAddr)
 	spliceConns(&bufferedConn{Conn: conn, r: coalesceRecords(conn, buf.Reader)}, target)
 }
 

@@ -41,14 +41,7 @@ func BenchmarkMigrationRelay(b *testing.B) {
 			b.Error(err)
 			return
 		}
-		conn, buf, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			target.Close()
-			return
-		}
-		_, _ = io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: "+migrationUpgrade+"\r\nConnection: Upgrade\r\n\r\n")
-		capConnBuffers(conn)
-		spliceConns(&bufferedConn{Conn: conn, r: coalesceRecords(conn, buf.Reader)}, target)
+		relayPeer(w, target)
 	}))
 	srv.Listener = readAheadListener{srv.Listener}
 	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13}
