@@ -12,6 +12,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestAPIResourcesListVireoKinds(t *testing.T) {
@@ -140,12 +141,10 @@ func TestWatchSeesChangeWithinASecond(t *testing.T) {
 	// The initial listing shows the VMI; wait for it before changing anything.
 	waitForLine(t, lines, "ADDED", 20*time.Second)
 
-	vmi, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(ctx, "testvmi", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vmi.Labels["changed"] = "yes"
-	updated, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Update(ctx, vmi, metav1.UpdateOptions{})
+	// A patch, not get-then-update: vireo-controller and the node agent write the VMI's status
+	// meanwhile, and an update from a stale read would conflict with them.
+	updated, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Patch(ctx, "testvmi", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"changed":"yes"}}}`), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
@@ -292,12 +293,16 @@ func TestNodeAgentsChangeOnlyTheirNodesVMIs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []string{"", "may not change a VMI of node"} {
-		vmi, err := agent.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), fmt.Sprintf("on-%d", i), metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("the node agent reads VMIs: %v", err)
-		}
-		vmi.Status.Reason = "Probe"
-		_, err = agent.KubevirtV1().VirtualMachineInstances(ns).UpdateStatus(t.Context(), vmi, metav1.UpdateOptions{})
+		// The real node agents write these VMIs' status too: a conflict is read again and retried.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			vmi, err := agent.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), fmt.Sprintf("on-%d", i), metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("the node agent reads VMIs: %v", err)
+			}
+			vmi.Status.Reason = "Probe"
+			_, err = agent.KubevirtV1().VirtualMachineInstances(ns).UpdateStatus(t.Context(), vmi, metav1.UpdateOptions{})
+			return err
+		})
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("the node agent of %s may not write its own VMI: %v", nodes[0], err)
