@@ -21,9 +21,9 @@ import (
 
 // throttleMigrations patches bandwidthPerMigration ("" removes it, and with it any
 // allowPostCopy a step set) and waits until vireo-controller took the change up; the node
-// agents read it from the same object. A
-// throttled migration also gets a completion timeout long enough not to end it before the
-// test does (at 1 MiB/s, KubeVirt's 150 s per GiB, counted in whole GiB, is not always enough).
+// agents read it from the same object. A throttled migration also gets a completion timeout
+// long enough not to end it before the test does (at 1 MiB/s, KubeVirt's 150 s per GiB,
+// counted in whole GiB, is not always enough).
 func throttleMigrations(t *testing.T, bandwidth string) {
 	t.Helper()
 	value, timeout := "null", "null"
