@@ -13,7 +13,7 @@ GIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
 GIT_TREE := $(if $(GIT_COMMIT),$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),dirty,clean))
 LDFLAGS := -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTime=$(GIT_TIME) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE)
 
-.PHONY: help build upstream images up down test test-unit generate verify bench clean
+.PHONY: help deps build upstream images up down test test-unit generate verify bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -22,20 +22,23 @@ build: ## Build every binary into _output/bin
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
 
-upstream: ## Build etcd, kube-apiserver, kube-controller-manager, kube-proxy, kube-scheduler and kubectl once (cached)
+upstream: ## Build etcd, kube-apiserver, kube-controller-manager, kube-proxy, kube-scheduler, kubectl, kubelet, containerd and runc once (cached)
 	hack/build-upstream.sh
 
 images: ## Build the test guest (kernel, initramfs, raw and qcow2 disks, containerDisk) from Debian packages into _output/images/tiny (cached)
 	$(GO) run ./test/images/build -out $(OUT)/images
 
-up: build upstream images ## Run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before) and Vireo on them
+deps: ## Install the Debian packages that building, running and testing Vireo need (idempotent)
+	hack/install-deps.sh
+
+up: deps ## Install what is missing, build, then run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before) and Vireo on them
+	$(MAKE) build upstream images
 	NODES=$(NODES) hack/up.sh
 
 down: ## Stop what `make up` started (data is kept)
 	hack/down.sh
 
-test: ## Install what the tests need, build, then run every test (unit, integration, e2e)
-	hack/install-deps.sh
+test: deps ## Install what the tests need, build, then run every test (unit, integration, e2e)
 	$(MAKE) build upstream images
 	$(GO) test -count=1 -timeout 40m ./...
 
@@ -50,7 +53,7 @@ verify: ## Fail if generated code is stale, code is unformatted or go vet compla
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-bench: build upstream images ## API throughput and latency (1, 8, 32 clients): vs. raw etcd, then aggregated API vs. CRD + webhooks; VMI lifecycle (1 and 10 VMIs), VM start/stop (10 VMs) and pause round trips vs. a bare libvirtd; console/VNC through aggregation vs. straight to the node agent; live migration (idle and dirtying 256 MiB guest) through Vireo vs. directly between two libvirtds; DataVolume import throughput vs. curl | qemu-img/gzip; writes _output/bench/
+bench: deps build upstream images ## API throughput and latency (1, 8, 32 clients): vs. raw etcd, then aggregated API vs. CRD + webhooks; VMI lifecycle (1 and 10 VMIs), VM start/stop (10 VMs) and pause round trips vs. a bare libvirtd; console/VNC through aggregation vs. straight to the node agent; live migration (idle and dirtying 256 MiB guest) through Vireo vs. directly between two libvirtds; DataVolume import throughput vs. curl | qemu-img/gzip; writes _output/bench/
 	$(GO) run ./test/bench/apibench -out $(OUT)/bench
 	$(GO) run ./test/bench/aggbench -out $(OUT)/bench
 	$(GO) run ./test/bench/vmibench -out $(OUT)/bench

@@ -39,7 +39,7 @@ type Options struct {
 	PrivateDir string
 	// CapabilitiesSeed is the node's seed of libvirt's QEMU capabilities (package capsseed).
 	CapabilitiesSeed string
-	// TCGCacheMiB bounds QEMU's translation cache under TCG (smaller RSS; DESIGN section 9).
+	// TCGCacheMiB bounds QEMU's translation cache under TCG (smaller RSS; docs/design.md section 9).
 	TCGCacheMiB uint
 	// VCPUNice is the niceness of the guest's vCPU threads (0: unchanged).
 	VCPUNice int

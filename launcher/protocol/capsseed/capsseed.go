@@ -3,7 +3,7 @@
 //
 // Every launcher runs its own session libvirtd, and a fresh libvirtd probes QEMU's
 // capabilities before its first domain: about 2.5 s of CPU alone, 25 CPU-seconds when ten
-// launchers start at once on a 2-core node (DESIGN section 9). The probe's result is a file per
+// launchers start at once on a 2-core node (docs/design.md section 9). The probe's result is a file per
 // QEMU binary in libvirt's cache directory. The node agent's Pod probes once, in an init
 // container running the launcher image; the node agent copies the files into a root-owned
 // directory on the node that launcher Pods mount read-only, and each launcher copies them into
