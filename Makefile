@@ -13,7 +13,7 @@ GIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
 GIT_TREE := $(if $(GIT_COMMIT),$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),dirty,clean))
 LDFLAGS := -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTime=$(GIT_TIME) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE)
 
-.PHONY: help deps build upstream images up down test test-unit generate verify bench clean
+.PHONY: help deps build upstream images oci push up down test test-unit generate verify bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -27,6 +27,13 @@ upstream: ## Build etcd, kube-apiserver, kube-controller-manager, kube-proxy, ku
 
 images: ## Build the test guest (kernel, initramfs, raw and qcow2 disks, containerDisk) from Debian packages into _output/images/tiny (cached)
 	$(GO) run ./test/images/build -out $(OUT)/images
+
+oci: ## Build the OCI images of Vireo's components and of what vireo-local and the tests run (pause, agnhost) into _output/oci, without a Docker engine (cached; prints each image's size)
+	$(GO) run ./imagebuild/build --out $(OUT)/oci
+
+push: ## Build the OCI images and push them to REGISTRY (host[:port]/path; INSECURE=1 for plain HTTP), then write _output/oci/overlay, the kustomize overlay of artifacts/base that uses them
+	@if [ -z "$(REGISTRY)" ]; then echo "make push needs REGISTRY, e.g. make push REGISTRY=registry.example.com/vireo" >&2; exit 2; fi
+	$(GO) run ./imagebuild/build --out $(OUT)/oci --push $(REGISTRY) $(if $(INSECURE),--insecure)
 
 deps: ## Install the Debian packages that building, running and testing Vireo need (idempotent)
 	hack/install-deps.sh

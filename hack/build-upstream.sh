@@ -1,45 +1,27 @@
 #!/usr/bin/env bash
-# Builds the upstream binaries vireo-local runs (etcd, kube-apiserver, kube-controller-manager,
-# kube-proxy, kube-scheduler, kubectl) from the pinned module in hack/tools into _output/bin.
-# A second run with nothing changed does no work: a stamp records the inputs of the last build
-# (the module files, the sources here, the list of binaries and the linker flags). When the stamp is off or a
-# binary is missing, go build runs for all of them but relinks only those whose inputs changed:
-# it leaves an existing binary whose build ID already matches, so adding a binary to the list
-# compiles and links just that one (and the packages it adds) on a warm Go build cache.
+# Builds the upstream binaries vireo-local runs into _output/bin, each group from its pinned module
+# under hack/tools:
+#   kubernetes (hack/tools):            etcd, kube-apiserver, kube-controller-manager, kube-proxy,
+#                                       kube-scheduler, kubectl, kubelet
+#   containerd (hack/tools/containerd): containerd, containerd-shim-runc-v2, ctr
+#   runc (hack/tools/runc):             runc, with cgo and the seccomp tag (Debian's libseccomp-dev)
+# A second run with nothing changed does no work: a stamp per group records the inputs of its last
+# build (the module files, the sources, the list of binaries and the linker flags). When a stamp is
+# off or a binary is missing, go build runs for the group but relinks only what changed: it leaves
+# an existing binary whose build ID already matches, so adding a binary compiles and links just that
+# one (and the packages it adds) on a warm Go build cache.
 # The first build is long, so it reports what it is doing and how far along it is every
 # PROGRESS_EVERY seconds (default 15): packages compiled out of the packages involved.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 BIN="${ROOT}/_output/bin"
-STAMP="${BIN}/.upstream-stamp"
-BINARIES=(etcd kube-apiserver kube-controller-manager kube-proxy kube-scheduler kubectl)
-PACKAGES=(./etcd k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
-	k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+TOOLS="${ROOT}/hack/tools"
 PROGRESS_EVERY="${PROGRESS_EVERY:-15}"
 
-# The version the Kubernetes binaries report (--version, /version, client user agents), set as
-# the release build does: without it they say v0.0.0-master.
-KUBE_VERSION="$(awk '$1 == "k8s.io/kubernetes" { print $2 }' "${ROOT}/hack/tools/go.mod")"
-if [[ ! ${KUBE_VERSION} =~ ^v([0-9]+)\.([0-9]+)\.[0-9]+$ ]]; then
-	echo "hack/tools/go.mod must require k8s.io/kubernetes at a release (vX.Y.Z), not '${KUBE_VERSION}'" >&2
-	exit 1
-fi
-LDFLAGS=""
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-	LDFLAGS+=" -X ${pkg}.gitVersion=${KUBE_VERSION} -X ${pkg}.gitMajor=${BASH_REMATCH[1]}"
-	LDFLAGS+=" -X ${pkg}.gitMinor=${BASH_REMATCH[2]} -X ${pkg}.gitTreeState=clean"
-done
-
-inputs="$(cd "${ROOT}/hack/tools" && cat go.mod go.sum tools.go etcd/main.go && go version &&
-	echo "${PACKAGES[*]}" "${LDFLAGS}")"
-want="$(printf '%s' "${inputs}" | sha256sum | cut -d' ' -f1)"
-have="$(cat "${STAMP}" 2>/dev/null || true)"
-missing=0
-for b in "${BINARIES[@]}"; do [ -x "${BIN}/${b}" ] || missing=1; done
-if [ "${want}" = "${have}" ] && [ "${missing}" = 0 ]; then
-	echo "upstream binaries are current (${BINARIES[*]})"
-	exit 0
-fi
+# module_version prints the version a tools module requires of a module.
+module_version() {
+	awk -v m="$2" '$1 == m { print $2 } $1 == "require" && $2 == m { print $3 }' "$1/go.mod"
+}
 
 start=${SECONDS}
 elapsed() { printf '%dm%02ds' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)); }
@@ -80,13 +62,55 @@ progress() {
 		"$(elapsed)" "${compiled}" "${total}"
 }
 
-echo "building upstream Kubernetes ${KUBE_VERSION} and etcd into _output/bin: ${BINARIES[*]}"
-echo "(the first build takes 7-10 minutes on 2 idle cores, downloads included, and longer while other builds run; later builds reuse Go's cache)"
+# build_group NAME MODULE_DIR "BINARIES" "PACKAGES" "LDFLAGS" "TAGS" builds one group of binaries
+# unless its stamp says they are current. CGO_ENABLED is 1 only when TAGS ask for cgo (runc).
+build_group() {
+	local name=$1 dir=$2 binaries=($3) packages=($4) ldflags=$5 tags=$6
+	local stamp="${BIN}/.upstream-stamp-${name}" inputs want have missing=0 total cgo=0
+	[ -n "${tags}" ] && cgo=1
+	inputs="$(cd "${dir}" && cat go.mod go.sum && find . -name '*.go' -not -path './containerd/*' \
+		-not -path './runc/*' | sort | xargs cat && go version && echo "${packages[*]} ${ldflags} ${tags}")"
+	want="$(printf '%s' "${inputs}" | sha256sum | cut -d' ' -f1)"
+	have="$(cat "${stamp}" 2>/dev/null || true)"
+	for b in "${binaries[@]}"; do [ -x "${BIN}/${b}" ] || missing=1; done
+	if [ "${want}" = "${have}" ] && [ "${missing}" = 0 ]; then
+		echo "upstream ${name} binaries are current (${binaries[*]})"
+		return
+	fi
+	echo "building upstream ${name} into _output/bin: ${binaries[*]}"
+	cd "${dir}"
+	echo "  [$(elapsed)] listing the packages involved (the first run downloads the modules)"
+	total="$(CGO_ENABLED=${cgo} go list -tags "${tags}" -deps "${packages[@]}" | wc -l)"
+	echo "  [$(elapsed)] compiling up to ${total} packages, then linking ${#binaries[@]} binaries"
+	CGO_ENABLED=${cgo} go build -v -trimpath -tags "${tags}" -ldflags="${ldflags}" -o "${BIN}/" \
+		"${packages[@]}" 2>&1 | progress "${total}"
+	echo "${want}" >"${stamp}"
+}
+
+# The version the Kubernetes binaries report (--version, /version, the kubelet's node status,
+# client user agents), set as the release build does: without it they say v0.0.0-master.
+KUBE_VERSION="$(module_version "${TOOLS}" k8s.io/kubernetes)"
+if [[ ! ${KUBE_VERSION} =~ ^v([0-9]+)\.([0-9]+)\.[0-9]+$ ]]; then
+	echo "hack/tools/go.mod must require k8s.io/kubernetes at a release (vX.Y.Z), not '${KUBE_VERSION}'" >&2
+	exit 1
+fi
+KUBE_LDFLAGS=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+	KUBE_LDFLAGS+=" -X ${pkg}.gitVersion=${KUBE_VERSION} -X ${pkg}.gitMajor=${BASH_REMATCH[1]}"
+	KUBE_LDFLAGS+=" -X ${pkg}.gitMinor=${BASH_REMATCH[2]} -X ${pkg}.gitTreeState=clean"
+done
+CONTAINERD_VERSION="$(module_version "${TOOLS}/containerd" github.com/containerd/containerd/v2)"
+RUNC_VERSION="$(module_version "${TOOLS}/runc" github.com/opencontainers/runc)"
+
+echo "(the first build of all groups takes 10-15 minutes on 2 idle cores, downloads included, and longer while other builds run; later builds reuse Go's cache)"
 mkdir -p "${BIN}"
-cd "${ROOT}/hack/tools"
-echo "  [$(elapsed)] listing the packages involved (the first run downloads the modules)"
-total="$(go list -deps "${PACKAGES[@]}" | wc -l)"
-echo "  [$(elapsed)] compiling up to ${total} packages, then linking ${#BINARIES[@]} binaries"
-go build -v -trimpath -ldflags="${LDFLAGS}" -o "${BIN}/" "${PACKAGES[@]}" 2>&1 | progress "${total}"
-echo "${want}" >"${STAMP}"
-echo "upstream binaries built in $((SECONDS - start))s"
+rm -f "${BIN}/.upstream-stamp" # the single stamp of builds before the groups
+build_group kubernetes "${TOOLS}" "etcd kube-apiserver kube-controller-manager kube-proxy kube-scheduler kubectl kubelet" \
+	"./etcd k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet" \
+	"${KUBE_LDFLAGS}" ""
+build_group containerd "${TOOLS}/containerd" "containerd containerd-shim-runc-v2 ctr" \
+	"github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/ctr" \
+	"-X github.com/containerd/containerd/v2/version.Version=${CONTAINERD_VERSION} -X github.com/containerd/containerd/v2/version.Revision=${CONTAINERD_VERSION}" ""
+build_group runc "${TOOLS}/runc" "runc" "github.com/opencontainers/runc" \
+	"-X main.version=${RUNC_VERSION#v} -X main.gitCommit=${RUNC_VERSION}" "seccomp"
+echo "upstream binaries ready in $((SECONDS - start))s"

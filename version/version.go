@@ -76,3 +76,11 @@ func fromSettings(info Info, settings []debug.BuildSetting) Info {
 	}
 	return info
 }
+
+// ForCommit is the version of a build of commit, committed at t, from a tree that was "clean" or
+// "dirty": what a binary linked with those values reports (the OCI images' version label).
+func ForCommit(commit string, t time.Time, treeState string) Info {
+	return fromSettings(Info{GitVersion: "v0.0.0-dev", GitTreeState: "unknown"}, []debug.BuildSetting{
+		{Key: "vcs.revision", Value: commit}, {Key: "vcs.time", Value: t.UTC().Format(time.RFC3339)},
+		{Key: "vcs.modified", Value: strconv.FormatBool(treeState == "dirty")}})
+}

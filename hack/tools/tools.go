@@ -1,6 +1,7 @@
 //go:build tools
 
-// Package tools pins the upstream Kubernetes and etcd commands that vireo-local runs;
+// Package tools pins the upstream Kubernetes and etcd commands that vireo-local runs (its control
+// plane and the kubelet of each local node);
 // hack/build-upstream.sh builds them into _output/bin.
 package tools
 
@@ -11,4 +12,5 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-proxy"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 )

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vireo-dev/vireo/localcluster"
+	"github.com/vireo-dev/vireo/test/agnhost/commands"
 )
 
 // New returns the vireo-local command.
@@ -72,7 +73,7 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 	certs.Flags().StringVar(&certDir, "dir", "artifacts/base/certs", "Directory to write ca.crt, apiserver.{crt,key} and etcd-{server,peer,client}.{crt,key} to.")
-	root.AddCommand(up, down, status, restart, certs, nodeCommand(), superviseCommand(&opts), registryCommand(), pauseCommand(), agnhostCommand())
+	root.AddCommand(up, down, status, restart, certs, nodeCommand(), superviseCommand(&opts), registryCommand(), pauseCommand(), commands.Command())
 	return root
 }
 

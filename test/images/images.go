@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vireo-dev/vireo/imagebuild/debian"
 )
 
 // Tiny is the guest's name: its directory under the output directory and, with
@@ -134,11 +136,11 @@ type resolvedCache struct {
 func (b *builder) resolve(ctx context.Context, update bool) ([]Package, error) {
 	cacheFile := filepath.Join(b.work, "resolved.json")
 	if update {
-		if err := aptUpdate(ctx); err != nil {
+		if err := debian.Update(ctx); err != nil {
 			return nil, err
 		}
 	}
-	lists, err := aptListsFingerprint()
+	lists, err := debian.ListsFingerprint()
 	if err != nil {
 		return nil, err
 	}
@@ -149,10 +151,10 @@ func (b *builder) resolve(ctx context.Context, update bool) ([]Package, error) {
 	pkgs, err := resolvePackages(ctx)
 	if err != nil && !update {
 		b.say("%v; running apt-get update", err)
-		if err := aptUpdate(ctx); err != nil {
+		if err := debian.Update(ctx); err != nil {
 			return nil, err
 		}
-		if lists, err = aptListsFingerprint(); err != nil {
+		if lists, err = debian.ListsFingerprint(); err != nil {
 			return nil, err
 		}
 		pkgs, err = resolvePackages(ctx)
@@ -184,12 +186,12 @@ func (b *builder) build(ctx context.Context, dir string, pkgs []Package, key str
 	roots := map[string]string{}
 	for _, p := range pkgs {
 		b.say("images: %s %s", p.Name, p.Version)
-		deb, err := download(ctx, filepath.Join(b.work, "debs"), p)
+		deb, err := debian.Download(ctx, filepath.Join(b.work, "debs"), p)
 		if err != nil {
 			return Manifest{}, downloadError{err}
 		}
 		roots[p.Name] = filepath.Join(tmp, "root-"+p.Name)
-		if err := extract(ctx, deb, roots[p.Name]); err != nil {
+		if err := debian.Extract(ctx, deb, roots[p.Name]); err != nil {
 			return Manifest{}, err
 		}
 	}
@@ -274,7 +276,7 @@ func publish(stage, dir string) error {
 func (b *builder) pruneDebs(current []Package) {
 	keep := map[string]bool{}
 	for _, p := range current {
-		keep[p.debFile()] = true
+		keep[p.DebFile()] = true
 	}
 	debs, _ := filepath.Glob(filepath.Join(b.work, "debs", "*.deb"))
 	for _, d := range debs {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/vireo-dev/vireo/imagebuild/debian"
 )
 
 // BuilderVersion is part of the cache key: bump it when the build changes in a way the
@@ -130,7 +132,7 @@ func hashFiles(dir string) (map[string]File, error) {
 		if err != nil || rel == ManifestFile {
 			return err
 		}
-		sum, err := fileSHA256(p)
+		sum, err := debian.FileSHA256(p)
 		if err != nil {
 			return err
 		}

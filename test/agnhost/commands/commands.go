@@ -1,4 +1,7 @@
-package cmd
+// Package commands is the part of Kubernetes' e2e test image agnhost that Vireo's tests use, as
+// cobra commands: the agnhost image's binary (test/agnhost) and, until vireo-local's nodes are all
+// real kubelets, `vireo-local agnhost`.
+package commands
 
 import (
 	"context"
@@ -14,11 +17,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// agnhostCommand is the part of Kubernetes' e2e test image (registry.k8s.io/e2e-test-images/
+// Command is the part of Kubernetes' e2e test image (registry.k8s.io/e2e-test-images/
 // agnhost) that tests of Pods and Services use, built into vireo-local so that the same test
 // manifests run on local nodes and on a real cluster: netexec (an HTTP server answering
 // /hostname, /echo, /clientip and /healthz), serve-hostname and connect.
-func agnhostCommand() *cobra.Command {
+func Command() *cobra.Command {
 	root := &cobra.Command{Use: "agnhost", Short: "Kubernetes' e2e test image, the subset tests use", Hidden: true}
 	var httpPort, shPort int
 	netexec := &cobra.Command{

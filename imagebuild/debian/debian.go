@@ -1,4 +1,7 @@
-package images
+// Package debian resolves, downloads and unpacks Debian packages with the host's apt, without
+// installing anything on the host: the test guest (test/images) and Vireo's OCI images
+// (imagebuild) are made of packages unpacked into a directory of their own.
+package debian
 
 import (
 	"bufio"
@@ -8,18 +11,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-)
-
-// Debian packages the guest is made of. The kernel package is the one the metapackage
-// depends on today (linux-image-<abi>-amd64), so a kernel security update rebuilds the guest.
-const (
-	kernelMetaPackage = "linux-image-amd64"
-	busyboxPackage    = "busybox-static"
 )
 
 // aptListsGlob matches the package indexes apt-get update writes; their names, sizes and
@@ -37,15 +34,15 @@ type Package struct {
 	Depends string `json:"-"`
 }
 
-// debFile is the name apt-get download gives the package's file (an epoch's colon is
+// DebFile is the name apt-get download gives the package's file (an epoch's colon is
 // written %3a).
-func (p Package) debFile() string {
+func (p Package) DebFile() string {
 	return fmt.Sprintf("%s_%s_%s.deb", p.Name, strings.ReplaceAll(p.Version, ":", "%3a"), p.Arch)
 }
 
-// parseAptShow reads `apt-cache show` stanzas (RFC 822-style paragraphs separated by blank
+// ParseShow reads `apt-cache show` stanzas (RFC 822-style paragraphs separated by blank
 // lines; continuation lines start with a space and are ignored here).
-func parseAptShow(out []byte) []Package {
+func ParseShow(out []byte) []Package {
 	var pkgs []Package
 	var cur Package
 	flush := func() {
@@ -84,20 +81,8 @@ func parseAptShow(out []byte) []Package {
 	return pkgs
 }
 
-// kernelDependency returns the linux-image-* package a metapackage's Depends names
-// ("linux-image-6.1.0-57-amd64 (= 6.1.192-3)").
-func kernelDependency(depends string) (string, error) {
-	for _, alt := range strings.FieldsFunc(depends, func(r rune) bool { return r == ',' || r == '|' }) {
-		name, _, _ := strings.Cut(strings.TrimSpace(alt), " ")
-		if strings.HasPrefix(name, "linux-image-") {
-			return name, nil
-		}
-	}
-	return "", fmt.Errorf("no linux-image-* package in Depends %q", depends)
-}
-
-// aptShow returns the candidate version of each named package.
-func aptShow(ctx context.Context, names ...string) (map[string]Package, error) {
+// Show returns the candidate version of each named package.
+func Show(ctx context.Context, names ...string) (map[string]Package, error) {
 	cmd := exec.CommandContext(ctx, "apt-cache", append([]string{"show", "--no-all-versions"}, names...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -107,7 +92,7 @@ func aptShow(ctx context.Context, names ...string) (map[string]Package, error) {
 			strings.Join(names, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	got := map[string]Package{}
-	for _, p := range parseAptShow(out) {
+	for _, p := range ParseShow(out) {
 		got[p.Name] = p
 	}
 	for _, n := range names {
@@ -118,27 +103,63 @@ func aptShow(ctx context.Context, names ...string) (map[string]Package, error) {
 	return got, nil
 }
 
-// resolvePackages finds the kernel package behind the metapackage and the versions of it and
-// busybox-static that apt would download now.
-func resolvePackages(ctx context.Context) ([]Package, error) {
-	first, err := aptShow(ctx, kernelMetaPackage, busyboxPackage)
+// Closure resolves names and everything they depend on (not what they recommend), as apt would
+// install them on a system that has nothing installed: the packages an image made of them needs.
+// The result is sorted by name.
+func Closure(ctx context.Context, names ...string) ([]Package, error) {
+	empty, err := os.CreateTemp("", "vireo-dpkg-status-")
 	if err != nil {
 		return nil, err
 	}
-	kname, err := kernelDependency(first[kernelMetaPackage].Depends)
+	empty.Close()
+	defer os.Remove(empty.Name())
+	args := append([]string{"install", "-qq", "--print-uris", "--no-install-recommends",
+		"-o", "Dir::State::status=" + empty.Name(), "-o", "Acquire::ForceHash=SHA256"}, names...)
+	cmd := exec.CommandContext(ctx, "apt-get", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", kernelMetaPackage, err)
+		return nil, fmt.Errorf("apt-get install --print-uris %s: %v: %s (`apt-get update` fetches the package lists)",
+			strings.Join(names, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	kernel, err := aptShow(ctx, kname)
+	pkgs, err := ParsePrintURIs(out)
 	if err != nil {
 		return nil, err
 	}
-	return []Package{kernel[kname], first[busyboxPackage]}, nil
+	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].Name < pkgs[j].Name })
+	return pkgs, nil
 }
 
-// aptListsFingerprint digests the names, sizes and modification times of apt's package
+// ParsePrintURIs reads `apt-get --print-uris` lines: 'URI' FILE SIZE SHA256:HEX, where FILE is
+// NAME_VERSION_ARCH.deb with the version's epoch colon written %3a.
+func ParsePrintURIs(out []byte) ([]Package, error) {
+	var pkgs []Package
+	for _, line := range strings.Split(string(out), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) != 4 || !strings.HasPrefix(fields[3], "SHA256:") || !strings.HasSuffix(fields[1], ".deb") {
+			return nil, fmt.Errorf("apt-get --print-uris: unexpected line %q (want 'URI' FILE SIZE SHA256:HEX)", line)
+		}
+		parts := strings.Split(strings.TrimSuffix(fields[1], ".deb"), "_")
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("apt-get --print-uris: file %q is not NAME_VERSION_ARCH.deb", fields[1])
+		}
+		version, err := url.PathUnescape(parts[1])
+		if err != nil {
+			return nil, fmt.Errorf("apt-get --print-uris: version in %q: %w", fields[1], err)
+		}
+		pkgs = append(pkgs, Package{Name: parts[0], Version: version, Arch: parts[2],
+			SHA256: strings.TrimPrefix(fields[3], "SHA256:")})
+	}
+	return pkgs, nil
+}
+
+// ListsFingerprint digests the names, sizes and modification times of apt's package
 // indexes: it changes whenever apt-get update brings new ones.
-func aptListsFingerprint() (string, error) {
+func ListsFingerprint() (string, error) {
 	files, err := filepath.Glob(aptListsGlob)
 	if err != nil {
 		return "", err
@@ -155,8 +176,8 @@ func aptListsFingerprint() (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// aptUpdate refreshes apt's package lists (when a resolved version is no longer served).
-func aptUpdate(ctx context.Context) error {
+// Update refreshes apt's package lists (when a resolved version is no longer served).
+func Update(ctx context.Context) error {
 	out, err := exec.CommandContext(ctx, "apt-get", "update", "-qq").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("apt-get update: %v: %s", err, strings.TrimSpace(string(out)))
@@ -164,11 +185,11 @@ func aptUpdate(ctx context.Context) error {
 	return nil
 }
 
-// download fetches p into dir with apt-get download unless a file with the right digest is
+// Download fetches p into dir with apt-get download unless a file with the right digest is
 // there already, and returns the file's path.
-func download(ctx context.Context, dir string, p Package) (string, error) {
-	path := filepath.Join(dir, p.debFile())
-	if sum, err := fileSHA256(path); err == nil && sum == p.SHA256 {
+func Download(ctx context.Context, dir string, p Package) (string, error) {
+	path := filepath.Join(dir, p.DebFile())
+	if sum, err := FileSHA256(path); err == nil && sum == p.SHA256 {
 		return path, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -179,7 +200,7 @@ func download(ctx context.Context, dir string, p Package) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("apt-get download %s=%s: %v: %s", p.Name, p.Version, err, strings.TrimSpace(string(out)))
 	}
-	sum, err := fileSHA256(path)
+	sum, err := FileSHA256(path)
 	if err != nil {
 		return "", fmt.Errorf("apt-get download %s=%s left no %s: %w", p.Name, p.Version, path, err)
 	}
@@ -189,15 +210,17 @@ func download(ctx context.Context, dir string, p Package) (string, error) {
 	return path, nil
 }
 
-// extract unpacks a .deb's files into dir (nothing is installed on the host).
-func extract(ctx context.Context, deb, dir string) error {
+// Extract unpacks a .deb's files into dir (nothing is installed on the host, and no
+// maintainer script runs).
+func Extract(ctx context.Context, deb, dir string) error {
 	if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", deb, dir).CombinedOutput(); err != nil {
 		return fmt.Errorf("dpkg-deb -x %s: %v: %s", deb, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
 
-func fileSHA256(path string) (string, error) {
+// FileSHA256 is the hex SHA-256 of a file's content.
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
