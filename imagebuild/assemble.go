@@ -122,7 +122,7 @@ func (b *builder) config(im Image, pkgs []string) v1.Config {
 	}
 	return v1.Config{
 		User:       im.User,
-		Entrypoint: []string{"/usr/bin/" + im.Name},
+		Entrypoint: []string{im.binaryPath()},
 		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 		WorkingDir: "/",
 		Labels:     labels,
@@ -267,19 +267,35 @@ func (b *builder) binaryLayer(im Image, bin string) (cachedLayer, error) {
 		return cachedLayer{}, err
 	}
 	key := "bin-" + digestOf(struct {
-		V     int
-		Name  string
-		Sum   string
-		Epoch int64
-	}{builderVersion, im.Name, digestOf(data), b.git.Time.Unix()})
+		V    int
+		Name string
+		Sum  string
+	}{builderVersion, im.binaryPath(), digestOf(data)})
 	return b.cachedLayerAt(key, func(path string) (int64, error) {
-		return writeLayer(path, b.git.Time, []layerFile{
-			{Name: "usr", Mode: fs.ModeDir | 0o755}, {Name: "usr/bin", Mode: fs.ModeDir | 0o755},
-			{Name: "usr/bin/" + im.Name, Mode: 0o755, Data: data},
-		}, "")
+		var files []layerFile
+		parts := strings.Split(strings.TrimPrefix(im.binaryPath(), "/"), "/")
+		for i := 1; i < len(parts); i++ {
+			files = append(files, layerFile{Name: strings.Join(parts[:i], "/"), Mode: fs.ModeDir | 0o755})
+		}
+		files = append(files, layerFile{Name: strings.Join(parts, "/"), Mode: 0o755, Data: data})
+		return writeLayer(path, layerEpoch, files, "")
 	})
 }
 
 var errNoCertificates = errors.New("the ca-certificates package holds no certificates under usr/share/ca-certificates")
 
 func v1Hash(digest string) (v1.Hash, error) { return v1.NewHash(digest) }
+
+// Built returns what the last build under out made of each of Images (make oci), in order; an
+// image never built is an error that says how to build it.
+func Built(out string) ([]Result, error) {
+	var results []Result
+	for _, im := range Images {
+		rec, err := readRecord(filepath.Join(out, im.Name))
+		if err != nil {
+			return nil, fmt.Errorf("image %s is not built under %s (%v): run `make oci`", im.Name, out, err)
+		}
+		results = append(results, rec.Result)
+	}
+	return results, nil
+}

@@ -25,7 +25,7 @@ import (
 
 // builderVersion changes whenever the builder would write different bytes for the same inputs,
 // so that no cached layer from an older builder is reused.
-const builderVersion = 1
+const builderVersion = 2
 
 // Source is the repository the images are built from (their org.opencontainers.image.source).
 const Source = "https://github.com/vireo-dev/vireo"

@@ -15,6 +15,10 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
+// layerEpoch is every layer entry's time: fixed, so that a layer depends only on its content
+// and one made for an earlier commit is reused (the image's creation time is its commit's).
+var layerEpoch = time.Unix(0, 0).UTC()
+
 // layerFile is a file (or directory, or symlink) of a layer written from memory.
 type layerFile struct {
 	Name string

@@ -60,10 +60,9 @@ func (b *builder) unpack(ctx context.Context, pkgs []debian.Package, root string
 // is found, since Debian's loader knows that directory only from /etc/ld.so.conf.d).
 func (b *builder) packagesLayer(ctx context.Context, pkgs []debian.Package) (cachedLayer, error) {
 	key := "debs-" + digestOf(struct {
-		V     int
-		Pkgs  []debian.Package
-		Epoch int64
-	}{builderVersion, pkgs, b.git.Time.Unix()})
+		V    int
+		Pkgs []debian.Package
+	}{builderVersion, pkgs})
 	return b.cachedLayerAt(key, func(path string) (int64, error) {
 		fmt.Fprintf(b.opts.Log, "  unpacking %d Debian packages\n", len(pkgs))
 		root, err := os.MkdirTemp(b.cache, "rootfs-")
@@ -82,7 +81,7 @@ func (b *builder) packagesLayer(ctx context.Context, pkgs []debian.Package) (cac
 		}
 		// ldconfig's auxiliary cache is host state, not the image's.
 		os.RemoveAll(filepath.Join(root, "var", "cache", "ldconfig"))
-		return writeLayer(path, b.git.Time, nil, root)
+		return writeLayer(path, layerEpoch, nil, root)
 	})
 }
 
@@ -107,8 +106,7 @@ func (b *builder) baseLayer(ctx context.Context, pkgs []debian.Package) (cachedL
 		V                   int
 		Passwd, Group, Pkgs string
 		CA                  debian.Package
-		Epoch               int64
-	}{builderVersion, passwd, group, list.String(), caDeb, b.git.Time.Unix()})
+	}{builderVersion, passwd, group, list.String(), caDeb})
 	return b.cachedLayerAt(key, func(path string) (int64, error) {
 		bundle, err := b.caBundle(ctx, caDeb)
 		if err != nil {
@@ -125,7 +123,7 @@ func (b *builder) baseLayer(ctx context.Context, pkgs []debian.Package) (cachedL
 			{Name: "usr", Mode: dir}, {Name: "usr/share", Mode: dir}, {Name: "usr/share/vireo", Mode: dir},
 			{Name: strings.TrimPrefix(PackagesFile, "/"), Mode: 0o644, Data: []byte(list.String())},
 		}
-		return writeLayer(path, b.git.Time, files, "")
+		return writeLayer(path, layerEpoch, files, "")
 	})
 }
 

@@ -5,8 +5,10 @@ type Image struct {
 	// Name is the repository's last component, e.g. vireo-launcher.
 	Name string `json:"name"`
 	// Command is the Go main package whose binary is the entrypoint, relative to the
-	// repository (./cmd/vireo-launcher); it is installed as /usr/bin/<Name>.
+	// repository (./cmd/vireo-launcher); it is installed as Binary.
 	Command string `json:"command"`
+	// Binary is where the binary goes in the image; /usr/bin/<Name> when empty.
+	Binary string `json:"binary,omitempty"`
 	// Packages are the Debian packages unpacked into the image, with what they depend on.
 	Packages []string `json:"packages,omitempty"`
 	// User is the user (uid:gid) the image runs as; never root.
@@ -51,8 +53,16 @@ var Images = []Image{
 		Description: "Vireo's DataVolume importer: fetches, verifies and converts disk images"},
 	{Name: "pause", Command: "./localcluster/pause", User: "65535:65535",
 		Description: "The Pod sandbox's process on vireo-local's nodes: sleeps until signalled, reaps orphans"},
-	{Name: "agnhost", Command: "./test/agnhost", User: nonRootUser,
+	{Name: "agnhost", Command: "./test/agnhost", Binary: "/agnhost", User: nonRootUser,
 		Description: "The part of Kubernetes' e2e test image agnhost that Vireo's tests use (netexec, serve-hostname, connect)"},
+}
+
+// binaryPath is where im's binary goes in the image.
+func (im Image) binaryPath() string {
+	if im.Binary != "" {
+		return im.Binary
+	}
+	return "/usr/bin/" + im.Name
 }
 
 // ImageNamed returns the image called name.

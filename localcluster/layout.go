@@ -21,6 +21,10 @@ func (l Layout) ImagesDir() string {
 	return filepath.Join(filepath.Dir(filepath.Clean(l.BinDir)), "images")
 }
 
+// OCIDir holds the project's OCI images (`make oci`), which the registry serves as
+// vireo/<name>:latest: "oci" beside BinDir (_output/oci).
+func (l Layout) OCIDir() string { return filepath.Join(filepath.Dir(filepath.Clean(l.BinDir)), "oci") }
+
 // Logs is the directory of component logs.
 func (l Layout) Logs() string { return filepath.Join(l.Root, "logs") }
 

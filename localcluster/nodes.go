@@ -131,13 +131,22 @@ func (c *Cluster) kubeProxy(i int) Component {
 	}}
 }
 
-// nodes are the local nodes' components: each node, then its kube-proxy.
+// nodes are the local nodes' components: each node (containerd and the kubelet, or
+// vireo-local's own node), then its kube-proxy.
 func (c *Cluster) nodes() []Component {
 	var comps []Component
 	for i := range c.nodeCount() {
-		comps = append(comps, c.node(i), c.kubeProxy(i))
+		comps = append(comps, c.nodeComponents(i)...)
 	}
 	return comps
+}
+
+// nodeComponents are local node i's processes, in the order they start.
+func (c *Cluster) nodeComponents(i int) []Component {
+	if c.kubeletRuntime() {
+		return []Component{c.containerd(i), c.kubelet(i), c.kubeProxy(i)}
+	}
+	return []Component{c.node(i), c.kubeProxy(i)}
 }
 
 // nodeRegistered is ready once the Node object exists (it turns Ready when it has a Pod CIDR).
@@ -171,7 +180,12 @@ func (c *Cluster) startNodes(ctx context.Context, started *[]Component) error {
 		if err := c.opts.Network.EnsureNode(i); err != nil {
 			return err
 		}
-		for _, comp := range []Component{c.node(i), c.kubeProxy(i)} {
+		if c.kubeletRuntime() {
+			if err := c.prepareKubeletNode(i); err != nil {
+				return err
+			}
+		}
+		for _, comp := range c.nodeComponents(i) {
 			if err := c.startAndWait(ctx, comp, started); err != nil {
 				return err
 			}

@@ -25,6 +25,9 @@ type Component struct {
 	Dir  *Layout
 	// Netns, when set, runs the process inside that network namespace.
 	Netns string
+	// Mntns, when set, is a file holding a mount namespace the process also runs in (a
+	// kubelet node's: see MountNamespace).
+	Mntns string
 	// Ready reports nil once the component serves; nil Ready means "process alive".
 	Ready func(ctx context.Context) error
 }
@@ -54,7 +57,11 @@ func (c Component) Start() error {
 		// nsenter enters the network namespace only and execs the binary in the same
 		// process; `ip netns exec` would also give it a private mount namespace, hiding the
 		// network namespaces a local node creates for its Pods from the host.
-		cmd = exec.Command("nsenter", append([]string{"--net=/run/netns/" + c.Netns, "--", c.Path}, c.Args...)...)
+		enter := []string{"--net=/run/netns/" + c.Netns}
+		if c.Mntns != "" {
+			enter = append(enter, "--mount="+c.Mntns)
+		}
+		cmd = exec.Command("nsenter", append(append(enter, "--", c.Path), c.Args...)...)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

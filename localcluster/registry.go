@@ -50,6 +50,7 @@ func (c *Cluster) registry() Component {
 		"--address", addr,
 		"--storage", c.abs(l.Data(RegistryName)),
 		"--images", c.abs(l.ImagesDir()),
+		"--oci-images", c.abs(l.OCIDir()),
 		"--credentials-file", c.abs(l.RegistryCredentials()),
 	}, Ready: registryReady("http://" + addr + "/v2/")}
 }

@@ -118,6 +118,8 @@ type recorded struct {
 	Images string `json:"images,omitempty"`
 	// Registry is the OCI registry's address (host:port, plain HTTP).
 	Registry string `json:"registry,omitempty"`
+	// NodeRuntime is how the local nodes run Pods (RuntimeKubelet or RuntimeProcess).
+	NodeRuntime string `json:"nodeRuntime,omitempty"`
 }
 
 func (l Layout) recordedFile() string { return filepath.Join(l.Run(), "installation.json") }
@@ -127,7 +129,7 @@ func (c *Cluster) recordOptions() error {
 	ports := c.opts.Ports
 	ports.Registry = ports.RegistryPort()
 	b, err := json.Marshal(recorded{Network: c.opts.Network, Ports: ports,
-		Images: c.abs(c.opts.ImagesDir()), Registry: c.RegistryAddress()})
+		Images: c.abs(c.opts.ImagesDir()), Registry: c.RegistryAddress(), NodeRuntime: c.opts.NodeRuntime})
 	if err != nil {
 		return err
 	}
@@ -135,6 +137,34 @@ func (c *Cluster) recordOptions() error {
 		return err
 	}
 	return os.WriteFile(c.opts.recordedFile(), append(b, '\n'), 0o644)
+}
+
+// ChooseNodeRuntime sets opts.NodeRuntime to want, or to the installation's (RuntimeProcess for a
+// new one) when want is empty. An installation cannot change runtime: its nodes' Pods and state
+// belong to the one it has.
+func ChooseNodeRuntime(opts *Options, want string) error {
+	if want != "" && want != RuntimeKubelet && want != RuntimeProcess {
+		return fmt.Errorf("--node-runtime %q: the runtimes are %q and %q", want, RuntimeKubelet, RuntimeProcess)
+	}
+	had := ""
+	if rec, err := LoadRecordedOptions(Options{Layout: opts.Layout}); err == nil {
+		had = rec.NodeRuntime
+		if had == "" {
+			had = RuntimeProcess // recorded before runtimes were
+		}
+	}
+	switch {
+	case want == "" && had != "":
+		opts.NodeRuntime = had
+	case want == "":
+		opts.NodeRuntime = RuntimeProcess
+	case had != "" && had != want:
+		return fmt.Errorf("the installation under %s runs its nodes with --node-runtime %s; to change it to %s, "+
+			"start afresh: vireo-local down --purge (deletes its data)", opts.Root, had, want)
+	default:
+		opts.NodeRuntime = want
+	}
+	return nil
 }
 
 // LoadRecordedOptions returns opts with the network, ports and images directory the last Up
@@ -150,6 +180,9 @@ func LoadRecordedOptions(opts Options) (Options, error) {
 		return opts, fmt.Errorf("reading %s: %w", opts.recordedFile(), err)
 	}
 	opts.Network, opts.Ports = r.Network, r.Ports
+	if opts.NodeRuntime == "" {
+		opts.NodeRuntime = r.NodeRuntime
+	}
 	if r.Images != "" {
 		opts.Images = r.Images
 	}

@@ -28,6 +28,9 @@ type Options struct {
 	// Nodes is the number of local nodes; 0 means as many as the last Up started (one when
 	// none did).
 	Nodes int
+	// NodeRuntime is how the local nodes run Pods: RuntimeKubelet or RuntimeProcess (the
+	// default, until the kubelet nodes pass the whole e2e suite); empty means as the last Up.
+	NodeRuntime string
 	// Examples are manifests created once the API is ready (the demo objects).
 	Examples []string
 	Out      io.Writer
@@ -285,6 +288,12 @@ func (c *Cluster) Down(purge bool) error {
 		}
 	}
 	for _, name := range c.NodeNames() {
+		if c.kubeletRuntime() {
+			if err := c.stopKubeletNodeContainers(name); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := node.StopContainers(c.opts.NodeDir(name), 10*time.Second); err != nil {
 			return fmt.Errorf("stopping the containers of node %s: %w", name, err)
 		}

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/imagebuild"
+	"github.com/vireo-dev/vireo/localcluster/imageregistry"
 )
 
 // apiServerUID is the user vireo-apiserver's Pod runs as (artifacts/base): its hostPath data
@@ -109,12 +111,19 @@ func (c *Cluster) renderManifests() ([]byte, error) {
 			return nil, err
 		}
 	}
-	cmd := exec.Command(c.abs(c.opts.Bin("kubectl")), "kustomize", filepath.Join(dir, "local"))
+	overlay := filepath.Join(dir, "local")
+	if c.kubeletRuntime() {
+		var err error
+		if overlay, err = c.writeImagesOverlay(dir); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.Command(c.abs(c.opts.Bin("kubectl")), "kustomize", overlay)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("kubectl kustomize %s: %v: %s", filepath.Join(dir, "local"), err, stderr.String())
+		return nil, fmt.Errorf("kubectl kustomize %s: %v: %s", overlay, err, stderr.String())
 	}
 	return out, nil
 }
@@ -255,4 +264,21 @@ func ptrOr(p *int32, def int32) int32 {
 		return def
 	}
 	return *p
+}
+
+// writeImagesOverlay writes the overlay that runs the local overlay's Vireo from the images
+// make oci built, as the registry serves them (vireo/<name>, by digest), and returns its
+// directory.
+func (c *Cluster) writeImagesOverlay(dir string) (string, error) {
+	results, err := imagebuild.Built(c.abs(c.opts.OCIDir()))
+	if err != nil {
+		return "", err
+	}
+	var pushed []imagebuild.Pushed
+	for _, r := range results {
+		pushed = append(pushed, imagebuild.Pushed{Name: r.Name, Digest: r.Digest,
+			Ref: c.RegistryAddress() + "/" + imageregistry.RepositoryPrefix + r.Name + "@" + r.Digest})
+	}
+	overlay := filepath.Join(dir, "images")
+	return overlay, imagebuild.WriteOverlay(overlay, filepath.Join(dir, "local"), pushed)
 }

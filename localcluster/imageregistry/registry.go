@@ -68,6 +68,9 @@ type Config struct {
 	// Images is the guest images' directory (the repository's _output/images); each
 	// <Images>/<guest>/containerdisk OCI layout is loaded on start.
 	Images string
+	// OCIImages is the project's images directory (make oci: _output/oci); each
+	// <OCIImages>/<name> OCI layout is loaded on start as vireo/<name>:latest.
+	OCIImages string
 	// CredentialsFile holds the Credentials of the private repositories (PrivatePrefix),
 	// created when missing. Empty serves no private repositories.
 	CredentialsFile string
@@ -141,6 +144,9 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	}
 	if len(layouts) == 0 {
 		klog.InfoS("no guest images to load (run `make images`)", "dir", cfg.Images)
+	}
+	if cfg.OCIImages != "" {
+		loadProjectImages(ctx, h, blobs, cfg.OCIImages)
 	}
 	if cfg.CredentialsFile == "" {
 		return logRequests(h), nil
@@ -260,4 +266,23 @@ func storeBlobs(ctx context.Context, blobs registry.BlobHandler, img v1.Image, r
 		}
 	}
 	return nil
+}
+
+// loadProjectImages loads each OCI layout <dir>/<name> (make oci) as vireo/<name>:latest.
+func loadProjectImages(ctx context.Context, h http.Handler, blobs registry.BlobHandler, dir string) {
+	indexes, err := filepath.Glob(filepath.Join(dir, "*", "index.json"))
+	if err != nil || len(indexes) == 0 {
+		klog.InfoS("no project images to load (run `make oci`)", "dir", dir)
+		return
+	}
+	for _, index := range indexes {
+		layoutDir := filepath.Dir(index)
+		repo := RepositoryPrefix + filepath.Base(layoutDir)
+		digest, err := load(ctx, h, blobs, layoutDir, repo)
+		if err != nil {
+			klog.ErrorS(err, "cannot load a project image; skipping it", "layout", layoutDir)
+			continue
+		}
+		klog.InfoS("loaded project image", "image", repo+":"+Tag, "digest", digest, "layout", layoutDir)
+	}
 }

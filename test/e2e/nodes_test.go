@@ -22,7 +22,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-const agnhost = "registry.k8s.io/e2e-test-images/agnhost:2.53"
+// agnhost is the image of the tests' web servers and clients: Kubernetes' e2e test image on
+// vireo-local's own nodes (which map it to a command of theirs), the project's agnhost image in
+// the installation's registry on kubelet nodes. Set by TestMain.
+var agnhost = "registry.k8s.io/e2e-test-images/agnhost:2.53"
 
 // webPod is an agnhost netexec Pod serving HTTP on port 8080, pinned to a node.
 func webPod(ns, name, node string) string {
