@@ -3,6 +3,7 @@ module github.com/vireo-dev/vireo
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/containernetworking/cni v1.3.1
 	github.com/creack/pty v1.1.24
 	github.com/digitalocean/go-libvirt v0.0.0-20261013170128-efbbdf578ac8

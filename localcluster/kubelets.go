@@ -194,6 +194,12 @@ func (c *Cluster) stopKubeletNodeContainers(name string) error {
 	if err := c.removeMountNamespace(name); err != nil {
 		return err
 	}
+	// The CNI bridge in the node's network namespace has no Pod left; the next start makes it anew.
+	if run("ip", "-n", name, "link", "show", "cni0") == nil {
+		if err := run("ip", "-n", name, "link", "del", "cni0"); err != nil {
+			return err
+		}
+	}
 	// The Pods' network namespace files stay as empty files once their mounts are gone.
 	netnsDir := filepath.Join(c.abs(c.opts.NodeDir(name)), "run-netns")
 	entries, _ := os.ReadDir(netnsDir)

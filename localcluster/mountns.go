@@ -35,7 +35,7 @@ func (c *Cluster) nodeBinds(name string) []mountBind {
 	dir := c.abs(c.opts.NodeDir(name))
 	host := filepath.Join(dir, "host")
 	return []mountBind{
-		{filepath.Join(host, "run", "vireo"), "/run/vireo"},
+		{filepath.Join(host, "var", "run", "vireo"), "/run/vireo"},
 		{filepath.Join(host, "var", "lib", "vireo"), "/var/lib/vireo"},
 		{filepath.Join(host, "var", "lib", "vireo-apiserver"), "/var/lib/vireo-apiserver"},
 		{filepath.Join(dir, "run-containerd"), "/run/containerd"},
