@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/vireo-dev/vireo/localcluster"
 )
 
 // agnhost is the image of the tests' web servers and clients: Kubernetes' e2e test image on
@@ -242,7 +244,13 @@ func podIP(t *testing.T, ns, name string) string {
 
 func TestPodWithAnUnknownImageFailsWithItsReason(t *testing.T) {
 	ns := namespace(t)
-	kubectl(t, "-n", ns, "run", "nginx", "--image=nginx:1.27")
+	// On kubelet nodes, an image the installation's registry does not have (a pull from
+	// outside would leave this machine); vireo-local's own nodes know only the images they map.
+	image, why := "nginx:1.27", "not available on vireo-local"
+	if cluster.Options().NodeRuntime == localcluster.RuntimeKubelet {
+		image, why = cluster.RegistryAddress()+"/vireo/no-such-image:1.0", "not found"
+	}
+	kubectl(t, "-n", ns, "run", "nginx", "--image="+image)
 	var msg string
 	eventually(t, "ErrImagePull on the unknown image", func() error {
 		p, err := kube.CoreV1().Pods(ns).Get(t.Context(), "nginx", metav1.GetOptions{})
@@ -257,7 +265,7 @@ func TestPodWithAnUnknownImageFailsWithItsReason(t *testing.T) {
 		}
 		return fmt.Errorf("container statuses %+v", p.Status.ContainerStatuses)
 	})
-	if !strings.Contains(msg, "nginx:1.27") || !strings.Contains(msg, "not available on vireo-local") {
+	if !strings.Contains(msg, image) || !strings.Contains(msg, why) {
 		t.Errorf("message %q should name the image and say why", msg)
 	}
 }

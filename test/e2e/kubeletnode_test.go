@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/localcluster"
+)
+
+// onKubeletNodes skips a test of what only a kubelet node has (a container runtime, images,
+// runc's confinement) while the suite runs on vireo-local's own nodes.
+func onKubeletNodes(t *testing.T) {
+	t.Helper()
+	if cluster.Options().NodeRuntime != localcluster.RuntimeKubelet {
+		t.Skipf("the nodes run with --node-runtime %s; this tests kubelet nodes (VIREO_E2E_NODE_RUNTIME=kubelet)", cluster.Options().NodeRuntime)
+	}
+}
+
+// TestNodesAreKubeletsWithContainerd: every node reports the upstream kubelet and containerd 2.
+func TestNodesAreKubeletsWithContainerd(t *testing.T) {
+	onKubeletNodes(t)
+	nodes, err := kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != len(cluster.NodeNames()) {
+		t.Fatalf("%d nodes, want %d", len(nodes.Items), len(cluster.NodeNames()))
+	}
+	for _, n := range nodes.Items {
+		info := n.Status.NodeInfo
+		if !strings.HasPrefix(info.ContainerRuntimeVersion, "containerd://2.") || !strings.HasPrefix(info.KubeletVersion, "v1.37.") {
+			t.Errorf("node %s: runtime %q, kubelet %q; want containerd://2.x and v1.37.x", n.Name, info.ContainerRuntimeVersion, info.KubeletVersion)
+		}
+	}
+}
+
+// containerProcess is the first process of a Pod's container, found on the host through the
+// container's cgroup under its node's cgroup root.
+func containerProcess(t *testing.T, pod *corev1.Pod, container string) int {
+	t.Helper()
+	var id string
+	for _, cs := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
+		if cs.Name == container && cs.State.Running != nil {
+			id = strings.TrimPrefix(cs.ContainerID, "containerd://")
+		}
+	}
+	if id == "" {
+		t.Fatalf("Pod %s/%s has no running container %s", pod.Namespace, pod.Name, container)
+	}
+	var pid int
+	root := filepath.Join("/sys/fs/cgroup", "pids", pod.Spec.NodeName)
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == id {
+			b, _ := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+			if f := strings.Fields(string(b)); len(f) > 0 {
+				pid, _ = strconv.Atoi(f[0])
+			}
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if pid == 0 {
+		t.Fatalf("no process in the cgroup of container %s (%s) of Pod %s/%s under %s", container, id, pod.Namespace, pod.Name, root)
+	}
+	return pid
+}
+
+// procStatus reads the fields of /proc/<pid>/status.
+func procStatus(t *testing.T, pid int) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[k] = strings.TrimSpace(v)
+		}
+	}
+	return fields
+}
+
+// rootIsReadOnly reports whether process pid's root filesystem is mounted read-only.
+func rootIsReadOnly(t *testing.T, pid int) bool {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 5 && f[4] == "/" {
+			return strings.Split(f[5], ",")[0] == "ro"
+		}
+	}
+	return false
+}
+
+// TestComponentsRunConfined: the container of each Vireo component (and of a launcher) runs as
+// its image's or manifest's user, with seccomp filtering (RuntimeDefault), no_new_privs and a
+// read-only root filesystem, as runc applied it; the node agent alone is root, with only the
+// capabilities its manifest adds.
+func TestComponentsRunConfined(t *testing.T) {
+	onKubeletNodes(t)
+	ns := namespace(t)
+	applyExample(t, ns, "vmi-demo.yaml")
+	vmi := waitPhase(t, ns, "testvmi", v1.Running, 3*time.Minute)
+	type want struct {
+		namespace, selector, container, uid string
+	}
+	for _, w := range []want{
+		{v1.InstallNamespace, "app.kubernetes.io/name=vireo-apiserver", "vireo-apiserver", "65532"},
+		{v1.InstallNamespace, "app.kubernetes.io/name=vireo-controller", "vireo-controller", "65532"},
+		{v1.InstallNamespace, "app.kubernetes.io/name=vireo-nodeagent", "vireo-nodeagent", "0"},
+		{ns, "kubevirt.io/created-by=" + string(vmi.UID), "compute", "107"},
+	} {
+		pods, err := kube.CoreV1().Pods(w.namespace).List(t.Context(), metav1.ListOptions{LabelSelector: w.selector})
+		if err != nil || len(pods.Items) == 0 {
+			t.Fatalf("Pods %s in %s: %v (%d)", w.selector, w.namespace, err, len(pods.Items))
+		}
+		pod := &pods.Items[0]
+		pid := containerProcess(t, pod, w.container)
+		st := procStatus(t, pid)
+		if uid := strings.Fields(st["Uid"]); len(uid) < 2 || uid[1] != w.uid {
+			t.Errorf("%s/%s %s: uid %q, want %s", pod.Namespace, pod.Name, w.container, st["Uid"], w.uid)
+		}
+		if st["Seccomp"] != "2" || st["NoNewPrivs"] != "1" {
+			t.Errorf("%s/%s %s: Seccomp %q NoNewPrivs %q, want 2 (filter) and 1", pod.Namespace, pod.Name, w.container, st["Seccomp"], st["NoNewPrivs"])
+		}
+		if !rootIsReadOnly(t, pid) {
+			t.Errorf("%s/%s %s: root filesystem is writable", pod.Namespace, pod.Name, w.container)
+		}
+		if w.uid == "0" && st["CapEff"] != "0000000000000019" { // CHOWN, DAC_OVERRIDE, FOWNER
+			t.Errorf("%s/%s %s: effective capabilities %s, want CHOWN, DAC_OVERRIDE and FOWNER alone (0x19)", pod.Namespace, pod.Name, w.container, st["CapEff"])
+		}
+	}
+}
+
+// TestGuestOutlivesContainerdAndKubelet: killing the node's containerd and kubelet (SIGKILL) stops
+// no container: the guest's QEMU is the same process afterwards, the VMI stays Running, and the
+// restarted kubelet reports its Pods again.
+func TestGuestOutlivesContainerdAndKubelet(t *testing.T) {
+	onKubeletNodes(t)
+	ns := namespace(t)
+	applyExample(t, ns, "vmi-demo.yaml")
+	vmi := waitPhase(t, ns, "testvmi", v1.Running, 3*time.Minute)
+	qemu, _ := guestProcesses(t, ns, "testvmi", string(vmi.UID))
+	if len(qemu) != 1 {
+		t.Fatalf("QEMU processes %v, want one", qemu)
+	}
+	node := vmi.Status.NodeName
+	index := -1
+	for i, n := range cluster.NodeNames() {
+		if n == node {
+			index = i
+		}
+	}
+	for _, name := range []string{fmt.Sprintf("containerd-%d", index), node} {
+		crash(t, name)
+	}
+	eventuallyWithin(t, "node "+node+" Ready again", 60*time.Second, func() error {
+		n, err := kube.CoreV1().Nodes().Get(t.Context(), node, metav1.GetOptions{})
+		if err != nil || !nodeIsReady(n) {
+			return fmt.Errorf("node %s not Ready (%v)", node, err)
+		}
+		return nil
+	})
+	if err := syscall.Kill(qemu[0], 0); err != nil {
+		t.Fatalf("QEMU %d is gone after containerd and the kubelet restarted: %v", qemu[0], err)
+	}
+	if again, _ := guestProcesses(t, ns, "testvmi", string(vmi.UID)); len(again) != 1 || again[0] != qemu[0] {
+		t.Errorf("QEMU processes after the restarts %v, before %v", again, qemu)
+	}
+	got := waitPhase(t, ns, "testvmi", v1.Running, 10*time.Second)
+	if got.Status.NodeName != node {
+		t.Errorf("VMI moved to %s", got.Status.NodeName)
+	}
+}
