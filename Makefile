@@ -4,6 +4,9 @@ OUT := _output
 BIN := $(OUT)/bin
 GO ?= go
 NODES ?=
+# NODE_RUNTIME=kubelet: local nodes are upstream kubelets with containerd and runc, running
+# Vireo from the images of `make oci` (empty: as the installation has, else vireo-local's default).
+NODE_RUNTIME ?=
 BINARIES := $(notdir $(wildcard cmd/*))
 # The build's identity (package version), from git when it answers: Go's own VCS stamp is off
 # where GOFLAGS has -buildvcs=false.
@@ -38,9 +41,9 @@ push: ## Build the OCI images and push them to REGISTRY (host[:port]/path; INSEC
 deps: ## Install the Debian packages that building, running and testing Vireo need (idempotent)
 	hack/install-deps.sh
 
-up: deps ## Install what is missing, build, then run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before) and Vireo on them
-	$(MAKE) build upstream images
-	NODES=$(NODES) hack/up.sh
+up: deps ## Install what is missing, build, then run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before) and Vireo on them (NODE_RUNTIME=kubelet: real kubelets)
+	$(MAKE) build upstream images $(if $(filter kubelet,$(NODE_RUNTIME)),oci)
+	NODES=$(NODES) NODE_RUNTIME=$(NODE_RUNTIME) hack/up.sh
 
 down: ## Stop what `make up` started (data is kept)
 	hack/down.sh

@@ -73,6 +73,9 @@ func (b *builder) packagesLayer(ctx context.Context, pkgs []debian.Package) (cac
 		if err := b.unpack(ctx, pkgs, root); err != nil {
 			return 0, err
 		}
+		if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+			return 0, err
+		}
 		if err := os.WriteFile(filepath.Join(root, "etc", "ld.so.conf"), []byte("include /etc/ld.so.conf.d/*.conf\n"), 0o644); err != nil {
 			return 0, err
 		}
@@ -81,6 +84,9 @@ func (b *builder) packagesLayer(ctx context.Context, pkgs []debian.Package) (cac
 		}
 		// ldconfig's auxiliary cache is host state, not the image's.
 		os.RemoveAll(filepath.Join(root, "var", "cache", "ldconfig"))
+		if err := linkBusyboxApplets(ctx, root); err != nil {
+			return 0, err
+		}
 		return writeLayer(path, layerEpoch, nil, root)
 	})
 }
@@ -162,4 +168,34 @@ func (b *builder) caBundle(ctx context.Context, p debian.Package) ([]byte, error
 		bundle.WriteByte('\n')
 	}
 	return bundle.Bytes(), nil
+}
+
+// linkBusyboxApplets gives an image with Debian's static busybox its applets (sh, id, cat...)
+// as symlinks where no package put a file, as `busybox --install -s` would: Debian makes them
+// in no package, and no maintainer script runs here.
+func linkBusyboxApplets(ctx context.Context, root string) error {
+	busybox := filepath.Join(root, "bin", "busybox")
+	if _, err := os.Stat(busybox); err != nil {
+		return nil
+	}
+	out, err := exec.CommandContext(ctx, busybox, "--list-full").Output()
+	if err != nil {
+		return fmt.Errorf("%s --list-full: %w", busybox, err)
+	}
+	for _, applet := range strings.Fields(string(out)) {
+		if strings.Contains(applet, "..") {
+			continue
+		}
+		link := filepath.Join(root, applet)
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			return err
+		}
+		if err := os.Symlink("/bin/busybox", link); err != nil {
+			return err
+		}
+	}
+	return nil
 }

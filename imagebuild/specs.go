@@ -53,8 +53,8 @@ var Images = []Image{
 		Description: "Vireo's DataVolume importer: fetches, verifies and converts disk images"},
 	{Name: "pause", Command: "./localcluster/pause", User: "65535:65535",
 		Description: "The Pod sandbox's process on vireo-local's nodes: sleeps until signalled, reaps orphans"},
-	{Name: "agnhost", Command: "./test/agnhost", Binary: "/agnhost", User: nonRootUser,
-		Description: "The part of Kubernetes' e2e test image agnhost that Vireo's tests use (netexec, serve-hostname, connect)"},
+	{Name: "agnhost", Command: "./test/agnhost", Binary: "/agnhost", User: nonRootUser, Packages: []string{"busybox-static"},
+		Description: "The part of Kubernetes' e2e test image agnhost that Vireo's tests use (netexec, serve-hostname, connect), with busybox's shell and tools"},
 }
 
 // binaryPath is where im's binary goes in the image.

@@ -145,6 +145,11 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 				// launcher has them.
 				FSGroup: new(LauncherUser),
 				Sysctls: []corev1.Sysctl{{Name: UnprivilegedPortSysctl, Value: "0"}},
+				// The runtime's default seccomp filter (KubeVirt leaves its launcher unconfined):
+				// libvirtd in session mode and QEMU need none of the calls it refuses (mount,
+				// unshare, keyctl, bpf...); userfaultfd, which post-copy would need, is refused
+				// for an unprivileged user anyway (vm.unprivileged_userfaultfd=0).
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{computeContainer(vmi, opts, res, disks)},
 			Volumes: append([]corev1.Volume{
@@ -261,6 +266,8 @@ func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, res corev1.R
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: new(false),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			// libvirtd, QEMU and the launcher write only into the Pod's volumes.
+			ReadOnlyRootFilesystem: new(true),
 		},
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}

@@ -27,7 +27,8 @@ func TestRenderPodSpec(t *testing.T) {
 		t.Errorf("enableServiceLinks = %v, want false", spec.EnableServiceLinks)
 	}
 	wantSC := &corev1.PodSecurityContext{RunAsUser: new(int64(107)), RunAsGroup: new(int64(107)), RunAsNonRoot: new(true), FSGroup: new(int64(107)),
-		Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}}}
+		Sysctls:        []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}},
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	if diff := cmp.Diff(wantSC, spec.SecurityContext); diff != "" {
 		t.Errorf("pod securityContext (-want +got):\n%s", diff)
 	}
@@ -52,6 +53,10 @@ func TestRenderPodSpec(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"--namespace", "ns1", "--name", "testvm", "--uid", "uid-1"}, c.Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Errorf("container securityContext %+v: want a read-only root and no privilege escalation", sc)
 	}
 	env := map[string]string{}
 	for _, e := range c.Env {

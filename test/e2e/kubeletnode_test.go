@@ -140,8 +140,8 @@ func TestComponentsRunConfined(t *testing.T) {
 		if !rootIsReadOnly(t, pid) {
 			t.Errorf("%s/%s %s: root filesystem is writable", pod.Namespace, pod.Name, w.container)
 		}
-		if w.uid == "0" && st["CapEff"] != "0000000000000019" { // CHOWN, DAC_OVERRIDE, FOWNER
-			t.Errorf("%s/%s %s: effective capabilities %s, want CHOWN, DAC_OVERRIDE and FOWNER alone (0x19)", pod.Namespace, pod.Name, w.container, st["CapEff"])
+		if w.uid == "0" && st["CapEff"] != "000000000000000b" { // CHOWN (0), DAC_OVERRIDE (1), FOWNER (3)
+			t.Errorf("%s/%s %s: effective capabilities %s, want CHOWN, DAC_OVERRIDE and FOWNER alone (0xb)", pod.Namespace, pod.Name, w.container, st["CapEff"])
 		}
 	}
 }

@@ -187,7 +187,13 @@ spec:
 	if !asExitError(err, &exitErr) || exitErr.ExitCode() != 3 || out != "out\n" || !strings.Contains(errOut, "err") {
 		t.Errorf("exec exit 3: err %v, stdout %q, stderr %q", err, out, errOut)
 	}
-	if out := kubectl(t, "-n", ns, "exec", "web", "--", "id", "-u"); strings.TrimSpace(out) != "0" {
+	// A container runs as its image's user: root for vireo-local's own nodes (host processes),
+	// the agnhost image's nonroot on kubelet nodes.
+	wantUID := "0"
+	if cluster.Options().NodeRuntime == localcluster.RuntimeKubelet {
+		wantUID = "65532"
+	}
+	if out := kubectl(t, "-n", ns, "exec", "web", "--", "id", "-u"); strings.TrimSpace(out) != wantUID {
 		t.Errorf("exec id -u = %q", out)
 	}
 

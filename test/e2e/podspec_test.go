@@ -72,7 +72,7 @@ spec:
     - {name: all, mountPath: /etc/all}
   volumes:
   - {name: work, emptyDir: {}}
-  - {name: host, hostPath: {path: /var/lib/vireo-e2e-hostpath, type: DirectoryOrCreate}}
+  - {name: host, hostPath: {path: /var/lib/vireo/e2e-hostpath, type: DirectoryOrCreate}}
   - {name: disk, persistentVolumeClaim: {claimName: disk}}
   - {name: secret, secret: {secretName: creds}}
   - {name: config, configMap: {name: settings, items: [{key: mode, path: the-mode}]}}
@@ -118,9 +118,10 @@ spec:
 			t.Errorf("%s = %q, want %q", c.script, got, c.want)
 		}
 	}
-	// A hostPath volume is the path under the node's own directory (nodes never share one).
+	// A hostPath volume is the path under the node's own directory (nodes never share one;
+	// on kubelet nodes, /var/lib/vireo is one of the node's own directories).
 	node := kubectl(t, "-n", ns, "get", "pod", "features", "-o", "jsonpath={.spec.nodeName}")
-	hostDir := filepath.Join(cluster.Options().NodeDir(node), "host", "var", "lib", "vireo-e2e-hostpath")
+	hostDir := filepath.Join(cluster.Options().NodeDir(node), "host", "var", "lib", "vireo", "e2e-hostpath")
 	if got, want := sh("stat -c %i /mnt/host"), inode(t, hostDir); got != want {
 		t.Errorf("/mnt/host is inode %s, the node's %s is %s", got, hostDir, want)
 	}
