@@ -4,8 +4,9 @@ OUT := _output
 BIN := $(OUT)/bin
 GO ?= go
 NODES ?=
-# NODE_RUNTIME=kubelet: local nodes are upstream kubelets with containerd and runc, running
-# Vireo from the images of `make oci` (empty: as the installation has, else vireo-local's default).
+# NODE_RUNTIME: how local nodes run Pods: kubelet (upstream kubelets with containerd and runc,
+# Vireo from the images of `make oci`; the default for a new installation) or process
+# (vireo-local's own node); empty: as the installation has.
 NODE_RUNTIME ?=
 BINARIES := $(notdir $(wildcard cmd/*))
 # The build's identity (package version), from git when it answers: Go's own VCS stamp is off
@@ -41,15 +42,15 @@ push: ## Build the OCI images and push them to REGISTRY (host[:port]/path; INSEC
 deps: ## Install the Debian packages that building, running and testing Vireo need (idempotent)
 	hack/install-deps.sh
 
-up: deps ## Install what is missing, build, then run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before) and Vireo on them (NODE_RUNTIME=kubelet: real kubelets)
-	$(MAKE) build upstream images $(if $(filter kubelet,$(NODE_RUNTIME)),oci)
+up: deps ## Install what is missing, build, then run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before), real kubelets with containerd, and Vireo on them from its OCI images
+	$(MAKE) build upstream images oci
 	NODES=$(NODES) NODE_RUNTIME=$(NODE_RUNTIME) hack/up.sh
 
 down: ## Stop what `make up` started (data is kept)
 	hack/down.sh
 
 test: deps ## Install what the tests need, build, then run every test (unit, integration, e2e)
-	$(MAKE) build upstream images
+	$(MAKE) build upstream images oci
 	$(GO) test -count=1 -timeout 40m ./...
 
 test-unit: ## Unit tests only (no servers)

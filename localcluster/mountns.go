@@ -2,6 +2,8 @@ package localcluster
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,7 +30,13 @@ type mountBind struct {
 // namespaces in /run/netns and the kubelet's /var/log/containers. So two nodes on one machine
 // never share a hostPath, a socket or a Pod's mount; and when the namespace's last process
 // ends, every mount the node made (secrets, the Pods' root filesystems) goes with it.
-func (c *Cluster) MountNamespace(name string) string { return filepath.Join(mountNamespaceDir, name) }
+//
+// The file's name carries a digest of the installation's root as well as the node's name, so
+// that an installation never takes up another's namespace (two checkouts use the same node names).
+func (c *Cluster) MountNamespace(name string) string {
+	sum := sha256.Sum256([]byte(c.abs(c.opts.Root)))
+	return filepath.Join(mountNamespaceDir, hex.EncodeToString(sum[:4])+"-"+name)
+}
 
 // nodeBinds are the directories of node name bound into its mount namespace.
 func (c *Cluster) nodeBinds(name string) []mountBind {

@@ -10,8 +10,8 @@ func TestChooseNodeRuntime(t *testing.T) {
 	cases := []struct {
 		name, recorded, want, got, err string
 	}{
-		{name: "a new installation defaults to process", want: "", got: RuntimeProcess},
-		{name: "a new installation takes what is asked", want: RuntimeKubelet, got: RuntimeKubelet},
+		{name: "a new installation defaults to kubelet", want: "", got: RuntimeKubelet},
+		{name: "a new installation takes what is asked", want: RuntimeProcess, got: RuntimeProcess},
 		{name: "an installation keeps its runtime", recorded: RuntimeKubelet, got: RuntimeKubelet},
 		{name: "asking for the same runtime is fine", recorded: RuntimeKubelet, want: RuntimeKubelet, got: RuntimeKubelet},
 		{name: "an installation cannot change its runtime", recorded: RuntimeKubelet, want: RuntimeProcess, err: "down --purge"},

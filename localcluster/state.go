@@ -139,7 +139,7 @@ func (c *Cluster) recordOptions() error {
 	return os.WriteFile(c.opts.recordedFile(), append(b, '\n'), 0o644)
 }
 
-// ChooseNodeRuntime sets opts.NodeRuntime to want, or to the installation's (RuntimeProcess for a
+// ChooseNodeRuntime sets opts.NodeRuntime to want, or to the installation's (RuntimeKubelet for a
 // new one) when want is empty. An installation cannot change runtime: its nodes' Pods and state
 // belong to the one it has.
 func ChooseNodeRuntime(opts *Options, want string) error {
@@ -157,7 +157,7 @@ func ChooseNodeRuntime(opts *Options, want string) error {
 	case want == "" && had != "":
 		opts.NodeRuntime = had
 	case want == "":
-		opts.NodeRuntime = RuntimeProcess
+		opts.NodeRuntime = RuntimeKubelet
 	case had != "" && had != want:
 		return fmt.Errorf("the installation under %s runs its nodes with --node-runtime %s; to change it to %s, "+
 			"start afresh: vireo-local down --purge (deletes its data)", opts.Root, had, want)

@@ -28,8 +28,8 @@ type Options struct {
 	// Nodes is the number of local nodes; 0 means as many as the last Up started (one when
 	// none did).
 	Nodes int
-	// NodeRuntime is how the local nodes run Pods: RuntimeKubelet or RuntimeProcess (the
-	// default, until the kubelet nodes pass the whole e2e suite); empty means as the last Up.
+	// NodeRuntime is how the local nodes run Pods: RuntimeKubelet (vireo-local up's default) or
+	// RuntimeProcess (vireo-local's own node, until it is deleted); empty runs RuntimeProcess.
 	NodeRuntime string
 	// Examples are manifests created once the API is ready (the demo objects).
 	Examples []string

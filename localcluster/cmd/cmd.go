@@ -39,7 +39,7 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 	up.Flags().StringSliceVar(&opts.Examples, "apply", nil, "Manifests to create once the API is ready (existing objects are left alone, but for a VirtualMachineInstance that has ended: it is created anew).")
-	up.Flags().StringVar(&runtime, "node-runtime", "", "How local nodes run Pods: kubelet (the upstream kubelet with containerd and runc, Pods from OCI images) or process (vireo-local's own node: Pods as host processes). Default: as the installation's last up, else process. An installation keeps its runtime until down --purge.")
+	up.Flags().StringVar(&runtime, "node-runtime", "", "How local nodes run Pods: kubelet (the upstream kubelet with containerd and runc, Pods from OCI images) or process (vireo-local's own node: Pods as host processes). Default: as the installation's last up, else kubelet. An installation keeps its runtime until down --purge.")
 	up.Flags().IntVar(&nodes, "nodes", 0, "Number of local nodes, each its own process, network namespace and address (default: as many as the last up started, else 1); later commands remember it. Nodes can be added, not removed.")
 
 	var purge bool

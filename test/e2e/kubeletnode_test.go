@@ -22,7 +22,7 @@ import (
 func onKubeletNodes(t *testing.T) {
 	t.Helper()
 	if cluster.Options().NodeRuntime != localcluster.RuntimeKubelet {
-		t.Skipf("the nodes run with --node-runtime %s; this tests kubelet nodes (VIREO_E2E_NODE_RUNTIME=kubelet)", cluster.Options().NodeRuntime)
+		t.Skipf("the nodes run with --node-runtime %s (VIREO_E2E_NODE_RUNTIME); this tests kubelet nodes", cluster.Options().NodeRuntime)
 	}
 }
 

@@ -57,11 +57,11 @@ func run(m *testing.M) (int, error) {
 	opts.Network = localcluster.Network{Netns: "vireo-e2e", HostIP: net.IPv4(10, 251, 0, 1), PrefixLen: 24, ClusterCIDR: "10.245.0.0/16"}
 	opts.Nodes = 2
 	opts.Ports = localcluster.Ports{EtcdClient: 12379, EtcdPeer: 12380, KubeAPIServer: 16443, ControllerManager: 20257, Scheduler: 20259}
-	// VIREO_E2E_NODE_RUNTIME=kubelet runs the suite on kubelet nodes (containerd, runc, the
-	// images of make oci); the default is vireo-local's default.
+	// The nodes are kubelets with containerd and runc, running the images of make oci;
+	// VIREO_E2E_NODE_RUNTIME=process runs the suite on vireo-local's own nodes instead.
 	opts.NodeRuntime = os.Getenv("VIREO_E2E_NODE_RUNTIME")
 	if opts.NodeRuntime == "" {
-		opts.NodeRuntime = localcluster.RuntimeProcess
+		opts.NodeRuntime = localcluster.RuntimeKubelet
 	}
 	for _, bin := range []string{"kubectl", "kube-apiserver", "vireo-apiserver"} {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, bin)); err != nil {
