@@ -3,7 +3,6 @@ package imagebuild
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -281,8 +280,6 @@ func (b *builder) binaryLayer(im Image, bin string) (cachedLayer, error) {
 		return writeLayer(path, layerEpoch, files, "")
 	})
 }
-
-var errNoCertificates = errors.New("the ca-certificates package holds no certificates under usr/share/ca-certificates")
 
 func v1Hash(digest string) (v1.Hash, error) { return v1.NewHash(digest) }
 

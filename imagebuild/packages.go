@@ -3,6 +3,7 @@ package imagebuild
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,6 +17,8 @@ import (
 
 // caPackage holds the CA certificates every image trusts (Mozilla's, as Debian ships them).
 const caPackage = "ca-certificates"
+
+var errNoCertificates = errors.New("the ca-certificates package holds no certificates under usr/share/ca-certificates")
 
 // closure resolves names with everything they depend on, as apt would install them now; a
 // list that no longer resolves (a version left the mirror) is retried after apt-get update.
