@@ -281,8 +281,6 @@ func (b *builder) binaryLayer(im Image, bin string) (cachedLayer, error) {
 	})
 }
 
-func v1Hash(digest string) (v1.Hash, error) { return v1.NewHash(digest) }
-
 // Built returns what the last build under out made of each of Images (make oci), in order; an
 // image never built is an error that says how to build it.
 func Built(out string) ([]Result, error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 )
 
@@ -73,7 +74,7 @@ func checkPauseImage(t *testing.T, r Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := v1Hash(r.Digest)
+	h, err := v1.NewHash(r.Digest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
@@ -40,7 +41,7 @@ func Push(ctx context.Context, results []Result, registry string, insecure bool)
 		if err != nil {
 			return nil, err
 		}
-		hash, err := v1Hash(r.Digest)
+		hash, err := v1.NewHash(r.Digest)
 		if err != nil {
 			return nil, err
 		}
