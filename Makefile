@@ -4,10 +4,6 @@ OUT := _output
 BIN := $(OUT)/bin
 GO ?= go
 NODES ?=
-# NODE_RUNTIME: how local nodes run Pods: kubelet (upstream kubelets with containerd and runc,
-# Vireo from the images of `make oci`; the default for a new installation) or process
-# (vireo-local's own node); empty: as the installation has.
-NODE_RUNTIME ?=
 BINARIES := $(notdir $(wildcard cmd/*))
 # The build's identity (package version), from git when it answers: Go's own VCS stamp is off
 # where GOFLAGS has -buildvcs=false.
@@ -44,7 +40,7 @@ deps: ## Install the Debian packages that building, running and testing Vireo ne
 
 up: deps ## Install what is missing, build, then run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before), real kubelets with containerd, and Vireo on them from its OCI images
 	$(MAKE) build upstream images oci
-	NODES=$(NODES) NODE_RUNTIME=$(NODE_RUNTIME) hack/up.sh
+	NODES=$(NODES) hack/up.sh
 
 down: ## Stop what `make up` started (data is kept)
 	hack/down.sh
@@ -64,7 +60,7 @@ verify: ## Fail if generated code is stale, code is unformatted or go vet compla
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-bench: deps build upstream images ## API throughput and latency (1, 8, 32 clients): vs. raw etcd, then aggregated API vs. CRD + webhooks; VMI lifecycle (1 and 10 VMIs), VM start/stop (10 VMs) and pause round trips vs. a bare libvirtd; console/VNC through aggregation vs. straight to the node agent; live migration (idle and dirtying 256 MiB guest) through Vireo vs. directly between two libvirtds; DataVolume import throughput vs. curl | qemu-img/gzip; writes _output/bench/
+bench: deps build upstream images oci ## API throughput and latency (1, 8, 32 clients): vs. raw etcd, then aggregated API vs. CRD + webhooks; VMI lifecycle (1 and 10 VMIs), VM start/stop (10 VMs) and pause round trips vs. a bare libvirtd; console/VNC through aggregation vs. straight to the node agent; live migration (idle and dirtying 256 MiB guest) through Vireo vs. directly between two libvirtds; DataVolume import throughput vs. curl | qemu-img/gzip; writes _output/bench/
 	$(GO) run ./test/bench/apibench -out $(OUT)/bench
 	$(GO) run ./test/bench/aggbench -out $(OUT)/bench
 	$(GO) run ./test/bench/vmibench -out $(OUT)/bench

@@ -2,9 +2,7 @@
 # `make up`: start Vireo on this machine and show what to try.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runtime=()
-if [ -n "${NODE_RUNTIME:-}" ]; then runtime=(--node-runtime "${NODE_RUNTIME}"); fi
-_output/bin/vireo-local up --nodes "${NODES:-0}" "${runtime[@]}" --apply artifacts/examples/vmi-demo.yaml
+_output/bin/vireo-local up --nodes "${NODES:-0}" --apply artifacts/examples/vmi-demo.yaml
 cat <<MSG
 
 Vireo runs behind a real kube-apiserver (API aggregation). Try:

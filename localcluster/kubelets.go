@@ -14,19 +14,12 @@ import (
 	"github.com/vireo-dev/vireo/localcluster/kubeletnode"
 )
 
-// Node runtimes: how a local node runs its Pods.
-const (
-	// RuntimeKubelet: the upstream kubelet with containerd and runc, Pods from OCI images.
-	RuntimeKubelet = "kubelet"
-	// RuntimeProcess: vireo-local's own node (a virtual-kubelet provider), Pods as host processes.
-	RuntimeProcess = "process"
-)
+// nodeRuntime is recorded with an installation whose local nodes are the upstream kubelet with
+// containerd and runc. Installations from before it ran vireo-local's own node, which is gone.
+const nodeRuntime = "kubelet"
 
 // cgroupV1Controllers are the cgroup v1 hierarchies a kubelet node gets its own root in.
 var cgroupV1Controllers = []string{"blkio", "cpu", "cpuacct", "cpuset", "devices", "freezer", "memory", "pids", "systemd"}
-
-// kubeletRuntime reports whether the local nodes are kubelets.
-func (c *Cluster) kubeletRuntime() bool { return c.opts.NodeRuntime == RuntimeKubelet }
 
 // cgroupRoot is node name's own cgroup (under every hierarchy on v1).
 func cgroupRoot(name string) string { return "/" + name }

@@ -157,25 +157,9 @@ func (n Network) RoutePodCIDR(nodes, i int, podCIDR string) error {
 	return nil
 }
 
-// PodNetnsPrefix starts the names of the Pods' network namespaces, which a node names
-// <PodNetnsPrefix>-<node>-pod-<uid>.
-const PodNetnsPrefix = "vireo"
-
-// DeleteNode removes local node i's namespace and with it its veth pair, and the network
-// namespaces of its Pods (their containers must be stopped).
+// DeleteNode removes local node i's namespace and with it its veth pair (its Pods' network
+// namespaces live in the node's own mount namespace and go with its containers).
 func (n Network) DeleteNode(i int) error {
-	out, err := exec.Command("ip", "netns", "list").Output()
-	if err != nil {
-		return err
-	}
-	podPrefix := PodNetnsPrefix + "-" + n.NodeName(i) + "-pod-"
-	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], podPrefix) {
-			if err := run("ip", "netns", "del", f[0]); err != nil {
-				return err
-			}
-		}
-	}
 	if !netnsExists(n.NodeName(i)) {
 		return nil
 	}

@@ -90,27 +90,6 @@ func (c *Cluster) nodeCertificates(ca *pki.CA) error {
 	return nil
 }
 
-// node is local node i: `vireo-local node` inside the node's network namespace (entered with
-// nsenter, which leaves the mount namespace shared, so the Pods' network namespaces it
-// creates stay visible to the host and to its next run).
-func (c *Cluster) node(i int) Component {
-	l := &c.opts.Layout
-	name := c.opts.Network.NodeName(i)
-	return Component{Name: name, Path: c.abs(l.Bin("vireo-local")), Dir: l, Netns: name, Args: []string{
-		"node",
-		"--name", name,
-		"--address", c.opts.Network.NodeAddress(i).String(),
-		"--root", c.abs(l.NodeDir(name)),
-		"--bin-dir", c.abs(l.BinDir),
-		"--kubeconfig", c.abs(c.kubeconfigPath(name)),
-		"--serving-cert", c.pkiFile("node-" + name + "-serving.crt"),
-		"--serving-key", c.pkiFile("node-" + name + "-serving.key"),
-		"--client-ca", c.pkiFile("ca.crt"),
-		"--share", strconv.Itoa(c.nodeCount()),
-		"--netns-prefix", PodNetnsPrefix,
-	}, Ready: c.nodeRegistered(name)}
-}
-
 // kubeProxy is node i's kube-proxy, in the node's network namespace: it programs the
 // Services' ClusterIPs there with iptables, for the node's Pods and the node itself. The
 // conntrack sizes stay as they are (they are read-only outside the host's namespace).
@@ -131,8 +110,7 @@ func (c *Cluster) kubeProxy(i int) Component {
 	}}
 }
 
-// nodes are the local nodes' components: each node (containerd and the kubelet, or
-// vireo-local's own node), then its kube-proxy.
+// nodes are the local nodes' components: each node's containerd and kubelet, then its kube-proxy.
 func (c *Cluster) nodes() []Component {
 	var comps []Component
 	for i := range c.nodeCount() {
@@ -143,10 +121,7 @@ func (c *Cluster) nodes() []Component {
 
 // nodeComponents are local node i's processes, in the order they start.
 func (c *Cluster) nodeComponents(i int) []Component {
-	if c.kubeletRuntime() {
-		return []Component{c.containerd(i), c.kubelet(i), c.kubeProxy(i)}
-	}
-	return []Component{c.node(i), c.kubeProxy(i)}
+	return []Component{c.containerd(i), c.kubelet(i), c.kubeProxy(i)}
 }
 
 // nodeRegistered is ready once the Node object exists (it turns Ready when it has a Pod CIDR).
@@ -180,10 +155,8 @@ func (c *Cluster) startNodes(ctx context.Context, started *[]Component) error {
 		if err := c.opts.Network.EnsureNode(i); err != nil {
 			return err
 		}
-		if c.kubeletRuntime() {
-			if err := c.prepareKubeletNode(i); err != nil {
-				return err
-			}
+		if err := c.prepareKubeletNode(i); err != nil {
+			return err
 		}
 		for _, comp := range c.nodeComponents(i) {
 			if err := c.startAndWait(ctx, comp, started); err != nil {

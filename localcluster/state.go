@@ -118,7 +118,7 @@ type recorded struct {
 	Images string `json:"images,omitempty"`
 	// Registry is the OCI registry's address (host:port, plain HTTP).
 	Registry string `json:"registry,omitempty"`
-	// NodeRuntime is how the local nodes run Pods (RuntimeKubelet or RuntimeProcess).
+	// NodeRuntime is "kubelet" (nodeRuntime); empty in installations of vireo-local's own node.
 	NodeRuntime string `json:"nodeRuntime,omitempty"`
 }
 
@@ -129,7 +129,7 @@ func (c *Cluster) recordOptions() error {
 	ports := c.opts.Ports
 	ports.Registry = ports.RegistryPort()
 	b, err := json.Marshal(recorded{Network: c.opts.Network, Ports: ports,
-		Images: c.abs(c.opts.ImagesDir()), Registry: c.RegistryAddress(), NodeRuntime: c.opts.NodeRuntime})
+		Images: c.abs(c.opts.ImagesDir()), Registry: c.RegistryAddress(), NodeRuntime: nodeRuntime})
 	if err != nil {
 		return err
 	}
@@ -139,30 +139,20 @@ func (c *Cluster) recordOptions() error {
 	return os.WriteFile(c.opts.recordedFile(), append(b, '\n'), 0o644)
 }
 
-// ChooseNodeRuntime sets opts.NodeRuntime to want, or to the installation's (RuntimeKubelet for a
-// new one) when want is empty. An installation cannot change runtime: its nodes' Pods and state
-// belong to the one it has.
-func ChooseNodeRuntime(opts *Options, want string) error {
-	if want != "" && want != RuntimeKubelet && want != RuntimeProcess {
-		return fmt.Errorf("--node-runtime %q: the runtimes are %q and %q", want, RuntimeKubelet, RuntimeProcess)
+// checkNodeRuntime refuses an installation made before the local nodes were kubelets: its
+// Pods and state belong to vireo-local's own node, which is gone.
+func (c *Cluster) checkNodeRuntime() error {
+	b, err := os.ReadFile(c.opts.recordedFile())
+	if err != nil {
+		return nil // a new installation
 	}
-	had := ""
-	if rec, err := LoadRecordedOptions(Options{Layout: opts.Layout}); err == nil {
-		had = rec.NodeRuntime
-		if had == "" {
-			had = RuntimeProcess // recorded before runtimes were
-		}
+	var r recorded
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("reading %s: %w", c.opts.recordedFile(), err)
 	}
-	switch {
-	case want == "" && had != "":
-		opts.NodeRuntime = had
-	case want == "":
-		opts.NodeRuntime = RuntimeKubelet
-	case had != "" && had != want:
-		return fmt.Errorf("the installation under %s runs its nodes with --node-runtime %s; to change it to %s, "+
-			"start afresh: vireo-local down --purge (deletes its data)", opts.Root, had, want)
-	default:
-		opts.NodeRuntime = want
+	if r.NodeRuntime != nodeRuntime {
+		return fmt.Errorf("the installation under %s runs vireo-local's own node, which this version no longer has "+
+			"(local nodes are kubelets now); start afresh: vireo-local down --purge (deletes its data), then up", c.opts.Root)
 	}
 	return nil
 }
@@ -180,9 +170,6 @@ func LoadRecordedOptions(opts Options) (Options, error) {
 		return opts, fmt.Errorf("reading %s: %w", opts.recordedFile(), err)
 	}
 	opts.Network, opts.Ports = r.Network, r.Ports
-	if opts.NodeRuntime == "" {
-		opts.NodeRuntime = r.NodeRuntime
-	}
 	if r.Images != "" {
 		opts.Images = r.Images
 	}

@@ -58,9 +58,7 @@ func (c *Cluster) Supervise(ctx context.Context) error {
 	klog.InfoS("supervising", "root", c.abs(c.opts.Root), "interval", CheckInterval)
 	ticker := time.NewTicker(CheckInterval)
 	defer ticker.Stop()
-	if c.kubeletRuntime() {
-		go openHostPathVolumes(ctx)
-	}
+	go openHostPathVolumes(ctx)
 	for first := true; ; first = false {
 		for _, comp := range c.Components() {
 			c.check(comp, time.Now())

@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/localcluster/node"
 	"github.com/vireo-dev/vireo/localcluster/pki"
 )
 
@@ -28,9 +27,6 @@ type Options struct {
 	// Nodes is the number of local nodes; 0 means as many as the last Up started (one when
 	// none did).
 	Nodes int
-	// NodeRuntime is how the local nodes run Pods: RuntimeKubelet (vireo-local up's default) or
-	// RuntimeProcess (vireo-local's own node, until it is deleted); empty runs RuntimeProcess.
-	NodeRuntime string
 	// Examples are manifests created once the API is ready (the demo objects).
 	Examples []string
 	Out      io.Writer
@@ -69,6 +65,9 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 			c.stopAll(started)
 		}
 	}()
+	if err := c.checkNodeRuntime(); err != nil {
+		return err
+	}
 	if err := c.checkNodeCount(); err != nil {
 		return err
 	}
@@ -288,20 +287,8 @@ func (c *Cluster) Down(purge bool) error {
 		}
 	}
 	for _, name := range c.NodeNames() {
-		if c.kubeletRuntime() {
-			if err := c.stopKubeletNodeContainers(name); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := node.StopContainers(c.opts.NodeDir(name), 10*time.Second); err != nil {
-			return fmt.Errorf("stopping the containers of node %s: %w", name, err)
-		}
-	}
-	for pid, dir := range killLeftoverShims(c.opts.Root) {
-		c.say("killed container shim %d (%s): its node had lost track of it; what the logs say of its Pod:", pid, dir)
-		for _, line := range logLinesAbout(filepath.Join(c.opts.Root, "logs"), dir, 12) {
-			c.say("  %s", line)
+		if err := c.stopKubeletNodeContainers(name); err != nil {
+			return err
 		}
 	}
 	for pid, ns := range killNetnsStragglers(c.opts.Network, c.nodeCount()) {

@@ -111,12 +111,9 @@ func (c *Cluster) renderManifests() ([]byte, error) {
 			return nil, err
 		}
 	}
-	overlay := filepath.Join(dir, "local")
-	if c.kubeletRuntime() {
-		var err error
-		if overlay, err = c.writeImagesOverlay(dir); err != nil {
-			return nil, err
-		}
+	overlay, err := c.writeImagesOverlay(dir)
+	if err != nil {
+		return nil, err
 	}
 	cmd := exec.Command(c.abs(c.opts.Bin("kubectl")), "kustomize", overlay)
 	var stderr strings.Builder

@@ -17,13 +17,12 @@ import (
 )
 
 // libvirtd daemonizes QEMU (a double fork and a new session), so QEMU's parent is whatever
-// adopts orphans: the container's PID 1 on a cluster, which is the launcher; the machine's init
-// where Pods are host processes (vireo-local). Either way somebody must wait for it, and soon:
-// libvirtd polls a stopped QEMU with kill(pid, 0) until it is gone, and an unreaped zombie
-// looks alive. Measured here, the machine's init reaps about once a second, which kept every
-// migration's source and every stopped guest waiting 1-1.4 s after QEMU had exited; a launcher
-// that is its container's PID 1 and reaps nothing would leave libvirtd waiting its full 15 s
-// and then failing to kill QEMU.
+// adopts orphans: the container's PID 1, which is the launcher (or, in a Pod that shares its
+// process namespace, the pause process). Somebody must wait for it, and soon: libvirtd polls a
+// stopped QEMU with kill(pid, 0) until it is gone, and an unreaped zombie looks alive. Measured
+// on a node whose init reaped about once a second, every migration's source and every stopped
+// guest waited 1-1.4 s after QEMU had exited; a launcher that is its container's PID 1 and
+// reaps nothing would leave libvirtd waiting its full 15 s and then failing to kill QEMU.
 
 // Orphan is a child process that has ended, as /proc shows it before it is reaped.
 type Orphan struct {

@@ -1,5 +1,5 @@
 // Package cmd is the command line of vireo-local: up, down, status, restart and artifact-certs
-// (and the hidden commands of the processes up starts: node, supervise, registry).
+// (and the hidden commands of the processes up starts: supervise, registry).
 package cmd
 
 import (
@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vireo-dev/vireo/localcluster"
-	"github.com/vireo-dev/vireo/test/agnhost/commands"
 )
 
 // New returns the vireo-local command.
@@ -25,22 +24,17 @@ func New(out io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&opts.Images, "images", opts.Images, "The test guest images directory (made by make images), whose containerDisks the registry serves (default: images beside --bin-dir).")
 
 	var nodes int
-	var runtime string
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Start every component that is not running and wait until the APIServices are Available",
 		RunE: func(c *cobra.Command, _ []string) error {
 			o := opts
 			o.Nodes = nodes
-			if err := localcluster.ChooseNodeRuntime(&o, runtime); err != nil {
-				return err
-			}
 			return localcluster.New(o).Up(c.Context())
 		},
 	}
 	up.Flags().StringSliceVar(&opts.Examples, "apply", nil, "Manifests to create once the API is ready (existing objects are left alone, but for a VirtualMachineInstance that has ended: it is created anew).")
-	up.Flags().StringVar(&runtime, "node-runtime", "", "How local nodes run Pods: kubelet (the upstream kubelet with containerd and runc, Pods from OCI images) or process (vireo-local's own node: Pods as host processes). Default: as the installation's last up, else kubelet. An installation keeps its runtime until down --purge.")
-	up.Flags().IntVar(&nodes, "nodes", 0, "Number of local nodes, each its own process, network namespace and address (default: as many as the last up started, else 1); later commands remember it. Nodes can be added, not removed.")
+	up.Flags().IntVar(&nodes, "nodes", 0, "Number of local nodes, each a kubelet with containerd in its own network namespace, with its own address (default: as many as the last up started, else 1); later commands remember it. Nodes can be added, not removed.")
 
 	var purge bool
 	down := &cobra.Command{
@@ -78,7 +72,7 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 	certs.Flags().StringVar(&certDir, "dir", "artifacts/base/certs", "Directory to write ca.crt, apiserver.{crt,key} and etcd-{server,peer,client}.{crt,key} to.")
-	root.AddCommand(up, down, status, restart, certs, nodeCommand(), superviseCommand(&opts), registryCommand(), pauseCommand(), commands.Command())
+	root.AddCommand(up, down, status, restart, certs, superviseCommand(&opts), registryCommand())
 	return root
 }
 

@@ -14,21 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/localcluster"
 )
-
-// onKubeletNodes skips a test of what only a kubelet node has (a container runtime, images,
-// runc's confinement) while the suite runs on vireo-local's own nodes.
-func onKubeletNodes(t *testing.T) {
-	t.Helper()
-	if cluster.Options().NodeRuntime != localcluster.RuntimeKubelet {
-		t.Skipf("the nodes run with --node-runtime %s (VIREO_E2E_NODE_RUNTIME); this tests kubelet nodes", cluster.Options().NodeRuntime)
-	}
-}
 
 // TestNodesAreKubeletsWithContainerd: every node reports the upstream kubelet and containerd 2.
 func TestNodesAreKubeletsWithContainerd(t *testing.T) {
-	onKubeletNodes(t)
 	nodes, err := kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +100,6 @@ func rootIsReadOnly(t *testing.T, pid int) bool {
 // read-only root filesystem, as runc applied it; the node agent alone is root, with only the
 // capabilities its manifest adds.
 func TestComponentsRunConfined(t *testing.T) {
-	onKubeletNodes(t)
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-demo.yaml")
 	vmi := waitPhase(t, ns, "testvmi", v1.Running, 3*time.Minute)
@@ -150,7 +138,6 @@ func TestComponentsRunConfined(t *testing.T) {
 // no container: the guest's QEMU is the same process afterwards, the VMI stays Running, and the
 // restarted kubelet reports its Pods again.
 func TestGuestOutlivesContainerdAndKubelet(t *testing.T) {
-	onKubeletNodes(t)
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-demo.yaml")
 	vmi := waitPhase(t, ns, "testvmi", v1.Running, 3*time.Minute)

@@ -57,27 +57,15 @@ func run(m *testing.M) (int, error) {
 	opts.Network = localcluster.Network{Netns: "vireo-e2e", HostIP: net.IPv4(10, 251, 0, 1), PrefixLen: 24, ClusterCIDR: "10.245.0.0/16"}
 	opts.Nodes = 2
 	opts.Ports = localcluster.Ports{EtcdClient: 12379, EtcdPeer: 12380, KubeAPIServer: 16443, ControllerManager: 20257, Scheduler: 20259}
-	// The nodes are kubelets with containerd and runc, running the images of make oci;
-	// VIREO_E2E_NODE_RUNTIME=process runs the suite on vireo-local's own nodes instead.
-	opts.NodeRuntime = os.Getenv("VIREO_E2E_NODE_RUNTIME")
-	if opts.NodeRuntime == "" {
-		opts.NodeRuntime = localcluster.RuntimeKubelet
-	}
 	for _, bin := range []string{"kubectl", "kube-apiserver", "vireo-apiserver"} {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, bin)); err != nil {
 			return 0, fmt.Errorf("%s not built: run `make build upstream` (make test does)", bin)
 		}
 	}
 	cluster = localcluster.New(opts)
-	if opts.NodeRuntime == localcluster.RuntimeKubelet {
-		agnhost = cluster.RegistryAddress() + "/vireo/agnhost:latest"
-	}
-	purge := opts
-	purge.NodeRuntime = ""
-	if rec, err := localcluster.LoadRecordedOptions(purge); err == nil {
-		purge = rec // the last run's nodes, whatever their runtime
-	}
-	_ = localcluster.New(purge).Down(true) // a clean installation per run
+	// The nodes are kubelets with containerd and runc, running the images of make oci.
+	agnhost = cluster.RegistryAddress() + "/vireo/agnhost:latest"
+	_ = cluster.Down(true) // a clean installation per run
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := cluster.Up(ctx); err != nil {

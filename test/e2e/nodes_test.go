@@ -20,14 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/vireo-dev/vireo/localcluster"
 )
 
-// agnhost is the image of the tests' web servers and clients: Kubernetes' e2e test image on
-// vireo-local's own nodes (which map it to a command of theirs), the project's agnhost image in
-// the installation's registry on kubelet nodes. Set by TestMain.
-var agnhost = "registry.k8s.io/e2e-test-images/agnhost:2.53"
+// agnhost is the image of the tests' web servers and clients: the project's agnhost image (the
+// part of Kubernetes' e2e test image the tests use) in the installation's registry. Set by
+// TestMain.
+var agnhost string
 
 // webPod is an agnhost netexec Pod serving HTTP on port 8080, pinned to a node.
 func webPod(ns, name, node string) string {
@@ -187,13 +185,8 @@ spec:
 	if !asExitError(err, &exitErr) || exitErr.ExitCode() != 3 || out != "out\n" || !strings.Contains(errOut, "err") {
 		t.Errorf("exec exit 3: err %v, stdout %q, stderr %q", err, out, errOut)
 	}
-	// A container runs as its image's user: root for vireo-local's own nodes (host processes),
-	// the agnhost image's nonroot on kubelet nodes.
-	wantUID := "0"
-	if cluster.Options().NodeRuntime == localcluster.RuntimeKubelet {
-		wantUID = "65532"
-	}
-	if out := kubectl(t, "-n", ns, "exec", "web", "--", "id", "-u"); strings.TrimSpace(out) != wantUID {
+	// A container runs as its image's user: the agnhost image's nonroot.
+	if out := kubectl(t, "-n", ns, "exec", "web", "--", "id", "-u"); strings.TrimSpace(out) != "65532" {
 		t.Errorf("exec id -u = %q", out)
 	}
 
@@ -250,12 +243,9 @@ func podIP(t *testing.T, ns, name string) string {
 
 func TestPodWithAnUnknownImageFailsWithItsReason(t *testing.T) {
 	ns := namespace(t)
-	// On kubelet nodes, an image the installation's registry does not have (a pull from
-	// outside would leave this machine); vireo-local's own nodes know only the images they map.
-	image, why := "nginx:1.27", "not available on vireo-local"
-	if cluster.Options().NodeRuntime == localcluster.RuntimeKubelet {
-		image, why = cluster.RegistryAddress()+"/vireo/no-such-image:1.0", "not found"
-	}
+	// An image the installation's registry does not have (a pull from outside would leave
+	// this machine).
+	image, why := cluster.RegistryAddress()+"/vireo/no-such-image:1.0", "not found"
 	kubectl(t, "-n", ns, "run", "nginx", "--image="+image)
 	var msg string
 	eventually(t, "ErrImagePull on the unknown image", func() error {

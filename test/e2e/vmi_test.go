@@ -18,7 +18,6 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
-	"github.com/vireo-dev/vireo/localcluster"
 )
 
 // TestVMIRunsAGuest: the tiny example boots under QEMU on a local node, is reported as KubeVirt
@@ -388,11 +387,8 @@ func checkCapabilitiesSeeded(t *testing.T, vmi *v1.VirtualMachineInstance) {
 		t.Fatal(err)
 	}
 	for podUID := range vmi.Status.ActivePods {
-		// The Pod's emptyDir "private": where vireo-local's own node keeps it, or the kubelet.
-		private := filepath.Join(nodeDir, "pods", string(podUID), "volumes", "private")
-		if cluster.Options().NodeRuntime == localcluster.RuntimeKubelet {
-			private = filepath.Join(nodeDir, "kubelet", "pods", string(podUID), "volumes", "kubernetes.io~empty-dir", "private")
-		}
+		// The Pod's emptyDir "private", where the kubelet keeps it.
+		private := filepath.Join(nodeDir, "kubelet", "pods", string(podUID), "volumes", "kubernetes.io~empty-dir", "private")
 		copied, err := os.ReadFile(filepath.Join(private, "cache", "libvirt", "qemu", "cache", "capabilities", filepath.Base(seeds[0])))
 		if err != nil || string(copied) != string(seed) {
 			t.Errorf("the launcher's libvirt capabilities differ from the node's seed (%v): it probed QEMU itself", err)

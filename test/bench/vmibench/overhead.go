@@ -12,12 +12,15 @@ import (
 )
 
 // vmiProcs are the processes that run one VMI: its launcher, everything below it (libvirtd),
-// and its QEMU (which daemonizes away from libvirtd).
+// its QEMU (which daemonizes away from libvirtd), and what the container runtime runs for its
+// Pod: the containerd shim above the launcher and the Pod's pause container.
 type vmiProcs struct {
 	vmi      string
 	launcher int
 	libvirtd []int
 	qemu     int
+	shim     int
+	pause    []int
 	other    []int
 	qemuArgs []string
 }
@@ -36,6 +39,19 @@ func findVMIProcs(procs []proc, vmi *v1.VirtualMachineInstance) (vmiProcs, error
 	if out.launcher == 0 || out.qemu == 0 {
 		return out, fmt.Errorf("VMI %s: launcher pid %d, QEMU pid %d: not both found in /proc", vmi.Name, out.launcher, out.qemu)
 	}
+	for _, p := range procs {
+		if p.Pid == launcherParent(procs, out.launcher) && strings.HasPrefix(p.name(), "containerd-shim") {
+			out.shim = p.Pid
+		}
+	}
+	if out.shim == 0 {
+		return out, fmt.Errorf("VMI %s: the launcher (pid %d) does not run below a containerd shim", vmi.Name, out.launcher)
+	}
+	for _, p := range procs {
+		if p.PPid == out.shim && p.name() == "pause" {
+			out.pause = append(out.pause, p.Pid)
+		}
+	}
 	for _, p := range descendants(procs, out.launcher)[1:] {
 		switch {
 		case p.Pid == out.qemu:
@@ -48,12 +64,26 @@ func findVMIProcs(procs []proc, vmi *v1.VirtualMachineInstance) (vmiProcs, error
 	return out, nil
 }
 
+// launcherParent is the parent pid of the launcher pid.
+func launcherParent(procs []proc, pid int) int {
+	for _, p := range procs {
+		if p.Pid == pid {
+			return p.PPid
+		}
+	}
+	return 0
+}
+
 // vmiMemory is the resident memory of one VMI's processes, in MiB.
 type vmiMemory struct {
 	VMI      string  `json:"vmi"`
 	Launcher float64 `json:"launcherRSSMiB"`
 	Libvirtd float64 `json:"libvirtdRSSMiB"`
 	QEMU     float64 `json:"qemuRSSMiB"`
+	// Shim and Pause are the container runtime's share: the Pod's containerd shim and its
+	// pause container.
+	Shim     float64 `json:"shimRSSMiB"`
+	Pause    float64 `json:"pauseRSSMiB"`
 	Other    float64 `json:"otherRSSMiB"`
 	Total    float64 `json:"totalRSSMiB"`
 	TotalPSS float64 `json:"totalPSSMiB"`
@@ -89,7 +119,10 @@ func measureMemory(vmis []*v1.VirtualMachineInstance) ([]vmiMemory, []vmiProcs, 
 			pss += mem.PSS
 			return nil
 		}
-		errs := []error{add(g.launcher, &m.Launcher), add(g.qemu, &m.QEMU)}
+		errs := []error{add(g.launcher, &m.Launcher), add(g.qemu, &m.QEMU), add(g.shim, &m.Shim)}
+		for _, pid := range g.pause {
+			errs = append(errs, add(pid, &m.Pause))
+		}
 		for _, pid := range g.libvirtd {
 			errs = append(errs, add(pid, &m.Libvirtd))
 		}
@@ -104,7 +137,7 @@ func measureMemory(vmis []*v1.VirtualMachineInstance) ([]vmiMemory, []vmiProcs, 
 		if m.Regions, err = readQEMURegions(g.qemu, guestRAM(vmi)); err != nil {
 			return nil, nil, err
 		}
-		m.Total = m.Launcher + m.Libvirtd + m.QEMU + m.Other
+		m.Total = m.Launcher + m.Libvirtd + m.QEMU + m.Shim + m.Pause + m.Other
 		m.TotalPSS = float64(pss) / mib
 		m.Overhead = m.Total - float64(guestRAM(vmi))/mib
 		m.OverheadResident = m.Total - float64(m.Regions.GuestRAMResident)/mib

@@ -220,6 +220,8 @@ func memoryTable(tw io.Writer, m measured) {
 	row("launcher RSS", func(v vmiMemory) float64 { return v.Launcher })
 	row("libvirtd RSS", func(v vmiMemory) float64 { return v.Libvirtd })
 	row("QEMU RSS", func(v vmiMemory) float64 { return v.QEMU })
+	row("containerd shim RSS", func(v vmiMemory) float64 { return v.Shim })
+	row("pause RSS", func(v vmiMemory) float64 { return v.Pause })
 	row("  of which guest RAM resident", func(v vmiMemory) float64 { return float64(v.Regions.GuestRAMResident) / mib })
 	row("  of which TCG tb-cache resident", func(v vmiMemory) float64 { return float64(v.Regions.TBCacheResident) / mib })
 	row("total RSS", func(v vmiMemory) float64 { return v.Total })

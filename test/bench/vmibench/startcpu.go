@@ -48,14 +48,13 @@ func takeCPUSnapshot() (cpuSnapshot, error) {
 	return s, err
 }
 
-// cpuRole names a process by what it is: its executable, with vireo-local's (or its container
-// shim's) subcommand.
+// cpuRole names a process by what it is: its executable, with vireo-local's subcommand.
 func cpuRole(p proc) string {
 	name := p.name()
 	switch {
 	case strings.HasPrefix(name, "qemu-system"):
 		return "QEMU"
-	case (name == "vireo-local" || name == "vireo-local-shim") && len(p.Args) > 1:
+	case name == "vireo-local" && len(p.Args) > 1:
 		return name + " " + p.Args[1]
 	}
 	return name

@@ -1,7 +1,4 @@
-// Package commands is the part of Kubernetes' e2e test image agnhost that Vireo's tests use, as
-// cobra commands: the agnhost image's binary (test/agnhost) and, until vireo-local's nodes are all
-// real kubelets, `vireo-local agnhost`.
-package commands
+package main
 
 import (
 	"context"
@@ -17,12 +14,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Command is the part of Kubernetes' e2e test image (registry.k8s.io/e2e-test-images/
-// agnhost) that tests of Pods and Services use, built into vireo-local so that the same test
-// manifests run on local nodes and on a real cluster: netexec (an HTTP server answering
-// /hostname, /echo, /clientip and /healthz), serve-hostname and connect.
-func Command() *cobra.Command {
-	root := &cobra.Command{Use: "agnhost", Short: "Kubernetes' e2e test image, the subset tests use", Hidden: true}
+// command is the part of Kubernetes' e2e test image (registry.k8s.io/e2e-test-images/
+// agnhost) that tests of Pods and Services use, so that the same test manifests run on local
+// nodes and on a real cluster: netexec (an HTTP server answering /hostname, /echo, /clientip
+// and /healthz), serve-hostname and connect.
+func command() *cobra.Command {
+	root := &cobra.Command{Use: "agnhost", Short: "Kubernetes' e2e test image, the subset tests use"}
 	var httpPort, shPort int
 	netexec := &cobra.Command{
 		Use:   "netexec",
