@@ -73,7 +73,10 @@ func (b *builder) image(ctx context.Context, im Image) (Result, error) {
 	for _, p := range pkgs {
 		pkgList = append(pkgList, p.Name+"="+p.Version)
 	}
-	cfg := b.config(im, pkgList)
+	cfg, err := b.config(ctx, im, pkgList)
+	if err != nil {
+		return Result{}, err
+	}
 	dir := filepath.Join(b.opts.Out, im.Name)
 	key := digestOf(struct {
 		V      int
@@ -107,11 +110,18 @@ func layerKeys(layers []cachedLayer) []string {
 
 // config is the image's configuration: its user, entrypoint, environment and labels. Its
 // creation time is the commit's, so that a rebuild of the same commit is the same image.
-func (b *builder) config(im Image, pkgs []string) v1.Config {
+func (b *builder) config(ctx context.Context, im Image, pkgs []string) (v1.Config, error) {
+	version := b.version
+	if im.VersionOf != "" {
+		var err error
+		if version, err = b.moduleVersion(ctx, im); err != nil {
+			return v1.Config{}, err
+		}
+	}
 	labels := map[string]string{
 		"org.opencontainers.image.source":      Source,
 		"org.opencontainers.image.revision":    b.git.Commit,
-		"org.opencontainers.image.version":     b.version,
+		"org.opencontainers.image.version":     version,
 		"org.opencontainers.image.created":     b.git.Time.Format("2006-01-02T15:04:05Z"),
 		"org.opencontainers.image.title":       im.Name,
 		"org.opencontainers.image.description": im.Description,
@@ -125,7 +135,18 @@ func (b *builder) config(im Image, pkgs []string) v1.Config {
 		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 		WorkingDir: "/",
 		Labels:     labels,
+	}, nil
+}
+
+// moduleVersion is the version im's module requires of im.VersionOf.
+func (b *builder) moduleVersion(ctx context.Context, im Image) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Version}}", im.VersionOf)
+	cmd.Dir = filepath.Join(b.opts.Repo, im.Module)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("the version of %s in %s: %v", im.VersionOf, cmd.Dir, err)
 	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // assemble stacks the layers on an empty image with cfg and returns it and its unpacked size.
@@ -251,7 +272,7 @@ func (b *builder) goBinary(ctx context.Context, im Image) (string, error) {
 	ldflags := fmt.Sprintf("-s -w -X %s.gitCommit=%s -X %s.gitTime=%s -X %s.gitTreeState=%s", pkg, b.git.Commit,
 		pkg, b.git.Time.Format("2006-01-02T15:04:05Z"), pkg, b.git.TreeState)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", out, im.Command)
-	cmd.Dir = b.opts.Repo
+	cmd.Dir = filepath.Join(b.opts.Repo, im.Module)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v: %s", im.Command, err, strings.TrimSpace(string(msg)))

@@ -4,9 +4,15 @@ package imagebuild
 type Image struct {
 	// Name is the repository's last component, e.g. vireo-launcher.
 	Name string `json:"name"`
-	// Command is the Go main package whose binary is the entrypoint, relative to the
-	// repository (./cmd/vireo-launcher); it is installed as Binary.
+	// Command is the Go main package whose binary is the entrypoint, relative to Module
+	// (./cmd/vireo-launcher); it is installed as Binary.
 	Command string `json:"command"`
+	// Module is the directory, relative to the repository, of the Go module Command is built
+	// in: the repository's own when empty, hack/tools for the upstream commands it pins.
+	Module string `json:"module,omitempty"`
+	// VersionOf names the module (in Module's requirements) whose version is the image's
+	// org.opencontainers.image.version; Vireo's version when empty.
+	VersionOf string `json:"versionOf,omitempty"`
 	// Binary is where the binary goes in the image; /usr/bin/<Name> when empty.
 	Binary string `json:"binary,omitempty"`
 	// Packages are the Debian packages unpacked into the image, with what they depend on.
@@ -38,8 +44,9 @@ const (
 var launcherPackages = []string{"libvirt-daemon", "libvirt-daemon-driver-qemu", "qemu-system-x86",
 	"qemu-utils", "ovmf", "genisoimage", "passt"}
 
-// Images are the project's images: Vireo's components, then what vireo-local and the tests run
-// (the Pod sandbox's pause process and agnhost's subset the tests use).
+// Images are the project's images: Vireo's components and the etcd of artifacts/base's
+// vireo-etcd, then what vireo-local and the tests run (the Pod sandbox's pause process and
+// agnhost's subset the tests use).
 var Images = []Image{
 	{Name: "vireo-apiserver", Command: "./cmd/vireo-apiserver", User: nonRootUser,
 		Description: "Vireo's aggregated API server (kubevirt.io, cdi.kubevirt.io, subresources.kubevirt.io)"},
@@ -51,6 +58,8 @@ var Images = []Image{
 		Description: "Vireo's per-VMI launcher: a session libvirtd and QEMU"},
 	{Name: "vireo-importer", Command: "./cmd/vireo-importer", User: qemuUser, Packages: []string{"qemu-utils"},
 		Description: "Vireo's DataVolume importer: fetches, verifies and converts disk images"},
+	{Name: "etcd", Module: "hack/tools", Command: "./etcd", Binary: "/usr/local/bin/etcd", VersionOf: "go.etcd.io/etcd/server/v3",
+		User: nonRootUser, Description: "etcd's server at the version hack/tools pins: the store of artifacts/base's vireo-etcd"},
 	{Name: "pause", Command: "./localcluster/pause", User: "65535:65535",
 		Description: "The Pod sandbox's process on vireo-local's nodes: sleeps until signalled, reaps orphans"},
 	{Name: "agnhost", Command: "./test/agnhost", Binary: "/agnhost", User: nonRootUser, Packages: []string{"busybox-static"},

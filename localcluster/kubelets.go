@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,6 +33,7 @@ func hostHasCgroupV1() bool {
 // kubeletNodeConfig is node i's configuration.
 func (c *Cluster) kubeletNodeConfig(i int) kubeletnode.Config {
 	name := c.opts.Network.NodeName(i)
+	cpu, memory := kubeletnode.HostShare(runtime.NumCPU(), hostMemory(), c.nodeCount())
 	return kubeletnode.Config{
 		Name:         name,
 		Address:      c.opts.Network.NodeAddress(i).String(),
@@ -45,7 +47,25 @@ func (c *Cluster) kubeletNodeConfig(i int) kubeletnode.Config {
 		TLSCertFile:  c.pkiFile("node-" + name + "-serving.crt"),
 		TLSKeyFile:   c.pkiFile("node-" + name + "-serving.key"),
 		CgroupV1:     hostHasCgroupV1(),
+
+		ReservedMilliCPU: cpu,
+		ReservedMemory:   memory,
 	}
+}
+
+// hostMemory is the machine's memory in bytes (MemTotal), 0 when /proc/meminfo does not say.
+func hostMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kib, _ := strconv.ParseInt(f[1], 10, 64)
+			return kib << 10
+		}
+	}
+	return 0
 }
 
 // writeKubeletNodeConfig writes node i's configuration files.

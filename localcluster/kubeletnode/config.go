@@ -38,6 +38,21 @@ type Config struct {
 	TLSCertFile, TLSKeyFile string
 	// CgroupV1 reports that the host has cgroup v1 (the kubelet refuses it unless told).
 	CgroupV1 bool
+	// ReservedMilliCPU and ReservedMemory (bytes) are kept from the node's Pods as
+	// systemReserved: the other nodes' share of the host, so that N nodes on one machine
+	// offer its CPUs and memory once between them, not N times. Zero for a single node.
+	ReservedMilliCPU int64
+	ReservedMemory   int64
+}
+
+// HostShare is what each of nodes nodes on a host with cpus CPUs and memory bytes reserves
+// so that its allocatable is 1/nodes of the host: (nodes-1)/nodes of each.
+func HostShare(cpus int, memory int64, nodes int) (milliCPU, reserved int64) {
+	if nodes < 2 {
+		return 0, 0
+	}
+	n := int64(nodes)
+	return int64(cpus) * 1000 * (n - 1) / n, memory / n * (n - 1)
 }
 
 // Paths of the node's state under Dir.
@@ -134,8 +149,9 @@ func CNITemplate(c Config) string {
 // Kubelet is the kubelet's KubeletConfiguration: webhook authentication and authorization
 // through kube-apiserver (no anonymous access), the serving certificate from the cluster CA,
 // cgroupfs under the node's own cgroup root, its own Pod log directory, eviction only when a
-// disk is nearly full (a development machine's disk is often fuller than a server's), and no
-// DNS server handed to Pods (there is none in vireo-local; the host's must not be used).
+// disk is nearly full (a development machine's disk is often fuller than a server's), no
+// DNS server handed to Pods (there is none in vireo-local; the host's must not be used), and
+// the other nodes' share of the host reserved.
 func Kubelet(c Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `apiVersion: kubelet.config.k8s.io/v1beta1
@@ -171,6 +187,9 @@ evictionHard:
   nodefs.inodesFree: 1%%
 shutdownGracePeriod: 0s
 `, c.Address, c.ClientCAFile, c.TLSCertFile, c.TLSKeyFile, RuntimeSocket, c.CgroupRoot, c.PodLogs(), c.ResolvConf())
+	if c.ReservedMilliCPU > 0 || c.ReservedMemory > 0 {
+		fmt.Fprintf(&b, "systemReserved:\n  cpu: %dm\n  memory: \"%d\"\n", c.ReservedMilliCPU, c.ReservedMemory)
+	}
 	if c.CgroupV1 {
 		// KEP-5573: the kubelet refuses cgroup v1 unless told it may run on it.
 		b.WriteString("failCgroupV1: false\n")

@@ -2,6 +2,7 @@ package kubeletnode
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -103,6 +104,38 @@ func TestKubeletConfig(t *testing.T) {
 		}
 		if _, has := got["failCgroupV1"]; has != v1 {
 			t.Errorf("cgroup v1 %v: failCgroupV1 present %v", v1, has)
+		}
+		if _, has := got["systemReserved"]; has {
+			t.Errorf("a single node reserves %v", got["systemReserved"])
+		}
+	}
+	cfg := testConfig()
+	cfg.ReservedMilliCPU, cfg.ReservedMemory = HostShare(2, 24<<30, 2)
+	var got map[string]any
+	if err := yaml.Unmarshal([]byte(Kubelet(cfg)), &got); err != nil {
+		t.Fatalf("kubelet config does not parse: %v", err)
+	}
+	want := map[string]any{"cpu": "1000m", "memory": "12884901888"}
+	if r, _ := got["systemReserved"].(map[string]any); fmt.Sprint(r) != fmt.Sprint(want) {
+		t.Errorf("systemReserved of one of two nodes on 2 CPUs and 24 GiB = %v, want %v", got["systemReserved"], want)
+	}
+}
+
+func TestHostShare(t *testing.T) {
+	for _, c := range []struct {
+		cpus, nodes  int
+		memory       int64
+		wantMilliCPU int64
+		wantMemory   int64
+	}{
+		{cpus: 2, nodes: 1, memory: 24 << 30},
+		{cpus: 2, nodes: 2, memory: 24 << 30, wantMilliCPU: 1000, wantMemory: 12 << 30},
+		{cpus: 2, nodes: 3, memory: 3000, wantMilliCPU: 1333, wantMemory: 2000},
+		{cpus: 8, nodes: 4, memory: 4 << 30, wantMilliCPU: 6000, wantMemory: 3 << 30},
+	} {
+		cpu, mem := HostShare(c.cpus, c.memory, c.nodes)
+		if cpu != c.wantMilliCPU || mem != c.wantMemory {
+			t.Errorf("HostShare(%d, %d, %d) = %d, %d; want %d, %d", c.cpus, c.memory, c.nodes, cpu, mem, c.wantMilliCPU, c.wantMemory)
 		}
 	}
 }

@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -172,4 +175,69 @@ func TestGuestOutlivesContainerdAndKubelet(t *testing.T) {
 	if got.Status.NodeName != node {
 		t.Errorf("VMI moved to %s", got.Status.NodeName)
 	}
+}
+
+// TestEtcdImageServes: the project's etcd image (artifacts/base's vireo-etcd) runs as its
+// non-root user on a read-only root filesystem, turns Ready on etcd's own /readyz, and stores
+// and returns a key through its v3 HTTP gateway.
+func TestEtcdImageServes(t *testing.T) {
+	ns := namespace(t)
+	kubectl(t, "apply", "-f", manifestFile(t, fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: etcd
+  namespace: %s
+spec:
+  securityContext:
+    runAsNonRoot: true
+    seccompProfile: {type: RuntimeDefault}
+  containers:
+    - name: etcd
+      image: %s/vireo/etcd:latest
+      args: [--data-dir=/var/lib/etcd/data, --listen-client-urls=http://0.0.0.0:2379,
+        --advertise-client-urls=http://127.0.0.1:2379, --listen-metrics-urls=http://0.0.0.0:2381]
+      readinessProbe:
+        httpGet: {path: /readyz, port: 2381}
+        periodSeconds: 1
+      securityContext:
+        allowPrivilegeEscalation: false
+        readOnlyRootFilesystem: true
+        capabilities: {drop: [ALL]}
+      volumeMounts: [{name: data, mountPath: /var/lib/etcd}]
+  volumes: [{name: data, emptyDir: {}}]
+`, ns, cluster.RegistryAddress())))
+	eventuallyWithin(t, "the etcd Pod Ready", 2*time.Minute, func() error {
+		p, err := kube.CoreV1().Pods(ns).Get(t.Context(), "etcd", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not Ready: %+v", p.Status.ContainerStatuses)
+	})
+	base := "http://" + podIP(t, ns, "etcd") + ":2379/v3/kv/"
+	key, value := base64.StdEncoding.EncodeToString([]byte("vireo")), base64.StdEncoding.EncodeToString([]byte("stored"))
+	httpPost(t, base+"put", fmt.Sprintf(`{"key":%q,"value":%q}`, key, value))
+	if got := httpPost(t, base+"range", fmt.Sprintf(`{"key":%q}`, key)); !strings.Contains(got, value) {
+		t.Errorf("range of the key put: %s, want its value %s", got, value)
+	}
+}
+
+// httpPost posts a JSON body to url and returns the answer's body, failing on a status other
+// than 200.
+func httpPost(t *testing.T, url, body string) string {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %s %v: %s", url, resp.Status, err, b)
+	}
+	return string(b)
 }
