@@ -267,7 +267,10 @@ func (b *builder) cachedLayerAt(key string, write func(path string) (int64, erro
 // version's link-time values from git), and returns its path. Go's build cache makes a rebuild
 // of unchanged sources quick.
 func (b *builder) goBinary(ctx context.Context, im Image) (string, error) {
-	out := filepath.Join(b.cache, "bin", im.Name)
+	out, err := filepath.Abs(filepath.Join(b.cache, "bin", im.Name)) // the build runs in im's module
+	if err != nil {
+		return "", err
+	}
 	const pkg = "github.com/vireo-dev/vireo/version"
 	ldflags := fmt.Sprintf("-s -w -X %s.gitCommit=%s -X %s.gitTime=%s -X %s.gitTreeState=%s", pkg, b.git.Commit,
 		pkg, b.git.Time.Format("2006-01-02T15:04:05Z"), pkg, b.git.TreeState)

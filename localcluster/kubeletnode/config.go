@@ -174,7 +174,7 @@ cgroupDriver: cgroupfs
 cgroupRoot: %s
 cgroupsPerQOS: true
 enforceNodeAllocatable: ["pods"]
-podLogsDirectory: %q
+podLogsDir: %q
 resolvConf: %q
 failSwapOn: false
 serializeImagePulls: false

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -84,13 +85,19 @@ func TestKubeletConfig(t *testing.T) {
 	for _, v1 := range []bool{true, false} {
 		cfg := testConfig()
 		cfg.CgroupV1 = v1
+		// Every field is one the kubelet knows: it only warns of an unknown one and runs on
+		// without it.
+		var typed kubeletv1beta1.KubeletConfiguration
+		if err := yaml.UnmarshalStrict([]byte(Kubelet(cfg)), &typed); err != nil {
+			t.Errorf("kubelet config has a field KubeletConfiguration does not: %v", err)
+		}
 		var got map[string]any
 		if err := yaml.Unmarshal([]byte(Kubelet(cfg)), &got); err != nil {
 			t.Fatalf("kubelet config does not parse: %v", err)
 		}
 		want := map[string]any{"kind": "KubeletConfiguration", "cgroupDriver": "cgroupfs", "cgroupRoot": "/vireo-local-0",
 			"readOnlyPort": float64(0), "tlsCertFile": "/x/pki/s.crt", "containerRuntimeEndpoint": "unix://" + RuntimeSocket,
-			"resolvConf": "/x/nodes/vireo-local-0/resolv.conf", "podLogsDirectory": "/x/nodes/vireo-local-0/pods-logs"}
+			"resolvConf": "/x/nodes/vireo-local-0/resolv.conf", "podLogsDir": "/x/nodes/vireo-local-0/pods-logs"}
 		for k, w := range want {
 			if got[k] != w {
 				t.Errorf("%s = %#v, want %#v", k, got[k], w)

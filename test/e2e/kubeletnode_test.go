@@ -34,6 +34,18 @@ func TestNodesAreKubeletsWithContainerd(t *testing.T) {
 			t.Errorf("node %s: runtime %q, kubelet %q; want containerd://2.x and v1.37.x", n.Name, info.ContainerRuntimeVersion, info.KubeletVersion)
 		}
 	}
+	// Each node keeps its Pods' logs in its own directory: kubelets that shared the host's
+	// /var/log/pods would delete each other's logs as orphans.
+	agents, err := kube.CoreV1().Pods(v1.InstallNamespace).List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=vireo-nodeagent"})
+	if err != nil || len(agents.Items) != len(nodes.Items) {
+		t.Fatalf("node agent Pods: %v (%d)", err, len(agents.Items))
+	}
+	for _, p := range agents.Items {
+		dir := filepath.Join(cluster.Options().NodeDir(p.Spec.NodeName), "pods-logs", p.Namespace+"_"+p.Name+"_"+string(p.UID))
+		if logs, _ := filepath.Glob(filepath.Join(dir, "vireo-nodeagent", "*.log")); len(logs) == 0 {
+			t.Errorf("node agent %s on %s: no log in the node's log directory %s", p.Name, p.Spec.NodeName, dir)
+		}
+	}
 }
 
 // containerProcess is the first process of a Pod's container, found on the host through the
