@@ -89,6 +89,8 @@ type vmiMemory struct {
 	TotalPSS float64 `json:"totalPSSMiB"`
 	// Overhead is Total minus the guest's RAM (the issue's definition).
 	Overhead float64 `json:"overheadMiB"`
+	// OverheadPSS is TotalPSS minus the guest's RAM: the pages VMs share counted once among them.
+	OverheadPSS float64 `json:"overheadPSSMiB"`
 	// OverheadResident is Total minus the guest RAM actually resident (QEMU's RAM mapping).
 	OverheadResident float64     `json:"overheadExcludingResidentGuestRAMMiB"`
 	Regions          qemuRegions `json:"qemuRegions"`
@@ -140,6 +142,7 @@ func measureMemory(vmis []*v1.VirtualMachineInstance) ([]vmiMemory, []vmiProcs, 
 		m.Total = m.Launcher + m.Libvirtd + m.QEMU + m.Shim + m.Pause + m.Other
 		m.TotalPSS = float64(pss) / mib
 		m.Overhead = m.Total - float64(guestRAM(vmi))/mib
+		m.OverheadPSS = m.TotalPSS - float64(guestRAM(vmi))/mib
 		m.OverheadResident = m.Total - float64(m.Regions.GuestRAMResident)/mib
 		out = append(out, m)
 	}
