@@ -30,6 +30,9 @@ type Component struct {
 	Mntns string
 	// Ready reports nil once the component serves; nil Ready means "process alive".
 	Ready func(ctx context.Context) error
+	// StopGrace, when set and shorter than the caller's, is how long Stop waits after SIGTERM
+	// before SIGKILL.
+	StopGrace time.Duration
 }
 
 // LogFile is where the component's output goes.
@@ -112,6 +115,9 @@ func (c Component) Stop(grace time.Duration) error {
 	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stopping %s (pid %d): %w", c.Name, pid, err)
+	}
+	if c.StopGrace > 0 && c.StopGrace < grace {
+		grace = c.StopGrace
 	}
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
