@@ -239,6 +239,10 @@ func writeRecord(dir string, rec buildRecord) error {
 // place only when complete.
 func (b *builder) cachedLayerAt(key string, write func(path string) (int64, error)) (cachedLayer, error) {
 	path := filepath.Join(b.cache, "layers", key+".tar.gz")
+	if b.used == nil {
+		b.used = map[string]bool{}
+	}
+	b.used[filepath.Base(path)] = true
 	sizeFile := path + ".size"
 	if sb, err := os.ReadFile(sizeFile); err == nil {
 		var n int64
@@ -317,4 +321,28 @@ func Built(out string) ([]Result, error) {
 		results = append(results, rec.Result)
 	}
 	return results, nil
+}
+
+// pruneLayers deletes the cached layers no image of this build used (each commit's binaries
+// make new ones; the layouts under Out hold copies of what they use) and returns how many
+// bytes it freed.
+func (b *builder) pruneLayers() (int64, error) {
+	dir := filepath.Join(b.cache, "layers")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var freed int64
+	for _, e := range entries {
+		if b.used[strings.TrimSuffix(e.Name(), ".size")] {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			freed += info.Size()
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+			return freed, err
+		}
+	}
+	return freed, nil
 }

@@ -133,6 +133,15 @@ func Build(ctx context.Context, opts Options) ([]Result, error) {
 			time.Since(start).Seconds(), r.Digest, megabytes(r.CompressedBytes), megabytes(r.UnpackedBytes))
 		results = append(results, r)
 	}
+	if len(opts.Images) == 0 { // a build of some images keeps what the others use
+		freed, err := b.pruneLayers()
+		if err != nil {
+			return nil, fmt.Errorf("pruning the layer cache: %w", err)
+		}
+		if freed > 0 {
+			fmt.Fprintf(opts.Log, "layer cache: %s of layers no image uses any more deleted\n", megabytes(freed))
+		}
+	}
 	return results, nil
 }
 
@@ -165,6 +174,8 @@ type builder struct {
 	cache   string
 	// resolved caches Debian closures by their package list.
 	resolved map[string][]debian.Package
+	// used names the cached layers (file names) this build's images are made of.
+	used map[string]bool
 }
 
 // digestOf is the hex SHA-256 of v's JSON form: the cache key of a layer's inputs.

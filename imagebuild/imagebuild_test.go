@@ -104,3 +104,31 @@ func checkPauseImage(t *testing.T, r Result) {
 		t.Error(err)
 	}
 }
+
+// TestPruneLayers: a cached layer this build used stays, with its size file; one no image
+// used any more goes, with its size file.
+func TestPruneLayers(t *testing.T) {
+	b := &builder{cache: t.TempDir()}
+	dir := filepath.Join(b.cache, "layers")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"kept.tar.gz", "kept.tar.gz.size", "stale.tar.gz", "stale.tar.gz.size"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("12345"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.used = map[string]bool{"kept.tar.gz": true}
+	freed, err := b.pruneLayers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, " ") != "kept.tar.gz kept.tar.gz.size" || freed != 10 {
+		t.Errorf("after pruning: %v, %d bytes freed; want only kept.tar.gz and its size, 10 bytes", left, freed)
+	}
+}

@@ -45,6 +45,10 @@ func TestNodesAreKubeletsWithContainerd(t *testing.T) {
 		if logs, _ := filepath.Glob(filepath.Join(dir, "vireo-nodeagent", "*.log")); len(logs) == 0 {
 			t.Errorf("node agent %s on %s: no log in the node's log directory %s", p.Name, p.Spec.NodeName, dir)
 		}
+		// kubectl logs reaches every node's kubelet (its serving certificate verified).
+		if out := kubectl(t, "-n", p.Namespace, "logs", p.Name, "-c", "vireo-nodeagent", "--tail=1"); strings.TrimSpace(out) == "" {
+			t.Errorf("kubectl logs of node agent %s on %s is empty", p.Name, p.Spec.NodeName)
+		}
 	}
 }
 
