@@ -72,7 +72,12 @@ func (c *Cluster) ensureMountNamespace(name string) error {
 				return err
 			}
 		}
-		if exec.Command("nsenter", "--mount="+file, "mountpoint", "-q", b.Target).Run() == nil {
+		// Already bound when the namespace sees Source's directory at Target. Whether Target is
+		// a mount point says nothing: /run/netns is one on the host (iproute2 makes it one), so
+		// a copy of the host's mounts has it too.
+		if bound, err := boundInNamespace(file, b); err != nil {
+			return fmt.Errorf("node %s: %w", name, err)
+		} else if bound {
 			continue
 		}
 		if err := run("nsenter", "--mount="+file, "mount", "--bind", b.Source, b.Target); err != nil {
@@ -80,6 +85,20 @@ func (c *Cluster) ensureMountNamespace(name string) error {
 		}
 	}
 	return nil
+}
+
+// boundInNamespace reports whether the mount namespace file holds sees b.Source at b.Target
+// (the same device and inode).
+func boundInNamespace(file string, b mountBind) (bool, error) {
+	var src syscall.Stat_t
+	if err := syscall.Stat(b.Source, &src); err != nil {
+		return false, err
+	}
+	out, err := exec.Command("nsenter", "--mount="+file, "stat", "-c", "%d:%i", b.Target).Output()
+	if err != nil {
+		return false, fmt.Errorf("stat %s in the node's mount namespace: %w", b.Target, err)
+	}
+	return strings.TrimSpace(string(out)) == fmt.Sprintf("%d:%d", src.Dev, src.Ino), nil
 }
 
 // removeMountNamespace releases node name's mount namespace (it ends once no process is left

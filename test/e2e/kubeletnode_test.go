@@ -45,6 +45,11 @@ func TestNodesAreKubeletsWithContainerd(t *testing.T) {
 		if logs, _ := filepath.Glob(filepath.Join(dir, "vireo-nodeagent", "*.log")); len(logs) == 0 {
 			t.Errorf("node agent %s on %s: no log in the node's log directory %s", p.Name, p.Spec.NodeName, dir)
 		}
+		// So are its Pods' network namespaces (the node agent's among them), not in the host's
+		// /run/netns, where they would outlive the node as empty files.
+		if netns, _ := os.ReadDir(filepath.Join(cluster.Options().NodeDir(p.Spec.NodeName), "run-netns")); len(netns) == 0 {
+			t.Errorf("node %s: no Pod network namespace in its own run-netns directory", p.Spec.NodeName)
+		}
 		// kubectl logs reaches every node's kubelet (its serving certificate verified).
 		if out := kubectl(t, "-n", p.Namespace, "logs", p.Name, "-c", "vireo-nodeagent", "--tail=1"); strings.TrimSpace(out) == "" {
 			t.Errorf("kubectl logs of node agent %s on %s is empty", p.Name, p.Spec.NodeName)
