@@ -239,9 +239,6 @@ func writeRecord(dir string, rec buildRecord) error {
 // place only when complete.
 func (b *builder) cachedLayerAt(key string, write func(path string) (int64, error)) (cachedLayer, error) {
 	path := filepath.Join(b.cache, "layers", key+".tar.gz")
-	if b.used == nil {
-		b.used = map[string]bool{}
-	}
 	b.used[filepath.Base(path)] = true
 	sizeFile := path + ".size"
 	if sb, err := os.ReadFile(sizeFile); err == nil {

@@ -112,7 +112,7 @@ func Build(ctx context.Context, opts Options) ([]Result, error) {
 		return nil, err
 	}
 	b := &builder{opts: opts, git: git, version: version.ForCommit(git.Commit, git.Time, git.TreeState).GitVersion,
-		cache: filepath.Join(opts.Out, ".cache")}
+		cache: filepath.Join(opts.Out, ".cache"), used: map[string]bool{}}
 	for _, dir := range []string{b.cache, filepath.Join(b.cache, "layers"), filepath.Join(b.cache, "debs"), filepath.Join(b.cache, "bin")} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err

@@ -33,7 +33,6 @@ func hostHasCgroupV1() bool {
 // kubeletNodeConfig is node i's configuration.
 func (c *Cluster) kubeletNodeConfig(i int) kubeletnode.Config {
 	name := c.opts.Network.NodeName(i)
-	cpu, memory := kubeletnode.HostShare(runtime.NumCPU(), hostMemory(), c.nodeCount())
 	return kubeletnode.Config{
 		Name:         name,
 		Address:      c.opts.Network.NodeAddress(i).String(),
@@ -47,9 +46,6 @@ func (c *Cluster) kubeletNodeConfig(i int) kubeletnode.Config {
 		TLSCertFile:  c.pkiFile("node-" + name + "-serving.crt"),
 		TLSKeyFile:   c.pkiFile("node-" + name + "-serving.key"),
 		CgroupV1:     hostHasCgroupV1(),
-
-		ReservedMilliCPU: cpu,
-		ReservedMemory:   memory,
 	}
 }
 
@@ -71,6 +67,9 @@ func hostMemory() int64 {
 // writeKubeletNodeConfig writes node i's configuration files.
 func (c *Cluster) writeKubeletNodeConfig(i int) error {
 	cfg := c.kubeletNodeConfig(i)
+	// Only the kubelet's configuration needs the host's size (the supervisor builds the
+	// nodes' components on every check).
+	cfg.ReservedMilliCPU, cfg.ReservedMemory = kubeletnode.HostShare(runtime.NumCPU(), hostMemory(), c.nodeCount())
 	hosts := filepath.Join(cfg.RegistryHostsDir(), cfg.Registry)
 	for _, d := range []string{cfg.Dir, cfg.ContainerdRoot(), cfg.KubeletRoot(), cfg.PodLogs(), cfg.CNIConfDir(), cfg.CNIIPAMDir(), hosts} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

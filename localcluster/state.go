@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -139,18 +140,30 @@ func (c *Cluster) recordOptions() error {
 	return os.WriteFile(c.opts.recordedFile(), append(b, '\n'), 0o644)
 }
 
+// readRecorded returns what the last Up under l.Root recorded; an error wrapping
+// fs.ErrNotExist when no Up did.
+func readRecorded(l Layout) (recorded, error) {
+	var r recorded
+	b, err := os.ReadFile(l.recordedFile())
+	if err != nil {
+		return r, fmt.Errorf("no installation under %s (%w); run `vireo-local up` first", l.Root, err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("reading %s: %w", l.recordedFile(), err)
+	}
+	return r, nil
+}
+
 // checkNodeRuntime refuses an installation made before the local nodes were kubelets: its
 // Pods and state belong to vireo-local's own node, which is gone.
 func (c *Cluster) checkNodeRuntime() error {
-	b, err := os.ReadFile(c.opts.recordedFile())
-	if err != nil {
+	r, err := readRecorded(c.opts.Layout)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil // a new installation
-	}
-	var r recorded
-	if err := json.Unmarshal(b, &r); err != nil {
-		return fmt.Errorf("reading %s: %w", c.opts.recordedFile(), err)
-	}
-	if r.NodeRuntime != nodeRuntime {
+	case err != nil:
+		return err
+	case r.NodeRuntime != nodeRuntime:
 		return fmt.Errorf("the installation under %s runs vireo-local's own node, which this version no longer has "+
 			"(local nodes are kubelets now); start afresh: vireo-local down --purge (deletes its data), then up", c.opts.Root)
 	}
@@ -161,13 +174,9 @@ func (c *Cluster) checkNodeRuntime() error {
 // under opts.Root used (an installation made in a test or by a program need not use the
 // defaults).
 func LoadRecordedOptions(opts Options) (Options, error) {
-	b, err := os.ReadFile(opts.recordedFile())
+	r, err := readRecorded(opts.Layout)
 	if err != nil {
-		return opts, fmt.Errorf("no installation under %s (%w); run `vireo-local up` first", opts.Root, err)
-	}
-	var r recorded
-	if err := json.Unmarshal(b, &r); err != nil {
-		return opts, fmt.Errorf("reading %s: %w", opts.recordedFile(), err)
+		return opts, err
 	}
 	opts.Network, opts.Ports = r.Network, r.Ports
 	if r.Images != "" {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,6 +33,10 @@ func TestNodesAreKubeletsWithContainerd(t *testing.T) {
 		info := n.Status.NodeInfo
 		if !strings.HasPrefix(info.ContainerRuntimeVersion, "containerd://2.") || !strings.HasPrefix(info.KubeletVersion, "v1.37.") {
 			t.Errorf("node %s: runtime %q, kubelet %q; want containerd://2.x and v1.37.x", n.Name, info.ContainerRuntimeVersion, info.KubeletVersion)
+		}
+		// The nodes offer the machine's CPUs once between them, each its share.
+		if cpu := n.Status.Allocatable.Cpu().MilliValue(); cpu*int64(len(nodes.Items)) > int64(runtime.NumCPU())*1000 {
+			t.Errorf("node %s: %dm CPUs allocatable, more than its share of the machine's %d", n.Name, cpu, runtime.NumCPU())
 		}
 	}
 	// Each node keeps its Pods' logs in its own directory: kubelets that shared the host's
@@ -227,18 +232,7 @@ spec:
       volumeMounts: [{name: data, mountPath: /var/lib/etcd}]
   volumes: [{name: data, emptyDir: {}}]
 `, ns, cluster.RegistryAddress())))
-	eventuallyWithin(t, "the etcd Pod Ready", 2*time.Minute, func() error {
-		p, err := kube.CoreV1().Pods(ns).Get(t.Context(), "etcd", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return nil
-			}
-		}
-		return fmt.Errorf("not Ready: %+v", p.Status.ContainerStatuses)
-	})
+	waitPodsReady(t, ns, "etcd")
 	base := "http://" + podIP(t, ns, "etcd") + ":2379/v3/kv/"
 	key, value := base64.StdEncoding.EncodeToString([]byte("vireo")), base64.StdEncoding.EncodeToString([]byte("stored"))
 	httpPost(t, base+"put", fmt.Sprintf(`{"key":%q,"value":%q}`, key, value))

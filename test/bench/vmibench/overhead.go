@@ -39,8 +39,9 @@ func findVMIProcs(procs []proc, vmi *v1.VirtualMachineInstance) (vmiProcs, error
 	if out.launcher == 0 || out.qemu == 0 {
 		return out, fmt.Errorf("VMI %s: launcher pid %d, QEMU pid %d: not both found in /proc", vmi.Name, out.launcher, out.qemu)
 	}
+	parent := launcherParent(procs, out.launcher)
 	for _, p := range procs {
-		if p.Pid == launcherParent(procs, out.launcher) && strings.HasPrefix(p.name(), "containerd-shim") {
+		if p.Pid == parent && strings.HasPrefix(p.name(), "containerd-shim") {
 			out.shim = p.Pid
 		}
 	}
