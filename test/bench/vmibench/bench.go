@@ -28,8 +28,10 @@ type env struct {
 
 // measured is everything one benchmark run measured.
 type measured struct {
-	runs        []lifecycleResult
-	floors      []floorResult
+	runs   []lifecycleResult
+	floors []floorResult
+	// podFloors are the bare Pods' starts, one per run size (see podfloor.go).
+	podFloors   []podFloorResult
 	argsCompare string
 	// altCache is the smallest run's floor with config.altTCGCacheMiB (nil when not run).
 	altCache *floorResult
@@ -111,8 +113,8 @@ func (e *env) lifecycleBench(ctx context.Context, began time.Time) error {
 	return report(e.c, e, m)
 }
 
-// measureAll measures each run size and, right after it (so both see the machine alike), its
-// floor; after the smallest, the floor once more with the alternative TCG cache size.
+// measureAll measures each run size and, right after it (so all see the machine alike), its
+// floor and its Pod floor; after the smallest, the floor once more with the alternative TCG cache size.
 func (e *env) measureAll(ctx context.Context) (measured, error) {
 	var m measured
 	var image string
@@ -134,7 +136,11 @@ func (e *env) measureAll(ctx context.Context) (measured, error) {
 		if err != nil {
 			return m, fmt.Errorf("floor for %d domain(s): %w", n, err)
 		}
-		m.runs, m.floors = append(m.runs, res), append(m.floors, f)
+		pf, err := e.podFloors(ctx, n)
+		if err != nil {
+			return m, fmt.Errorf("Pod floor for %d Pod(s): %w", n, err)
+		}
+		m.runs, m.floors, m.podFloors = append(m.runs, res), append(m.floors, f), append(m.podFloors, pf)
 		if i == 0 && e.c.altTCGCacheMiB > 0 {
 			say("floor with a %d MiB TCG cache instead of %d", e.c.altTCGCacheMiB, e.c.tcgCacheMiB)
 			alt, err := runFloor(ctx, objs, image, e.c.altTCGCacheMiB, e.c.startTimeout)
