@@ -165,7 +165,7 @@ func (c *Cluster) kubelet(i int) Component {
 		Netns: cfg.Name, Mntns: c.MountNamespace(cfg.Name), Args: []string{
 			"--config", cfg.KubeletConfig(),
 			"--kubeconfig", c.abs(c.kubeconfigPath(cfg.Name)),
-			"--root-dir", cfg.KubeletRoot(),
+			"--root-dir", kubeletnode.KubeletRootInNode,
 			"--hostname-override", cfg.Name,
 			"--node-ip", cfg.Address,
 		}, Ready: c.nodeRegistered(cfg.Name)}

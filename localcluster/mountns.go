@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/vireo-dev/vireo/localcluster/kubeletnode"
 )
 
 // mountNamespaceDir holds the files that keep the kubelet nodes' mount namespaces alive (as
@@ -27,7 +29,8 @@ type mountBind struct {
 // own mounts stay in it), but for the node's own directories bound over the host paths that
 // Vireo's manifests use as hostPath volumes (/var/run/vireo, /var/lib/vireo,
 // /var/lib/vireo-apiserver) and over containerd's /run/containerd, the Pods' network
-// namespaces in /run/netns and the kubelet's /var/log/containers. So two nodes on one machine
+// namespaces in /run/netns, the kubelet's /var/log/containers and the kubelet's root
+// /var/lib/kubelet (its device plugins' sockets, the Pods' volumes). So two nodes on one machine
 // never share a hostPath, a socket or a Pod's mount; and when the namespace's last process
 // ends, every mount the node made (secrets, the Pods' root filesystems) goes with it.
 //
@@ -49,6 +52,7 @@ func (c *Cluster) nodeBinds(name string) []mountBind {
 		{filepath.Join(dir, "run-containerd"), "/run/containerd"},
 		{filepath.Join(dir, "run-netns"), "/run/netns"},
 		{filepath.Join(dir, "log-containers"), "/var/log/containers"},
+		{filepath.Join(dir, "kubelet"), kubeletnode.KubeletRootInNode},
 	}
 }
 

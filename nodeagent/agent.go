@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/clusterconfig"
@@ -68,13 +70,16 @@ type Options struct {
 	MigrationAddress string
 	// MetricsPort serves /metrics over HTTPS, callers authorized by kube-apiserver (0: off).
 	MetricsPort int
+	// DevicePluginDir is the kubelet's device-plugins directory, where the agent serves
+	// devices.kubevirt.io/kvm (empty: no device plugin).
+	DevicePluginDir string
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{RunDir: "/var/run/vireo", ImageCacheDir: "/var/lib/vireo/images", Listen: ":8186",
 		ClientName: "vireo-apiserver", Workers: 4, MetricsPort: metrics.DefaultPort, StreamPing: 30 * time.Second,
-		CapabilitiesDir: capsseed.DefaultDir}
+		CapabilitiesDir: capsseed.DefaultDir, DevicePluginDir: filepath.Dir(pluginapi.KubeletSocket)}
 }
 
 // AddFlags registers the options.
@@ -94,6 +99,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CapabilitiesDir, "capabilities-dir", o.CapabilitiesDir, "The node's capabilities seed for launchers; must match vireo-controller's --node-capabilities-dir.")
 	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "HTTPS port of /metrics (KubeVirt's kubevirt_vmi_migration_* gauges of the migrations leaving this node), for callers kube-apiserver authenticates and authorizes for get /metrics; 0 turns it off.")
 	fs.StringVar(&o.MigrationAddress, "migration-address", o.MigrationAddress, "host:port where other node agents reach this one for live migrations; default $POD_IP and the port of --listen.")
+	fs.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir, "The kubelet's device-plugins directory, where the agent serves devices.kubevirt.io/kvm, healthy where the node's KVM can run ordinary guests; empty turns the device plugin off.")
 	fs.DurationVar(&o.StreamPing, "stream-ping", o.StreamPing, "Keep-alive ping period of console and VNC sessions; a client silent for three periods is dropped.")
 }
 
@@ -210,8 +216,9 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	go a.streams.run(ctx)
+	go func() { errc <- serveKVMDevicePlugin(ctx, o.DevicePluginDir) }()
 	go func() { errc <- a.serveMetrics(ctx) }()
 	go func() { errc <- srv.run(ctx) }()
 	go func() { errc <- a.Loop.Run(ctx, o.Workers) }()

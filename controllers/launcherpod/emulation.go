@@ -1,6 +1,13 @@
 package launcherpod
 
-import "strconv"
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vireo-dev/vireo/kvm"
+)
 
 // Launcher arguments and environment that carry the cluster's emulation setting and the node.
 const (
@@ -24,12 +31,38 @@ type EmulationSetting struct {
 	Source string
 }
 
-// emulationArgs are the launcher's arguments for the emulation setting of opts; none when opts
-// has no setting (the launcher then allows emulation, as launchers did before the setting).
-func emulationArgs(opts Options) []string {
+// emulation is the setting a Pod rendered now gets: opts.Emulation's answer, read once, or nil
+// when opts has none.
+func emulation(opts Options) *EmulationSetting {
 	if opts.Emulation == nil {
 		return nil
 	}
 	e := opts.Emulation()
+	return &e
+}
+
+// emulationArgs are the launcher's arguments for the emulation setting e; none without a
+// setting (the launcher then allows emulation, as launchers did before the setting).
+func emulationArgs(e *EmulationSetting) []string {
+	if e == nil {
+		return nil
+	}
 	return []string{UseEmulationFlag + "=" + strconv.FormatBool(e.Allowed), UseEmulationSourceFlag + "=" + e.Source}
+}
+
+// requestKVM makes the launcher container ask for one devices.kubevirt.io/kvm when its guest
+// must not run under emulation (KubeVirt's rule): the scheduler then places it only on a node
+// whose node agent advertises usable KVM, and the kubelet hands the container /dev/kvm. A
+// VMI that allows emulation asks for nothing and runs under TCG where KVM is missing.
+func requestKVM(res *corev1.ResourceRequirements, e *EmulationSetting) {
+	if e == nil || e.Allowed {
+		return
+	}
+	one := resource.MustParse("1")
+	for _, list := range []*corev1.ResourceList{&res.Requests, &res.Limits} {
+		if *list == nil {
+			*list = corev1.ResourceList{}
+		}
+		(*list)[kvm.ResourceName] = one
+	}
 }

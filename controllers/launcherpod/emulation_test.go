@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vireo-dev/vireo/kvm"
 )
 
 func TestRenderPassesTheEmulationSetting(t *testing.T) {
@@ -12,12 +15,14 @@ func TestRenderPassesTheEmulationSetting(t *testing.T) {
 		name    string
 		setting *EmulationSetting
 		want    []string
+		// kvm: the container requests and is limited to one devices.kubevirt.io/kvm.
+		kvm bool
 	}{
-		{"no setting: the launcher's default", nil, base},
+		{"no setting: the launcher's default", nil, base, false},
 		{"allowed", &EmulationSetting{Allowed: true, Source: "KubeVirt vireo-system/kubevirt"},
-			append(base[:len(base):len(base)], "--use-emulation=true", "--use-emulation-source=KubeVirt vireo-system/kubevirt")},
+			append(base[:len(base):len(base)], "--use-emulation=true", "--use-emulation-source=KubeVirt vireo-system/kubevirt"), false},
 		{"not allowed", &EmulationSetting{Source: "KubeVirt's defaults"},
-			append(base[:len(base):len(base)], "--use-emulation=false", "--use-emulation-source=KubeVirt's defaults")},
+			append(base[:len(base):len(base)], "--use-emulation=false", "--use-emulation-source=KubeVirt's defaults"), true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -29,6 +34,13 @@ func TestRenderPassesTheEmulationSetting(t *testing.T) {
 			pod := render(t, newVMI(), opts)
 			if diff := cmp.Diff(c.want, pod.Spec.Containers[0].Args); diff != "" {
 				t.Errorf("args (-want +got):\n%s", diff)
+			}
+			res := pod.Spec.Containers[0].Resources
+			for what, list := range map[string]corev1.ResourceList{"requests": res.Requests, "limits": res.Limits} {
+				q, has := list[kvm.ResourceName]
+				if has != c.kvm || (has && q.Value() != 1) {
+					t.Errorf("%s[%s] = %v (present %t), want present %t with 1", what, kvm.ResourceName, q.String(), has, c.kvm)
+				}
 			}
 		})
 	}

@@ -108,6 +108,8 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 		return nil, fmt.Errorf("launcher pod for VirtualMachineInstance %s/%s: %w",
 			vmi.Namespace, vmi.Name, errs.ToAggregate())
 	}
+	emu := emulation(opts)
+	requestKVM(&res, emu)
 
 	grace := v1.DefaultGracePeriodSeconds
 	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
@@ -151,7 +153,7 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 				// for an unprivileged user anyway (vm.unprivileged_userfaultfd=0).
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
-			Containers: []corev1.Container{computeContainer(vmi, opts, res, disks)},
+			Containers: []corev1.Container{computeContainer(vmi, opts, emu, res, disks)},
 			Volumes: append([]corev1.Volume{
 				{Name: RunDirVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 					Path: opts.RunDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
@@ -238,14 +240,14 @@ func owningVM(vmi *v1.VirtualMachineInstance) string {
 }
 
 // computeContainer is the launcher's container; it runs the image's entrypoint.
-func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, res corev1.ResourceRequirements, disks diskMounts) corev1.Container {
+func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, emu *EmulationSetting, res corev1.ResourceRequirements, disks diskMounts) corev1.Container {
 	fieldEnv := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 	}
 	return corev1.Container{
 		Name:  ContainerName,
 		Image: opts.Image,
-		Args:  append([]string{"--namespace", vmi.Namespace, "--name", vmi.Name, "--uid", string(vmi.UID)}, emulationArgs(opts)...),
+		Args:  append([]string{"--namespace", vmi.Namespace, "--name", vmi.Name, "--uid", string(vmi.UID)}, emulationArgs(emu)...),
 		Env: []corev1.EnvVar{
 			fieldEnv("POD_NAME", "metadata.name"),
 			fieldEnv("POD_NAMESPACE", "metadata.namespace"),

@@ -1,11 +1,11 @@
 package virt
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+
+	"github.com/vireo-dev/vireo/kvm"
 )
 
 // Emulation is how QEMU runs guest code: hardware virtualisation or software emulation.
@@ -24,7 +24,7 @@ const (
 // flags (a paravirtualised KVM such as PVM) opens but cannot boot stock guest kernels.
 // reason says why, for the VMI's SoftwareEmulation condition and the logs.
 func DetectEmulation() (Emulation, string) {
-	return detectEmulation("/dev/kvm", "/proc/cpuinfo")
+	return detectEmulation(kvm.DevicePath, kvm.CPUInfoPath)
 }
 
 func detectEmulation(kvmPath, cpuinfoPath string) (Emulation, string) {
@@ -37,7 +37,7 @@ func detectEmulation(kvmPath, cpuinfoPath string) (Emulation, string) {
 		return EmulationTCG, fmt.Sprintf("software emulation (TCG): cannot open %s: %v", kvmPath, err)
 	}
 	_ = f.Close()
-	flag, err := virtualisationFlag(cpuinfoPath)
+	flag, err := kvm.CPUFlag(cpuinfoPath)
 	if err != nil {
 		return EmulationTCG, fmt.Sprintf("software emulation (TCG): %s opens but %v", kvmPath, err)
 	}
@@ -45,30 +45,4 @@ func detectEmulation(kvmPath, cpuinfoPath string) (Emulation, string) {
 		return EmulationTCG, fmt.Sprintf("software emulation (TCG): %s opens but %s advertises neither vmx nor svm (a paravirtualised KVM cannot boot stock guests)", kvmPath, cpuinfoPath)
 	}
 	return EmulationKVM, fmt.Sprintf("KVM: %s opens and the CPU advertises %s", kvmPath, flag)
-}
-
-// virtualisationFlag returns "vmx" or "svm" when a CPU in cpuinfo advertises it, else "".
-func virtualisationFlag(cpuinfoPath string) (string, error) {
-	f, err := os.Open(cpuinfoPath)
-	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %v", cpuinfoPath, err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		key, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok || strings.TrimSpace(key) != "flags" {
-			continue
-		}
-		for _, fl := range strings.Fields(value) {
-			if fl == "vmx" || fl == "svm" {
-				return fl, nil
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("cannot read %s: %v", cpuinfoPath, err)
-	}
-	return "", nil
 }

@@ -67,6 +67,13 @@ func (c Config) CNITemplate() string      { return filepath.Join(c.Dir, "cni", "
 func (c Config) RegistryHostsDir() string { return filepath.Join(c.Dir, "registry-hosts") }
 func (c Config) ResolvConf() string       { return filepath.Join(c.Dir, "resolv.conf") }
 
+// KubeletRootInNode is the kubelet's root directory as the node's processes see it: its
+// KubeletRoot bound at the standard path in the node's mount namespace, so that the hostPath
+// volumes a cluster's components use there (a device plugin's
+// /var/lib/kubelet/device-plugins, the Pods' directories) mean on a local node what they mean
+// on any other.
+const KubeletRootInNode = "/var/lib/kubelet"
+
 // RuntimeSocket is containerd's CRI socket inside the node's mount namespace, where
 // /run/containerd is the node's own directory (see MountNamespace).
 const RuntimeSocket = "/run/containerd/containerd.sock"
@@ -75,7 +82,10 @@ const RuntimeSocket = "/run/containerd/containerd.sock"
 // from BinDir. restrict_oom_score_adj: hosts whose root lacks CAP_SYS_RESOURCE cannot lower a
 // process's oom_score_adj, and without it every sandbox fails ("runc init: failed to update
 // /proc/self/oom_score_adj: Permission denied"). The CNI configuration is rendered from
-// the template once the kubelet passes the node's Pod CIDR.
+// the template once the kubelet passes the node's Pod CIDR. device_ownership_from_security_context:
+// a device a device plugin hands a container (the launcher's /dev/kvm) belongs to the
+// container's runAsUser and runAsGroup, so that a non-root launcher (uid 107) can open it, as
+// KubeVirt's non-root launchers need on any containerd or CRI-O node.
 func Containerd(c Config) string {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	return fmt.Sprintf(`version = 3
@@ -97,6 +107,7 @@ state = "/run/containerd"
 [plugins."io.containerd.cri.v1.runtime"]
   restrict_oom_score_adj = true
   enable_unprivileged_ports = false
+  device_ownership_from_security_context = true
 
 [plugins."io.containerd.cri.v1.runtime".cni]
   bin_dirs = [%s]

@@ -43,6 +43,7 @@ func TestContainerdConfig(t *testing.T) {
 		{[]string{"root"}, "/x/nodes/vireo-local-0/containerd"},
 		{[]string{"grpc", "address"}, RuntimeSocket},
 		{append(runtime, "restrict_oom_score_adj"), true},
+		{append(runtime, "device_ownership_from_security_context"), true},
 		{append(runtime, "cni", "conf_template"), "/x/nodes/vireo-local-0/cni/template.json"},
 		{append(runtime, "containerd", "runtimes", "runc", "options", "BinaryName"), "/x/bin/runc"},
 		{[]string{"plugins", "io.containerd.cri.v1.images", "pinned_images", "sandbox"}, "10.250.0.1:5000/vireo/pause:latest"},

@@ -3,16 +3,20 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/kvm"
 	"github.com/vireo-dev/vireo/launcher"
 	"github.com/vireo-dev/vireo/launcher/virt"
+	"github.com/vireo-dev/vireo/nodeagent/deviceplugin"
 )
 
 // settingsName is the KubeVirt object artifacts/base installs.
@@ -20,8 +24,12 @@ const settingsName = "kubevirt"
 
 // TestKubeVirtSettings: the installation's settings are the KubeVirt object kubectl lists in
 // vireo-system with KubeVirt's columns; a second one is refused; and useEmulation decides whether
-// a VMI may start on these nodes, which have no usable KVM: false fails a new VMI with a message
-// naming the setting, true lets the next one run under emulation.
+// a VMI may start on these nodes, which have no usable KVM: with false its launcher Pod asks for
+// devices.kubevirt.io/kvm, which no node agent here advertises as healthy, so the VMI waits
+// with the scheduler's reason; true lets the next one run under emulation. Then a healthy
+// devices.kubevirt.io/kvm served on one node (from this test, with the node agent's device
+// plugin package) lets the waiting VMI's Pod schedule there, and its launcher gets /dev/kvm,
+// opens it as uid 107 and refuses only because this CPU cannot boot guests under it.
 func TestKubeVirtSettings(t *testing.T) {
 	out := kubectl(t, "get", "kubevirt", "-n", v1.InstallNamespace)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -51,21 +59,21 @@ func TestKubeVirtSettings(t *testing.T) {
 			t.Errorf("restoring useEmulation: %v\n%s", err, stderr)
 		}
 	})
+	for _, node := range cluster.NodeNames() {
+		kvmOnNode(t, node, 0)
+	}
 	ns := namespace(t)
 	setUseEmulation(t, false)
-	applyExample(t, ns, "vmi-tiny.yaml", renamed("refused"))
-	vmi := waitPhase(t, ns, "refused", v1.Failed, 2*time.Minute)
-	ready := conditionOf(vmi, v1.VirtualMachineInstanceReady)
-	want := "and spec.configuration.developerConfiguration.useEmulation is false in KubeVirt " + v1.InstallNamespace + "/" + settingsName
-	if vmi.Status.Reason != launcher.ReasonEmulationNotAllowed || ready == nil ||
-		!strings.Contains(ready.Message, "KVM is not available on node "+vmi.Status.NodeName) || !strings.Contains(ready.Message, want) {
-		t.Errorf("failed VMI: reason %q, Ready %+v; want %s and a message naming the node and the setting",
-			vmi.Status.Reason, ready, launcher.ReasonEmulationNotAllowed)
+	applyExample(t, ns, "vmi-tiny.yaml", renamed("needs-kvm"))
+	insufficient := "Insufficient " + kvm.ResourceName
+	vmi := waitVMI(t, ns, "needs-kvm", time.Minute, "PodScheduled False: "+insufficient, func(v *v1.VirtualMachineInstance) bool {
+		c := conditionOf(v, v1.VirtualMachineInstancePodScheduled)
+		return c != nil && c.Status == v1.ConditionFalse && strings.Contains(c.Message, insufficient)
+	})
+	if vmi.Status.Phase != v1.Scheduling || vmi.Status.NodeName != "" {
+		t.Errorf("VMI waiting for KVM: phase %s on %q, want Scheduling on no node", vmi.Status.Phase, vmi.Status.NodeName)
 	}
 
-	if ready != nil {
-		t.Logf("refused VMI: reason %s: %s", vmi.Status.Reason, ready.Message)
-	}
 	setUseEmulation(t, true)
 	applyExample(t, ns, "vmi-tiny.yaml", renamed("allowed"))
 	vmi = waitVMI(t, ns, "allowed", 2*time.Minute, "Running under emulation", func(v *v1.VirtualMachineInstance) bool {
@@ -74,6 +82,59 @@ func TestKubeVirtSettings(t *testing.T) {
 	if vmi.Status.Phase != v1.Running {
 		t.Errorf("VMI allowed: phase %s", vmi.Status.Phase)
 	}
+
+	node := cluster.NodeNames()[0]
+	stop := serveKVMFromTest(t, node)
+	vmi = waitPhase(t, ns, "needs-kvm", v1.Failed, 2*time.Minute)
+	ready := conditionOf(vmi, v1.VirtualMachineInstanceReady)
+	if vmi.Status.NodeName != node || vmi.Status.Reason != launcher.ReasonEmulationNotAllowed || ready == nil ||
+		!strings.Contains(ready.Message, "KVM is not available on node "+node+" (/dev/kvm opens but") ||
+		!strings.Contains(ready.Message, "useEmulation is false in KubeVirt "+v1.InstallNamespace+"/"+settingsName) {
+		t.Errorf("VMI given KVM: node %q, reason %q, Ready %+v; want it on %s, failed with %s saying /dev/kvm opens but the CPU cannot use it",
+			vmi.Status.NodeName, vmi.Status.Reason, ready, node, launcher.ReasonEmulationNotAllowed)
+	} else {
+		t.Logf("VMI given KVM: %s: %s", vmi.Status.Reason, ready.Message)
+	}
+	stop()
+}
+
+// serveKVMFromTest serves a healthy devices.kubevirt.io/kvm on node from this process (the
+// kubelet takes the newest registration of a resource). The returned stop ends it and
+// restarts the node's agent, whose device plugin then registers again, unhealthy here.
+func serveKVMFromTest(t *testing.T, node string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	p := &deviceplugin.Plugin{Resource: kvm.ResourceName, Socket: "e2e-kvm.sock", Count: 1,
+		Dir:     filepath.Join(cluster.Options().NodeDir(node), "kubelet", "device-plugins"),
+		Devices: []*pluginapi.DeviceSpec{{ContainerPath: kvm.DevicePath, HostPath: kvm.DevicePath, Permissions: "rw"}},
+		Health:  func() (bool, string) { return true, "served by the e2e test" }, HealthInterval: time.Minute, CheckInterval: time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = p.Run(ctx) }()
+	kvmOnNode(t, node, 1)
+	return func() {
+		cancel()
+		<-done
+		killNodeAgent(t, node)
+		kvmOnNode(t, node, 0)
+	}
+}
+
+// kvmOnNode waits until node's allocatable devices.kubevirt.io/kvm is want; with 0 (no usable
+// KVM here) its capacity must still show the node agent's 1000 devices.
+func kvmOnNode(t *testing.T, node string, want int64) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%s allocatable %d on %s", kvm.ResourceName, want, node), func() error {
+		n, err := kube.CoreV1().Nodes().Get(t.Context(), node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		capacity, allocatable := n.Status.Capacity[kvm.ResourceName], n.Status.Allocatable[kvm.ResourceName]
+		if allocatable.Value() != want || (want == 0 && capacity.Value() != 1000) {
+			return fmt.Errorf("capacity %s, allocatable %s", capacity.String(), allocatable.String())
+		}
+		return nil
+	})
 }
 
 // useEmulationPatch is the kubectl command that sets useEmulation in the installation's settings.
