@@ -97,7 +97,7 @@ func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protoc
 		return nil, err
 	}
 	if err != nil {
-		l.hub.end(protocol.DomainFailed, ReasonSyncFailed, err.Error())
+		l.hub.end(protocol.DomainFailed, failureReason(err), err.Error())
 		return nil, err
 	}
 	st := l.hub.get()
@@ -149,13 +149,17 @@ func (l *launcher) prepare(ctx context.Context, req *protocol.SyncRequest) (xml 
 	if err := os.MkdirAll(prep.Dir, 0o700); err != nil {
 		return "", false, err
 	}
-	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisks: req.ContainerDisks, ClaimsDir: protocol.ClaimsDir, SecretsDir: protocol.SecretsDir})
+	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisksDir: protocol.ContainerDisksDir, ClaimsDir: protocol.ClaimsDir, SecretsDir: protocol.SecretsDir})
 	if err != nil {
 		return "", true, fmt.Errorf("preparing disks: %w", err)
 	}
-	kernel, err := disks.KernelBoot(req.KernelBoot)
+	var kbContainer *v1.KernelBootContainer
+	if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.KernelBoot != nil {
+		kbContainer = fw.KernelBoot.Container
+	}
+	kernel, err := disks.KernelBoot(protocol.KernelBootDir, kbContainer)
 	if err != nil {
-		return "", false, fmt.Errorf("spec.domain.firmware.kernelBoot: %w", err)
+		return "", false, &reasonError{ReasonKernelBootImageInvalid, fmt.Errorf("spec.domain.firmware.kernelBoot.container: %w", err)}
 	}
 	in := domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: diskSources, KernelBoot: kernel,
 		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket}

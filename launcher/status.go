@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -17,7 +18,10 @@ const (
 	ReasonGuestPanicked  = "GuestPanicked"
 	ReasonLibvirtExited  = "LibvirtExited"
 	ReasonSyncFailed     = "SyncFailed"
-	ReasonStoppedEarly   = "StoppedBeforeStart"
+	// ReasonKernelBootImageInvalid: the kernelBoot image lacks the kernel or initrd the VMI
+	// names, or they are not regular files the launcher can read.
+	ReasonKernelBootImageInvalid = "KernelBootImageInvalid"
+	ReasonStoppedEarly           = "StoppedBeforeStart"
 )
 
 // hub holds the domain's status and tells subscribers (the node agent's event streams) of each
@@ -171,4 +175,21 @@ func pauseReason(r virt.Reason) string {
 		return protocol.PausedIOError
 	}
 	return ""
+}
+
+// reasonError is a failure that ends the domain with its own reason rather than SyncFailed.
+type reasonError struct {
+	reason string
+	err    error
+}
+
+func (e *reasonError) Error() string { return e.err.Error() }
+func (e *reasonError) Unwrap() error { return e.err }
+
+// failureReason is the reason a failed Sync ends the domain with.
+func failureReason(err error) string {
+	if re := (*reasonError)(nil); errors.As(err, &re) {
+		return re.reason
+	}
+	return ReasonSyncFailed
 }

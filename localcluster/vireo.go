@@ -101,7 +101,7 @@ func (c *Cluster) renderManifests() ([]byte, error) {
 	// The overlay's patches name this installation's first node and its registry.
 	tokens := strings.NewReplacer("kubernetes.io/hostname: NODE", "kubernetes.io/hostname: "+c.NodeNames()[0],
 		"--insecure-registry=REGISTRY", "--insecure-registry="+c.RegistryAddress())
-	for _, name := range []string{"apiserver.yaml", "controller.yaml", "nodeagent.yaml"} {
+	for _, name := range []string{"apiserver.yaml", "controller.yaml"} {
 		patch := filepath.Join(dir, "local", name)
 		b, err := os.ReadFile(patch)
 		if err != nil {

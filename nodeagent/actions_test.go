@@ -39,9 +39,6 @@ func (l *actionLauncher) Shutdown(context.Context, *protocol.Empty) (*protocol.E
 func (l *actionLauncher) Stop(context.Context, *protocol.Empty) (*protocol.Empty, error) {
 	return &protocol.Empty{}, nil
 }
-func (l *actionLauncher) PullSecrets(context.Context, *protocol.PullSecretsRequest) (*protocol.PullSecretsResponse, error) {
-	return &protocol.PullSecretsResponse{}, nil
-}
 func (l *actionLauncher) Pause(context.Context, *protocol.Empty) (*protocol.Empty, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

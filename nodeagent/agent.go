@@ -1,8 +1,8 @@
 // Package nodeagent is vireo-nodeagent, the per-node agent. It watches the VMIs scheduled to its
 // node (field selector status.nodeName) and the launcher and upload Pods on it, gives each
 // such Pod a directory under the node's run directory, connects to each launcher's command
-// socket there, hands it its VMI (with containerDisks and kernelBoot files pulled into the
-// node's image cache), follows its domain events, and reports the VMI's status: Running with
+// socket there, hands it its VMI (the kubelet pulls its images), follows its domain events,
+// serves the kubelet the device plugin for devices.kubevirt.io/kvm, and reports the VMI's status: Running with
 // interfaces and conditions, then Succeeded or Failed. It shuts guests down when their VMI is
 // deleted (ACPI, then destroy after the grace period, a deadline kept on disk across
 // restarts), and serves vireo-apiserver over mutual TLS: console and VNC streams,
@@ -46,15 +46,12 @@ import (
 
 // Options are vireo-nodeagent's command-line options.
 type Options struct {
-	Kubeconfig    string
-	NodeName      string
-	RunDir        string
-	ImageCacheDir string
-	// InsecureRegistries are registries (host:port) pulled from over plain HTTP.
-	InsecureRegistries []string
-	Listen             string
-	TLSCertFile        string
-	TLSKeyFile         string
+	Kubeconfig  string
+	NodeName    string
+	RunDir      string
+	Listen      string
+	TLSCertFile string
+	TLSKeyFile  string
 	// ClientCAFile verifies vireo-apiserver's client certificate; ClientName is its common name.
 	ClientCAFile string
 	ClientName   string
@@ -77,7 +74,7 @@ type Options struct {
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{RunDir: "/var/run/vireo", ImageCacheDir: "/var/lib/vireo/images", Listen: ":8186",
+	return &Options{RunDir: "/var/run/vireo", Listen: ":8186",
 		ClientName: "vireo-apiserver", Workers: 4, MetricsPort: metrics.DefaultPort, StreamPing: 30 * time.Second,
 		CapabilitiesDir: capsseed.DefaultDir, DevicePluginDir: filepath.Dir(pluginapi.KubeletSocket)}
 }
@@ -87,8 +84,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig to reach the cluster; empty means in-cluster.")
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "The node this agent serves (required; the DaemonSet passes spec.nodeName).")
 	fs.StringVar(&o.RunDir, "run-dir", o.RunDir, "The node's run directory shared with the launcher Pods; must match vireo-controller's --node-run-dir.")
-	fs.StringVar(&o.ImageCacheDir, "image-cache-dir", o.ImageCacheDir, "The node's containerDisk cache; must match vireo-controller's --node-image-cache-dir.")
-	fs.StringSliceVar(&o.InsecureRegistries, "insecure-registry", o.InsecureRegistries, "Registry (host:port) to pull containerDisks from over plain HTTP; repeatable.")
 	fs.StringVar(&o.Listen, "listen", o.Listen, "Address of the HTTPS server for vireo-apiserver.")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate of the HTTPS server.")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "Key of the serving certificate.")
@@ -112,7 +107,6 @@ type Agent struct {
 	vmis    vireolisters.VirtualMachineInstanceLister
 	pods    corelisters.PodLister
 	dirs    nodeDirs
-	images  *imageCache
 	now     func() metav1.Time
 	written reconcile.WrittenVersions
 
@@ -163,7 +157,7 @@ func Run(ctx context.Context, o *Options) error {
 		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
 		lo.LabelSelector = v1.AppLabel + " in (" + v1.LauncherApp + "," + v1.UploadApp + ")"
 	}))
-	a := &Agent{opts: o, client: vireo, kube: kube, dirs: dirs, images: newImageCache(o.ImageCacheDir, o.InsecureRegistries),
+	a := &Agent{opts: o, client: vireo, kube: kube, dirs: dirs,
 		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}, streams: newStreams(o.StreamPing),
 		migrations: map[types.UID]*migrationWork{}}
 	sf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithNamespace(v1.InstallNamespace))

@@ -186,14 +186,10 @@ func (a *Agent) prepareTarget(ctx context.Context, key string, vmi *v1.VirtualMa
 	vmi = vmi.DeepCopy()
 	go func() {
 		began := time.Now()
-		req, _, err := a.syncRequest(a.ctx, vmi, client)
-		resolved := time.Since(began)
-		if err == nil {
-			_, err = client.PrepareTarget(a.ctx, req)
-		}
+		_, err := client.PrepareTarget(a.ctx, &protocol.SyncRequest{VMI: vmi})
 		if err == nil {
 			klog.FromContext(a.ctx).Info("Migration target prepared", "vmi", key, "migration", ms.MigrationUID,
-				"imagesResolved", resolved.Round(time.Millisecond), "took", time.Since(began).Round(time.Millisecond))
+				"took", time.Since(began).Round(time.Millisecond))
 		}
 		a.mu.Lock()
 		w.preparing, w.prepared = false, err == nil

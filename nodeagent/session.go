@@ -2,7 +2,6 @@ package nodeagent
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -26,12 +25,10 @@ type session struct {
 	client *protocol.Client
 	domain *protocol.DomainStatus
 	synced bool
-	// handing: a handover (pull, then Sync) is in flight; handErr and handReason say why the
-	// last one failed ("" after success).
+	// handing: a handover (Sync) is in flight; handErr and handReason say why the last one
+	// failed ("" after success).
 	handing             bool
 	handErr, handReason string
-	// handFinal: the last handover failed for good (a *permanentError); the VMI fails.
-	handFinal bool
 }
 
 // startSession connects to the launcher of Pod podUID, which must serve the VMI vmiUID.
@@ -123,7 +120,7 @@ func (s *session) state() (*protocol.Client, *protocol.DomainStatus, bool) {
 func (s *session) beginHandover() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.handing || s.synced || s.handFinal {
+	if s.handing || s.synced {
 		return false
 	}
 	s.handing = true
@@ -136,8 +133,7 @@ func (s *session) endHandover(st *protocol.DomainStatus, err error, reason strin
 	defer s.mu.Unlock()
 	s.handing = false
 	if err != nil {
-		var perm *permanentError
-		s.handErr, s.handReason, s.handFinal = err.Error(), reason, errors.As(err, &perm)
+		s.handErr, s.handReason = err.Error(), reason
 		return
 	}
 	s.synced, s.handErr, s.handReason = true, "", ""
@@ -151,13 +147,6 @@ func (s *session) handoverError() (message, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.handErr, s.handReason
-}
-
-// handoverFinal reports whether the last handover failed in a way no retry can cure.
-func (s *session) handoverFinal() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.handErr != "" && s.handFinal
 }
 
 // stop ends the session and waits for its goroutine.

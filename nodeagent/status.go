@@ -39,8 +39,6 @@ type observation struct {
 	// syncErr is the last error handing the VMI to the launcher ("" after success).
 	syncErr    string
 	syncReason string
-	// syncFinal: the handover failed for good (such as a file missing from a kernelBoot image).
-	syncFinal bool
 }
 
 // nextStatus is the VMI's status given what the node agent observed. The node agent owns the
@@ -59,8 +57,6 @@ func nextStatus(vmi *v1.VirtualMachineInstance, obs observation, now metav1.Time
 		// The guest runs on in the migration's target; the migration's report says so.
 	case dom != nil && dom.Phase.Ended():
 		endedStatus(&st, vmi, obs, now)
-	case obs.syncFinal && (dom == nil || dom.Phase == protocol.DomainNone):
-		end(&st, v1.Failed, obs.syncReason, obs.syncErr, now)
 	case launcherEnded(obs.pod):
 		end(&st, v1.Failed, ReasonLauncherExited, "the launcher ended before reporting its guest's end: "+podEndMessage(obs.pod), now)
 	case dom != nil && dom.Phase != protocol.DomainNone:

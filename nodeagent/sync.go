@@ -2,7 +2,6 @@ package nodeagent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,7 +63,6 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 			_, obs.domain, _ = s.state()
 		}
 		obs.syncErr, obs.syncReason = s.handoverError()
-		obs.syncFinal = s.handoverFinal()
 	} else if pod != nil {
 		// The launcher ended: its last report is still the best evidence of how.
 		obs.domain = a.launcherStatus(pod.UID)
@@ -124,9 +122,7 @@ func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineIns
 	go func() {
 		st, reason, err := a.handOver(a.ctx, vmi, client)
 		s.endHandover(st, err, reason)
-		if perm := (*permanentError)(nil); errors.As(err, &perm) {
-			klog.FromContext(a.ctx).Info("Cannot hand the VMI to its launcher; failing it", "vmi", key, "err", err)
-		} else if err != nil {
+		if err != nil {
 			klog.FromContext(a.ctx).Info("Could not hand the VMI to its launcher; retrying", "vmi", key, "err", err)
 			a.EnqueueAfter(key, 5*time.Second)
 		}
@@ -135,48 +131,13 @@ func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineIns
 	return nil
 }
 
-// handOver resolves what the launcher cannot and sends it the VMI.
+// handOver sends the launcher the VMI.
 func (a *Agent) handOver(ctx context.Context, vmi *v1.VirtualMachineInstance, client *protocol.Client) (*protocol.DomainStatus, string, error) {
-	req, reason, err := a.syncRequest(ctx, vmi, client)
-	if err != nil {
-		return nil, reason, err
-	}
-	st, err := client.Sync(ctx, req)
+	st, err := client.Sync(ctx, &protocol.SyncRequest{VMI: vmi})
 	if err != nil {
 		return nil, ReasonSyncFailed, err
 	}
 	return st, "", nil
-}
-
-// syncRequest resolves what the launcher cannot: containerDisks, pulled into the node's cache
-// with the image pull secrets the launcher's Pod mounts, and the kernelBoot container's files.
-func (a *Agent) syncRequest(ctx context.Context, vmi *v1.VirtualMachineInstance, client *protocol.Client) (*protocol.SyncRequest, string, error) {
-	req := &protocol.SyncRequest{VMI: vmi, ContainerDisks: map[string]string{}}
-	auths, err := pullAuths(ctx, vmi, client)
-	if err != nil {
-		return nil, ReasonErrImagePull, err
-	}
-	for _, vol := range vmi.Spec.Volumes {
-		if vol.ContainerDisk == nil {
-			continue
-		}
-		p, err := a.images.disk(ctx, vol.ContainerDisk, auths[vol.Name])
-		if err != nil {
-			return nil, ReasonErrImagePull, fmt.Errorf("volume %s: %w", vol.Name, err)
-		}
-		req.ContainerDisks[vol.Name] = p
-	}
-	if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.KernelBoot != nil && fw.KernelBoot.Container != nil {
-		files, err := a.images.kernelBoot(ctx, fw.KernelBoot.Container)
-		if perm := (*permanentError)(nil); errors.As(err, &perm) {
-			return nil, perm.reason, err
-		}
-		if err != nil {
-			return nil, ReasonErrImagePull, fmt.Errorf("spec.domain.firmware.kernelBoot.container: %w", err)
-		}
-		req.KernelBoot = files
-	}
-	return req, "", nil
 }
 
 // shutdown presses the guest's power button once and destroys it when the VMI's grace period

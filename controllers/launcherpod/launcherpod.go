@@ -37,8 +37,6 @@ const (
 	PrivateDir = "/var/run/vireo-private"
 	// RunDirVolumeName is the hostPath volume of the node's run directory.
 	RunDirVolumeName = "run"
-	// ImageCacheVolumeName is the hostPath volume of the node's containerDisk cache (read-only).
-	ImageCacheVolumeName = "images"
 	// CapabilitiesVolumeName is the hostPath volume of the node's QEMU capabilities seed
 	// (read-only, package capsseed).
 	CapabilitiesVolumeName = "capabilities"
@@ -73,9 +71,6 @@ type Options struct {
 	// RunDir is the node's run directory (a hostPath shared with the node agent), e.g.
 	// /var/run/vireo; it is mounted at the same path in the container.
 	RunDir string
-	// ImageCacheDir is the node's content-addressed containerDisk cache (a hostPath the node agent
-	// fills), e.g. /var/lib/vireo/images; it is mounted read-only at the same path.
-	ImageCacheDir string
 	// CapabilitiesDir is the node's seed of libvirt's QEMU capabilities (a hostPath the node
 	// agent fills); it is mounted read-only at capsseed.DefaultDir, where the launcher looks.
 	CapabilitiesDir string
@@ -85,6 +80,10 @@ type Options struct {
 	// Emulation returns the cluster's software-emulation setting when a Pod is rendered (it
 	// changes without a restart of the controller); nil passes none to the launcher.
 	Emulation func() EmulationSetting
+	// PinnedImages maps a containerDisk volume's name (or KernelBootVolumeName) to the image
+	// reference the Pod mounts instead of the VMI's: a migration's target mounts the digest
+	// its source runs, even if the tag moved since.
+	PinnedImages map[string]string
 }
 
 // Render returns the launcher Pod for vmi. The Pod has a generated name; the caller creates it.
@@ -102,8 +101,10 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 	errs = append(errs, diskErrs...)
 	secrets, secretErrs := secretVolumes(vmi.Spec.Volumes, field.NewPath("spec", "volumes"))
 	errs = append(errs, secretErrs...)
-	disks.volumes = append(disks.volumes, secrets.volumes...)
-	disks.mounts = append(disks.mounts, secrets.mounts...)
+	images, pullSecrets, imageErrs := imageVolumes(vmi, opts.PinnedImages, field.NewPath("spec", "volumes"))
+	errs = append(errs, imageErrs...)
+	disks.volumes = append(append(disks.volumes, images.volumes...), secrets.volumes...)
+	disks.mounts = append(append(disks.mounts, images.mounts...), secrets.mounts...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("launcher pod for VirtualMachineInstance %s/%s: %w",
 			vmi.Namespace, vmi.Name, errs.ToAggregate())
@@ -153,12 +154,11 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 				// for an unprivileged user anyway (vm.unprivileged_userfaultfd=0).
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
-			Containers: []corev1.Container{computeContainer(vmi, opts, emu, res, disks)},
+			ImagePullSecrets: pullSecrets,
+			Containers:       []corev1.Container{computeContainer(vmi, opts, emu, res, disks)},
 			Volumes: append([]corev1.Volume{
 				{Name: RunDirVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 					Path: opts.RunDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
-				{Name: ImageCacheVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: opts.ImageCacheDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
 				{Name: CapabilitiesVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 					Path: opts.CapabilitiesDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
 				{Name: PrivateVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -189,9 +189,6 @@ func validateInput(vmi *v1.VirtualMachineInstance, opts *Options) field.ErrorLis
 	}
 	if !filepath.IsAbs(opts.RunDir) {
 		errs = append(errs, field.Invalid(field.NewPath("options", "runDir"), opts.RunDir, "must be an absolute path"))
-	}
-	if !filepath.IsAbs(opts.ImageCacheDir) {
-		errs = append(errs, field.Invalid(field.NewPath("options", "imageCacheDir"), opts.ImageCacheDir, "must be an absolute path"))
 	}
 	if opts.CapabilitiesDir == "" {
 		opts.CapabilitiesDir = capsseed.DefaultDir
@@ -261,7 +258,6 @@ func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, emu *Emulati
 			// launcher: a guest that escapes into QEMU reaches no other launcher's sockets, and a
 			// migration's source and target see the same paths (protocol.LauncherDir).
 			{Name: RunDirVolumeName, MountPath: protocol.LauncherDir, SubPathExpr: protocol.PodsDir + "/$(POD_UID)"},
-			{Name: ImageCacheVolumeName, MountPath: opts.ImageCacheDir, ReadOnly: true},
 			{Name: CapabilitiesVolumeName, MountPath: capsseed.DefaultDir, ReadOnly: true},
 			{Name: PrivateVolumeName, MountPath: PrivateDir},
 		}, disks.mounts...),

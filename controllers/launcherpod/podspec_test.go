@@ -35,8 +35,6 @@ func TestRenderPodSpec(t *testing.T) {
 	wantVolumes := []corev1.Volume{
 		{Name: "run", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: "/var/run/vireo", Type: new(corev1.HostPathDirectoryOrCreate)}}},
-		{Name: "images", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: "/var/lib/vireo/images", Type: new(corev1.HostPathDirectoryOrCreate)}}},
 		{Name: "capabilities", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: "/var/lib/vireo/capabilities", Type: new(corev1.HostPathDirectoryOrCreate)}}},
 		{Name: "private", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -72,7 +70,6 @@ func TestRenderPodSpec(t *testing.T) {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
 	wantMounts := []corev1.VolumeMount{{Name: "run", MountPath: "/var/run/vireo/launcher", SubPathExpr: "pods/$(POD_UID)"},
-		{Name: "images", MountPath: "/var/lib/vireo/images", ReadOnly: true},
 		{Name: "capabilities", MountPath: "/var/lib/vireo/capabilities", ReadOnly: true}, {Name: "private", MountPath: PrivateDir}}
 	if diff := cmp.Diff(wantMounts, c.VolumeMounts); diff != "" {
 		t.Errorf("volume mounts (-want +got):\n%s", diff)
@@ -124,7 +121,7 @@ func TestRenderErrors(t *testing.T) {
 		{name: "no name", opts: testOpts, mutate: func(vmi *v1.VirtualMachineInstance) { vmi.Name = "" }, want: "metadata.name"},
 		{name: "no image", opts: Options{RunDir: "/run/v"}, mutate: func(*v1.VirtualMachineInstance) {}, want: "options.image"},
 		{name: "relative run dir", opts: Options{Image: "img", RunDir: "run"}, mutate: func(*v1.VirtualMachineInstance) {}, want: "options.runDir"},
-		{name: "negative overhead", opts: Options{Image: "img", RunDir: "/run/v", ImageCacheDir: "/var/lib/i", MemoryOverhead: q("-1Mi")},
+		{name: "negative overhead", opts: Options{Image: "img", RunDir: "/run/v", MemoryOverhead: q("-1Mi")},
 			mutate: func(*v1.VirtualMachineInstance) {}, want: "options.memoryOverhead"},
 	}
 	for _, tt := range tests {

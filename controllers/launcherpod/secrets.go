@@ -16,14 +16,13 @@ const secretFileMode int32 = 0o440
 // secretRef is one Secret a VMI volume refers to, and what for.
 type secretRef struct {
 	volume string // the VMI volume's name, a DNS-1123 label
-	use    string // protocol.UserDataSecret, NetworkDataSecret or PullSecret
+	use    string // protocol.UserDataSecret or NetworkDataSecret
 	secret string // the Secret's name
-	// key is the only key mounted; empty mounts every key.
-	key string
 }
 
 // volumeSecrets lists the Secrets of one VMI volume: cloudInitNoCloud's secretRef and
-// networkDataSecretRef, and containerDisk's imagePullSecret.
+// networkDataSecretRef. (containerDisk's imagePullSecret is one of the Pod's
+// imagePullSecrets: the kubelet pulls the image.)
 func volumeSecrets(vol *v1.Volume) []secretRef {
 	var refs []secretRef
 	if ci := vol.CloudInitNoCloud; ci != nil {
@@ -34,17 +33,13 @@ func volumeSecrets(vol *v1.Volume) []secretRef {
 			refs = append(refs, secretRef{volume: vol.Name, use: protocol.NetworkDataSecret, secret: ci.NetworkDataSecretRef.Name})
 		}
 	}
-	if cd := vol.ContainerDisk; cd != nil && cd.ImagePullSecret != "" {
-		refs = append(refs, secretRef{volume: vol.Name, use: protocol.PullSecret, secret: cd.ImagePullSecret, key: protocol.DockerConfigJSONKey})
-	}
 	return refs
 }
 
 // secretVolumes mounts the Secrets the VMI's volumes refer to, read-only, each at
 // protocol.SecretMountDir(<volume name>, <use>): the path is built from the volume's name (a
-// DNS-1123 label, checked again here) and a constant, never from the Secret's name. A pull
-// secret mounts only its .dockerconfigjson key, so a Secret of another type keeps the Pod from
-// starting with a message naming the missing key. A missing Secret keeps the Pod from starting,
+// DNS-1123 label, checked again here) and a constant, never from the Secret's name. A missing
+// Secret keeps the Pod from starting,
 // as with any secret volume; the kubelet reports it (FailedMount).
 func secretVolumes(volumes []v1.Volume, path *field.Path) (diskMounts, field.ErrorList) {
 	var out diskMounts
@@ -68,9 +63,6 @@ func secretVolumes(volumes []v1.Volume, path *field.Path) (diskMounts, field.Err
 				podVolume = ref.use + "-" + nameSuffix(ref.volume)
 			}
 			src := &corev1.SecretVolumeSource{SecretName: ref.secret, DefaultMode: new(secretFileMode)}
-			if ref.key != "" {
-				src.Items = []corev1.KeyToPath{{Key: ref.key, Path: ref.key}}
-			}
 			out.volumes = append(out.volumes, corev1.Volume{Name: podVolume, VolumeSource: corev1.VolumeSource{Secret: src}})
 			out.mounts = append(out.mounts, corev1.VolumeMount{Name: podVolume, MountPath: protocol.SecretMountDir(ref.volume, ref.use), ReadOnly: true})
 		}

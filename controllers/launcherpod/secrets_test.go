@@ -19,8 +19,6 @@ func TestRenderSecretVolumes(t *testing.T) {
 	mount := func(name, path string) corev1.VolumeMount {
 		return corev1.VolumeMount{Name: name, MountPath: path, ReadOnly: true}
 	}
-	dockerConfig := corev1.KeyToPath{Key: ".dockerconfigjson", Path: ".dockerconfigjson"}
-	long := strings.Repeat("v", 63)
 	for _, tc := range []struct {
 		name       string
 		volumes    []v1.Volume
@@ -41,18 +39,6 @@ func TestRenderSecretVolumes(t *testing.T) {
 			mount("userdata-ci", "/var/run/kubevirt-private/secret/ci/userdata"),
 			mount("networkdata-ci", "/var/run/kubevirt-private/secret/ci/networkdata"),
 		},
-	}, {
-		name: "image pull secret mounts only .dockerconfigjson",
-		volumes: []v1.Volume{{Name: "root", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{
-			Image: "reg.example/private/disk:1", ImagePullSecret: "regcred"}}}},
-		want:       []corev1.Volume{secretVol("pull-root", "regcred", dockerConfig)},
-		wantMounts: []corev1.VolumeMount{mount("pull-root", "/var/run/kubevirt-private/secret/root/pull")},
-	}, {
-		name: "a long volume name gets a hashed Pod volume name",
-		volumes: []v1.Volume{{Name: long, VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{
-			Image: "x", ImagePullSecret: "regcred"}}}},
-		want:       []corev1.Volume{secretVol("pull-"+nameSuffix(long), "regcred", dockerConfig)},
-		wantMounts: []corev1.VolumeMount{mount("pull-"+nameSuffix(long), "/var/run/kubevirt-private/secret/"+long+"/pull")},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := render(t, newVMI(func(vmi *v1.VirtualMachineInstance) { vmi.Spec.Volumes = tc.volumes }), testOpts)

@@ -25,6 +25,7 @@ import (
 	"github.com/vireo-dev/vireo/controllers/clusterconfig"
 	"github.com/vireo-dev/vireo/controllers/datavolume"
 	"github.com/vireo-dev/vireo/controllers/evacuation"
+	"github.com/vireo-dev/vireo/controllers/imagedigest"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/metrics"
 	"github.com/vireo-dev/vireo/controllers/migration"
@@ -54,7 +55,6 @@ func NewOptions() *Options {
 	return &Options{LeaderElect: true, LeaseNamespace: v1.InstallNamespace, Workers: 10, Launcher: launcherpod.Options{
 		Image:           "ghcr.io/vireo-dev/vireo-launcher:latest",
 		RunDir:          "/var/run/vireo",
-		ImageCacheDir:   "/var/lib/vireo/images",
 		CapabilitiesDir: capsseed.DefaultDir,
 		MemoryOverhead:  launcherpod.DefaultMemoryOverhead.DeepCopy(),
 	}, Metrics: metrics.NewOptions(), Importer: datavolume.ImporterOptions{
@@ -71,11 +71,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
 	fs.StringVar(&o.Launcher.Image, "launcher-image", o.Launcher.Image, "Image of the launcher Pods (vireo-launcher).")
 	fs.StringVar(&o.Launcher.RunDir, "node-run-dir", o.Launcher.RunDir, "The nodes' run directory shared by the node agent and the launcher Pods (hostPath); must match vireo-nodeagent's.")
-	fs.StringVar(&o.Launcher.ImageCacheDir, "node-image-cache-dir", o.Launcher.ImageCacheDir, "The nodes' containerDisk cache (hostPath, mounted read-only in launcher Pods); must match vireo-nodeagent's.")
 	fs.StringVar(&o.Launcher.CapabilitiesDir, "node-capabilities-dir", o.Launcher.CapabilitiesDir, "The nodes' QEMU capabilities seed (hostPath, mounted read-only in launcher Pods); must match vireo-nodeagent's --capabilities-dir.")
 	fs.Var(quantityFlag{&o.Launcher.MemoryOverhead}, "launcher-memory-overhead", "Memory a launcher Pod requests on top of the guest's (launcher, libvirtd, QEMU).")
 	fs.StringVar(&o.Importer.Image, "importer-image", o.Importer.Image, "Image of the DataVolumes' importer Pods (vireo-importer).")
-	fs.StringArrayVar(&o.Importer.InsecureRegistries, "insecure-registry", o.Importer.InsecureRegistries, "A registry (host[:port]) that importer Pods reach over plain HTTP for registry DataVolume sources; repeatable.")
+	fs.StringArrayVar(&o.Importer.InsecureRegistries, "insecure-registry", o.Importer.InsecureRegistries, "A registry (host[:port]) reached over plain HTTP: by importer Pods for registry DataVolume sources, and by the controller when it pins a VMI's image tags to digests; repeatable.")
 	fs.Float64Var(&o.Importer.FilesystemOverhead, "filesystem-overhead", o.Importer.FilesystemOverhead, "Share of a Filesystem volume its file system takes; a DataVolume's disk image gets the rest (CDI's default 0.055).")
 	o.Metrics.AddFlags(fs)
 }
@@ -129,7 +128,8 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	}
 	launcher := o.Launcher
 	launcher.Emulation = settings.Emulation
-	vmiController, err := vmi.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), launcher)
+	vmiController, err := vmi.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), launcher,
+		&imagedigest.Resolver{Insecure: o.Importer.InsecureRegistries})
 	if err != nil {
 		return err
 	}

@@ -221,6 +221,11 @@ func (c *Controller) gather(ctx context.Context, in *input) (stale bool, err err
 			return false, err
 		}
 	}
+	if in.target == nil {
+		if in.running, err = c.pod(ctx, vmi, launcherpod.CurrentPodName(vmi), "", false); err != nil {
+			return false, err
+		}
+	}
 	return false, nil
 }
 

@@ -25,6 +25,9 @@ type input struct {
 	// source is the Pod the VMI's migration state names as source, controlled by vmi; the
 	// controller looks it up only once the migration completed (it deletes it then).
 	source *corev1.Pod
+	// running is the launcher Pod the VMI runs in (launcherpod.CurrentPodName), looked up
+	// while the migration has no target Pod: the target mounts the images it runs on.
+	running *corev1.Pod
 	// launcher renders the target Pod.
 	launcher launcherpod.Options
 	// inFlight are the other migrations in the cluster that count against the parallel limits.
@@ -129,7 +132,7 @@ func (d *decision) pending(in input) {
 			return
 		}
 	}
-	pod, err := TargetPod(in.m, vmi, in.launcher)
+	pod, err := TargetPod(in.m, vmi, in.targetOptions())
 	if err != nil {
 		d.fail(in, "cannot render the target Pod: "+err.Error())
 		return
@@ -178,6 +181,13 @@ func (d *decision) progress(in input, observed *v1.VirtualMachineInstanceMigrati
 	d.advance(in, observed)
 }
 
+// targetOptions render the target Pod with the images the VMI runs on.
+func (in input) targetOptions() launcherpod.Options {
+	opts := in.launcher
+	opts.PinnedImages = launcherpod.RunningImages(in.running, in.vmi)
+	return opts
+}
+
 // advance moves the migration through the phases its target Pod and the node agents' reports
 // allow, recording every phase it passes.
 func (d *decision) advance(in input, observed *v1.VirtualMachineInstanceMigrationState) {
@@ -186,7 +196,7 @@ func (d *decision) advance(in input, observed *v1.VirtualMachineInstanceMigratio
 		case v1.MigrationPending:
 			// An earlier pass recorded the migration in the VMI but did not get further.
 			if in.target == nil {
-				pod, err := TargetPod(in.m, in.vmi, in.launcher)
+				pod, err := TargetPod(in.m, in.vmi, in.targetOptions())
 				if err != nil {
 					d.failBeforeStart(in, "cannot render the target Pod: "+err.Error())
 					return

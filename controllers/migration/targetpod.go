@@ -2,6 +2,7 @@ package migration
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,10 +35,17 @@ func InPlace(m *v1.VirtualMachineInstanceMigration, vmi *v1.VirtualMachineInstan
 // TargetPod renders the target launcher Pod of migration m of vmi: the VMI's own launcher Pod
 // (same resources, volumes and scheduling) under another name, labelled with the migration's
 // UID, with m's addedNodeSelector added to the node selector and, unless the migration is in
-// place, kept off the VMI's current node.
+// place, kept off the VMI's current node. The target mounts the images the source runs on
+// (opts.PinnedImages); an image that is neither pinned nor named by digest is refused, since
+// the guest's overlay would land on another image's blocks.
 func TargetPod(m *v1.VirtualMachineInstanceMigration, vmi *v1.VirtualMachineInstance, opts launcherpod.Options) (*corev1.Pod, error) {
 	if vmi.Status.NodeName == "" {
 		return nil, fmt.Errorf("VMI %s/%s has no node: it is not running", vmi.Namespace, vmi.Name)
+	}
+	if unpinned := launcherpod.UnpinnedImages(vmi, opts.PinnedImages); len(unpinned) > 0 {
+		return nil, fmt.Errorf("the kubelet reported no digest for the image(s) the guest runs on (%s), so the target could mount another image under the same tag: "+
+			"name the images by digest (image@sha256:...), or turn on Kubernetes' %s feature gate (kube-apiserver and kubelets), with which the target mounts the source's digests",
+			strings.Join(unpinned, ", "), "ImageVolumeWithDigest")
 	}
 	pod, err := launcherpod.Render(vmi, opts)
 	if err != nil {

@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -10,7 +11,7 @@ import (
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 )
 
-var opts = launcherpod.Options{Image: "launcher:dev", RunDir: "/var/run/vireo", ImageCacheDir: "/var/lib/vireo/images"}
+var opts = launcherpod.Options{Image: "launcher:dev", RunDir: "/var/run/vireo"}
 
 func runningVMI() *v1.VirtualMachineInstance {
 	mem := resource.MustParse("64Mi")
@@ -65,5 +66,32 @@ func TestTargetPod(t *testing.T) {
 	vmi.Status.NodeName = ""
 	if _, err := TargetPod(migrationOf(nil), vmi, opts); err == nil {
 		t.Error("a target for a VMI on no node")
+	}
+}
+
+// TestTargetPodImages: the target mounts the digest the source's kubelet reported for a tagged
+// containerDisk; without a report the target is refused, saying why, unless the VMI names its
+// image by digest.
+func TestTargetPodImages(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("a", 64)
+	vmi := runningVMI()
+	vmi.Spec.Volumes = []v1.Volume{{Name: "os", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{Image: "reg:5000/os:latest"}}}}
+	if _, err := TargetPod(migrationOf(nil), vmi, opts); err == nil || !strings.Contains(err.Error(), "os: reg:5000/os:latest") || !strings.Contains(err.Error(), "ImageVolumeWithDigest") {
+		t.Errorf("target without the source's digest: %v, want a refusal naming the image and the feature gate", err)
+	}
+	pinned := opts
+	pinned.PinnedImages = map[string]string{"os": "reg:5000/os@" + digest}
+	pod, err := TargetPod(migrationOf(nil), vmi, pinned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.Image != nil && v.Image.Reference != "reg:5000/os@"+digest {
+			t.Errorf("target image volume %+v, want the source's digest", v.Image)
+		}
+	}
+	vmi.Spec.Volumes[0].ContainerDisk.Image = "reg:5000/os@" + digest
+	if _, err := TargetPod(migrationOf(nil), vmi, opts); err != nil {
+		t.Errorf("target of a VMI whose image is named by digest: %v", err)
 	}
 }

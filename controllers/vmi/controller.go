@@ -41,14 +41,23 @@ type Controller struct {
 	pods     corelisters.PodLister
 	dvs      cdilisters.DataVolumeLister
 	launcher launcherpod.Options
-	now      func() metav1.Time
-	written  reconcile.WrittenVersions
+	// pinner pins the VMI's image tags to digests before its Pod is created (nil: none).
+	pinner  ImagePinner
+	now     func() metav1.Time
+	written reconcile.WrittenVersions
 }
 
-// New wires the controller to its informers; launcher configures the launcher Pods it creates.
+// ImagePinner returns the digest references a VMI's launcher Pod mounts instead of its tags,
+// by volume name (launcherpod.Options.PinnedImages).
+type ImagePinner interface {
+	Pin(ctx context.Context, vmi *v1.VirtualMachineInstance) map[string]string
+}
+
+// New wires the controller to its informers; launcher configures the launcher Pods it creates,
+// pinner (nil: none) the digests their images are pinned to.
 func New(client versioned.Interface, kube kubernetes.Interface, vmis vireoinformers.VirtualMachineInstanceInformer,
-	pods coreinformers.PodInformer, dvs cdiinformers.DataVolumeInformer, launcher launcherpod.Options) (*Controller, error) {
-	c := &Controller{client: client, kube: kube, vmis: vmis.Lister(), pods: pods.Lister(), dvs: dvs.Lister(), launcher: launcher, now: metav1.Now}
+	pods coreinformers.PodInformer, dvs cdiinformers.DataVolumeInformer, launcher launcherpod.Options, pinner ImagePinner) (*Controller, error) {
+	c := &Controller{client: client, kube: kube, vmis: vmis.Lister(), pods: pods.Lister(), dvs: dvs.Lister(), launcher: launcher, pinner: pinner, now: metav1.Now}
 	c.Loop = reconcile.NewLoop("vmi", c.sync, vmis.Informer().HasSynced, pods.Informer().HasSynced, dvs.Informer().HasSynced)
 	if _, err := vmis.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.Enqueue,
@@ -179,7 +188,11 @@ func currentPod(vmi *v1.VirtualMachineInstance, pods []*corev1.Pod) *corev1.Pod 
 // createPod creates the VMI's launcher Pod and returns it. A VMI that cannot be rendered fails;
 // a Pod the API refuses leaves the VMI Pending with Synchronized False and is retried.
 func (c *Controller) createPod(ctx context.Context, vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
-	pod, err := launcherpod.Render(vmi, c.launcher)
+	opts := c.launcher
+	if c.pinner != nil {
+		opts.PinnedImages = c.pinner.Pin(ctx, vmi)
+	}
+	pod, err := launcherpod.Render(vmi, opts)
 	if err != nil {
 		st := *vmi.Status.DeepCopy()
 		fail(&st, ReasonInvalidSpec, err.Error(), c.now())

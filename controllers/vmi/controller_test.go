@@ -18,7 +18,7 @@ import (
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 )
 
-var testLauncher = launcherpod.Options{Image: "ghcr.io/vireo-dev/vireo-launcher:test", RunDir: "/var/run/vireo", ImageCacheDir: "/var/lib/vireo/images"}
+var testLauncher = launcherpod.Options{Image: "ghcr.io/vireo-dev/vireo-launcher:test", RunDir: "/var/run/vireo"}
 
 func deletedVMI(name string) *v1.VirtualMachineInstance {
 	now := metav1.Now()
@@ -82,7 +82,7 @@ func startController(ctx context.Context, t *testing.T, vireo *vireofake.Clients
 	}
 	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
 	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
-	ctrl, err := New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), testLauncher)
+	ctrl, err := New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), testLauncher, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package vmi
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,6 +76,7 @@ func schedulingStatus(st *v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now 
 		return
 	}
 	st.RemoveCondition(v1.VirtualMachineInstancePodScheduled)
+	imagePullStatus(st, pod, now)
 	if pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 		return
 	}
@@ -88,6 +90,26 @@ func schedulingStatus(st *v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now 
 		if c.Name == launcherpod.ContainerName {
 			st.LauncherContainerImageVersion = c.Image
 		}
+	}
+}
+
+// imagePullReasons are the kubelet's reasons of a container waiting for an image it cannot
+// pull: its own image or one of the Pod's image volumes (containerDisks, kernelBoot).
+var imagePullReasons = []string{"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName"}
+
+// imagePullStatus copies the kubelet's reason and message of an image the launcher Pod cannot
+// pull into the VMI's Synchronized condition (False), as KubeVirt shows ErrImagePull and
+// ImagePullBackOff; once the image is pulled, the condition goes.
+func imagePullStatus(st *v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now metav1.Time) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; cs.Name == launcherpod.ContainerName && w != nil && slices.Contains(imagePullReasons, w.Reason) {
+			st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSynchronized,
+				Status: v1.ConditionFalse, Reason: w.Reason, Message: w.Message}, now)
+			return
+		}
+	}
+	if c := st.Condition(v1.VirtualMachineInstanceSynchronized); c != nil && slices.Contains(imagePullReasons, c.Reason) {
+		st.RemoveCondition(v1.VirtualMachineInstanceSynchronized)
 	}
 }
 

@@ -1138,7 +1138,7 @@ func schema_vireo_apis_core_v1_ContainerDiskSource(ref common.ReferenceCallback)
 					},
 					"imagePullSecret": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ImagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the VMI's namespace holding the registry credentials to pull Image with. An image pulled with credentials is private on the node: another VMI may use the node's copy only after its own credentials proved access to it.",
+							Description: "ImagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the VMI's namespace holding the registry credentials to pull Image with; it becomes one of the launcher Pod's imagePullSecrets. The kubelet verifies that a Pod may use an image another Pod pulled with credentials before it mounts the node's copy.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -2160,6 +2160,13 @@ func schema_vireo_apis_core_v1_KernelBootContainer(ref common.ReferenceCallback)
 					"imagePullPolicy": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ImagePullPolicy is Always, Never or IfNotPresent. Defaults to Always for the \"latest\" tag or an untagged image, else IfNotPresent.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"imagePullSecret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ImagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the VMI's namespace holding the registry credentials to pull Image with; it becomes one of the launcher Pod's imagePullSecrets.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

@@ -113,21 +113,24 @@ func (p *Preparer) EmptyDisk(ctx context.Context, volume string, capacity resour
 }
 
 // ContainerDisk creates the per-VMI qcow2 overlay of containerDisk volume, so that the guest
-// writes to the overlay and the cached image is never written. imageFile is the absolute path
-// of the image's disk file in the node's read-only image cache (the node agent pulls and
-// extracts images; the launcher never does). The cache's directories are the node agent's, so
-// only the file itself is opened without following a symlink; its format is detected from its
-// contents, and an image that refers to other files is refused.
-func (p *Preparer) ContainerDisk(ctx context.Context, volume, imageFile string) (domain.DiskSource, error) {
+// writes to the overlay and the image is never written. root is where the launcher Pod mounts
+// the image (an image volume: read-only, and fixed for the Pod's life), imagePath the VMI's
+// containerDisk.path: the disk file inside the image, by default the first regular file under
+// /disk/. The image is the user's, so the path is walked without following a symlink; the
+// disk's format is detected from its contents, and an image that refers to other files is
+// refused.
+func (p *Preparer) ContainerDisk(ctx context.Context, volume, root, imagePath string) (domain.DiskSource, error) {
 	if err := checkVolumeName(volume); err != nil {
 		return domain.DiskSource{}, err
 	}
-	if !filepath.IsAbs(imageFile) || filepath.Clean(imageFile) != imageFile {
-		return domain.DiskSource{}, fmt.Errorf("containerDisk volume %q: image file %q must be an absolute, clean path", volume, imageFile)
-	}
-	base, err := openBeneath(filepath.Dir(imageFile), filepath.Base(imageFile))
+	rel, err := containerDiskFile(root, imagePath)
 	if err != nil {
 		return domain.DiskSource{}, fmt.Errorf("containerDisk volume %q: %w", volume, err)
+	}
+	imageFile := filepath.Join(root, rel)
+	base, err := openBeneath(root, rel)
+	if err != nil {
+		return domain.DiskSource{}, fmt.Errorf("containerDisk volume %q: %w", volume, readableHint(err))
 	}
 	defer base.Close()
 	info, err := p.info(ctx, base)

@@ -90,24 +90,25 @@ func contents(t *testing.T, path string) []byte {
 	return b
 }
 
+// TestContainerDiskOverlay: the overlay is a qcow2 over the image's disk (found under /disk/
+// when the VMI names no path, its format read from its contents whatever its name), the guest's
+// writes never reach the image, and preparing again reuses the overlay.
 func TestContainerDiskOverlay(t *testing.T) {
 	needTools(t, "qemu-img", "qemu-io")
-	cache := t.TempDir()
-	for _, c := range []struct{ name, format string }{
-		{"raw base named qcow2", "raw"},
-		{"qcow2 base named img", "qcow2"},
+	for _, c := range []struct{ name, format, rel, path string }{
+		{"raw base named qcow2, under /disk/", "raw", "disk/disk.qcow2", ""},
+		{"qcow2 base named img, at its path", "qcow2", "images/os/disk.img", "/images/os/disk.img"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			// The extension lies on purpose: the format comes from the contents.
-			rel := filepath.Join("sha256-"+c.format, "disk", map[string]string{"raw": "disk.qcow2", "qcow2": "disk.img"}[c.format])
-			base := filepath.Join(cache, rel)
+			root := t.TempDir() // the image volume's mount
+			base := filepath.Join(root, c.rel)
 			if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			qemuImg(t, "create", "-q", "-f", c.format, base, "8M")
 			before := contents(t, base)
 			p := &Preparer{Dir: t.TempDir()}
-			src, err := p.ContainerDisk(testContext(t), "containerdisk", base)
+			src, err := p.ContainerDisk(testContext(t), "containerdisk", root, c.path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,39 +124,61 @@ func TestContainerDiskOverlay(t *testing.T) {
 				t.Fatalf("writing to the overlay: %v\n%s", err, out)
 			}
 			if !bytes.Equal(before, contents(t, base)) {
-				t.Error("writing to the overlay changed the cached base image")
+				t.Error("writing to the overlay changed the image's disk")
 			}
-			if again, err := p.ContainerDisk(testContext(t), "containerdisk", base); err != nil || again != src {
+			if again, err := p.ContainerDisk(testContext(t), "containerdisk", root, c.path); err != nil || again != src {
 				t.Errorf("second call: %+v, %v", again, err)
 			}
 		})
 	}
 }
 
+// TestContainerDiskRefuses: a symlink anywhere on the way to the disk, a disk with a backing
+// file, a format QEMU should not open, a path that is a directory and an image without a disk
+// are refused, each saying why.
 func TestContainerDiskRefuses(t *testing.T) {
 	needTools(t, "qemu-img")
-	cache := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "node-file")
 	qemuImg(t, "create", "-q", "-f", "raw", outside, "1M")
-	mkfile(t, cache, "img/disk/.keep", "")
-	if err := os.Symlink(outside, filepath.Join(cache, "img", "disk", "link.raw")); err != nil {
+	root := t.TempDir()
+	mkfile(t, root, "disk/.keep", "")
+	if err := os.Symlink(outside, filepath.Join(root, "disk", "link.raw")); err != nil {
 		t.Fatal(err)
 	}
-	qemuImg(t, "create", "-q", "-f", "qcow2", "-b", outside, "-F", "raw", filepath.Join(cache, "img", "disk", "backed.qcow2"))
-	qemuImg(t, "create", "-q", "-f", "vmdk", filepath.Join(cache, "img", "disk", "disk.vmdk"), "1M")
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(root, "elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	qemuImg(t, "create", "-q", "-f", "qcow2", "-b", outside, "-F", "raw", filepath.Join(root, "disk", "backed.qcow2"))
+	qemuImg(t, "create", "-q", "-f", "vmdk", filepath.Join(root, "disk", "disk.vmdk"), "1M")
 	p := &Preparer{Dir: t.TempDir()}
-	for file, want := range map[string]string{
-		cache + "/img/disk/link.raw":     "symlink",
-		cache + "/img/disk/backed.qcow2": "backing file",
-		cache + "/img/disk/disk.vmdk":    "vmdk image",
-		cache + "/img/../img/disk/x":     "absolute, clean path",
-		"img/disk/disk.vmdk":             "absolute, clean path",
-		cache + "/img/disk":              "not a regular file",
+	for path, want := range map[string]string{
+		"/disk/link.raw":       "symlink",
+		"/elsewhere/node-file": "symlink",
+		"/disk/backed.qcow2":   "backing file",
+		"/disk/disk.vmdk":      "vmdk image",
+		"/disk":                "not a regular file",
+		"/disk/missing":        "no such file",
+		"/":                    "names no file",
 	} {
-		_, err := p.ContainerDisk(testContext(t), "containerdisk", file)
+		_, err := p.ContainerDisk(testContext(t), "containerdisk", root, path)
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", file, err, want)
+			t.Errorf("path %s: %v, want %q", path, err, want)
 		}
+	}
+	empty := t.TempDir()
+	if _, err := p.ContainerDisk(testContext(t), "containerdisk", empty, ""); err == nil || !strings.Contains(err.Error(), "no /disk/ directory") {
+		t.Errorf("image without /disk/: %v", err)
+	}
+	mkfile(t, empty, "disk/sub/.keep", "")
+	if _, err := p.ContainerDisk(testContext(t), "containerdisk", empty, ""); err == nil || !strings.Contains(err.Error(), "holds no regular file") {
+		t.Errorf("image with an empty /disk/: %v", err)
+	}
+	linked := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, "disk"), filepath.Join(linked, "disk")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ContainerDisk(testContext(t), "containerdisk", linked, ""); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("image whose /disk is a symlink: %v", err)
 	}
 }
 
@@ -197,9 +220,9 @@ func TestPersistentVolume(t *testing.T) {
 // from the result, as the launcher does.
 func TestPrepareVolumesThenBuild(t *testing.T) {
 	needTools(t, "qemu-img", "genisoimage")
-	cache, claims := t.TempDir(), t.TempDir()
-	mkfile(t, cache, "sha256-1/.keep", "")
-	qemuImg(t, "create", "-q", "-f", "qcow2", filepath.Join(cache, "sha256-1", "disk"), "8M")
+	images, claims := t.TempDir(), t.TempDir()
+	mkfile(t, images, "os/disk/.keep", "")
+	qemuImg(t, "create", "-q", "-f", "qcow2", filepath.Join(images, "os", "disk", "os.qcow2"), "8M")
 	mkfile(t, claims, "data/.keep", "")
 	qemuImg(t, "create", "-q", "-f", "raw", filepath.Join(claims, "data", PVCImageName), "8M")
 	vmi := &v1.VirtualMachineInstance{}
@@ -217,9 +240,9 @@ func TestPrepareVolumesThenBuild(t *testing.T) {
 	}
 	p := &Preparer{Dir: t.TempDir()}
 	node := NodeVolumes{
-		ContainerDisks:   map[string]string{"os": filepath.Join(cache, "sha256-1", "disk")},
-		ClaimsDir:        claims,
-		CloudInitSecrets: map[string]ResolvedSecrets{"cloudinit": {UserData: []byte("#cloud-config\n")}},
+		ContainerDisksDir: images,
+		ClaimsDir:         claims,
+		CloudInitSecrets:  map[string]ResolvedSecrets{"cloudinit": {UserData: []byte("#cloud-config\n")}},
 	}
 	sources, err := p.PrepareVolumes(testContext(t), vmi, node)
 	if err != nil {
@@ -239,7 +262,7 @@ func TestPrepareVolumesThenBuild(t *testing.T) {
 	}
 
 	// Every failure is reported, each naming its volume.
-	delete(node.ContainerDisks, "os")
+	node.ContainerDisksDir = t.TempDir()
 	delete(node.CloudInitSecrets, "cloudinit")
 	_, err = p.PrepareVolumes(testContext(t), vmi, node)
 	for _, want := range []string{`spec.volumes[0] ("os")`, `spec.volumes[3] ("cloudinit")`} {

@@ -6,45 +6,41 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vireo-dev/vireo/launcher/protocol"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// TestKernelBootFiles: the launcher takes the node agent's kernel and initrd only as regular
-// files at absolute, clean paths, never through a symlink.
+// TestKernelBootFiles: the launcher takes the kernel and initrd of the kernelBoot image mounted
+// at its root only as regular files, reached without a symlink on the way.
 func TestKernelBootFiles(t *testing.T) {
-	dir := t.TempDir()
-	kernel, initrd := filepath.Join(dir, "k"), filepath.Join(dir, "i")
-	for _, p := range []string{kernel, initrd} {
-		if err := os.WriteFile(p, []byte("x"), 0o444); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink(kernel, filepath.Join(dir, "link")); err != nil {
+	root := t.TempDir()
+	mkfile(t, root, "boot/vmlinuz", "x")
+	mkfile(t, root, "boot/initrd", "x")
+	if err := os.Symlink(filepath.Join(root, "boot", "vmlinuz"), filepath.Join(root, "boot", "link")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+	if err := os.Symlink(filepath.Join(root, "boot"), filepath.Join(root, "linkdir")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := KernelBoot(&protocol.KernelBootFiles{Kernel: kernel, Initrd: initrd})
-	if err != nil || got.Kernel != kernel || got.Initrd != initrd {
+	got, err := KernelBoot(root, &v1.KernelBootContainer{Image: "k:1", KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/initrd"})
+	if err != nil || got.Kernel != filepath.Join(root, "boot", "vmlinuz") || got.Initrd != filepath.Join(root, "boot", "initrd") {
 		t.Errorf("KernelBoot = %+v, %v", got, err)
 	}
-	if got, err := KernelBoot(nil); got != nil || err != nil {
+	if got, err := KernelBoot(root, nil); got != nil || err != nil {
 		t.Errorf("KernelBoot(nil) = %+v, %v", got, err)
 	}
 	for _, tc := range []struct {
-		files protocol.KernelBootFiles
-		want  string
+		c    v1.KernelBootContainer
+		want string
 	}{
-		{protocol.KernelBootFiles{Kernel: filepath.Join(dir, "link")}, "symlink"},
-		{protocol.KernelBootFiles{Kernel: kernel, Initrd: filepath.Join(dir, "link")}, "initrd"},
-		{protocol.KernelBootFiles{Kernel: "k"}, "absolute, clean path"},
-		{protocol.KernelBootFiles{Kernel: dir + "/../k"}, "absolute, clean path"},
-		{protocol.KernelBootFiles{Kernel: filepath.Join(dir, "d")}, "not a regular file"},
-		{protocol.KernelBootFiles{Kernel: filepath.Join(dir, "missing")}, "no such file"},
+		{v1.KernelBootContainer{KernelPath: "/boot/link"}, "symlink"},
+		{v1.KernelBootContainer{KernelPath: "/linkdir/vmlinuz"}, "symlink"},
+		{v1.KernelBootContainer{KernelPath: "/boot/vmlinuz", InitrdPath: "/boot/link"}, "initrd"},
+		{v1.KernelBootContainer{KernelPath: "/boot"}, "not a regular file"},
+		{v1.KernelBootContainer{KernelPath: "/boot/missing"}, "no such file"},
 	} {
-		if _, err := KernelBoot(&tc.files); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("KernelBoot(%+v) = %v, want an error saying %q", tc.files, err, tc.want)
+		tc.c.Image = "k:1"
+		if _, err := KernelBoot(root, &tc.c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("KernelBoot(%+v) = %v, want an error saying %q", tc.c, err, tc.want)
 		}
 	}
 }

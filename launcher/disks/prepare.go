@@ -10,12 +10,12 @@ import (
 	"github.com/vireo-dev/vireo/launcher/domain"
 )
 
-// NodeVolumes are what the node agent resolved about a VMI's volumes and the launcher passes
-// on: where images and claims are on the node, and the data of referenced Secrets.
+// NodeVolumes are where the launcher Pod mounts what a VMI's volumes refer to: images, claims
+// and the data of referenced Secrets.
 type NodeVolumes struct {
-	// ContainerDisks maps each containerDisk volume to its disk file in the node's read-only
-	// image cache (the launcher protocol's SyncRequest.ContainerDisks).
-	ContainerDisks map[string]string
+	// ContainerDisksDir is where each containerDisk volume's image is mounted, read-only, at
+	// ContainerDisksDir/<volume name> (protocol.ContainerDisksDir).
+	ContainerDisksDir string
 	// ClaimsDir is where the claims of persistentVolumeClaim and dataVolume volumes are
 	// mounted, each at ClaimsDir/<volume name> (KubeVirt's /var/run/kubevirt-private/vmi-disks).
 	ClaimsDir string
@@ -51,11 +51,13 @@ func (p *Preparer) PrepareVolumes(ctx context.Context, vmi *v1.VirtualMachineIns
 func (p *Preparer) prepareVolume(ctx context.Context, vmi *v1.VirtualMachineInstance, vol *v1.Volume, node NodeVolumes) (domain.DiskSource, error) {
 	switch {
 	case vol.ContainerDisk != nil:
-		image, ok := node.ContainerDisks[vol.Name]
-		if !ok {
-			return domain.DiskSource{}, fmt.Errorf("the node agent gave no cached image for containerDisk %s", vol.ContainerDisk.Image)
+		if err := checkVolumeName(vol.Name); err != nil {
+			return domain.DiskSource{}, err
 		}
-		return p.ContainerDisk(ctx, vol.Name, image)
+		if node.ContainerDisksDir == "" {
+			return domain.DiskSource{}, errors.New("the launcher knows no directory its containerDisk images are mounted in")
+		}
+		return p.ContainerDisk(ctx, vol.Name, filepath.Join(node.ContainerDisksDir, vol.Name), vol.ContainerDisk.Path)
 	case vol.EmptyDisk != nil:
 		return p.EmptyDisk(ctx, vol.Name, vol.EmptyDisk.Capacity)
 	case vol.CloudInitNoCloud != nil:

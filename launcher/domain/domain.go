@@ -51,8 +51,8 @@ type DiskSource struct {
 	DirectIO bool
 }
 
-// KernelBootFiles are the kernel and initrd of spec.domain.firmware.kernelBoot, extracted by the
-// node agent from their container image into the node's image cache, where QEMU reads them.
+// KernelBootFiles are the kernel and initrd of spec.domain.firmware.kernelBoot, in their
+// container image, which the launcher Pod mounts as an image volume; QEMU reads them there.
 type KernelBootFiles struct {
 	// Kernel is the path of the kernel image; required when kernelBoot.container.kernelPath is set.
 	Kernel string

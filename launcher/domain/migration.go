@@ -42,13 +42,11 @@ func MigrationDisks(domainXML, localDir, claimsDir string) (copied, shared []str
 // PinBackingChains gives every disk of a migration's destination XML (migratableXML) the
 // backing chain the running domain has (liveXML, where libvirt records the chain it detected at
 // the start; the migratable XML leaves detected chains out). Without it the target's libvirt
-// would detect the chain from its own copy of the disk: a containerDisk overlay sits on the
-// image the *target's* node agent resolved, which is another image if the tag moved since the
-// guest started, and the copied overlay's blocks would then land on the wrong base. With it the
-// target opens the very image the source runs on (the node's image cache is mounted at the
-// same path in every launcher), or, where that image is not on the target's node, fails to
-// start its QEMU: the migration fails and the guest stays where it is. Disks that already state
-// their chain keep it.
+// would detect the chain from its own copy of the disk, and a disk whose chain the XML states
+// would be opened with another one than the guest runs on. A containerDisk's image is mounted
+// at the same path in every launcher Pod (an image volume, which the target Pod mounts by the
+// digest its source runs), so the pinned chain names the same file on both sides. Disks that
+// already state their chain keep it.
 func PinBackingChains(migratableXML, liveXML string) (string, error) {
 	var mig, live libvirtxml.Domain
 	if err := mig.Unmarshal(migratableXML); err != nil {

@@ -2,10 +2,8 @@
 // a unix socket in the launcher's directory on the node (RunDir/pods/<launcher Pod UID>/), with
 // JSON messages defined here. The node agent is the client; each launcher serves one VMI.
 //
-// The calls: Hello (version handshake; every other call needs it first), Sync (the VMI and what
-// the node agent resolved for it; starts the domain), Shutdown (ACPI power button), Stop
-// (destroy), PullSecrets (from version 2: the image pull secrets the launcher's Pod mounts, for
-// the node agent's pulls of that VMI's containerDisks), Pause, Unpause and SoftReboot (from
+// The calls: Hello (version handshake; every other call needs it first), Sync (the VMI; starts
+// the domain), Shutdown (ACPI power button), Stop (destroy), Pause, Unpause and SoftReboot (from
 // version 3: the VMI actions of the same names), PrepareTarget, Migrate and AbortMigration (from
 // version 4: live migration, see migration.go), and Events, a server stream of the domain's whole status, sent at once and again on
 // every change, so a reconnecting node agent learns the current state without replaying
@@ -26,15 +24,12 @@ import (
 
 // Version is the highest protocol version this build speaks, MinVersion the lowest. A node agent
 // and a launcher agree on the highest version both know; a change that an older peer would
-// misread needs a new version. Version 2 added PullSecrets, version 3 Pause, Unpause and
-// SoftReboot, version 4 live migration.
+// misread needs a new version. Version 2 added a call for the node agent's image pulls that is
+// gone (the kubelet pulls), version 3 Pause, Unpause and SoftReboot, version 4 live migration.
 const (
 	Version    uint32 = 4
 	MinVersion uint32 = 1
 )
-
-// VersionPullSecrets is the first version with the PullSecrets call.
-const VersionPullSecrets uint32 = 2
 
 // VersionActions is the first version with Pause, Unpause and SoftReboot.
 const VersionActions uint32 = 3
@@ -63,6 +58,18 @@ const (
 // claims, each at ClaimsDir/<volume name>, with the disk in its disk.img (KubeVirt's paths).
 const ClaimsDir = "/var/run/kubevirt-private/vmi-disks"
 
+// ContainerDisksDir is where a launcher Pod mounts the image of each containerDisk volume, as
+// an image volume the kubelet pulls, at ContainerDiskDir(<volume name>), read-only.
+const ContainerDisksDir = "/var/run/kubevirt/container-disks"
+
+// ContainerDiskDir is where containerDisk volume's image is mounted (volume is a DNS-1123
+// label, checked by the API and again by the launcher).
+func ContainerDiskDir(volume string) string { return ContainerDisksDir + "/" + volume }
+
+// KernelBootDir is where a launcher Pod mounts the image of
+// spec.domain.firmware.kernelBoot.container, as an image volume, read-only.
+const KernelBootDir = "/var/run/kubevirt/kernel-boot"
+
 // HelloRequest opens a session: the versions the node agent speaks.
 type HelloRequest struct {
 	Versions []uint32 `json:"versions"`
@@ -80,38 +87,11 @@ type HelloResponse struct {
 }
 
 // SyncRequest asks the launcher to run the VMI: define and start its domain if it is not
-// running yet. Sync is idempotent; the launcher never starts a second domain.
+// running yet. Sync is idempotent; the launcher never starts a second domain. The images of the
+// VMI's containerDisks and kernelBoot are the launcher Pod's image volumes (ContainerDisksDir,
+// KernelBootDir), pulled by the kubelet.
 type SyncRequest struct {
 	VMI *v1.VirtualMachineInstance `json:"vmi"`
-	// ContainerDisks maps each containerDisk volume's name to the image's disk file in the
-	// node's read-only image cache (the node agent pulls; the launcher has no credentials).
-	ContainerDisks map[string]string `json:"containerDisks,omitempty"`
-	// KernelBoot holds the kernel and initrd of spec.domain.firmware.kernelBoot, extracted by
-	// the node agent from their image into the node's read-only image cache; nil when the VMI
-	// boots no kernel directly. An older node agent never sets it, and an older launcher
-	// ignores it (and then refuses the VMI, naming the kernel it was not given).
-	KernelBoot *KernelBootFiles `json:"kernelBoot,omitempty"`
-}
-
-// KernelBootFiles are absolute paths of files in the node's image cache, in names the node
-// agent built (never the paths inside the image).
-type KernelBootFiles struct {
-	// Kernel is the kernel of kernelBoot.container.kernelPath ("" when none is set).
-	Kernel string `json:"kernel,omitempty"`
-	// Initrd is the initrd of kernelBoot.container.initrdPath ("" when none is set).
-	Initrd string `json:"initrd,omitempty"`
-}
-
-// PullSecretsRequest asks the launcher for the image pull secrets its Pod mounts for the named
-// containerDisk volumes (each at SecretMountDir(volume, PullSecret)).
-type PullSecretsRequest struct {
-	Volumes []string `json:"volumes"`
-}
-
-// PullSecretsResponse holds, per volume, the .dockerconfigjson of its image pull secret. The
-// node agent uses it for that VMI's pulls only and never stores it.
-type PullSecretsResponse struct {
-	DockerConfigJSON map[string][]byte `json:"dockerConfigJSON"`
 }
 
 // Empty is a message without fields.

@@ -13,12 +13,7 @@ const (
 	UserDataSecret = "userdata"
 	// NetworkDataSecret is cloudInitNoCloud.networkDataSecretRef: keys "networkdata" or "networkData".
 	NetworkDataSecret = "networkdata"
-	// PullSecret is containerDisk.imagePullSecret: only its DockerConfigJSONKey is mounted.
-	PullSecret = "pull"
 )
-
-// DockerConfigJSONKey is the key of a kubernetes.io/dockerconfigjson Secret.
-const DockerConfigJSONKey = ".dockerconfigjson"
 
 // MaxSecretFileBytes bounds what the launcher reads of a mounted Secret's file: a Secret holds
 // at most 1 MiB in all.

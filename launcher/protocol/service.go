@@ -19,8 +19,6 @@ type Server interface {
 	Sync(context.Context, *SyncRequest) (*DomainStatus, error)
 	Shutdown(context.Context, *Empty) (*Empty, error)
 	Stop(context.Context, *Empty) (*Empty, error)
-	// PullSecrets returns the image pull secrets the launcher's Pod mounts (version 2 on).
-	PullSecrets(context.Context, *PullSecretsRequest) (*PullSecretsResponse, error)
 	// Pause, Unpause and SoftReboot carry out the VMI actions (version 3 on). A request the
 	// domain's state does not allow (pausing a paused guest) fails with
 	// codes.FailedPrecondition and a message for the user.
@@ -72,7 +70,6 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "Sync", Handler: unary(Server.Sync)},
 		{MethodName: "Shutdown", Handler: unary(Server.Shutdown)},
 		{MethodName: "Stop", Handler: unary(Server.Stop)},
-		{MethodName: "PullSecrets", Handler: unary(Server.PullSecrets)},
 		{MethodName: "Pause", Handler: unary(Server.Pause)},
 		{MethodName: "Unpause", Handler: unary(Server.Unpause)},
 		{MethodName: "SoftReboot", Handler: unary(Server.SoftReboot)},
@@ -151,20 +148,6 @@ func method(name string) string { return "/" + ServiceName + "/" + name }
 func (c *Client) Sync(ctx context.Context, req *SyncRequest) (*DomainStatus, error) {
 	st := new(DomainStatus)
 	return st, c.conn.Invoke(ctx, method("Sync"), req, st)
-}
-
-// PullSecrets asks the launcher for the image pull secrets of the named containerDisk volumes.
-// A launcher speaking a version before VersionPullSecrets cannot answer; the error says so.
-func (c *Client) PullSecrets(ctx context.Context, volumes []string) (map[string][]byte, error) {
-	if c.Launcher.Version < VersionPullSecrets {
-		return nil, fmt.Errorf("launcher %s speaks protocol version %d, which cannot hand over image pull secrets (version %d can): recreate the VMI to get a current launcher",
-			c.Launcher.LauncherVersion, c.Launcher.Version, VersionPullSecrets)
-	}
-	resp := new(PullSecretsResponse)
-	if err := c.conn.Invoke(ctx, method("PullSecrets"), &PullSecretsRequest{Volumes: volumes}, resp); err != nil {
-		return nil, err
-	}
-	return resp.DockerConfigJSON, nil
 }
 
 // Action names the calls Action carries out.

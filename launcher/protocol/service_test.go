@@ -32,14 +32,6 @@ func (f *fakeLauncher) Sync(_ context.Context, req *SyncRequest) (*DomainStatus,
 	return &DomainStatus{Phase: DomainRunning, Emulation: "tcg"}, nil
 }
 
-func (f *fakeLauncher) PullSecrets(_ context.Context, req *PullSecretsRequest) (*PullSecretsResponse, error) {
-	out := map[string][]byte{}
-	for _, v := range req.Volumes {
-		out[v] = []byte(`{"auths":{}}`)
-	}
-	return &PullSecretsResponse{DockerConfigJSON: out}, nil
-}
-
 func (f *fakeLauncher) Shutdown(context.Context, *Empty) (*Empty, error) { return &Empty{}, nil }
 func (f *fakeLauncher) Stop(context.Context, *Empty) (*Empty, error)     { return &Empty{}, nil }
 
@@ -113,12 +105,12 @@ func TestProtocolRoundTrip(t *testing.T) {
 		t.Errorf("handshake: %+v", c.Launcher)
 	}
 	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vm", UID: "uid-1"}}
-	st, err := c.Sync(ctx, &SyncRequest{VMI: vmi, ContainerDisks: map[string]string{"root": "/cache/sha256-x/disk.qcow2"}})
+	st, err := c.Sync(ctx, &SyncRequest{VMI: vmi})
 	if err != nil || st.Phase != DomainRunning || st.Emulation != "tcg" {
 		t.Fatalf("Sync = %+v, %v", st, err)
 	}
 	got := <-f.synced
-	if got.VMI.Name != "vm" || got.ContainerDisks["root"] != "/cache/sha256-x/disk.qcow2" {
+	if got.VMI.Name != "vm" || got.VMI.UID != "uid-1" {
 		t.Errorf("launcher received %+v", got)
 	}
 	recv, err := c.Events(ctx)
@@ -131,9 +123,6 @@ func TestProtocolRoundTrip(t *testing.T) {
 	f.changes <- &DomainStatus{Phase: DomainSucceeded, Reason: "GuestPoweredOff"}
 	if next, err := recv(); err != nil || next.Phase != DomainSucceeded || !next.Phase.Ended() {
 		t.Fatalf("next event = %+v, %v", next, err)
-	}
-	if got, err := c.PullSecrets(ctx, []string{"root"}); err != nil || string(got["root"]) != `{"auths":{}}` {
-		t.Errorf("PullSecrets = %q, %v", got, err)
 	}
 	if err := c.Shutdown(ctx); err != nil {
 		t.Error(err)
@@ -174,9 +163,8 @@ func TestProtocolVersionMismatch(t *testing.T) {
 	}
 }
 
-// TestProtocolOlderLauncher: a launcher of version 1 still runs VMIs; only PullSecrets and the
-// actions are refused,
-// with an error that says why, before any call reaches it.
+// TestProtocolOlderLauncher: a launcher of version 1 still runs VMIs; only the actions are
+// refused, with an error that says why, before any call reaches it.
 func TestProtocolOlderLauncher(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -186,9 +174,6 @@ func TestProtocolOlderLauncher(t *testing.T) {
 		t.Fatalf("Dial a version-1 launcher: %v", err)
 	}
 	defer c.Close()
-	if _, err := c.PullSecrets(ctx, []string{"root"}); err == nil || !strings.Contains(err.Error(), "cannot hand over image pull secrets") {
-		t.Errorf("PullSecrets on a version-1 launcher = %v", err)
-	}
 	if err := c.Action(ctx, ActionPause); err == nil || !strings.Contains(err.Error(), "has no Pause") || len(f.actions) != 0 {
 		t.Errorf("Pause on a version-1 launcher = %v (launcher received %v)", err, f.actions)
 	}

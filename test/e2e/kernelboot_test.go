@@ -9,12 +9,15 @@ import (
 	"time"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher"
+	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
 // TestVMIKernelBoot: the kernelBoot example boots the guest's kernel and initrd, taken from
-// their image in vireo-local's registry, straight into QEMU (no disk, no bootloader), with the
-// example's kernelArgs; a kernelPath the image lacks then fails its VMI with a reason naming the
-// path and the image, without starting a guest, and the running guest outlives that VMI's launcher.
+// their image in vireo-local's registry (an image volume of the launcher Pod, pulled by the
+// kubelet), straight into QEMU (no disk, no bootloader), with the example's kernelArgs; a
+// kernelPath the image lacks then fails its VMI with a reason naming the path and the image,
+// without starting a guest, and the running guest outlives that VMI's launcher.
 func TestVMIKernelBoot(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-kernelboot.yaml")
@@ -32,9 +35,9 @@ func TestVMIKernelBoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := strings.Split(string(cmdline), "\x00")
-	for _, want := range [][2]string{{"-kernel", "/kernelboot/"}, {"-initrd", "/kernelboot/"}, {"-append", "console=tty0 quiet console=ttyS0"}} {
-		if v := argAfter(args, want[0]); !strings.Contains(v, want[1]) || strings.Contains(v, "vmlinuz") || strings.Contains(v, "initrd.img") {
-			t.Errorf("QEMU %s %q, want a file in the image cache's kernelboot directory (%q)", want[0], v, want[1])
+	for _, want := range [][2]string{{"-kernel", protocol.KernelBootDir + "/boot/vmlinuz"}, {"-initrd", protocol.KernelBootDir + "/boot/initrd.img"}, {"-append", "console=tty0 quiet console=ttyS0"}} {
+		if v := argAfter(args, want[0]); !strings.HasPrefix(v, want[1]) {
+			t.Errorf("QEMU %s %q, want the file in the launcher's kernelBoot image volume (%q)", want[0], v, want[1])
 		}
 	}
 	con.send(t, "echo $((6*7))")
@@ -46,10 +49,10 @@ func TestVMIKernelBoot(t *testing.T) {
 		return strings.Replace(m, "kernelPath: /boot/vmlinuz", "kernelPath: "+missing, 1)
 	})
 	bad := waitPhase(t, ns, "no-kernel", v1.Failed, 60*time.Second)
-	sync := conditionOf(bad, v1.VirtualMachineInstanceSynchronized)
-	if bad.Status.Reason != "KernelBootImageInvalid" || sync == nil || sync.Status != v1.ConditionFalse ||
-		!strings.Contains(sync.Message, missing) || !strings.Contains(sync.Message, "/vireo/tiny-kernelboot:latest") {
-		t.Errorf("VMI with a missing kernel: reason %q, Synchronized %+v; want KernelBootImageInvalid naming %s and the image", bad.Status.Reason, sync, missing)
+	ready := conditionOf(bad, v1.VirtualMachineInstanceReady)
+	if bad.Status.Reason != launcher.ReasonKernelBootImageInvalid || ready == nil || ready.Status != v1.ConditionFalse ||
+		!strings.Contains(ready.Message, missing) || !strings.Contains(ready.Message, "/vireo/tiny-kernelboot:latest") {
+		t.Errorf("VMI with a missing kernel: reason %q, Ready %+v; want %s naming %s and the image", bad.Status.Reason, ready, launcher.ReasonKernelBootImageInvalid, missing)
 	}
 	if qemu, _ := guestProcesses(t, ns, "no-kernel", string(bad.UID)); len(qemu) > 0 {
 		t.Errorf("a QEMU runs for the VMI whose kernel is missing: %v", qemu)

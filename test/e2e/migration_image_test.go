@@ -20,7 +20,10 @@ import (
 	crv1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/test/images"
 )
 
@@ -28,10 +31,11 @@ import (
 const movedBlockSize = 4096
 
 // TestMigrationKeepsTheImageItRunsOn: a containerDisk guest whose image tag moved after it
-// started migrates onto the image it runs on, not onto what the tag names now. The target's
-// node agent pulls the moved tag (`:latest`), yet a block of the disk that the new image
-// changed and the guest never wrote reads the same in the guest after the migration as before.
-// Copied onto the new image, the guest's overlay would read the new image's block there.
+// started migrates onto the image it runs on, not onto what the tag names now: the target Pod
+// mounts the digest the kubelet reported for the source's image volume, and a block of the disk
+// that the new image changed and the guest never wrote reads the same in the guest after the
+// migration as before. Copied onto the new image, the guest's overlay would read the new
+// image's block there.
 func TestMigrationKeepsTheImageItRunsOn(t *testing.T) {
 	ns := namespace(t)
 	moving := cluster.RegistryAddress() + "/vireo/e2e-moving-" + ns + ":latest"
@@ -78,7 +82,7 @@ func TestMigrationKeepsTheImageItRunsOn(t *testing.T) {
 	if err := remote.Write(ref, moved); err != nil {
 		t.Fatalf("pushing the moved %s: %v", ref, err)
 	}
-	movedDigest, err := moved.Digest()
+	runsOn, err := img.Digest()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,13 +90,19 @@ func TestMigrationKeepsTheImageItRunsOn(t *testing.T) {
 	m := startMigration(t, ns, "tiny", "")
 	m = waitMigration(t, ns, m.Name, v1.MigrationSucceeded, 3*time.Minute)
 	target := m.Status.MigrationState.TargetNode
-	cached := filepath.Join(cluster.Options().NodeDir(target), "host", "var", "lib", "vireo", "images", "sha256-"+movedDigest.Hex)
-	if _, err := os.Stat(cached); err != nil {
-		t.Fatalf("the target node %s did not pull the moved tag (%s): %v", target, movedDigest, err)
-	}
 	vmi := waitVMI(t, ns, "tiny", time.Minute, "running on the target", func(v *v1.VirtualMachineInstance) bool {
 		return v.Status.Phase == v1.Running && v.Status.NodeName == target && len(v.Status.ActivePods) == 1
 	})
+	pod, err := kube.CoreV1().Pods(ns).Get(t.Context(), m.Status.MigrationState.TargetPod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSuffix(moving, ":latest") + "@" + runsOn.String()
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == launcherpod.ContainerDiskVolumeName("containerdisk") && (v.Image == nil || v.Image.Reference != want) {
+			t.Errorf("the target Pod's containerDisk volume %+v, want the image volume of %s", v.VolumeSource, want)
+		}
+	}
 	after := readGuestBlock(t, openConsoleIn(t, launcherDir(vmi)), "AFTER", block)
 	if after != before {
 		t.Errorf("block %d of the guest's disk read %s before the migration and %s after (the moved image's: %x)", block, before, after, changed)

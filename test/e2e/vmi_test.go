@@ -189,7 +189,7 @@ func TestVMIBadInput(t *testing.T) {
 
 	waitVMI(t, ns, "unpullable", 60*time.Second, "Synchronized False naming the image", func(v *v1.VirtualMachineInstance) bool {
 		c := conditionOf(v, v1.VirtualMachineInstanceSynchronized)
-		return c != nil && c.Reason == "ErrImagePull" && strings.Contains(c.Message, "no-such-image")
+		return c != nil && (c.Reason == "ErrImagePull" || c.Reason == "ImagePullBackOff") && strings.Contains(c.Message, "no-such-image")
 	})
 	for name, want := range map[string]string{"unschedulable": "node affinity", "toobig": "Insufficient memory", "pvc": "tiny-disk"} {
 		waitVMI(t, ns, name, 60*time.Second, "PodScheduled False saying "+want, func(v *v1.VirtualMachineInstance) bool {

@@ -151,6 +151,11 @@ type KernelBootContainer struct {
 	// or an untagged image, else IfNotPresent.
 	// +optional
 	ImagePullPolicy PullPolicy `json:"imagePullPolicy,omitempty"`
+	// ImagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the VMI's
+	// namespace holding the registry credentials to pull Image with; it becomes one of the
+	// launcher Pod's imagePullSecrets.
+	// +optional
+	ImagePullSecret string `json:"imagePullSecret,omitempty"`
 }
 
 // Devices lists the guest's devices.

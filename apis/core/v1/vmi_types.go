@@ -169,7 +169,8 @@ const (
 	// reason and message say why not.
 	VirtualMachineInstanceIsMigratable VirtualMachineInstanceConditionType = "LiveMigratable"
 	// VirtualMachineInstanceSynchronized is False, with a message, when the node agent failed to bring
-	// the guest to the desired state.
+	// the guest to the desired state, or when the launcher Pod cannot pull an image (reason
+	// ErrImagePull or ImagePullBackOff, the kubelet's message).
 	VirtualMachineInstanceSynchronized VirtualMachineInstanceConditionType = "Synchronized"
 	// VirtualMachineInstanceAgentConnected is True while a guest agent is connected.
 	VirtualMachineInstanceAgentConnected VirtualMachineInstanceConditionType = "AgentConnected"

@@ -159,6 +159,8 @@ func TestFirmwareValidation(t *testing.T) {
 			want: []fe{{invalid, kbPath + ".container.kernelPath"}}},
 		{name: "kernel path is the root", mutate: setFW(container(v1.KernelBootContainer{Image: "k:1", KernelPath: "/"})),
 			want: []fe{{invalid, kbPath + ".container.kernelPath"}}},
+		{name: "kernel boot pull secret", mutate: setFW(container(v1.KernelBootContainer{Image: "k:1", KernelPath: "/k", ImagePullSecret: "Not_A_Name"})),
+			want: []fe{{invalid, kbPath + ".container.imagePullSecret"}}},
 		{name: "kernel boot pull policy", mutate: setFW(container(v1.KernelBootContainer{Image: "k:1", KernelPath: "/k", ImagePullPolicy: "Sometimes"})),
 			want: []fe{{notSupported, kbPath + ".container.imagePullPolicy"}}},
 		{name: "kernel args without container", mutate: setFW(&v1.Firmware{KernelBoot: &v1.KernelBoot{KernelArgs: "quiet"}}),

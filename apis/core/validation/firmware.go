@@ -101,5 +101,8 @@ func validateKernelBoot(kb *v1.KernelBoot, fldPath *field.Path) field.ErrorList 
 	if c.InitrdPath != "" {
 		errs = append(errs, validateImagePath(c.InitrdPath, cPath.Child("initrdPath"))...)
 	}
+	if c.ImagePullSecret != "" {
+		errs = append(errs, validateObjectName(c.ImagePullSecret, cPath.Child("imagePullSecret"), "Secret")...)
+	}
 	return append(errs, fieldcheck.OptionalEnum(c.ImagePullPolicy, pullPolicies, cPath.Child("imagePullPolicy"))...)
 }

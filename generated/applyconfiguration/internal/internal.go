@@ -744,6 +744,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: imagePullPolicy
       type:
         scalar: string
+    - name: imagePullSecret
+      type:
+        scalar: string
     - name: initrdPath
       type:
         scalar: string

@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/localcluster"
+	"github.com/vireo-dev/vireo/test/images"
 )
 
 // env is the installation the runs share.
@@ -117,7 +118,7 @@ func (e *env) lifecycleBench(ctx context.Context, began time.Time) error {
 // floor and its Pod floor; after the smallest, the floor once more with the alternative TCG cache size.
 func (e *env) measureAll(ctx context.Context) (measured, error) {
 	var m measured
-	var image string
+	image := e.c.containerDiskFile()
 	for i, n := range e.c.sizes {
 		idle := time.Duration(0)
 		if i == len(e.c.sizes)-1 {
@@ -126,11 +127,6 @@ func (e *env) measureAll(ctx context.Context) (measured, error) {
 		res, objs, err := e.lifecycle(ctx, n, fmt.Sprintf("tiny-%d", n), idle, false)
 		if err != nil {
 			return m, fmt.Errorf("%d VMI(s): %w", n, err)
-		}
-		if image == "" { // pulled by the warm-up or the first run
-			if image, err = cachedImage(e.cluster); err != nil {
-				return m, err
-			}
 		}
 		f, err := runFloor(ctx, objs, image, e.c.tcgCacheMiB, e.c.startTimeout)
 		if err != nil {
@@ -228,13 +224,8 @@ func vmiTemplate(file, registry string) (*v1.VirtualMachineInstance, error) {
 	return &vmi, nil
 }
 
-// cachedImage is the containerDisk's disk file a node agent pulled into its node's cache.
-func cachedImage(cluster *localcluster.Cluster) (string, error) {
-	for _, n := range cluster.NodeNames() {
-		matches, _ := filepath.Glob(filepath.Join(cluster.Options().NodeDir(n), "host", "var", "lib", "vireo", "images", "sha256-*", "disk"))
-		if len(matches) > 0 {
-			return matches[0], nil
-		}
-	}
-	return "", errors.New("no node has the containerDisk in its image cache")
+// containerDiskFile is the disk file of the tiny guest's containerDisk image (the floors boot
+// the same bytes).
+func (c config) containerDiskFile() string {
+	return filepath.Join(c.images, "tiny", images.DiskQCOW2)
 }

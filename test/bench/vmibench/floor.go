@@ -25,8 +25,8 @@ const launcherUID = 107
 // The floor is what the launcher's own work costs with nothing of Kubernetes or Vireo around it:
 // for each VMI of a run, a fresh session libvirtd as uid 107 in a network namespace of its own
 // starts the domain the launcher would start. The domain XML is built here the way the launcher
-// builds it (launcher/disks prepares the containerDisk overlay over a copy of the very image
-// file the node agent pulled, launcher/domain converts the VMI as the API stored it, with the
+// builds it (launcher/disks prepares the containerDisk overlay over a copy of the very disk
+// file the containerDisk image holds, laid out as the kubelet mounts the image, launcher/domain converts the VMI as the API stored it, with the
 // launcher's Inputs): only the paths differ. Building rather than capturing it needs no access
 // to the launcher's private libvirtd, works for any VMI, and is checked against the real
 // thing: the floor's QEMU command line is compared with the launcher's, paths aside.
@@ -98,7 +98,7 @@ func startFloor(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFil
 	if err := os.Chmod(base, 0o755); err != nil {
 		return doms, t0, stop, err
 	}
-	image, err := copyImage(imageFile, filepath.Join(base, "image"))
+	image, err := layOutImages(vmis, imageFile, filepath.Join(base, "containerdisks"))
 	if err != nil {
 		return doms, t0, stop, err
 	}
@@ -138,12 +138,7 @@ func (d *floorDomain) prepare(ctx context.Context, image string, tcgCacheMiB uin
 	if err := os.Mkdir(prep.Dir, 0o700); err != nil {
 		return err
 	}
-	node := disks.NodeVolumes{ContainerDisks: map[string]string{}, ClaimsDir: protocol.ClaimsDir}
-	for _, vol := range d.vmi.Spec.Volumes {
-		if vol.ContainerDisk != nil {
-			node.ContainerDisks[vol.Name] = image
-		}
-	}
+	node := disks.NodeVolumes{ContainerDisksDir: image, ClaimsDir: protocol.ClaimsDir}
 	srcs, err := prep.PrepareVolumes(ctx, d.vmi, node)
 	if err != nil {
 		return err
@@ -300,27 +295,55 @@ func forEach(doms []*floorDomain, fn func(*floorDomain) error) error {
 	return errors.Join(errs...)
 }
 
-// copyImage copies the node's cached image file into dir (readable by the launcher's user),
-// so the floor's QEMU reads the same bytes without needing the node's directories.
-func copyImage(src, dir string) (string, error) {
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", err
-	}
-	in, err := os.Open(src)
+// layOutImages lays imageFile out in dir as the kubelet mounts a containerDisk's image in a
+// launcher Pod: dir/<volume name>/disk/disk.qcow2 for each containerDisk volume of vmis, one
+// copy, linked (readable by the launcher's user). It returns dir, for
+// disks.NodeVolumes.ContainerDisksDir.
+func layOutImages(vmis []*v1.VirtualMachineInstance, imageFile, dir string) (string, error) {
+	in, err := os.Open(imageFile)
 	if err != nil {
 		return "", err
 	}
 	defer in.Close()
-	dst := filepath.Join(dir, "disk")
+	var first string
+	for _, vmi := range vmis {
+		for _, vol := range vmi.Spec.Volumes {
+			if vol.ContainerDisk == nil {
+				continue
+			}
+			dst := filepath.Join(dir, vol.Name, "disk", "disk.qcow2")
+			if _, err := os.Stat(dst); err == nil {
+				continue
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return "", err
+			}
+			if first != "" {
+				if err := os.Link(first, dst); err != nil {
+					return "", err
+				}
+				continue
+			}
+			if err := copyFile(in, dst); err != nil {
+				return "", err
+			}
+			first = dst
+		}
+	}
+	return dir, nil
+}
+
+// copyFile copies in to a new file dst, readable by everyone.
+func copyFile(in io.Reader, dst string) error {
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		_ = out.Close()
-		return "", err
+		return err
 	}
-	return dst, out.Close()
+	return out.Close()
 }
 
 // chownTree hands dir and everything below it to uid (and the group of the same number).

@@ -46,7 +46,7 @@ func startMigrationFloor(ctx context.Context, e *env, vmi *v1.VirtualMachineInst
 	if err := os.Chmod(f.base, 0o755); err != nil {
 		return f, err
 	}
-	if f.image, err = copyImage(imageFile, filepath.Join(f.base, "image")); err != nil {
+	if f.image, err = layOutImages([]*v1.VirtualMachineInstance{vmi}, imageFile, filepath.Join(f.base, "containerdisks")); err != nil {
 		return f, err
 	}
 	say("direct migrations: booting the guest on a fresh libvirtd")

@@ -151,10 +151,7 @@ func (e *env) migrations(ctx context.Context) (res migrationResult, err error) {
 	if t.scraper, err = newAgentScraper(ctx, e); err != nil {
 		return res, err
 	}
-	image, err := cachedImage(e.cluster)
-	if err != nil {
-		return res, err
-	}
+	image := e.c.containerDiskFile()
 	// The direct route's guest boots while Vireo's is paused.
 	if err := t.pauseVireo(ctx, true); err != nil {
 		return res, err

@@ -93,11 +93,7 @@ func (e *env) vmActions(ctx context.Context, n int) (res vmActionsResult, err er
 		return res, err
 	}
 	res.StopToStopped = summarize(stopped)
-	image, err := cachedImage(e.cluster)
-	if err != nil {
-		return res, err
-	}
-	res.Floor, err = floorActions(ctx, objs, image, e.c.tcgCacheMiB, e.c.startTimeout)
+	res.Floor, err = floorActions(ctx, objs, e.c.containerDiskFile(), e.c.tcgCacheMiB, e.c.startTimeout)
 	return res, err
 }
 

@@ -24,9 +24,9 @@ type ContainerDiskSourceApplyConfiguration struct {
 	// an untagged image, else IfNotPresent.
 	ImagePullPolicy *corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 	// ImagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the VMI's
-	// namespace holding the registry credentials to pull Image with. An image pulled with
-	// credentials is private on the node: another VMI may use the node's copy only after its
-	// own credentials proved access to it.
+	// namespace holding the registry credentials to pull Image with; it becomes one of the
+	// launcher Pod's imagePullSecrets. The kubelet verifies that a Pod may use an image another
+	// Pod pulled with credentials before it mounts the node's copy.
 	ImagePullSecret *string `json:"imagePullSecret,omitempty"`
 }
 

@@ -24,6 +24,10 @@ type KernelBootContainerApplyConfiguration struct {
 	// ImagePullPolicy is Always, Never or IfNotPresent. Defaults to Always for the "latest" tag
 	// or an untagged image, else IfNotPresent.
 	ImagePullPolicy *corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+	// ImagePullSecret names a Secret of type kubernetes.io/dockerconfigjson in the VMI's
+	// namespace holding the registry credentials to pull Image with; it becomes one of the
+	// launcher Pod's imagePullSecrets.
+	ImagePullSecret *string `json:"imagePullSecret,omitempty"`
 }
 
 // KernelBootContainerApplyConfiguration constructs a declarative configuration of the KernelBootContainer type for use with
@@ -61,5 +65,13 @@ func (b *KernelBootContainerApplyConfiguration) WithInitrdPath(value string) *Ke
 // If called multiple times, the ImagePullPolicy field is set to the value of the last call.
 func (b *KernelBootContainerApplyConfiguration) WithImagePullPolicy(value corev1.PullPolicy) *KernelBootContainerApplyConfiguration {
 	b.ImagePullPolicy = &value
+	return b
+}
+
+// WithImagePullSecret sets the ImagePullSecret field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ImagePullSecret field is set to the value of the last call.
+func (b *KernelBootContainerApplyConfiguration) WithImagePullSecret(value string) *KernelBootContainerApplyConfiguration {
+	b.ImagePullSecret = &value
 	return b
 }
