@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/vireo-dev/vireo/localcluster/kubeletnode"
 )
 
 // Ports are the ports of the host-side components: etcd, kube-controller-manager and
@@ -100,7 +98,6 @@ func (c *Cluster) kubeAPIServer() Component {
 		"--proxy-client-cert-file", c.pkiFile("front-proxy-client.crt"),
 		"--proxy-client-key-file", c.pkiFile("front-proxy-client.key"),
 		"--enable-aggregator-routing=true",
-		"--feature-gates", kubeletnode.ImageVolumeDigestGate + "=true",
 		"--profiling=false",
 	}, Ready: c.apiReady,
 		// It keeps nothing to flush (etcd does), and its HTTP server waits up to 60 s for the

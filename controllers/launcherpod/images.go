@@ -76,7 +76,8 @@ func imageVolumes(vmi *v1.VirtualMachineInstance, pinned map[string]string, path
 // it mounts, by VMI volume name (and KernelBootVolumeName): the Pod's own image volume where it
 // names a digest (vireo-controller pins tags when it creates the Pod), else what the kubelet
 // reports in the compute container's volumeMounts[].volumeStatus.image.imageRef (Kubernetes'
-// ImageVolumeWithDigest). Images known by neither are left out; nil for nil.
+// alpha ImageVolumeWithDigest; kubelet 1.37.2 fills it for no containerd 2.4 image volume, as
+// containerd's mounts carry no volume names). Images known by neither are left out; nil for nil.
 func RunningImages(pod *corev1.Pod, vmi *v1.VirtualMachineInstance) map[string]string {
 	if pod == nil || vmi == nil {
 		return nil

@@ -43,9 +43,9 @@ func TargetPod(m *v1.VirtualMachineInstanceMigration, vmi *v1.VirtualMachineInst
 		return nil, fmt.Errorf("VMI %s/%s has no node: it is not running", vmi.Namespace, vmi.Name)
 	}
 	if unpinned := launcherpod.UnpinnedImages(vmi, opts.PinnedImages); len(unpinned) > 0 {
-		return nil, fmt.Errorf("the kubelet reported no digest for the image(s) the guest runs on (%s), so the target could mount another image under the same tag: "+
-			"name the images by digest (image@sha256:...), or turn on Kubernetes' %s feature gate (kube-apiserver and kubelets), with which the target mounts the source's digests",
-			strings.Join(unpinned, ", "), "ImageVolumeWithDigest")
+		return nil, fmt.Errorf("the digest of the image(s) the guest runs on is not known (%s), so the target could mount another image under the same tag: "+
+			"name the images by digest (image@sha256:...), or let vireo-controller reach their registry without credentials, so that it pins the tags to digests when it creates a VMI's launcher Pod",
+			strings.Join(unpinned, ", "))
 	}
 	pod, err := launcherpod.Render(vmi, opts)
 	if err != nil {

@@ -76,8 +76,8 @@ func TestTargetPodImages(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("a", 64)
 	vmi := runningVMI()
 	vmi.Spec.Volumes = []v1.Volume{{Name: "os", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{Image: "reg:5000/os:latest"}}}}
-	if _, err := TargetPod(migrationOf(nil), vmi, opts); err == nil || !strings.Contains(err.Error(), "os: reg:5000/os:latest") || !strings.Contains(err.Error(), "ImageVolumeWithDigest") {
-		t.Errorf("target without the source's digest: %v, want a refusal naming the image and the feature gate", err)
+	if _, err := TargetPod(migrationOf(nil), vmi, opts); err == nil || !strings.Contains(err.Error(), "os: reg:5000/os:latest") || !strings.Contains(err.Error(), "by digest") {
+		t.Errorf("target without the source's digest: %v, want a refusal naming the image and what to do", err)
 	}
 	pinned := opts
 	pinned.PinnedImages = map[string]string{"os": "reg:5000/os@" + digest}

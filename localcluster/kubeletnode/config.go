@@ -67,13 +67,6 @@ func (c Config) CNITemplate() string      { return filepath.Join(c.Dir, "cni", "
 func (c Config) RegistryHostsDir() string { return filepath.Join(c.Dir, "registry-hosts") }
 func (c Config) ResolvConf() string       { return filepath.Join(c.Dir, "resolv.conf") }
 
-// ImageVolumeDigestGate is the alpha feature (Kubernetes 1.35 on) with which the kubelet
-// reports the digest of each image volume it mounted (containerStatuses[].volumeMounts[]
-// .volumeStatus.image.imageRef), and kube-apiserver keeps the field: a migration's target
-// then mounts the very image its source runs. vireo-local turns it on in both; a cluster
-// without it migrates onto the image the VMI's reference names at the time.
-const ImageVolumeDigestGate = "ImageVolumeWithDigest"
-
 // KubeletRootInNode is the kubelet's root directory as the node's processes see it: its
 // KubeletRoot bound at the standard path in the node's mount namespace, so that the hostPath
 // volumes a cluster's components use there (a device plugin's
@@ -204,9 +197,7 @@ evictionHard:
   imagefs.available: 1%%
   nodefs.inodesFree: 1%%
 shutdownGracePeriod: 0s
-featureGates:
-  %s: true
-`, c.Address, c.ClientCAFile, c.TLSCertFile, c.TLSKeyFile, RuntimeSocket, c.CgroupRoot, c.PodLogs(), c.ResolvConf(), ImageVolumeDigestGate)
+`, c.Address, c.ClientCAFile, c.TLSCertFile, c.TLSKeyFile, RuntimeSocket, c.CgroupRoot, c.PodLogs(), c.ResolvConf())
 	if c.ReservedMilliCPU > 0 || c.ReservedMemory > 0 {
 		fmt.Fprintf(&b, "systemReserved:\n  cpu: %dm\n  memory: \"%d\"\n", c.ReservedMilliCPU, c.ReservedMemory)
 	}
