@@ -40,6 +40,69 @@ const vdiSignature = 0xbeda107f
 // maxZstdWindow bounds the memory a zstd frame may ask for (zstd --ultra -22 uses 128 MiB).
 const maxZstdWindow = 256 << 20
 
+// maxXZDict bounds the LZMA2 dictionary an xz stream may ask for (xz -9 uses 64 MiB): the
+// decoder allocates what the stream's header says, up to 4 GiB.
+const maxXZDict = 128 << 20
+
+// xzHeadPeek covers an xz stream's header and its first block's header.
+const xzHeadPeek = 12 + 1024
+
+// xzDictSize reads the LZMA2 dictionary size from the first block header of the xz stream that
+// head starts with (its stream header, 12 bytes, then the block header: size, flags, the
+// optional sizes, then each filter's id, properties size and properties). ok is false when
+// head holds no block header with an LZMA2 filter.
+func xzDictSize(head []byte) (int64, bool) {
+	if len(head) < 14 || head[12] == 0 {
+		return 0, false // no block: an empty stream's index follows the header
+	}
+	block := head[12:]
+	size := (int(block[0]) + 1) * 4
+	if len(block) < size {
+		return 0, false
+	}
+	block = block[:size]
+	flags := block[1]
+	pos := 2
+	varint := func() (uint64, bool) {
+		var v uint64
+		for i := 0; i < 9 && pos < len(block); i++ {
+			b := block[pos]
+			pos++
+			v |= uint64(b&0x7f) << (7 * i)
+			if b&0x80 == 0 {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	for _, bit := range []byte{0x40, 0x80} { // the compressed and uncompressed sizes, if present
+		if flags&bit != 0 {
+			if _, ok := varint(); !ok {
+				return 0, false
+			}
+		}
+	}
+	for range int(flags&0x03) + 1 {
+		id, ok1 := varint()
+		n, ok2 := varint()
+		if !ok1 || !ok2 || pos+int(n) > len(block) {
+			return 0, false
+		}
+		if id == 0x21 && n == 1 {
+			b := block[pos]
+			if b > 40 {
+				return 0, false
+			}
+			if b == 40 {
+				return 1<<32 - 1, true
+			}
+			return int64(2|b&1) << (b/2 + 11), true
+		}
+		pos += int(n)
+	}
+	return 0, false
+}
+
 // supportedHint ends the message for content Import does not read.
 const supportedHint = "Vireo imports raw, qcow2, vmdk, vdi, vhd, vhdx and iso images, optionally compressed with gzip, xz or zstd"
 
@@ -98,6 +161,10 @@ func decompress(r *bufio.Reader) (string, io.ReadCloser, error) {
 		}
 		return name, zr, nil
 	case CompressionXZ:
+		head, _ := r.Peek(xzHeadPeek)
+		if dict, ok := xzDictSize(head); ok && dict > maxXZDict {
+			return name, nil, permanentf("the xz stream asks for a %d MiB dictionary, more than the importer's %d MiB (xz -9 uses 64 MiB)", dict>>20, maxXZDict>>20)
+		}
 		zr, err := xz.NewReader(r)
 		if err != nil {
 			return name, nil, fmt.Errorf("reading the xz header: %w", err)

@@ -104,11 +104,17 @@ func net4(a, b, c, d byte) net.IP { return net.IPv4(a, b, c, d) }
 // verifies it instead of the agent's Pod address.
 const NodeAgentServerName = "vireo-nodeagent.vireo-system.svc"
 
-// WriteArtifactCerts writes the certificates artifacts/base expects into dir: a CA,
-// vireo-apiserver's serving pair, etcd's server, peer and client pairs, for the in-cluster
-// service names, and the node agents' serving pair with vireo-apiserver's client pair for them.
+// WriteArtifactCerts writes the certificates artifacts/base expects into dir: a CA with
+// vireo-apiserver's serving pair and the node agents' serving pair with vireo-apiserver's
+// client pair for them; and etcd's own CA with etcd's server, peer and client pairs, for the
+// in-cluster service names. etcd trusts only its own CA, so no certificate a node holds (the
+// node agents') opens the store of every Vireo object.
 func WriteArtifactCerts(dir string) error {
 	ca, err := pki.LoadOrCreateCA(dir, "ca", "vireo-ca")
+	if err != nil {
+		return err
+	}
+	etcdCA, err := pki.LoadOrCreateCA(dir, "etcd-ca", "vireo-etcd-ca")
 	if err != nil {
 		return err
 	}
@@ -116,13 +122,13 @@ func WriteArtifactCerts(dir string) error {
 	if _, err := ca.ServingCert("apiserver", []string{"vireo-apiserver.vireo-system.svc", "vireo-apiserver.vireo-system.svc.cluster.local"}, nil); err != nil {
 		return err
 	}
-	if _, err := ca.ServingCert("etcd-server", etcdNames, []net.IP{net4(127, 0, 0, 1)}); err != nil {
+	if _, err := etcdCA.ServingCert("etcd-server", etcdNames, []net.IP{net4(127, 0, 0, 1)}); err != nil {
 		return err
 	}
-	if _, err := ca.PeerCert("etcd-peer", etcdNames, nil); err != nil {
+	if _, err := etcdCA.PeerCert("etcd-peer", etcdNames, nil); err != nil {
 		return err
 	}
-	if _, err := ca.ClientCert("etcd-client", "vireo-apiserver", nil); err != nil {
+	if _, err := etcdCA.ClientCert("etcd-client", "vireo-apiserver", nil); err != nil {
 		return fmt.Errorf("etcd client certificate: %w", err)
 	}
 	// vireo-apiserver names the node agent it dials by this name, whatever the Pod's address.

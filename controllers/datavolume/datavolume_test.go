@@ -93,6 +93,15 @@ func TestImporterPod(t *testing.T) {
 	if pod.Labels["app"] != ImporterApp || !metav1.IsControlledBy(pod, dv) || len(pod.Spec.Volumes) != 5 {
 		t.Errorf("labels %v owners %v volumes %v", pod.Labels, pod.OwnerReferences, pod.Spec.Volumes)
 	}
+	// Bounded: CDI's limits, and a scratch space of the volume's size and a margin.
+	if l := c.Resources.Limits; l.Memory().String() != "600M" || l.Cpu().String() != "750m" {
+		t.Errorf("importer limits %v, want CDI's 750m and 600M", l)
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == "scratch" && (v.EmptyDir == nil || v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.Value() != 1<<30+1<<30/64+64<<20) {
+			t.Errorf("scratch volume %+v, want a size limit of the capacity, a 64th and 64Mi", v.VolumeSource)
+		}
+	}
 	blank := &cdiv1beta1.DataVolume{ObjectMeta: dv.ObjectMeta, Spec: cdiv1beta1.DataVolumeSpec{Source: &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}}}}
 	if pod, err := ImporterPod(blank, claim, 1<<30, ImporterOptions{}); err != nil || !slices.Contains(pod.Spec.Containers[0].Args, "--source=blank") {
 		t.Errorf("blank: %v", err)

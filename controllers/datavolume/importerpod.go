@@ -64,7 +64,7 @@ func ImporterPod(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim,
 	c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: dataDir}, {Name: "scratch", MountPath: scratchDir}}
 	pod.Spec.Volumes = []corev1.Volume{
 		{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}},
-		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: scratchLimit(capacity)}}},
 	}
 	switch src := dv.Spec.Source; {
 	case src.HTTP != nil:
@@ -104,13 +104,29 @@ func importerShell(meta metav1.ObjectMeta, args []string, o ImporterOptions) *co
 			Containers: []corev1.Container{{
 				Name: "importer", Image: o.Image, Args: args,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
+				Resources:                importerResources(),
 				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes,
 					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 			}},
 		},
 	}
+}
+
+// importerResources are CDI's defaults for its importer Pods: requests 100m CPU and 64Mi,
+// limits 750m CPU and 600M. The limit bounds what a hostile image can make the importer (or
+// qemu-img, xz, zstd) allocate on the node.
+func importerResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("750m"), corev1.ResourceMemory: resource.MustParse("600M")},
+	}
+}
+
+// scratchLimit bounds the scratch emptyDir of an import into capacity bytes: the importer
+// itself stops a scratch file at the usable size plus a 64th plus 16 MiB; the kubelet evicts
+// a Pod whose scratch grows past this anyway.
+func scratchLimit(capacity int64) *resource.Quantity {
+	return resource.NewQuantity(capacity+capacity/64+64<<20, resource.BinarySI)
 }
 
 // addSourceClaim mounts a clone's source claim read-only at sourceDir.
