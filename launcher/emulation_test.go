@@ -77,7 +77,7 @@ func TestLauncherPodArgumentsParse(t *testing.T) {
 	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "tiny", Namespace: "ns", UID: "uid-1"},
 		Spec: v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Memory: &v1.Memory{Guest: new(resource.MustParse("64Mi"))}}}}
 	for _, allowed := range []bool{false, true} {
-		opts := launcherpod.Options{Image: "vireo-launcher", RunDir: "/var/run/vireo",
+		opts := launcherpod.Options{Image: "vireo-launcher",
 			Emulation: func() launcherpod.EmulationSetting {
 				return launcherpod.EmulationSetting{Allowed: allowed, Source: "KubeVirt vireo-system/kubevirt"}
 			}}

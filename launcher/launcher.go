@@ -15,17 +15,16 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/domain"
 	"github.com/vireo-dev/vireo/launcher/protocol"
-	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 	"github.com/vireo-dev/vireo/launcher/virt"
 )
 
@@ -33,18 +32,19 @@ import (
 type Options struct {
 	Namespace, Name, UID string
 	PodUID, PodIP        string
-	RunDir               string
-	// Dir is the launcher's own directory (default: see launcherDir).
+	// Dir is the launcher's own directory, its Pod's emptyDir (protocol.LauncherDir).
 	Dir        string
 	PrivateDir string
-	// CapabilitiesSeed is the node's seed of libvirt's QEMU capabilities (package capsseed).
+	// CapabilitiesSeed is the node's seed of libvirt's QEMU capabilities (package capsseed),
+	// which the node agent copies into the launcher's directory; default
+	// Dir/protocol.CapabilitiesSeed. SeedTimeout bounds the wait for it before libvirtd starts
+	// (without it, libvirtd probes QEMU itself: 2-3 s).
 	CapabilitiesSeed string
+	SeedTimeout      time.Duration
 	// TCGCacheMiB bounds QEMU's translation cache under TCG (smaller RSS; docs/design.md section 9).
 	TCGCacheMiB uint
 	// VCPUNice is the niceness of the guest's vCPU threads (0: unchanged).
 	VCPUNice int
-	// DirTimeout bounds the wait for the node agent to create the launcher's directory.
-	DirTimeout time.Duration
 	// FinalTimeout bounds the wait for the node agent to receive the final status before exiting.
 	FinalTimeout time.Duration
 	// UseEmulation allows the guest to run under software emulation when the node has no usable
@@ -57,9 +57,8 @@ type Options struct {
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{RunDir: "/var/run/vireo", PrivateDir: "/var/run/vireo-private", TCGCacheMiB: 16, VCPUNice: 10,
-		CapabilitiesSeed: capsseed.DefaultDir,
-		DirTimeout:       2 * time.Minute, FinalTimeout: 10 * time.Second,
+	return &Options{Dir: protocol.LauncherDir, PrivateDir: "/var/run/vireo-private", TCGCacheMiB: 16, VCPUNice: 10,
+		SeedTimeout: 3 * time.Second, FinalTimeout: 10 * time.Second,
 		PodUID: os.Getenv("POD_UID"), PodIP: os.Getenv("POD_IP"),
 		UseEmulation: true, NodeName: os.Getenv("NODE_NAME")}
 }
@@ -71,10 +70,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.UID, "uid", o.UID, "UID of the VMI; the launcher refuses any other.")
 	fs.StringVar(&o.PodUID, "pod-uid", o.PodUID, "UID of the launcher's Pod (names its directory); default $POD_UID.")
 	fs.StringVar(&o.PodIP, "pod-ip", o.PodIP, "The Pod's address, reported as the guest's; default $POD_IP.")
-	fs.StringVar(&o.RunDir, "run-dir", o.RunDir, "The node's run directory, shared with the node agent (Pods from before the launcher directory mount).")
-	fs.StringVar(&o.Dir, "dir", o.Dir, "The launcher's own directory, shared with the node agent; default "+protocol.LauncherDir+" when mounted, else RUN_DIR/pods/POD_UID.")
+	fs.StringVar(&o.Dir, "dir", o.Dir, "The launcher's own directory (its Pod's emptyDir), shared with the node agent.")
 	fs.StringVar(&o.PrivateDir, "private-dir", o.PrivateDir, "The Pod's private directory (libvirt's state, disk overlays).")
-	fs.StringVar(&o.CapabilitiesSeed, "capabilities-seed-dir", o.CapabilitiesSeed, "The node's QEMU capabilities probed by libvirt (read-only), copied into libvirtd's cache so it need not probe again; none when missing.")
+	fs.StringVar(&o.CapabilitiesSeed, "capabilities-seed-dir", o.CapabilitiesSeed, "The node's QEMU capabilities probed by libvirt, which the node agent copies in, copied into libvirtd's cache so it need not probe again; default DIR/"+protocol.CapabilitiesSeed+".")
+	fs.DurationVar(&o.SeedTimeout, "capabilities-seed-timeout", o.SeedTimeout, "How long to wait for the capabilities seed before libvirtd starts without it.")
 	fs.IntVar(&o.VCPUNice, "vcpu-nice", o.VCPUNice, "Niceness of the guest's vCPU threads, below the launcher, libvirtd and QEMU's device emulation (0: unchanged).")
 	fs.UintVar(&o.TCGCacheMiB, "tcg-cache-mib", o.TCGCacheMiB, "QEMU TCG translation cache size in MiB (0: QEMU's default).")
 	fs.BoolVar(&o.UseEmulation, "use-emulation", o.UseEmulation, "Whether the guest may run under software emulation (QEMU TCG) when this node has no usable KVM: the cluster's spec.configuration.developerConfiguration.useEmulation, which vireo-controller passes. Without the flag it may, as before the setting existed.")
@@ -93,9 +92,12 @@ func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writ
 	if err := virt.ReapOrphans(ctx, virt.OtherSession); err != nil {
 		klog.ErrorS(err, "Cannot adopt QEMU: stopping a guest waits for the node's init to reap it")
 	}
-	dir, err := waitForDir(ctx, launcherDir(o), o.DirTimeout)
+	dir, err := launcherDir(o.Dir)
 	if err != nil {
 		return 2, err
+	}
+	if o.CapabilitiesSeed == "" {
+		o.CapabilitiesSeed = filepath.Join(dir, protocol.CapabilitiesSeed)
 	}
 	for _, name := range []string{protocol.CommandSocket, protocol.ConsoleSocket, protocol.VNCSocket} {
 		_ = os.Remove(filepath.Join(dir, name))
@@ -204,39 +206,17 @@ func (l *launcher) finish() int {
 	return 1
 }
 
-// launcherDir is the launcher's own directory: protocol.LauncherDir where its Pod mounts it,
-// else (a Pod from before, mounting the whole run directory) its Pod's directory there.
-func launcherDir(o *Options) string {
-	if o.Dir != "" {
-		return o.Dir
+// launcherDir checks the launcher's own directory, its Pod's emptyDir, which it shares with
+// the node agent: a directory this user may write to.
+func launcherDir(dir string) (string, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("the launcher's directory %s is not a directory (%v): the launcher Pod mounts its emptyDir there", dir, err)
 	}
-	if fi, err := os.Lstat(protocol.LauncherDir); err == nil && fi.IsDir() {
-		return protocol.LauncherDir
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return "", fmt.Errorf("the launcher's directory %s is not writable by uid %d: %w", dir, os.Getuid(), err)
 	}
-	return filepath.Join(o.RunDir, protocol.PodsDir, o.PodUID)
-}
-
-// waitForDir waits until the node agent has created the launcher's directory for this user.
-func waitForDir(ctx context.Context, dir string, timeout time.Duration) (string, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		// The Pod's mount may show the directory before the node agent gave it to this user.
-		fi, err := os.Lstat(dir)
-		if err == nil && fi.IsDir() && int(fi.Sys().(*syscall.Stat_t).Uid) == os.Getuid() {
-			return dir, nil
-		}
-		if time.Now().After(deadline) {
-			if err == nil {
-				return "", fmt.Errorf("%s is not a directory of uid %d after %s: is vireo-nodeagent running on this node?", dir, os.Getuid(), timeout)
-			}
-			return "", fmt.Errorf("the node agent did not create %s within %s: is vireo-nodeagent running on this node?", dir, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	return dir, nil
 }
 
 func stopDaemon(d *virt.Daemon) {

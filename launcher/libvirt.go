@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"time"
+
+	"k8s.io/klog/v2"
 
 	"github.com/vireo-dev/vireo/launcher/virt"
 )
@@ -27,6 +31,9 @@ type libvirtStart struct {
 func (l *launcher) startLibvirt(ctx context.Context, logs io.Writer) {
 	s := l.lv
 	defer close(s.ready)
+	if !waitForSeed(ctx, l.opts.CapabilitiesSeed, l.opts.SeedTimeout) {
+		klog.InfoS("No capabilities seed from the node agent: libvirtd probes QEMU itself", "seed", l.opts.CapabilitiesSeed, "waited", l.opts.SeedTimeout)
+	}
 	daemon, err := virt.StartDaemon(ctx, virt.DaemonConfig{Dir: l.opts.PrivateDir, HostUUID: l.opts.PodUID, Log: logs,
 		CapabilitiesSeed: l.opts.CapabilitiesSeed})
 	if err != nil {
@@ -57,5 +64,24 @@ func (l *launcher) awaitLibvirt(ctx context.Context) error {
 		return l.lv.err
 	case <-ctx.Done():
 		return errors.Join(errors.New("waiting for libvirtd"), ctx.Err())
+	}
+}
+
+// waitForSeed waits until the node agent's capabilities seed is in place (a directory it
+// renames into place complete), for at most timeout; it reports whether it is.
+func waitForSeed(ctx context.Context, seed string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if fi, err := os.Lstat(seed); err == nil && fi.IsDir() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }

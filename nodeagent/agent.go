@@ -41,6 +41,7 @@ import (
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
 
@@ -67,6 +68,8 @@ type Options struct {
 	MigrationAddress string
 	// MetricsPort serves /metrics over HTTPS, callers authorized by kube-apiserver (0: off).
 	MetricsPort int
+	// KubeletPodsDir is the kubelet's Pod directories, where launcher Pods' emptyDirs are.
+	KubeletPodsDir string
 	// DevicePluginDir is the kubelet's device-plugins directory, where the agent serves
 	// devices.kubevirt.io/kvm (empty: no device plugin).
 	DevicePluginDir string
@@ -76,7 +79,8 @@ type Options struct {
 func NewOptions() *Options {
 	return &Options{RunDir: "/var/run/vireo", Listen: ":8186",
 		ClientName: "vireo-apiserver", Workers: 4, MetricsPort: metrics.DefaultPort, StreamPing: 30 * time.Second,
-		CapabilitiesDir: capsseed.DefaultDir, DevicePluginDir: filepath.Dir(pluginapi.KubeletSocket)}
+		CapabilitiesDir: capsseed.DefaultDir, DevicePluginDir: filepath.Dir(pluginapi.KubeletSocket),
+		KubeletPodsDir: protocol.KubeletPodsDir}
 }
 
 // AddFlags registers the options.
@@ -94,6 +98,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CapabilitiesDir, "capabilities-dir", o.CapabilitiesDir, "The node's capabilities seed for launchers; must match vireo-controller's --node-capabilities-dir.")
 	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "HTTPS port of /metrics (KubeVirt's kubevirt_vmi_migration_* gauges of the migrations leaving this node), for callers kube-apiserver authenticates and authorizes for get /metrics; 0 turns it off.")
 	fs.StringVar(&o.MigrationAddress, "migration-address", o.MigrationAddress, "host:port where other node agents reach this one for live migrations; default $POD_IP and the port of --listen.")
+	fs.StringVar(&o.KubeletPodsDir, "kubelet-pods-dir", o.KubeletPodsDir, "The kubelet's Pod directories (its --root-dir's pods/), where the agent reaches each launcher Pod's emptyDir of sockets.")
 	fs.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir, "The kubelet's device-plugins directory, where the agent serves devices.kubevirt.io/kvm, healthy where the node's KVM can run ordinary guests; empty turns the device plugin off.")
 	fs.DurationVar(&o.StreamPing, "stream-ping", o.StreamPing, "Keep-alive ping period of console and VNC sessions; a client silent for three periods is dropped.")
 }
@@ -122,6 +127,8 @@ type Agent struct {
 	// peers is the TLS between node agents (migrations between nodes).
 	peers   *peerTLS
 	streams *streams // console and VNC sessions
+	// seeded are the launcher Pods whose capabilities seed is copied or being copied.
+	seeded map[types.UID]bool
 }
 
 // Run runs the node agent until ctx ends.
@@ -145,7 +152,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	dirs := nodeDirs{root: o.RunDir}
+	dirs := nodeDirs{root: o.RunDir, pods: o.KubeletPodsDir}
 	if err := dirs.ensureBase(); err != nil {
 		return fmt.Errorf("preparing the run directory: %w", err)
 	}
@@ -159,7 +166,7 @@ func Run(ctx context.Context, o *Options) error {
 	}))
 	a := &Agent{opts: o, client: vireo, kube: kube, dirs: dirs,
 		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}, streams: newStreams(o.StreamPing),
-		migrations: map[types.UID]*migrationWork{}}
+		migrations: map[types.UID]*migrationWork{}, seeded: map[types.UID]bool{}}
 	sf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithNamespace(v1.InstallNamespace))
 	if a.settings, err = clusterconfig.New(sf.Kubevirt().V1().KubeVirts()); err != nil {
 		return err
@@ -254,20 +261,60 @@ func seedCapabilities(o *Options) {
 	klog.InfoS("Seeded QEMU capabilities for launchers", "files", n, "dir", o.CapabilitiesDir)
 }
 
-// podChanged prepares the directory of a launcher or upload Pod (both run as uid 107) and
-// requeues a launcher's VMI.
+// podChanged prepares what a launcher or upload Pod (both run as uid 107) needs of the agent
+// (a launcher's capabilities seed, an upload Pod's directory) and requeues a launcher's VMI.
 func (a *Agent) podChanged(obj any) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return
 	}
 	if pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
-		if err := a.dirs.ensureLauncherDir(pod.UID); err != nil {
-			klog.ErrorS(err, "Preparing the launcher directory", "pod", klog.KObj(pod))
+		switch pod.Labels[v1.AppLabel] {
+		case v1.UploadApp:
+			if err := a.dirs.ensurePodDir(pod.UID); err != nil {
+				klog.ErrorS(err, "Preparing the upload Pod's directory", "pod", klog.KObj(pod))
+			}
+		case v1.LauncherApp:
+			a.seedOnce(pod)
 		}
 	}
 	a.enqueueVMIOf(pod)
 }
+
+// seedOnce copies the node's QEMU capabilities into launcher Pod pod's emptyDir as soon as the
+// kubelet has created it, which is before the launcher starts: its libvirtd then need not
+// probe QEMU (2-3 s). One copy per Pod; a failure is logged (the launcher probes itself).
+func (a *Agent) seedOnce(pod *corev1.Pod) {
+	if a.opts.CapabilitiesDir == "" {
+		return
+	}
+	a.mu.Lock()
+	if a.seeded[pod.UID] {
+		a.mu.Unlock()
+		return
+	}
+	a.seeded[pod.UID] = true
+	a.mu.Unlock()
+	go func() {
+		for deadline := time.Now().Add(seedWait); time.Now().Before(deadline) && a.ctx.Err() == nil; time.Sleep(seedPoll) {
+			done, err := a.dirs.seedLauncher(pod.UID, a.opts.CapabilitiesDir)
+			if err != nil {
+				klog.ErrorS(err, "Copying the capabilities seed into the launcher Pod", "pod", klog.KObj(pod))
+				return
+			}
+			if done {
+				return
+			}
+		}
+	}()
+}
+
+// seedWait bounds how long the agent waits for a launcher Pod's emptyDir (the kubelet creates
+// it once the Pod's image volumes are pulled); seedPoll is how often it looks.
+const (
+	seedWait = 5 * time.Minute
+	seedPoll = 20 * time.Millisecond
+)
 
 // podDeleted forgets a launcher Pod: its session, directory and shutdown deadline.
 func (a *Agent) podDeleted(obj any) {
@@ -291,8 +338,11 @@ func (a *Agent) forgetPod(uid types.UID) {
 		s.stop()
 	}
 	a.endMigrationsFrom(uid)
-	if err := a.dirs.removeLauncherDir(uid); err != nil {
-		klog.ErrorS(err, "Removing the launcher directory", "podUID", uid)
+	a.mu.Lock()
+	delete(a.seeded, uid)
+	a.mu.Unlock()
+	if err := a.dirs.removePodDir(uid); err != nil {
+		klog.ErrorS(err, "Removing the Pod's directory", "podUID", uid)
 	}
 	a.dirs.clearDeadline(uid)
 }
@@ -305,12 +355,12 @@ func (a *Agent) enqueueVMIOf(pod *corev1.Pod) {
 	}
 }
 
-// collectGarbage removes the directories of launcher Pods that no longer exist on this node
-// (deleted while the agent was down).
+// collectGarbage removes the run directory's directories of Pods that no longer exist on this
+// node (deleted while the agent was down).
 func (a *Agent) collectGarbage(ctx context.Context) {
-	uids, err := a.dirs.launcherDirs()
+	uids, err := a.dirs.podDirs()
 	if err != nil {
-		klog.FromContext(ctx).Error(err, "Listing launcher directories")
+		klog.FromContext(ctx).Error(err, "Listing Pod directories")
 		return
 	}
 	pods, _ := a.pods.List(labels.Everything())

@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
 
 // LauncherUser owns each launcher directory: the launcher runs as uid and gid 107.
@@ -30,22 +32,66 @@ const agentDir = "agent"
 // directories they are given and could plant links there.
 type nodeDirs struct {
 	root string
+	// pods is the kubelet's Pod directories (protocol.KubeletPodsDir), where a launcher Pod's
+	// emptyDir shared with the agent is; empty: none.
+	pods string
 }
 
 // openBeneath opens rel (a path of fixed or validated names) below the run directory without
 // following any symlink and without leaving the run directory.
 func (d nodeDirs) openBeneath(rel string, flags int, mode uint32) (int, error) {
-	rootFD, err := unix.Open(d.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return openBeneathRoot(d.root, rel, flags, mode)
+}
+
+// openBeneathRoot opens rel below root without following any symlink and without leaving root.
+func openBeneathRoot(root, rel string, flags int, mode uint32) (int, error) {
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, fmt.Errorf("opening the run directory %s: %w", d.root, err)
+		return -1, fmt.Errorf("opening %s: %w", root, err)
 	}
 	defer unix.Close(rootFD)
 	fd, err := unix.Openat2(rootFD, rel, &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Mode: uint64(mode),
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
-		return -1, fmt.Errorf("opening %s below %s without symlinks: %w", rel, d.root, err)
+		return -1, fmt.Errorf("opening %s below %s without symlinks: %w", rel, root, err)
 	}
 	return fd, nil
+}
+
+// openPodDir opens the directory Pod podUID shares with the agent, without following a link: a
+// launcher Pod's emptyDir below the kubelet's Pod directories, else an upload Pod's directory
+// in the run directory (pods/<uid>).
+func (d nodeDirs) openPodDir(podUID types.UID, flags int) (int, error) {
+	if err := checkUID(podUID); err != nil {
+		return -1, err
+	}
+	if d.pods != "" {
+		fd, err := openBeneathRoot(d.pods, protocol.EmptyDirPath(string(podUID), launcherpod.RunDirVolumeName), flags|unix.O_DIRECTORY, 0)
+		if err == nil || !errors.Is(err, unix.ENOENT) {
+			return fd, err
+		}
+	}
+	return d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID)), flags|unix.O_DIRECTORY, 0)
+}
+
+// seedLauncher copies the node's QEMU capabilities seed (capsDir) into the emptyDir of
+// launcher Pod podUID, for its libvirtd. It reports false, without error, while the kubelet
+// has not created the emptyDir yet.
+func (d nodeDirs) seedLauncher(podUID types.UID, capsDir string) (bool, error) {
+	if err := checkUID(podUID); err != nil {
+		return false, err
+	}
+	fd, err := openBeneathRoot(d.pods, protocol.EmptyDirPath(string(podUID), launcherpod.RunDirVolumeName), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	dir := os.NewFile(uintptr(fd), "emptyDir of Pod "+string(podUID))
+	defer dir.Close()
+	_, err = capsseed.CopyBeneath(capsDir, dir, protocol.CapabilitiesSeed, capsseed.Owner{UID: LauncherUser, GID: LauncherUser})
+	return err == nil, err
 }
 
 // checkUID refuses anything but a Kubernetes UID as a path component.
@@ -91,18 +137,18 @@ func (d nodeDirs) ensureBase() error {
 	return d.mkdirBeneath(agentDir, 0o700, 0)
 }
 
-// ensureLauncherDir creates the directory of the launcher Pod podUID for uid 107.
-func (d nodeDirs) ensureLauncherDir(podUID types.UID) error {
+// ensurePodDir creates the directory of upload Pod podUID in the run directory for uid 107.
+func (d nodeDirs) ensurePodDir(podUID types.UID) error {
 	if err := checkUID(podUID); err != nil {
 		return err
 	}
 	return d.mkdirBeneath(filepath.Join(protocol.PodsDir, string(podUID)), 0o700, LauncherUser)
 }
 
-// removeLauncherDir removes the directory of a launcher Pod that is gone, with what the
-// launcher left in it, without following symlinks (os.RemoveAll removes links, never their
+// removePodDir removes the run directory's directory of an upload Pod that is gone, with what
+// the Pod left in it, without following symlinks (os.RemoveAll removes links, never their
 // targets, and works below a directory descriptor opened without symlinks).
-func (d nodeDirs) removeLauncherDir(podUID types.UID) error {
+func (d nodeDirs) removePodDir(podUID types.UID) error {
 	if err := checkUID(podUID); err != nil {
 		return err
 	}
@@ -118,13 +164,13 @@ func (d nodeDirs) removeLauncherDir(podUID types.UID) error {
 	}
 	defer root.Close()
 	if err := root.RemoveAll(string(podUID)); err != nil {
-		return fmt.Errorf("removing the launcher directory of Pod %s: %w", podUID, err)
+		return fmt.Errorf("removing the directory of Pod %s: %w", podUID, err)
 	}
 	return nil
 }
 
-// launcherDirs lists the Pod UIDs that have a launcher directory.
-func (d nodeDirs) launcherDirs() ([]types.UID, error) {
+// podDirs lists the Pod UIDs that have a directory in the run directory.
+func (d nodeDirs) podDirs() ([]types.UID, error) {
 	entries, err := os.ReadDir(filepath.Join(d.root, protocol.PodsDir))
 	if err != nil {
 		return nil, err
@@ -145,17 +191,19 @@ func (d nodeDirs) dialLauncher(podUID types.UID) func(context.Context) (net.Conn
 	}
 }
 
-// dialSocket connects to the socket name (a fixed protocol name) in the directory of launcher
-// Pod podUID. The socket is opened with O_PATH|O_NOFOLLOW below the run directory and must be
-// a socket; the connection then goes through the descriptor's /proc path, so a link a launcher
-// planted at its name is never followed.
+// dialSocket connects to the socket name (a fixed protocol name) in the directory Pod podUID
+// shares with the agent (openPodDir). The socket is opened with O_PATH|O_NOFOLLOW below that
+// directory and must be a socket; the connection then goes through the descriptor's /proc
+// path, so a link a launcher planted at its name is never followed.
 func (d nodeDirs) dialSocket(ctx context.Context, podUID types.UID, name string) (net.Conn, error) {
-	if err := checkUID(podUID); err != nil {
-		return nil, err
-	}
-	fd, err := d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID), name), unix.O_PATH|unix.O_NOFOLLOW, 0)
+	dirFD, err := d.openPodDir(podUID, unix.O_PATH)
 	if err != nil {
 		return nil, err
+	}
+	defer unix.Close(dirFD)
+	fd, err := unix.Openat(dirFD, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s of Pod %s without following a link: %w", name, podUID, err)
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -114,14 +113,11 @@ func (p *migrationProxy) close() {
 }
 
 // listenSocket binds the socket name (a fixed protocol name) in the directory of launcher Pod
-// podUID for the launcher's user. The directory is opened below the run directory without
-// symlinks and the socket bound and handed over through that descriptor, so nothing the
-// launcher planted is followed.
+// podUID for the launcher's user. The directory is opened without symlinks (openPodDir) and the
+// socket bound and handed over through that descriptor, so nothing the launcher planted is
+// followed.
 func (d nodeDirs) listenSocket(podUID types.UID, name string) (net.Listener, error) {
-	if err := checkUID(podUID); err != nil {
-		return nil, err
-	}
-	dirFD, err := d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID)), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	dirFD, err := d.openPodDir(podUID, unix.O_PATH)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ func TestMigrationProxyInPlace(t *testing.T) {
 	}
 	source, target := types.UID("0a0c1e2b-1111-4222-8333-944455556666"), types.UID("1b0c1e2b-1111-4222-8333-944455556666")
 	for _, uid := range []types.UID{source, target} {
-		if err := d.ensureLauncherDir(uid); err != nil {
+		if err := d.ensurePodDir(uid); err != nil {
 			t.Fatal(err)
 		}
 	}

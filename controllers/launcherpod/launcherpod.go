@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,7 +17,6 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/protocol"
-	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
 
 const (
@@ -35,11 +33,11 @@ const (
 	PrivateVolumeName = "private"
 	// PrivateDir is where PrivateVolumeName is mounted in the container.
 	PrivateDir = "/var/run/vireo-private"
-	// RunDirVolumeName is the hostPath volume of the node's run directory.
+	// RunDirVolumeName is the emptyDir the launcher shares with its node agent, mounted at
+	// protocol.LauncherDir: the command, console and VNC sockets, and the node's QEMU
+	// capabilities seed the agent copies in. The agent finds it where the kubelet keeps it
+	// (protocol.PodVolumeDir), so the Pod needs no hostPath: it passes Pod Security baseline.
 	RunDirVolumeName = "run"
-	// CapabilitiesVolumeName is the hostPath volume of the node's QEMU capabilities seed
-	// (read-only, package capsseed).
-	CapabilitiesVolumeName = "capabilities"
 	// UnprivilegedPortSysctl lets the launcher (uid 107) forward the guest's ports below 1024
 	// from the Pod's address; it is one of Kubernetes' safe, namespaced sysctls.
 	UnprivilegedPortSysctl = "net.ipv4.ip_unprivileged_port_start"
@@ -68,12 +66,6 @@ var DefaultCPURequest = resource.MustParse("100m")
 type Options struct {
 	// Image is the launcher image, e.g. ghcr.io/vireo-dev/vireo-launcher:<version>.
 	Image string
-	// RunDir is the node's run directory (a hostPath shared with the node agent), e.g.
-	// /var/run/vireo; it is mounted at the same path in the container.
-	RunDir string
-	// CapabilitiesDir is the node's seed of libvirt's QEMU capabilities (a hostPath the node
-	// agent fills); it is mounted read-only at capsseed.DefaultDir, where the launcher looks.
-	CapabilitiesDir string
 	// MemoryOverhead is the fixed per-VMI memory added to the guest's memory in the Pod's
 	// memory request and limit. Zero means DefaultMemoryOverhead.
 	MemoryOverhead resource.Quantity
@@ -157,10 +149,7 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 			ImagePullSecrets: pullSecrets,
 			Containers:       []corev1.Container{computeContainer(vmi, opts, emu, res, disks)},
 			Volumes: append([]corev1.Volume{
-				{Name: RunDirVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: opts.RunDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
-				{Name: CapabilitiesVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: opts.CapabilitiesDir, Type: new(corev1.HostPathDirectoryOrCreate)}}},
+				{Name: RunDirVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 				{Name: PrivateVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 			}, disks.volumes...),
 		},
@@ -186,15 +175,6 @@ func validateInput(vmi *v1.VirtualMachineInstance, opts *Options) field.ErrorLis
 	}
 	if opts.Image == "" {
 		errs = append(errs, field.Required(field.NewPath("options", "image"), "the launcher image must be configured"))
-	}
-	if !filepath.IsAbs(opts.RunDir) {
-		errs = append(errs, field.Invalid(field.NewPath("options", "runDir"), opts.RunDir, "must be an absolute path"))
-	}
-	if opts.CapabilitiesDir == "" {
-		opts.CapabilitiesDir = capsseed.DefaultDir
-	}
-	if !filepath.IsAbs(opts.CapabilitiesDir) {
-		errs = append(errs, field.Invalid(field.NewPath("options", "capabilitiesDir"), opts.CapabilitiesDir, "must be an absolute path"))
 	}
 	if opts.MemoryOverhead.Sign() < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("options", "memoryOverhead"), opts.MemoryOverhead.String(), "must not be negative"))
@@ -254,11 +234,9 @@ func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, emu *Emulati
 		},
 		Resources: res,
 		VolumeMounts: append([]corev1.VolumeMount{
-			// Only the Pod's own directory of the run directory, at the same path in every
-			// launcher: a guest that escapes into QEMU reaches no other launcher's sockets, and a
-			// migration's source and target see the same paths (protocol.LauncherDir).
-			{Name: RunDirVolumeName, MountPath: protocol.LauncherDir, SubPathExpr: protocol.PodsDir + "/$(POD_UID)"},
-			{Name: CapabilitiesVolumeName, MountPath: capsseed.DefaultDir, ReadOnly: true},
+			// The Pod's own directory, shared with the node agent only, at the same path in every
+			// launcher: a migration's source and target see the same paths (protocol.LauncherDir).
+			{Name: RunDirVolumeName, MountPath: protocol.LauncherDir},
 			{Name: PrivateVolumeName, MountPath: PrivateDir},
 		}, disks.mounts...),
 		SecurityContext: &corev1.SecurityContext{

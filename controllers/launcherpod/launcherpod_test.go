@@ -13,7 +13,7 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-var testOpts = Options{Image: "ghcr.io/vireo-dev/vireo-launcher:dev", RunDir: "/var/run/vireo"}
+var testOpts = Options{Image: "ghcr.io/vireo-dev/vireo-launcher:dev"}
 
 // newVMI is a minimal VMI with 64Mi of guest memory.
 func newVMI(mutate ...func(*v1.VirtualMachineInstance)) *v1.VirtualMachineInstance {
@@ -107,7 +107,7 @@ func TestRenderResources(t *testing.T) {
 		wantReq: corev1.ResourceList{"memory": q("224Mi"), "cpu": q("100m")},
 	}, {
 		name:    "explicit overhead",
-		opts:    Options{Image: "img", RunDir: "/run/v", MemoryOverhead: q("100Mi")},
+		opts:    Options{Image: "img", MemoryOverhead: q("100Mi")},
 		mutate:  func(*v1.VirtualMachineInstance) {},
 		wantReq: corev1.ResourceList{"memory": q("164Mi"), "cpu": q("100m")},
 	}, {

@@ -33,10 +33,8 @@ func TestRenderPodSpec(t *testing.T) {
 		t.Errorf("pod securityContext (-want +got):\n%s", diff)
 	}
 	wantVolumes := []corev1.Volume{
-		{Name: "run", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: "/var/run/vireo", Type: new(corev1.HostPathDirectoryOrCreate)}}},
-		{Name: "capabilities", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: "/var/lib/vireo/capabilities", Type: new(corev1.HostPathDirectoryOrCreate)}}},
+		// No hostPath: the Pod passes Pod Security baseline.
+		{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "private", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 	if diff := cmp.Diff(wantVolumes, spec.Volumes); diff != "" {
@@ -69,8 +67,7 @@ func TestRenderPodSpec(t *testing.T) {
 	if diff := cmp.Diff(wantEnv, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	wantMounts := []corev1.VolumeMount{{Name: "run", MountPath: "/var/run/vireo/launcher", SubPathExpr: "pods/$(POD_UID)"},
-		{Name: "capabilities", MountPath: "/var/lib/vireo/capabilities", ReadOnly: true}, {Name: "private", MountPath: PrivateDir}}
+	wantMounts := []corev1.VolumeMount{{Name: "run", MountPath: "/var/run/vireo/launcher"}, {Name: "private", MountPath: PrivateDir}}
 	if diff := cmp.Diff(wantMounts, c.VolumeMounts); diff != "" {
 		t.Errorf("volume mounts (-want +got):\n%s", diff)
 	}
@@ -119,9 +116,8 @@ func TestRenderErrors(t *testing.T) {
 		}, want: "spec.terminationGracePeriodSeconds"},
 		{name: "no uid", opts: testOpts, mutate: func(vmi *v1.VirtualMachineInstance) { vmi.UID = "" }, want: "metadata.uid"},
 		{name: "no name", opts: testOpts, mutate: func(vmi *v1.VirtualMachineInstance) { vmi.Name = "" }, want: "metadata.name"},
-		{name: "no image", opts: Options{RunDir: "/run/v"}, mutate: func(*v1.VirtualMachineInstance) {}, want: "options.image"},
-		{name: "relative run dir", opts: Options{Image: "img", RunDir: "run"}, mutate: func(*v1.VirtualMachineInstance) {}, want: "options.runDir"},
-		{name: "negative overhead", opts: Options{Image: "img", RunDir: "/run/v", MemoryOverhead: q("-1Mi")},
+		{name: "no image", opts: Options{}, mutate: func(*v1.VirtualMachineInstance) {}, want: "options.image"},
+		{name: "negative overhead", opts: Options{Image: "img", MemoryOverhead: q("-1Mi")},
 			mutate: func(*v1.VirtualMachineInstance) {}, want: "options.memoryOverhead"},
 	}
 	for _, tt := range tests {

@@ -33,7 +33,6 @@ import (
 	"github.com/vireo-dev/vireo/controllers/vmi"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
-	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
 
 // Options are vireo-controller's command-line options.
@@ -53,12 +52,11 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{LeaderElect: true, LeaseNamespace: v1.InstallNamespace, Workers: 10, Launcher: launcherpod.Options{
-		Image:           "ghcr.io/vireo-dev/vireo-launcher:latest",
-		RunDir:          "/var/run/vireo",
-		CapabilitiesDir: capsseed.DefaultDir,
-		MemoryOverhead:  launcherpod.DefaultMemoryOverhead.DeepCopy(),
+		Image:          "ghcr.io/vireo-dev/vireo-launcher:latest",
+		MemoryOverhead: launcherpod.DefaultMemoryOverhead.DeepCopy(),
 	}, Metrics: metrics.NewOptions(), Importer: datavolume.ImporterOptions{
 		Image: "ghcr.io/vireo-dev/vireo-importer:latest", FilesystemOverhead: datavolume.DefaultFilesystemOverhead,
+		RunDir: "/var/run/vireo",
 	}}
 }
 
@@ -70,8 +68,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	// KubeVirt runs 10 VMI workers (1 VMI/s with 3 was too slow at scale).
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
 	fs.StringVar(&o.Launcher.Image, "launcher-image", o.Launcher.Image, "Image of the launcher Pods (vireo-launcher).")
-	fs.StringVar(&o.Launcher.RunDir, "node-run-dir", o.Launcher.RunDir, "The nodes' run directory shared by the node agent and the launcher Pods (hostPath); must match vireo-nodeagent's.")
-	fs.StringVar(&o.Launcher.CapabilitiesDir, "node-capabilities-dir", o.Launcher.CapabilitiesDir, "The nodes' QEMU capabilities seed (hostPath, mounted read-only in launcher Pods); must match vireo-nodeagent's --capabilities-dir.")
+	fs.StringVar(&o.Importer.RunDir, "node-run-dir", o.Importer.RunDir, "The nodes' run directory shared by the node agent and the DataVolume upload Pods (hostPath); must match vireo-nodeagent's.")
 	fs.Var(quantityFlag{&o.Launcher.MemoryOverhead}, "launcher-memory-overhead", "Memory a launcher Pod requests on top of the guest's (launcher, libvirtd, QEMU).")
 	fs.StringVar(&o.Importer.Image, "importer-image", o.Importer.Image, "Image of the DataVolumes' importer Pods (vireo-importer).")
 	fs.StringArrayVar(&o.Importer.InsecureRegistries, "insecure-registry", o.Importer.InsecureRegistries, "A registry (host[:port]) reached over plain HTTP: by importer Pods for registry DataVolume sources, and by the controller when it pins a VMI's image tags to digests; repeatable.")
@@ -143,7 +140,6 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 		return err
 	}
 	importer := o.Importer
-	importer.RunDir = o.Launcher.RunDir
 	dvController, err := newDataVolumeController(kube, vireo, vf, importer)
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 )
 
-var opts = launcherpod.Options{Image: "launcher:dev", RunDir: "/var/run/vireo"}
+var opts = launcherpod.Options{Image: "launcher:dev"}
 
 func runningVMI() *v1.VirtualMachineInstance {
 	mem := resource.MustParse("64Mi")

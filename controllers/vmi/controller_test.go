@@ -18,7 +18,7 @@ import (
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 )
 
-var testLauncher = launcherpod.Options{Image: "ghcr.io/vireo-dev/vireo-launcher:test", RunDir: "/var/run/vireo"}
+var testLauncher = launcherpod.Options{Image: "ghcr.io/vireo-dev/vireo-launcher:test"}
 
 func deletedVMI(name string) *v1.VirtualMachineInstance {
 	now := metav1.Now()

@@ -37,9 +37,22 @@ const VersionActions uint32 = 3
 // VersionMigration is the first version with PrepareTarget, Migrate and AbortMigration.
 const VersionMigration uint32 = 4
 
-// LauncherDir is where a launcher Pod mounts its own directory of the node's run directory
-// (subPathExpr pods/$(POD_UID)); launchers from before it mounted the whole run directory.
+// LauncherDir is where a launcher Pod mounts its own directory, an emptyDir it shares with its
+// node agent, which finds it below the kubelet's Pod directories (KubeletPodsDir,
+// EmptyDirPath).
 const LauncherDir = "/var/run/vireo/launcher"
+
+// KubeletPodsDir is where the kubelet keeps each Pod's volumes (its --root-dir's pods/).
+const KubeletPodsDir = "/var/lib/kubelet/pods"
+
+// EmptyDirPath is the path, relative to KubeletPodsDir, of Pod podUID's emptyDir volume.
+func EmptyDirPath(podUID, volume string) string {
+	return podUID + "/volumes/kubernetes.io~empty-dir/" + volume
+}
+
+// CapabilitiesSeed is the directory in LauncherDir the node agent copies the node's QEMU
+// capabilities into (renamed into place complete) for the launcher's libvirtd.
+const CapabilitiesSeed = "capabilities"
 
 // File names in a launcher's directory.
 const (

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
 // guestMarker is what the test guest prints on its serial console once booted (test/images).
@@ -74,9 +76,10 @@ func launcherDir(vmi *v1.VirtualMachineInstance) string {
 	return ""
 }
 
-// podDir is the directory of launcher Pod uid on node, seen from the host.
+// podDir is the directory of launcher Pod uid on node, seen from the host: its emptyDir below
+// the node's kubelet root.
 func podDir(node string, uid types.UID) string {
-	return filepath.Join(cluster.Options().NodeDir(node), "host", "var", "run", "vireo", "pods", string(uid))
+	return filepath.Join(cluster.Options().NodeDir(node), "kubelet", "pods", protocol.EmptyDirPath(string(uid), launcherpod.RunDirVolumeName))
 }
 
 // console is a connection to a guest's serial console socket that keeps everything it read.

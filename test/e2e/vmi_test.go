@@ -20,11 +20,15 @@ import (
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 )
 
-// TestVMIRunsAGuest: the tiny example boots under QEMU on a local node, is reported as KubeVirt
-// reports it, serves HTTP at its address, survives a restart of its node agent, and shuts down
-// cleanly when deleted, leaving nothing behind.
+// TestVMIRunsAGuest: the tiny example boots under QEMU on a local node, in a namespace that
+// enforces Pod Security baseline, is reported as KubeVirt reports it, serves HTTP at its
+// address, survives a restart of its node agent, and shuts down cleanly when deleted, leaving
+// nothing behind.
 func TestVMIRunsAGuest(t *testing.T) {
 	ns := namespace(t)
+	// A tenant namespace as most clusters have them: its launcher Pod must pass Pod Security
+	// baseline (no hostPath), or kube-apiserver refuses it and the VMI never runs.
+	kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=baseline", "pod-security.kubernetes.io/enforce-version=latest")
 	applyExample(t, ns, "vmi-tiny.yaml")
 	con := openConsole(t, ns, "tiny")
 	con.waitFor(t, guestMarker, 90*time.Second)
@@ -272,12 +276,12 @@ func TestNodeAgentsChangeOnlyTheirNodesVMIs(t *testing.T) {
 	for i, node := range nodes {
 		applyExample(t, ns, "vmi-tiny.yaml", func(m string) string {
 			m = strings.Replace(m, "name: tiny\n", fmt.Sprintf("name: on-%d\n", i), 1)
-			m = strings.Replace(m, "vireo/tiny-containerdisk:latest", "vireo/no-such-image:1", 1)
-			return strings.Replace(m, "  terminationGracePeriodSeconds: 10\n", "  terminationGracePeriodSeconds: 10\n  nodeSelector: {kubernetes.io/hostname: "+node+"}\n", 1)
+			// Started paused: the guests take no CPU.
+			return strings.Replace(m, "  terminationGracePeriodSeconds: 10\n", "  terminationGracePeriodSeconds: 10\n  startStrategy: Paused\n  nodeSelector: {kubernetes.io/hostname: "+node+"}\n", 1)
 		})
 	}
 	for i := range nodes {
-		waitPhase(t, ns, fmt.Sprintf("on-%d", i), v1.Scheduled, 60*time.Second)
+		waitPhase(t, ns, fmt.Sprintf("on-%d", i), v1.Running, 60*time.Second)
 	}
 	pods, err := kube.CoreV1().Pods("vireo-system").List(t.Context(), metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/name=vireo-nodeagent", FieldSelector: "spec.nodeName=" + nodes[0]})

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -49,19 +50,12 @@ type Owner struct {
 // missing src is no seed: 0 and no error. Each file is written under a temporary name and
 // renamed, so a reader never sees part of one.
 func Copy(src, dst string, mode os.FileMode, owner *Owner) (int, error) {
-	srcFD, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return 0, nil
+	dir, names, err := openSeed(src)
+	if dir == nil || err != nil {
+		return 0, err
 	}
-	if err != nil {
-		return 0, fmt.Errorf("capabilities seed: open %s: %w", src, err)
-	}
-	dir := os.NewFile(uintptr(srcFD), src)
 	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
-	if err != nil {
-		return 0, fmt.Errorf("capabilities seed: list %s: %w", src, err)
-	}
+	srcFD := int(dir.Fd())
 	dirMode := os.FileMode(0o700)
 	if mode&0o004 != 0 {
 		dirMode = 0o755
@@ -83,6 +77,25 @@ func Copy(src, dst string, mode os.FileMode, owner *Owner) (int, error) {
 		copied++
 	}
 	return copied, nil
+}
+
+// openSeed opens the seed directory src without following a link and lists it; a missing src
+// is no seed (nil, no error).
+func openSeed(src string) (*os.File, []string, error) {
+	fd, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("capabilities seed: open %s: %w", src, err)
+	}
+	dir := os.NewFile(uintptr(fd), src)
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		dir.Close()
+		return nil, nil, fmt.Errorf("capabilities seed: list %s: %w", src, err)
+	}
+	return dir, names, nil
 }
 
 // ensureDir creates dir when it is missing and checks that it is a directory, not a link.
@@ -142,6 +155,83 @@ func copyFile(srcFD int, name, dst string, mode os.FileMode, owner *Owner) error
 	}
 	if err != nil {
 		return fmt.Errorf("capabilities seed: write %s: %w", dst, err)
+	}
+	return nil
+}
+
+// CopyBeneath copies the seed in src into a new directory name of dst (an open directory
+// whose entries someone else may control, such as a Pod's emptyDir), owned by owner: into a
+// fresh hidden directory first, then renamed to name, so that a reader sees the seed whole or
+// not at all. Every call is relative to dst's descriptor and follows no link, so nothing
+// planted in dst leads the copy elsewhere. A name that exists already counts as copied.
+func CopyBeneath(src string, dst *os.File, name string, owner Owner) (int, error) {
+	srcDir, names, err := openSeed(src)
+	if srcDir == nil || err != nil {
+		return 0, err
+	}
+	defer srcDir.Close()
+	srcFD := int(srcDir.Fd())
+	dstFD := int(dst.Fd())
+	tmp := fmt.Sprintf(".%s-%d", name, os.Getpid())
+	_ = os.RemoveAll("/proc/self/fd/" + strconv.Itoa(dstFD) + "/" + tmp) // a leftover of an earlier try: removed, links and all, never followed
+	if err := unix.Mkdirat(dstFD, tmp, 0o755); err != nil {
+		return 0, fmt.Errorf("capabilities seed: create %s: %w", tmp, err)
+	}
+	dirFD, err := unix.Openat(dstFD, tmp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("capabilities seed: open %s: %w", tmp, err)
+	}
+	dir := os.NewFile(uintptr(dirFD), tmp)
+	defer dir.Close()
+	copied := 0
+	for _, n := range names {
+		if !fileName.MatchString(n) || copied == maxFiles {
+			continue
+		}
+		if err := copyFileAt(srcFD, n, dirFD, owner); err != nil {
+			return copied, err
+		}
+		copied++
+	}
+	if err := unix.Fchown(dirFD, owner.UID, owner.GID); err != nil {
+		return copied, fmt.Errorf("capabilities seed: %w", err)
+	}
+	if err := unix.Renameat(dstFD, tmp, dstFD, name); err != nil {
+		_ = os.RemoveAll("/proc/self/fd/" + strconv.Itoa(dstFD) + "/" + tmp)
+		if errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY) {
+			return copied, nil
+		}
+		return copied, fmt.Errorf("capabilities seed: rename %s to %s: %w", tmp, name, err)
+	}
+	return copied, nil
+}
+
+// copyFileAt copies the regular file name of the directory srcFD into the directory dstFD,
+// creating it there (never through a link), readable by all, owned by owner.
+func copyFileAt(srcFD int, name string, dstFD int, owner Owner) error {
+	fd, err := unix.Openat(srcFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("capabilities seed: open %s without following links: %w", name, err)
+	}
+	in := os.NewFile(uintptr(fd), name)
+	defer in.Close()
+	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxFileSize {
+		return fmt.Errorf("capabilities seed: %s is not a regular file of at most %d bytes (%v)", name, MaxFileSize, err)
+	}
+	outFD, err := unix.Openat(dstFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return fmt.Errorf("capabilities seed: create %s: %w", name, err)
+	}
+	out := os.NewFile(uintptr(outFD), name)
+	_, err = io.Copy(out, io.LimitReader(in, MaxFileSize))
+	if err == nil {
+		err = out.Chown(owner.UID, owner.GID)
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("capabilities seed: write %s: %w", name, err)
 	}
 	return nil
 }
