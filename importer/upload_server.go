@@ -63,13 +63,14 @@ func ImportUpload(ctx context.Context, o Options) (Result, error) {
 	return res, err
 }
 
-// uploadDirTimeout bounds the wait for the node agent to hand the upload Pod its directory.
+// uploadDirTimeout bounds the wait for the upload socket's directory to become this user's.
 const uploadDirTimeout = 2 * time.Minute
 
-// waitForOwnDir waits until dir is a directory of this process's user: on a node, the upload
-// socket's directory is the Pod's own directory under the node's run directory, which the node
-// agent gives to the importer's user once it sees the Pod (the kubelet may create it first, as
-// root). A transient failure when it does not happen in time: the Pod restarts and waits again.
+// waitForOwnDir waits until dir is a directory this process's user may create the socket in:
+// the upload Pod's emptyDir (the kubelet's, writable by all), or, for a clone across
+// namespaces, the Pod's own directory under the node's run directory, which the node agent
+// gives to the importer's user once it sees the Pod (the kubelet may create it first, as root).
+// A transient failure when it does not happen in time: the Pod restarts and waits again.
 func waitForOwnDir(ctx context.Context, dir string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -77,11 +78,11 @@ func waitForOwnDir(ctx context.Context, dir string, timeout time.Duration) error
 		if err == nil && !fi.IsDir() {
 			return permanentf("the upload directory %s is not a directory (%s)", dir, describeMode(fi.Mode()))
 		}
-		if err == nil && int(fi.Sys().(*syscall.Stat_t).Uid) == os.Getuid() {
+		if err == nil && unix.Access(dir, unix.W_OK|unix.X_OK) == nil {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the upload directory %s did not become this user's (uid %d) within %s: is vireo-nodeagent running on this node?", dir, os.Getuid(), timeout)
+			return fmt.Errorf("the upload directory %s did not become writable by this user (uid %d) within %s: is vireo-nodeagent running on this node?", dir, os.Getuid(), timeout)
 		}
 		select {
 		case <-ctx.Done():

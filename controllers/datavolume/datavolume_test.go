@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/importer"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
 )
@@ -117,10 +119,6 @@ func TestImporterPod(t *testing.T) {
 		if !slices.Contains(pod.Spec.Containers[0].Args, want) {
 			t.Errorf("registry args %q lack %q", pod.Spec.Containers[0].Args, want)
 		}
-	}
-	upload := &cdiv1beta1.DataVolume{ObjectMeta: dv.ObjectMeta, Spec: cdiv1beta1.DataVolumeSpec{Source: &cdiv1beta1.DataVolumeSource{Upload: &cdiv1beta1.DataVolumeSourceUpload{}}}}
-	if _, err := ImporterPod(upload, claim, 1<<30, ImporterOptions{}); err == nil {
-		t.Error("an upload DataVolume got an importer Pod")
 	}
 }
 
@@ -281,9 +279,6 @@ func TestUpload(t *testing.T) {
 		Storage: &cdiv1beta1.StorageSpec{Resources: requests("1Gi")},
 	}}
 	claim, _ := Claim(dv, DefaultFilesystemOverhead, resource.Quantity{})
-	if _, err := ImporterPod(dv, claim, 1<<30, ImporterOptions{}); err == nil {
-		t.Error("an upload Pod without the nodes' run directory")
-	}
 	pod, err := ImporterPod(dv, claim, 1<<30, ImporterOptions{RunDir: "/var/run/vireo"})
 	if err != nil {
 		t.Fatal(err)
@@ -292,14 +287,24 @@ func TestUpload(t *testing.T) {
 	if !slices.Contains(c.Args, "--source=upload") || !slices.Contains(c.Args, "--upload-socket="+uploadDir+"/"+uploadapi.SocketName) {
 		t.Errorf("upload args %q", c.Args)
 	}
+	// The socket's directory is an emptyDir the node agent finds as a launcher's: no hostPath,
+	// so the Pod passes Pod Security baseline.
 	var mount *corev1.VolumeMount
 	for i := range c.VolumeMounts {
-		if c.VolumeMounts[i].Name == "upload" {
+		if c.VolumeMounts[i].MountPath == uploadDir {
 			mount = &c.VolumeMounts[i]
 		}
 	}
-	if mount == nil || mount.SubPathExpr != "pods/$(POD_UID)" || len(c.Env) != 1 || c.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.uid" {
-		t.Errorf("the upload Pod must see only its own directory: mount %+v env %+v", mount, c.Env)
+	for _, v := range pod.Spec.Volumes {
+		if v.HostPath != nil {
+			t.Errorf("the upload Pod mounts a hostPath: %+v", v)
+		}
+		if mount != nil && v.Name == mount.Name && (v.EmptyDir == nil || v.Name != launcherpod.RunDirVolumeName) {
+			t.Errorf("the upload socket's volume %+v, want the emptyDir %q", v, launcherpod.RunDirVolumeName)
+		}
+	}
+	if mount == nil || pod.Labels[v1.AppLabel] != v1.UploadApp {
+		t.Errorf("upload mount %+v, labels %v", mount, pod.Labels)
 	}
 	running := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
 	if st := nextStatus(dv, observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, running)}, metav1.Now()); st.Phase != cdiv1beta1.UploadReady {

@@ -10,6 +10,7 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/importer"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
 )
@@ -78,7 +79,7 @@ func ImporterPod(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim,
 	case src.Registry != nil && src.Registry.SecretRef != nil:
 		addSourceVolumes(&pod.Spec, *src.Registry.SecretRef, "")
 	case src.Upload != nil:
-		addUploadDir(pod, o.RunDir)
+		addUploadDir(pod, "")
 	case src.PVC != nil && crossNamespace(dv) != "":
 		// The source Pod, in the source's namespace, sends the disk to this one's socket.
 		addUploadDir(pod, o.RunDir)
@@ -188,8 +189,8 @@ func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim
 		args = append(args, "--source=file", "--path="+sourceDir+"/"+importer.DiskName)
 	case src.Upload != nil || src.PVC != nil:
 		// An upload, or a clone from another namespace, whose source Pod sends the disk.
-		if o.RunDir == "" {
-			return nil, fmt.Errorf("DataVolume %s/%s: uploads and clones across namespaces need the nodes' run directory (vireo-controller --node-run-dir)", dv.Namespace, dv.Name)
+		if src.PVC != nil && o.RunDir == "" {
+			return nil, fmt.Errorf("DataVolume %s/%s: clones across namespaces need the nodes' run directory (vireo-controller --node-run-dir)", dv.Namespace, dv.Name)
 		}
 		args = append(args, "--source=upload", "--upload-socket="+uploadDir+"/"+uploadapi.SocketName)
 	case src.Blank != nil:
@@ -200,16 +201,24 @@ func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim
 	return args, nil
 }
 
-// addUploadDir mounts the Pod's own directory of the node's run directory, pods/<pod uid>,
-// and nothing else of it (subPathExpr with the Pod's UID from the downward API), and labels
-// the Pod for the node agent, which gives it that directory and relays the upload to it.
+// addUploadDir gives the Pod the directory of its upload socket, which the node agent relays
+// uploads to, and labels the Pod for the agent: an emptyDir named like the launcher's
+// (launcherpod.RunDirVolumeName), which the agent finds below the kubelet's Pod directories, so
+// that the Pod needs no hostPath; or, with runDir (a clone's target, whose source Pod in
+// another namespace must reach the socket), the Pod's own directory of the node's run
+// directory, pods/<pod uid>, and nothing else of it (subPathExpr with the Pod's UID).
 func addUploadDir(pod *corev1.Pod, runDir string) {
 	pod.Labels[v1.AppLabel] = v1.UploadApp
 	spec := &pod.Spec
+	c := &spec.Containers[0]
+	if runDir == "" {
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: launcherpod.RunDirVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: launcherpod.RunDirVolumeName, MountPath: uploadDir})
+		return
+	}
 	dirType := corev1.HostPathDirectoryOrCreate
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "upload", VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: runDir, Type: &dirType}}})
-	c := &spec.Containers[0]
 	c.Env = append(c.Env, corev1.EnvVar{Name: "POD_UID", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.uid"}}})
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "upload", MountPath: uploadDir, SubPathExpr: "pods/$(POD_UID)"})
 }

@@ -148,9 +148,11 @@ func proxiedKubeconfig(t *testing.T, proxyURL string) string {
 // TestImageUpload uploads the test guest's qcow2 disk with vireoctl image-upload through
 // kube-apiserver over a link slow enough that the upload takes longer than kube-apiserver's
 // 60 s limit of a proxied request, and that drops once in the middle; the upload resumes and
-// a VMI boots from the DataVolume.
+// a VMI boots from the DataVolume; all in a namespace that enforces Pod Security baseline.
 func TestImageUpload(t *testing.T) {
 	ns := namespace(t)
+	// The upload Pod passes Pod Security baseline: its socket's directory is an emptyDir.
+	kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=baseline", "pod-security.kubernetes.io/enforce-version=latest")
 	image := filepath.Join(repo, "_output", "images", "tiny", "disk.qcow2")
 	st, err := os.Stat(image)
 	if err != nil {
