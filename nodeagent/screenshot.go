@@ -16,9 +16,10 @@ import (
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
-// maxScreen bounds the display a screenshot accepts (width and height), so a confused VNC server
-// cannot make the agent allocate without limit.
-const maxScreen = 8192
+// maxScreen bounds the display a screenshot accepts (width and height): the guest sets its
+// display mode, and a screenshot allocates one frame of it (at most 4096 x 4096 x 4 bytes,
+// 64 MiB; QEMU's standard VGA stops at 2560 x 1600 with its default 16 MiB of video memory).
+const maxScreen = 4096
 
 // screenshotTimeout bounds one screenshot: connect, handshake, one full update.
 const screenshotTimeout = 20 * time.Second

@@ -5,12 +5,16 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
 
 // fakeRFB plays the server side of RFB 3.8 for a 4x2 display whose pixels are (x*60, y*100, 7).
-func fakeRFB(t *testing.T, c net.Conn) {
+func fakeRFB(t *testing.T, c net.Conn) { fakeRFBOf(t, c, 4, 2) }
+
+// fakeRFBOf announces a w x h display; it sends the 4x2 update only when that is the display.
+func fakeRFBOf(t *testing.T, c net.Conn, w, h uint16) {
 	defer c.Close()
 	must := func(err error) {
 		if err != nil {
@@ -31,12 +35,15 @@ func fakeRFB(t *testing.T, c net.Conn) {
 	_, err = io.ReadFull(c, buf[:1]) // ClientInit
 	must(err)
 	var init bytes.Buffer
-	_ = binary.Write(&init, binary.BigEndian, [2]uint16{4, 2})
+	_ = binary.Write(&init, binary.BigEndian, [2]uint16{w, h})
 	init.Write(make([]byte, 16))
 	_ = binary.Write(&init, binary.BigEndian, uint32(1))
 	init.WriteString("t")
 	_, err = c.Write(init.Bytes())
 	must(err)
+	if w != 4 || h != 2 {
+		return
+	}
 	_, err = io.ReadFull(c, buf[:20+8+12+10]) // pixel format, encodings, two pointer events, update request
 	must(err)
 	var upd bytes.Buffer
@@ -70,5 +77,16 @@ func TestRFBScreenshot(t *testing.T) {
 				t.Errorf("pixel %d,%d = %v", x, y, c)
 			}
 		}
+	}
+}
+
+// TestRFBScreenshotRefusesHugeDisplay: a display larger than maxScreen (the guest sets its
+// mode) is refused before a frame of its size is allocated.
+func TestRFBScreenshotRefusesHugeDisplay(t *testing.T) {
+	client, server := net.Pipe()
+	go fakeRFBOf(t, server, maxScreen+1, 16)
+	_ = client.SetDeadline(time.Now().Add(5 * time.Second))
+	if img, err := rfbScreenshot(client, true); err == nil || !strings.Contains(err.Error(), "unexpected display") {
+		t.Errorf("a %dx16 display: %v, %v; want a refusal", maxScreen+1, img, err)
 	}
 }

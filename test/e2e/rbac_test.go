@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,4 +166,37 @@ func directRequest(t *testing.T, url, certFile string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestNodeAgentPermissions: the node agent's ServiceAccount may do what its code does (read
+// VMIs and Pods, write VMI status) and nothing else of what KubeVirt's virt-handler may: no
+// Node, no migration, no event, no VMI spec or Secret.
+func TestNodeAgentPermissions(t *testing.T) {
+	agent := "system:serviceaccount:vireo-system:vireo-nodeagent"
+	for _, c := range []struct {
+		verb, resource string
+		want           bool
+	}{
+		{"list", "virtualmachineinstances.kubevirt.io", true},
+		{"watch", "virtualmachineinstances.kubevirt.io", true},
+		{"update", "virtualmachineinstances.kubevirt.io/status", true},
+		{"watch", "pods", true},
+		{"update", "virtualmachineinstances.kubevirt.io", false},
+		{"patch", "virtualmachineinstances.kubevirt.io", false},
+		{"patch", "nodes", false},
+		{"get", "nodes", false},
+		{"update", "virtualmachineinstancemigrations.kubevirt.io/status", false},
+		{"create", "events", false},
+		{"get", "secrets", false},
+		{"create", "pods", false},
+	} {
+		args := []string{"auth", "can-i", c.verb, c.resource, "--all-namespaces", "--as", agent}
+		if resource, sub, ok := strings.Cut(c.resource, "/"); ok {
+			args = []string{"auth", "can-i", c.verb, resource, "--subresource", sub, "--all-namespaces", "--as", agent}
+		}
+		out, _, _ := kubectlResult(args...)
+		if got := strings.TrimSpace(out) == "yes"; got != c.want {
+			t.Errorf("the node agent may %s %s: %t, want %t", c.verb, c.resource, got, c.want)
+		}
+	}
 }
