@@ -296,7 +296,8 @@ func (a *Agent) seedOnce(pod *corev1.Pod) {
 	a.seeded[pod.UID] = true
 	a.mu.Unlock()
 	go func() {
-		for deadline := time.Now().Add(seedWait); time.Now().Before(deadline) && a.ctx.Err() == nil; time.Sleep(seedPoll) {
+		began := time.Now()
+		for ; time.Since(began) < seedWait && a.ctx.Err() == nil; time.Sleep(seedPollAfter(time.Since(began))) {
 			done, err := a.dirs.seedLauncher(pod.UID, a.opts.CapabilitiesDir)
 			if err != nil {
 				klog.ErrorS(err, "Copying the capabilities seed into the launcher Pod", "pod", klog.KObj(pod))
@@ -310,11 +311,17 @@ func (a *Agent) seedOnce(pod *corev1.Pod) {
 }
 
 // seedWait bounds how long the agent waits for a launcher Pod's emptyDir (the kubelet creates
-// it once the Pod's image volumes are pulled); seedPoll is how often it looks.
-const (
-	seedWait = 5 * time.Minute
-	seedPoll = 20 * time.Millisecond
-)
+// it once the Pod's image volumes are pulled).
+const seedWait = 5 * time.Minute
+
+// seedPollAfter is how often the agent looks for the emptyDir, elapsed into the wait: often
+// while the kubelet is about to create it, rarely once an image pull is taking long.
+func seedPollAfter(elapsed time.Duration) time.Duration {
+	if elapsed < 10*time.Second {
+		return 20 * time.Millisecond
+	}
+	return time.Second
+}
 
 // podDeleted forgets a launcher Pod: its session, directory and shutdown deadline.
 func (a *Agent) podDeleted(obj any) {

@@ -66,12 +66,17 @@ func (d nodeDirs) openPodDir(podUID types.UID, flags int) (int, error) {
 		return -1, err
 	}
 	if d.pods != "" {
-		fd, err := openBeneathRoot(d.pods, protocol.EmptyDirPath(string(podUID), launcherpod.RunDirVolumeName), flags|unix.O_DIRECTORY, 0)
+		fd, err := d.openEmptyDir(podUID, flags)
 		if err == nil || !errors.Is(err, unix.ENOENT) {
 			return fd, err
 		}
 	}
 	return d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID)), flags|unix.O_DIRECTORY, 0)
+}
+
+// openEmptyDir opens Pod podUID's emptyDir "run" below the kubelet's Pod directories.
+func (d nodeDirs) openEmptyDir(podUID types.UID, flags int) (int, error) {
+	return openBeneathRoot(d.pods, protocol.EmptyDirPath(string(podUID), launcherpod.RunDirVolumeName), flags|unix.O_DIRECTORY, 0)
 }
 
 // seedLauncher copies the node's QEMU capabilities seed (capsDir) into the emptyDir of
@@ -81,7 +86,7 @@ func (d nodeDirs) seedLauncher(podUID types.UID, capsDir string) (bool, error) {
 	if err := checkUID(podUID); err != nil {
 		return false, err
 	}
-	fd, err := openBeneathRoot(d.pods, protocol.EmptyDirPath(string(podUID), launcherpod.RunDirVolumeName), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := d.openEmptyDir(podUID, unix.O_RDONLY)
 	if errors.Is(err, unix.ENOENT) {
 		return false, nil
 	}

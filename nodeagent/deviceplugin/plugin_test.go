@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/apimachinery/pkg/util/wait"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 )
 
@@ -27,6 +28,12 @@ func (r *registry) Register(_ context.Context, req *pluginapi.RegisterRequest) (
 	defer r.mu.Unlock()
 	r.reqs = append(r.reqs, req)
 	return &pluginapi.Empty{}, nil
+}
+
+func (r *registry) first() *pluginapi.RegisterRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reqs[0]
 }
 
 func (r *registry) count() int {
@@ -49,15 +56,14 @@ func startRegistry(t *testing.T, dir string) *registry {
 	return reg
 }
 
-// waitFor polls cond until it holds or 10 s passed.
+// waitFor polls cond until it holds, for at most 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 
@@ -81,7 +87,7 @@ func TestPluginRegistersAdvertisesAndAllocates(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	waitFor(t, "the registration", func() bool { return reg.count() == 1 })
-	if r := reg.reqs[0]; r.ResourceName != p.Resource || r.Endpoint != "test.sock" || r.Version != pluginapi.Version {
+	if r := reg.first(); r.ResourceName != p.Resource || r.Endpoint != "test.sock" || r.Version != pluginapi.Version {
 		t.Errorf("registration %+v", r)
 	}
 
