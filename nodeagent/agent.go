@@ -87,7 +87,7 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig to reach the cluster; empty means in-cluster.")
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "The node this agent serves (required; the DaemonSet passes spec.nodeName).")
-	fs.StringVar(&o.RunDir, "run-dir", o.RunDir, "The node's run directory shared with the launcher Pods; must match vireo-controller's --node-run-dir.")
+	fs.StringVar(&o.RunDir, "run-dir", o.RunDir, "The agent's own directory on the node (guests' shutdown deadlines, kept across restarts).")
 	fs.StringVar(&o.Listen, "listen", o.Listen, "Address of the HTTPS server for vireo-apiserver.")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate of the HTTPS server.")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "Key of the serving certificate.")
@@ -95,7 +95,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientName, "client-name", o.ClientName, "Common name of vireo-apiserver's client certificate.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
 	fs.StringVar(&o.CapabilitiesProbeDir, "capabilities-probe-dir", o.CapabilitiesProbeDir, "QEMU capabilities probed by the agent Pod's init container (vireo-launcher probe-capabilities); none when empty.")
-	fs.StringVar(&o.CapabilitiesDir, "capabilities-dir", o.CapabilitiesDir, "The node's capabilities seed for launchers; must match vireo-controller's --node-capabilities-dir.")
+	fs.StringVar(&o.CapabilitiesDir, "capabilities-dir", o.CapabilitiesDir, "The node's capabilities seed, which the agent copies into each launcher Pod's emptyDir.")
 	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "HTTPS port of /metrics (KubeVirt's kubevirt_vmi_migration_* gauges of the migrations leaving this node), for callers kube-apiserver authenticates and authorizes for get /metrics; 0 turns it off.")
 	fs.StringVar(&o.MigrationAddress, "migration-address", o.MigrationAddress, "host:port where other node agents reach this one for live migrations; default $POD_IP and the port of --listen.")
 	fs.StringVar(&o.KubeletPodsDir, "kubelet-pods-dir", o.KubeletPodsDir, "The kubelet's Pod directories (its --root-dir's pods/), where the agent reaches each launcher Pod's emptyDir of sockets.")
@@ -129,6 +129,8 @@ type Agent struct {
 	streams *streams // console and VNC sessions
 	// seeded are the launcher Pods whose capabilities seed is copied or being copied.
 	seeded map[types.UID]bool
+	// cloneRelays serve the upload socket of clone source Pods, by Pod UID.
+	cloneRelays map[types.UID]*socketProxy
 }
 
 // Run runs the node agent until ctx ends.
@@ -162,11 +164,11 @@ func Run(ctx context.Context, o *Options) error {
 	}))
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute, kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
-		lo.LabelSelector = v1.AppLabel + " in (" + v1.LauncherApp + "," + v1.UploadApp + ")"
+		lo.LabelSelector = v1.AppLabel + " in (" + v1.LauncherApp + "," + v1.UploadApp + "," + v1.CloneSourceApp + ")"
 	}))
 	a := &Agent{opts: o, client: vireo, kube: kube, dirs: dirs,
 		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}, streams: newStreams(o.StreamPing),
-		migrations: map[types.UID]*migrationWork{}, seeded: map[types.UID]bool{}}
+		migrations: map[types.UID]*migrationWork{}, seeded: map[types.UID]bool{}, cloneRelays: map[types.UID]*socketProxy{}}
 	sf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithNamespace(v1.InstallNamespace))
 	if a.settings, err = clusterconfig.New(sf.Kubevirt().V1().KubeVirts()); err != nil {
 		return err
@@ -261,20 +263,18 @@ func seedCapabilities(o *Options) {
 	klog.InfoS("Seeded QEMU capabilities for launchers", "files", n, "dir", o.CapabilitiesDir)
 }
 
-// podChanged prepares what a launcher or upload Pod (both run as uid 107) needs of the agent
-// (a launcher's capabilities seed, an upload Pod's directory) and requeues a launcher's VMI.
+// podChanged prepares what a launcher Pod or a clone's source Pod needs of the agent (a
+// launcher's capabilities seed, a source's relay) and requeues a launcher's VMI.
 func (a *Agent) podChanged(obj any) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return
 	}
-	if pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
-		switch pod.Labels[v1.AppLabel] {
-		case v1.UploadApp:
-			if err := a.dirs.ensurePodDir(pod.UID); err != nil {
-				klog.ErrorS(err, "Preparing the upload Pod's directory", "pod", klog.KObj(pod))
-			}
-		case v1.LauncherApp:
+	switch pod.Labels[v1.AppLabel] {
+	case v1.CloneSourceApp:
+		a.relayClone(pod)
+	case v1.LauncherApp:
+		if pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
 			a.seedOnce(pod)
 		}
 	}
@@ -345,6 +345,7 @@ func (a *Agent) forgetPod(uid types.UID) {
 		s.stop()
 	}
 	a.endMigrationsFrom(uid)
+	a.stopCloneRelay(uid)
 	a.mu.Lock()
 	delete(a.seeded, uid)
 	a.mu.Unlock()

@@ -42,7 +42,7 @@ type migrationKey = types.UID
 // migrationWork is what this agent did for one migration, so each step is taken once.
 type migrationWork struct {
 	// proxy serves the migration sockets in the directory of source Pod proxyPod.
-	proxy    *migrationProxy
+	proxy    *socketProxy
 	proxyPod types.UID
 	// targetPod is the target launcher Pod this agent prepared (on the target's node).
 	targetPod types.UID
@@ -114,7 +114,7 @@ func (a *Agent) endMigration(uid migrationKey) {
 	a.mu.Lock()
 	w := a.migrations[uid]
 	delete(a.migrations, uid)
-	var proxy *migrationProxy
+	var proxy *socketProxy
 	var progress []string
 	if w != nil {
 		proxy, progress = w.proxy, w.progressLabels
@@ -303,7 +303,7 @@ func startJustWritten(before, after *v1.VirtualMachineInstanceMigrationState, no
 // keepProxy starts the proxy of the migration's sockets in source Pod podUID's directory and
 // records it in w, unless the migration ended meanwhile (endMigration, from an informer).
 func (a *Agent) keepProxy(uid migrationKey, w *migrationWork, podUID types.UID, dial func(context.Context, string) (net.Conn, error)) error {
-	proxy, err := a.dirs.startMigrationProxy(podUID, dial)
+	proxy, err := a.dirs.startSocketProxy(podUID, protocol.MigrationSockets, dial)
 	if err != nil {
 		return err
 	}

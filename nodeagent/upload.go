@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -79,11 +80,16 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 // dvUID when set): labelled for uploads and controlled by that DataVolume. The name of the
 // Pod's node comes from an annotation users can edit, so nothing else is trusted.
 func (a *Agent) uploadPod(namespace, name string, dvUID types.UID) (*corev1.Pod, *httpError) {
-	pods, err := a.pods.Pods(namespace).List(labels.SelectorFromSet(labels.Set{v1.AppLabel: v1.UploadApp}))
+	return uploadPodIn(a.pods, namespace, name, dvUID)
+}
+
+// uploadPodIn is uploadPod among pods, the Pods on this node.
+func uploadPodIn(pods corelisters.PodLister, namespace, name string, dvUID types.UID) (*corev1.Pod, *httpError) {
+	list, err := pods.Pods(namespace).List(labels.SelectorFromSet(labels.Set{v1.AppLabel: v1.UploadApp}))
 	if err != nil {
 		return nil, &httpError{http.StatusInternalServerError, err.Error()}
 	}
-	for _, pod := range pods {
+	for _, pod := range list {
 		ref := metav1.GetControllerOf(pod)
 		if ref == nil || ref.Kind != "DataVolume" || ref.Name != name || (dvUID != "" && ref.UID != dvUID) || pod.DeletionTimestamp != nil {
 			continue
@@ -93,5 +99,5 @@ func (a *Agent) uploadPod(namespace, name string, dvUID types.UID) (*corev1.Pod,
 		}
 		return pod, nil
 	}
-	return nil, &httpError{http.StatusServiceUnavailable, fmt.Sprintf("no upload Pod of DataVolume %s/%s runs on node %s", namespace, name, a.opts.NodeName)}
+	return nil, &httpError{http.StatusServiceUnavailable, fmt.Sprintf("no upload Pod of DataVolume %s/%s runs on this node", namespace, name)}
 }

@@ -13,22 +13,16 @@ import (
 	"k8s.io/klog/v2"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/importer"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
 )
 
-// A clone from another namespace cannot mount its source claim in the target's importer Pod
-// (a Pod mounts only claims of its own namespace). The target's importer receives the disk in
-// upload mode instead, and a source Pod in the source's namespace, on the same node, mounts
-// the source claim read-only and sends its disk.img to the target's socket (the target Pod's
-// own directory of the node's run directory, and nothing else of it). vireo-apiserver has
-// checked that the user may read the source (create on datavolumes/source there).
+// A clone from another namespace: see uploadapi. vireo-apiserver has checked that the user may
+// read the source (create on datavolumes/source there).
 const (
-	// CloneTargetAnnotation on a source Pod names its DataVolume, namespace/name: an owner
-	// reference cannot cross namespaces.
-	CloneTargetAnnotation = "vireo.dev/clone-target"
-	// CloneTargetUIDLabel on a source Pod holds its DataVolume's UID.
-	CloneTargetUIDLabel = "vireo.dev/clone-target-uid"
+	CloneTargetAnnotation = uploadapi.CloneTargetAnnotation
+	CloneTargetUIDLabel   = uploadapi.CloneTargetUIDLabel
 )
 
 // crossNamespace is the namespace dv clones from when it is not dv's own, or "".
@@ -40,13 +34,14 @@ func crossNamespace(dv *cdiv1beta1.DataVolume) string {
 }
 
 // SourcePodName is the name of dv's source Pod in the source namespace.
-func SourcePodName(dv *cdiv1beta1.DataVolume) string { return "clone-source-" + string(dv.UID) }
+func SourcePodName(dv *cdiv1beta1.DataVolume) string { return uploadapi.CloneSourcePodName(string(dv.UID)) }
 
 // SourcePod renders the Pod that sends dv's source claim to target, dv's importer Pod, which
-// must have been scheduled: the source Pod runs on the same node and mounts target's
-// directory of the node's run directory.
+// must have been scheduled: the source Pod runs on the same node and sends to the socket in its
+// own emptyDir, which the node agent relays to target's.
 func SourcePod(dv *cdiv1beta1.DataVolume, target *corev1.Pod, o ImporterOptions) *corev1.Pod {
-	labels := map[string]string{ManagedByLabel: ManagedBy, "app": ImporterApp, CloneTargetUIDLabel: string(dv.UID)}
+	labels := map[string]string{ManagedByLabel: ManagedBy, "app": ImporterApp, CloneTargetUIDLabel: string(dv.UID),
+		v1.AppLabel: v1.CloneSourceApp}
 	meta := metav1.ObjectMeta{Name: SourcePodName(dv), Namespace: crossNamespace(dv), Labels: labels,
 		Annotations: map[string]string{CloneTargetAnnotation: dv.Namespace + "/" + dv.Name}}
 	pod := importerShell(meta, []string{"send", "--path=" + path.Join(sourceDir, importer.DiskName),
@@ -55,11 +50,7 @@ func SourcePod(dv *cdiv1beta1.DataVolume, target *corev1.Pod, o ImporterOptions)
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
 			Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{target.Spec.NodeName}}}}}}}}
 	addSourceClaim(&pod.Spec, dv.Spec.Source.PVC.Name)
-	dirType := corev1.HostPathDirectory
-	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "target", VolumeSource: corev1.VolumeSource{
-		HostPath: &corev1.HostPathVolumeSource{Path: o.RunDir, Type: &dirType}}})
-	c := &pod.Spec.Containers[0]
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "target", MountPath: uploadDir, SubPath: "pods/" + string(target.UID)})
+	addRunDir(&pod.Spec)
 	return pod
 }
 

@@ -224,18 +224,19 @@ func TestClone(t *testing.T) {
 	}
 
 	// Across namespaces: the target receives in upload mode, the source Pod sends from the
-	// source namespace, on the target's node, through the target's own directory only.
+	// source namespace, on the target's node, to the socket in its own emptyDir, which the node
+	// agent relays to the target's: neither Pod has a hostPath.
 	clone.Spec.Source.PVC.Namespace = "elsewhere"
-	if _, err := ImporterPod(clone, claim, 68<<20, ImporterOptions{}); err == nil {
-		t.Error("a clone across namespaces without the nodes' run directory")
-	}
-	o := ImporterOptions{RunDir: "/var/run/vireo", Image: "importer:1"}
+	o := ImporterOptions{Image: "importer:1"}
 	target, err := ImporterPod(clone, claim, 68<<20, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if args := target.Spec.Containers[0].Args; !slices.Contains(args, "--source=upload") {
 		t.Errorf("the target of a clone across namespaces: args %q, want upload mode", args)
+	}
+	if target.Labels[v1.AppLabel] != v1.UploadApp || target.Annotations[uploadapi.CloneSourceNamespaceAnnotation] != "elsewhere" {
+		t.Errorf("the target Pod's labels %v and annotations %v do not tell the node agent its source", target.Labels, target.Annotations)
 	}
 	for _, v := range target.Spec.Volumes {
 		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "golden" {
@@ -244,21 +245,25 @@ func TestClone(t *testing.T) {
 	}
 	target.UID, target.Spec.NodeName = "target-uid", "node-1"
 	source := SourcePod(clone, target, o)
-	if source.Namespace != "elsewhere" || source.Annotations[CloneTargetAnnotation] != "ns/copy" || source.Labels[CloneTargetUIDLabel] != "u" {
+	if source.Namespace != "elsewhere" || source.Name != uploadapi.CloneSourcePodName("u") || source.Annotations[CloneTargetAnnotation] != "ns/copy" ||
+		source.Labels[CloneTargetUIDLabel] != "u" || source.Labels[v1.AppLabel] != v1.CloneSourceApp {
 		t.Errorf("source Pod %s/%s labels %v annotations %v", source.Namespace, source.Name, source.Labels, source.Annotations)
 	}
 	sc := source.Spec.Containers[0]
 	if sc.Args[0] != "send" || !slices.Contains(sc.Args, "--path=/source/disk.img") || !slices.Contains(sc.Args, "--upload-socket=/var/run/vireo-upload/upload.sock") {
 		t.Errorf("source args %q", sc.Args)
 	}
-	var subPath string
-	for _, m := range sc.VolumeMounts {
-		if m.MountPath == uploadDir {
-			subPath = m.SubPath
+	for _, pod := range []*corev1.Pod{target, source} {
+		var runDir bool
+		for _, v := range pod.Spec.Volumes {
+			if v.HostPath != nil {
+				t.Errorf("Pod %s mounts a hostPath: %+v", pod.Name, v)
+			}
+			runDir = runDir || (v.Name == launcherpod.RunDirVolumeName && v.EmptyDir != nil)
 		}
-	}
-	if subPath != "pods/target-uid" {
-		t.Errorf("the source Pod mounts %q of the run directory, want only the target's pods/target-uid", subPath)
+		if !runDir {
+			t.Errorf("Pod %s has no emptyDir %q for the node agent", pod.Name, launcherpod.RunDirVolumeName)
+		}
 	}
 	terms := source.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 	if len(terms) != 1 || terms[0].MatchFields[0].Values[0] != "node-1" {
@@ -279,7 +284,7 @@ func TestUpload(t *testing.T) {
 		Storage: &cdiv1beta1.StorageSpec{Resources: requests("1Gi")},
 	}}
 	claim, _ := Claim(dv, DefaultFilesystemOverhead, resource.Quantity{})
-	pod, err := ImporterPod(dv, claim, 1<<30, ImporterOptions{RunDir: "/var/run/vireo"})
+	pod, err := ImporterPod(dv, claim, 1<<30, ImporterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,9 +40,6 @@ type ImporterOptions struct {
 	FilesystemOverhead float64
 	// InsecureRegistries are registries (host[:port]) that registry sources reach over plain HTTP.
 	InsecureRegistries []string
-	// RunDir is the nodes' run directory (the node agent's): an upload Pod serves its socket in
-	// its own directory there, pods/<pod uid>, through which the node agent relays uploads.
-	RunDir string
 }
 
 // ImporterPodName is the name of dv's importer Pod.
@@ -79,10 +76,11 @@ func ImporterPod(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim,
 	case src.Registry != nil && src.Registry.SecretRef != nil:
 		addSourceVolumes(&pod.Spec, *src.Registry.SecretRef, "")
 	case src.Upload != nil:
-		addUploadDir(pod, "")
+		addUploadDir(pod)
 	case src.PVC != nil && crossNamespace(dv) != "":
 		// The source Pod, in the source's namespace, sends the disk to this one's socket.
-		addUploadDir(pod, o.RunDir)
+		addUploadDir(pod)
+		pod.Annotations = map[string]string{uploadapi.CloneSourceNamespaceAnnotation: crossNamespace(dv)}
 	case src.PVC != nil:
 		addSourceClaim(&pod.Spec, src.PVC.Name)
 	}
@@ -189,9 +187,6 @@ func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim
 		args = append(args, "--source=file", "--path="+sourceDir+"/"+importer.DiskName)
 	case src.Upload != nil || src.PVC != nil:
 		// An upload, or a clone from another namespace, whose source Pod sends the disk.
-		if src.PVC != nil && o.RunDir == "" {
-			return nil, fmt.Errorf("DataVolume %s/%s: clones across namespaces need the nodes' run directory (vireo-controller --node-run-dir)", dv.Namespace, dv.Name)
-		}
 		args = append(args, "--source=upload", "--upload-socket="+uploadDir+"/"+uploadapi.SocketName)
 	case src.Blank != nil:
 		args = append(args, "--source=blank")
@@ -202,25 +197,19 @@ func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim
 }
 
 // addUploadDir gives the Pod the directory of its upload socket, which the node agent relays
-// uploads to, and labels the Pod for the agent: an emptyDir named like the launcher's
-// (launcherpod.RunDirVolumeName), which the agent finds below the kubelet's Pod directories, so
-// that the Pod needs no hostPath; or, with runDir (a clone's target, whose source Pod in
-// another namespace must reach the socket), the Pod's own directory of the node's run
-// directory, pods/<pod uid>, and nothing else of it (subPathExpr with the Pod's UID).
-func addUploadDir(pod *corev1.Pod, runDir string) {
+// uploads to, and labels the Pod for the agent.
+func addUploadDir(pod *corev1.Pod) {
 	pod.Labels[v1.AppLabel] = v1.UploadApp
-	spec := &pod.Spec
+	addRunDir(&pod.Spec)
+}
+
+// addRunDir mounts, at uploadDir, the directory the Pod shares with its node agent: an emptyDir
+// named like the launcher's (launcherpod.RunDirVolumeName), which the agent finds below the
+// kubelet's Pod directories, so that the Pod needs no hostPath and passes Pod Security baseline.
+func addRunDir(spec *corev1.PodSpec) {
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: launcherpod.RunDirVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	c := &spec.Containers[0]
-	if runDir == "" {
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: launcherpod.RunDirVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: launcherpod.RunDirVolumeName, MountPath: uploadDir})
-		return
-	}
-	dirType := corev1.HostPathDirectoryOrCreate
-	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "upload", VolumeSource: corev1.VolumeSource{
-		HostPath: &corev1.HostPathVolumeSource{Path: runDir, Type: &dirType}}})
-	c.Env = append(c.Env, corev1.EnvVar{Name: "POD_UID", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.uid"}}})
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "upload", MountPath: uploadDir, SubPathExpr: "pods/$(POD_UID)"})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: launcherpod.RunDirVolumeName, MountPath: uploadDir})
 }
 
 // addSourceVolumes mounts the source's credentials Secret and CA ConfigMap read-only.

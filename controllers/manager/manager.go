@@ -56,7 +56,6 @@ func NewOptions() *Options {
 		MemoryOverhead: launcherpod.DefaultMemoryOverhead.DeepCopy(),
 	}, Metrics: metrics.NewOptions(), Importer: datavolume.ImporterOptions{
 		Image: "ghcr.io/vireo-dev/vireo-importer:latest", FilesystemOverhead: datavolume.DefaultFilesystemOverhead,
-		RunDir: "/var/run/vireo",
 	}}
 }
 
@@ -68,7 +67,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	// KubeVirt runs 10 VMI workers (1 VMI/s with 3 was too slow at scale).
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Concurrent VMI reconciles.")
 	fs.StringVar(&o.Launcher.Image, "launcher-image", o.Launcher.Image, "Image of the launcher Pods (vireo-launcher).")
-	fs.StringVar(&o.Importer.RunDir, "node-run-dir", o.Importer.RunDir, "The nodes' run directory shared by the node agent and the DataVolume upload Pods (hostPath); must match vireo-nodeagent's.")
 	fs.Var(quantityFlag{&o.Launcher.MemoryOverhead}, "launcher-memory-overhead", "Memory a launcher Pod requests on top of the guest's (launcher, libvirtd, QEMU).")
 	fs.StringVar(&o.Importer.Image, "importer-image", o.Importer.Image, "Image of the DataVolumes' importer Pods (vireo-importer).")
 	fs.StringArrayVar(&o.Importer.InsecureRegistries, "insecure-registry", o.Importer.InsecureRegistries, "A registry (host[:port]) reached over plain HTTP: by importer Pods for registry DataVolume sources, and by the controller when it pins a VMI's image tags to digests; repeatable.")

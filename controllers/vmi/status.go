@@ -51,13 +51,13 @@ func nextStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time
 		st.RuntimeUser = launcherpod.LauncherUser
 		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
 			Status: v1.ConditionFalse, Reason: ReasonGuestNotRunning, Message: "the guest has not started yet"}, now)
-		schedulingStatus(&st, pod, now)
+		schedulingStatus(&st, vmi, pod, now)
 	case v1.Scheduling:
 		if pod == nil {
 			fail(&st, ReasonPodNotExists, "the launcher Pod was deleted before the VMI was scheduled", now)
 			return st, 0
 		}
-		schedulingStatus(&st, pod, now)
+		schedulingStatus(&st, vmi, pod, now)
 	case v1.Scheduled, v1.Running:
 		return runningStatus(st, pod, now)
 	}
@@ -65,7 +65,7 @@ func nextStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time
 }
 
 // schedulingStatus moves a Scheduling VMI on as its Pod is scheduled and starts.
-func schedulingStatus(st *v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now metav1.Time) {
+func schedulingStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time) {
 	if launcherpod.Ended(pod) {
 		fail(st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpod.EndMessage(pod), now)
 		return
@@ -91,6 +91,24 @@ func schedulingStatus(st *v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now 
 			st.LauncherContainerImageVersion = c.Image
 		}
 	}
+	st.VolumeStatus, st.KernelBootStatus = imageStatus(vmi, pod)
+}
+
+// imageStatus is the volumeStatus and kernelBootStatus of vmi given its running launcher Pod:
+// the digest of each image it mounts (nil where the Pod names none).
+func imageStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod) ([]v1.VolumeStatus, *v1.KernelBootStatus) {
+	running := launcherpod.RunningImages(pod, vmi)
+	var volumes []v1.VolumeStatus
+	for _, vol := range vmi.Spec.Volumes {
+		if ref := running[vol.Name]; vol.ContainerDisk != nil && ref != "" {
+			volumes = append(volumes, v1.VolumeStatus{Name: vol.Name, ContainerDiskVolume: &v1.ContainerDiskInfo{ImageID: ref}})
+		}
+	}
+	var kernel *v1.KernelBootStatus
+	if ref := running[launcherpod.KernelBootVolumeName]; ref != "" {
+		kernel = &v1.KernelBootStatus{ImageID: ref}
+	}
+	return volumes, kernel
 }
 
 // imagePullReasons are the kubelet's reasons of a container waiting for an image it cannot

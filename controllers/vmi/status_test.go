@@ -139,6 +139,31 @@ func TestScheduledRecordsPodAndImage(t *testing.T) {
 	}
 }
 
+func TestScheduledRecordsImageDigests(t *testing.T) {
+	const digest = "sha256:" + "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12"
+	vmi := vmiIn(v1.Scheduling)
+	vmi.Spec.Volumes = []v1.Volume{
+		{Name: "root", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{Image: "registry:5000/disk:latest"}}},
+		{Name: "data", VolumeSource: v1.VolumeSource{EmptyDisk: &v1.EmptyDiskSource{Capacity: resource.MustParse("1Mi")}}},
+	}
+	vmi.Spec.Domain.Firmware = &v1.Firmware{KernelBoot: &v1.KernelBoot{Container: &v1.KernelBootContainer{Image: "registry:5000/kernel@" + digest}}}
+	pod := launcherPod(func(p *corev1.Pod) {
+		running(p)
+		p.Spec.Volumes = []corev1.Volume{
+			{Name: launcherpod.ContainerDiskVolumeName("root"), VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "registry:5000/disk@" + digest}}},
+			{Name: launcherpod.KernelBootVolumeName, VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "registry:5000/kernel@" + digest}}},
+		}
+	})
+	st, _ := nextStatus(vmi, pod, t0)
+	if len(st.VolumeStatus) != 1 || st.VolumeStatus[0].Name != "root" || st.VolumeStatus[0].ContainerDiskVolume == nil ||
+		st.VolumeStatus[0].ContainerDiskVolume.ImageID != "registry:5000/disk@"+digest {
+		t.Errorf("volumeStatus = %+v, want root at registry:5000/disk@%s only", st.VolumeStatus, digest)
+	}
+	if st.KernelBootStatus == nil || st.KernelBootStatus.ImageID != "registry:5000/kernel@"+digest {
+		t.Errorf("kernelBootStatus = %+v", st.KernelBootStatus)
+	}
+}
+
 func TestSyncCreatesOneLauncherPodAndWritesScheduling(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -62,6 +62,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.ClockOffsetUTCApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CloudInitNoCloudSource"):
 		return &corev1.CloudInitNoCloudSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ContainerDiskInfo"):
+		return &corev1.ContainerDiskInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerDiskSource"):
 		return &corev1.ContainerDiskSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CPU"):
@@ -114,6 +116,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.KernelBootApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KernelBootContainer"):
 		return &corev1.KernelBootContainerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KernelBootStatus"):
+		return &corev1.KernelBootStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KubeVirt"):
 		return &corev1.KubeVirtApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KubeVirtCondition"):
@@ -222,6 +226,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.VolumeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeSource"):
 		return &corev1.VolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumeStatus"):
+		return &corev1.VolumeStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("WeightedPodAffinityTerm"):
 		return &corev1.WeightedPodAffinityTermApplyConfiguration{}
 

@@ -45,6 +45,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.ClockOffset{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_ClockOffset(ref),
 		v1.ClockOffsetUTC{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_ClockOffsetUTC(ref),
 		v1.CloudInitNoCloudSource{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref),
+		v1.ContainerDiskInfo{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_ContainerDiskInfo(ref),
 		v1.ContainerDiskSource{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ContainerDiskSource(ref),
 		v1.CustomizeComponents{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_CustomizeComponents(ref),
 		v1.DataVolumeSource{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_DataVolumeSource(ref),
@@ -75,6 +76,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.KVMTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_KVMTimer(ref),
 		v1.KernelBoot{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_KernelBoot(ref),
 		v1.KernelBootContainer{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_KernelBootContainer(ref),
+		v1.KernelBootStatus{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_KernelBootStatus(ref),
 		v1.KubeVirt{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_KubeVirt(ref),
 		v1.KubeVirtCertificateRotateStrategy{}.OpenAPIModelName():                       schema_vireo_apis_core_v1_KubeVirtCertificateRotateStrategy(ref),
 		v1.KubeVirtCondition{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_KubeVirtCondition(ref),
@@ -135,6 +137,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.VirtualMachineStatus{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_VirtualMachineStatus(ref),
 		v1.Volume{}.OpenAPIModelName():                                                  schema_vireo_apis_core_v1_Volume(ref),
 		v1.VolumeSource{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_VolumeSource(ref),
+		v1.VolumeStatus{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_VolumeStatus(ref),
 		v1.WeightedPodAffinityTerm{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_WeightedPodAffinityTerm(ref),
 		resource.Quantity{}.OpenAPIModelName():                                          schema_apimachinery_pkg_api_resource_Quantity(ref),
 		metav1.APIGroup{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_APIGroup(ref),
@@ -1104,6 +1107,26 @@ func schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref common.ReferenceCallba
 		},
 		Dependencies: []string{
 			v1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_ContainerDiskInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ContainerDiskInfo describes the container image a containerDisk volume comes from.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"imageID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ImageID is the image the launcher Pod mounts, by digest (repository@sha256:...), as a Pod's containerStatuses[].imageID names a container's image; a live migration's target mounts this digest even when the volume's tag has moved since.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -2173,6 +2196,26 @@ func schema_vireo_apis_core_v1_KernelBootContainer(ref common.ReferenceCallback)
 					},
 				},
 				Required: []string{"image"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_KernelBootStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KernelBootStatus describes the kernelBoot container image a VMI's kernel comes from.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"imageID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ImageID is the kernelBoot image the launcher Pod mounts, by digest (repository@sha256:...).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
 			},
 		},
 	}
@@ -4606,6 +4649,30 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref common.Reference
 							Format:      "",
 						},
 					},
+					"volumeStatus": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeStatus reports, for each containerDisk volume, the image the guest's disk comes from, by digest (KubeVirt's list; Vireo lists the volumes it has something to say about).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VolumeStatus{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"kernelBootStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KernelBootStatus reports the kernelBoot container image the guest's kernel comes from.",
+							Ref:         ref(v1.KernelBootStatus{}.OpenAPIModelName()),
+						},
+					},
 					"runtimeUser": {
 						SchemaProps: spec.SchemaProps{
 							Description: "RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with KubeVirt's JSON name and without omitempty, so that strict decoding of what that client sends succeeds. It is an int64 where KubeVirt has a uint64 (the same JSON number for any user ID) because server-side apply's structured-merge-diff cannot handle uint64 fields.",
@@ -4618,7 +4685,7 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref common.Reference
 			},
 		},
 		Dependencies: []string{
-			v1.VirtualMachineInstanceCondition{}.OpenAPIModelName(), v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceMigrationState{}.OpenAPIModelName(), v1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName(), v1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName()},
+			v1.KernelBootStatus{}.OpenAPIModelName(), v1.VirtualMachineInstanceCondition{}.OpenAPIModelName(), v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceMigrationState{}.OpenAPIModelName(), v1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName(), v1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName(), v1.VolumeStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -5044,6 +5111,72 @@ func schema_vireo_apis_core_v1_VolumeSource(ref common.ReferenceCallback) common
 		},
 		Dependencies: []string{
 			v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VolumeStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeStatus is what Vireo knows about one volume of a running VMI.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume in spec.volumes.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"target": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Target is the disk's device name in the guest, such as vda, where known.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase of a hotplugged volume (Vireo hotplugs none).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is a CamelCase cause of the volume's state.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message explains Reason.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"size": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Size of the volume in bytes, where known.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"containerDiskVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerDiskVolume describes the image of a containerDisk volume.",
+							Ref:         ref(v1.ContainerDiskInfo{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"name", "target"},
+			},
+		},
+		Dependencies: []string{
+			v1.ContainerDiskInfo{}.OpenAPIModelName()},
 	}
 }
 

@@ -15,9 +15,11 @@ import (
 
 // TestDataVolumeCloneAcrossNamespaces: a user may clone a claim of another namespace only when
 // allowed to read it there (create on datavolumes/source, CDI's rule); the clone boots and
-// the source Pod in the source namespace is gone afterwards.
+// the source Pod in the source namespace is gone afterwards. Both namespaces enforce Pod
+// Security baseline: the import, the clone's source Pod and its target upload Pod have no
+// hostPath (the node agent relays between their emptyDirs), nor has the VMI's launcher.
 func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
-	src, dst := namespace(t), namespace(t)
+	src, dst := baselineNamespace(t), baselineNamespace(t)
 	kubectl(t, "-n", src, "apply", "-f", manifestFile(t, dataVolumeWith("golden",
 		"    registry:\n      url: docker://"+cluster.ContainerDiskImage("tiny")+"\n", "64Mi")))
 	bind(t, dst, "cloner", "kubevirt.io:edit")

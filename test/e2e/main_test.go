@@ -127,6 +127,16 @@ func namespace(t *testing.T) string {
 	return ns
 }
 
+// baselineNamespace is a test namespace that enforces Pod Security baseline (the level most
+// clusters enforce on tenants): kube-apiserver refuses any Pod there with a hostPath, added
+// capabilities or host namespaces.
+func baselineNamespace(t *testing.T) string {
+	t.Helper()
+	ns := namespace(t)
+	kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=baseline", "pod-security.kubernetes.io/enforce-version=latest")
+	return ns
+}
+
 // manifestFile writes a manifest into the test's temporary directory and returns its path.
 func manifestFile(t *testing.T, manifest string) string {
 	t.Helper()

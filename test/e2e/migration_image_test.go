@@ -35,9 +35,10 @@ const movedBlockSize = 4096
 // mounts the digest the kubelet reported for the source's image volume, and a block of the disk
 // that the new image changed and the guest never wrote reads the same in the guest after the
 // migration as before. Copied onto the new image, the guest's overlay would read the new
-// image's block there.
+// image's block there. The namespace enforces Pod Security baseline, which the target
+// launcher Pod passes as the source's does; the VMI's volumeStatus names the digest.
 func TestMigrationKeepsTheImageItRunsOn(t *testing.T) {
-	ns := namespace(t)
+	ns := baselineNamespace(t)
 	moving := cluster.RegistryAddress() + "/vireo/e2e-moving-" + ns + ":latest"
 	ref, err := name.ParseReference(moving, name.Insecure)
 	if err != nil {
@@ -102,6 +103,9 @@ func TestMigrationKeepsTheImageItRunsOn(t *testing.T) {
 		if v.Name == launcherpod.ContainerDiskVolumeName("containerdisk") && (v.Image == nil || v.Image.Reference != want) {
 			t.Errorf("the target Pod's containerDisk volume %+v, want the image volume of %s", v.VolumeSource, want)
 		}
+	}
+	if vs := vmi.Status.VolumeStatus; len(vs) != 1 || vs[0].ContainerDiskVolume == nil || vs[0].ContainerDiskVolume.ImageID != want {
+		t.Errorf("the VMI's volumeStatus after the migration is %+v, want containerdisk at %s", vs, want)
 	}
 	after := readGuestBlock(t, openConsoleIn(t, launcherDir(vmi)), "AFTER", block)
 	if after != before {

@@ -150,9 +150,7 @@ func proxiedKubeconfig(t *testing.T, proxyURL string) string {
 // 60 s limit of a proxied request, and that drops once in the middle; the upload resumes and
 // a VMI boots from the DataVolume; all in a namespace that enforces Pod Security baseline.
 func TestImageUpload(t *testing.T) {
-	ns := namespace(t)
-	// The upload Pod passes Pod Security baseline: its socket's directory is an emptyDir.
-	kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=baseline", "pod-security.kubernetes.io/enforce-version=latest")
+	ns := baselineNamespace(t) // the upload Pod passes: its socket's directory is an emptyDir
 	image := filepath.Join(repo, "_output", "images", "tiny", "disk.qcow2")
 	st, err := os.Stat(image)
 	if err != nil {

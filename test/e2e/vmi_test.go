@@ -25,10 +25,9 @@ import (
 // address, survives a restart of its node agent, and shuts down cleanly when deleted, leaving
 // nothing behind.
 func TestVMIRunsAGuest(t *testing.T) {
-	ns := namespace(t)
 	// A tenant namespace as most clusters have them: its launcher Pod must pass Pod Security
 	// baseline (no hostPath), or kube-apiserver refuses it and the VMI never runs.
-	kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=baseline", "pod-security.kubernetes.io/enforce-version=latest")
+	ns := baselineNamespace(t)
 	applyExample(t, ns, "vmi-tiny.yaml")
 	con := openConsole(t, ns, "tiny")
 	con.waitFor(t, guestMarker, 90*time.Second)

@@ -253,6 +253,14 @@ type VirtualMachineInstanceStatus struct {
 	// LauncherContainerImageVersion is the launcher image the VMI currently runs with.
 	// +optional
 	LauncherContainerImageVersion string `json:"launcherContainerImageVersion,omitempty"`
+	// VolumeStatus reports, for each containerDisk volume, the image the guest's disk comes from,
+	// by digest (KubeVirt's list; Vireo lists the volumes it has something to say about).
+	// +optional
+	// +listType=atomic
+	VolumeStatus []VolumeStatus `json:"volumeStatus,omitempty"`
+	// KernelBootStatus reports the kernelBoot container image the guest's kernel comes from.
+	// +optional
+	KernelBootStatus *KernelBootStatus `json:"kernelBootStatus,omitempty"`
 	// RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not
 	// root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with
 	// KubeVirt's JSON name and without omitempty, so that strict decoding of what that client
@@ -260,6 +268,45 @@ type VirtualMachineInstanceStatus struct {
 	// user ID) because server-side apply's structured-merge-diff cannot handle uint64 fields.
 	// +optional
 	RuntimeUser int64 `json:"runtimeUser"`
+}
+
+// VolumeStatus is what Vireo knows about one volume of a running VMI.
+type VolumeStatus struct {
+	// Name of the volume in spec.volumes.
+	Name string `json:"name"`
+	// Target is the disk's device name in the guest, such as vda, where known.
+	Target string `json:"target"`
+	// Phase of a hotplugged volume (Vireo hotplugs none).
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// Reason is a CamelCase cause of the volume's state.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message explains Reason.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Size of the volume in bytes, where known.
+	// +optional
+	Size int64 `json:"size,omitempty"`
+	// ContainerDiskVolume describes the image of a containerDisk volume.
+	// +optional
+	ContainerDiskVolume *ContainerDiskInfo `json:"containerDiskVolume,omitempty"`
+}
+
+// ContainerDiskInfo describes the container image a containerDisk volume comes from.
+type ContainerDiskInfo struct {
+	// ImageID is the image the launcher Pod mounts, by digest (repository@sha256:...), as a
+	// Pod's containerStatuses[].imageID names a container's image; a live migration's target
+	// mounts this digest even when the volume's tag has moved since.
+	// +optional
+	ImageID string `json:"imageID,omitempty"`
+}
+
+// KernelBootStatus describes the kernelBoot container image a VMI's kernel comes from.
+type KernelBootStatus struct {
+	// ImageID is the kernelBoot image the launcher Pod mounts, by digest (repository@sha256:...).
+	// +optional
+	ImageID string `json:"imageID,omitempty"`
 }
 
 // VirtualMachineInstanceNetworkInterface reports one network interface of the guest.

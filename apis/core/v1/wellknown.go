@@ -24,6 +24,9 @@ const (
 	// UploadApp (Vireo's own) is AppLabel's value on the importer Pods of uploads: the node
 	// agent of their node relays the datavolumes/upload subresource to them.
 	UploadApp = "vireo-upload"
+	// CloneSourceApp (Vireo's own) is AppLabel's value on the source Pods of clones across
+	// namespaces: the node agent of their node relays what they send to the target's upload Pod.
+	CloneSourceApp = "vireo-clone-source"
 	// UploadNodeAnnotation (Vireo's own) on a DataVolume names the node its upload Pod runs on:
 	// vireo-controller writes it, vireo-apiserver reads it to reach that node's agent. The
 	// node agent relays only to an upload Pod of that DataVolume, so a wrong value only fails.

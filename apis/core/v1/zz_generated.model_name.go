@@ -55,6 +55,11 @@ func (in CloudInitNoCloudSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ContainerDiskInfo) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ContainerDiskSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskSource"
 }
@@ -202,6 +207,11 @@ func (in KernelBoot) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in KernelBootContainer) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.KernelBootContainer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KernelBootStatus) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.KernelBootStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -502,6 +512,11 @@ func (in Volume) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VolumeSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.VolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VolumeStatus) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VolumeStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -344,6 +344,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: userDataBase64
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskInfo
+  map:
+    fields:
+    - name: imageID
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskSource
   map:
     fields:
@@ -751,6 +757,12 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: kernelPath
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.KernelBootStatus
+  map:
+    fields:
+    - name: imageID
       type:
         scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.KubeVirt
@@ -1569,6 +1581,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceNetworkInterface
           elementRelationship: atomic
+    - name: kernelBootStatus
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.KernelBootStatus
     - name: launcherContainerImageVersion
       type:
         scalar: string
@@ -1594,6 +1609,12 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+    - name: volumeStatus
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VolumeStatus
+          elementRelationship: atomic
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceTemplateSpec
   map:
     fields:
@@ -1713,6 +1734,32 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: persistentVolumeClaim
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource
+- name: com.github.vireo-dev.vireo.apis.core.v1.VolumeStatus
+  map:
+    fields:
+    - name: containerDiskVolume
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskInfo
+    - name: message
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: phase
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: size
+      type:
+        scalar: numeric
+    - name: target
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.WeightedPodAffinityTerm
   map:
     fields:

@@ -37,6 +37,11 @@ type VirtualMachineInstanceStatusApplyConfiguration struct {
 	GuestOSInfo *VirtualMachineInstanceGuestOSInfoApplyConfiguration `json:"guestOSInfo,omitempty"`
 	// LauncherContainerImageVersion is the launcher image the VMI currently runs with.
 	LauncherContainerImageVersion *string `json:"launcherContainerImageVersion,omitempty"`
+	// VolumeStatus reports, for each containerDisk volume, the image the guest's disk comes from,
+	// by digest (KubeVirt's list; Vireo lists the volumes it has something to say about).
+	VolumeStatus []VolumeStatusApplyConfiguration `json:"volumeStatus,omitempty"`
+	// KernelBootStatus reports the kernelBoot container image the guest's kernel comes from.
+	KernelBootStatus *KernelBootStatusApplyConfiguration `json:"kernelBootStatus,omitempty"`
 	// RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not
 	// root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with
 	// KubeVirt's JSON name and without omitempty, so that strict decoding of what that client
@@ -149,6 +154,27 @@ func (b *VirtualMachineInstanceStatusApplyConfiguration) WithGuestOSInfo(value *
 // If called multiple times, the LauncherContainerImageVersion field is set to the value of the last call.
 func (b *VirtualMachineInstanceStatusApplyConfiguration) WithLauncherContainerImageVersion(value string) *VirtualMachineInstanceStatusApplyConfiguration {
 	b.LauncherContainerImageVersion = &value
+	return b
+}
+
+// WithVolumeStatus adds the given value to the VolumeStatus field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the VolumeStatus field.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithVolumeStatus(values ...*VolumeStatusApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumeStatus")
+		}
+		b.VolumeStatus = append(b.VolumeStatus, *values[i])
+	}
+	return b
+}
+
+// WithKernelBootStatus sets the KernelBootStatus field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the KernelBootStatus field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithKernelBootStatus(value *KernelBootStatusApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.KernelBootStatus = value
 	return b
 }
 

@@ -12,13 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
-// migrationProxy serves a migration's sockets in the source launcher's directory and connects
-// each connection to the same socket of the target launcher: libvirt's RPC, QEMU's stream and
-// the disks' NBD. dial opens a connection to the target's socket name.
-type migrationProxy struct {
+// socketProxy serves sockets in a Pod's directory and connects each connection to the same
+// socket elsewhere: a migration's sockets in the source launcher's directory, relayed to the
+// target launcher (libvirt's RPC, QEMU's stream and the disks' NBD), and a clone's upload
+// socket in its source Pod's emptyDir, relayed to the target's upload Pod. dial opens a
+// connection to the far end's socket name.
+type socketProxy struct {
 	listeners []net.Listener
 	wg        sync.WaitGroup
 	mu        sync.Mutex
@@ -26,10 +27,10 @@ type migrationProxy struct {
 	closed    bool
 }
 
-// startMigrationProxy listens on the migration sockets of launcher Pod source.
-func (d nodeDirs) startMigrationProxy(source types.UID, dial func(ctx context.Context, name string) (net.Conn, error)) (*migrationProxy, error) {
-	p := &migrationProxy{conns: map[net.Conn]struct{}{}}
-	for _, name := range protocol.MigrationSockets {
+// startSocketProxy listens on the sockets names in the directory of Pod source.
+func (d nodeDirs) startSocketProxy(source types.UID, names []string, dial func(ctx context.Context, name string) (net.Conn, error)) (*socketProxy, error) {
+	p := &socketProxy{conns: map[net.Conn]struct{}{}}
+	for _, name := range names {
 		ln, err := d.listenSocket(source, name)
 		if err != nil {
 			p.close()
@@ -42,7 +43,7 @@ func (d nodeDirs) startMigrationProxy(source types.UID, dial func(ctx context.Co
 	return p, nil
 }
 
-func (p *migrationProxy) serve(ln net.Listener, name string, dial func(ctx context.Context, name string) (net.Conn, error)) {
+func (p *socketProxy) serve(ln net.Listener, name string, dial func(ctx context.Context, name string) (net.Conn, error)) {
 	defer p.wg.Done()
 	for {
 		c, err := ln.Accept()
@@ -54,10 +55,10 @@ func (p *migrationProxy) serve(ln net.Listener, name string, dial func(ctx conte
 }
 
 // splice connects c to the target's socket name and copies both ways until either side ends.
-func (p *migrationProxy) splice(c net.Conn, name string, dial func(ctx context.Context, name string) (net.Conn, error)) {
+func (p *socketProxy) splice(c net.Conn, name string, dial func(ctx context.Context, name string) (net.Conn, error)) {
 	t, err := dial(context.Background(), name)
 	if err != nil {
-		klog.ErrorS(err, "Migration proxy cannot reach the target", "socket", name)
+		klog.ErrorS(err, "Socket proxy cannot reach the far end", "socket", name)
 		c.Close()
 		return
 	}
@@ -74,7 +75,7 @@ func closeWrite(c net.Conn) {
 	}
 }
 
-func (p *migrationProxy) track(conns ...net.Conn) bool {
+func (p *socketProxy) track(conns ...net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -89,7 +90,7 @@ func (p *migrationProxy) track(conns ...net.Conn) bool {
 	return true
 }
 
-func (p *migrationProxy) untrack(conns ...net.Conn) {
+func (p *socketProxy) untrack(conns ...net.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range conns {
@@ -99,7 +100,7 @@ func (p *migrationProxy) untrack(conns ...net.Conn) {
 }
 
 // close stops listening and cuts every connection.
-func (p *migrationProxy) close() {
+func (p *socketProxy) close() {
 	p.mu.Lock()
 	p.closed = true
 	for c := range p.conns {

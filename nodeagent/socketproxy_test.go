@@ -53,7 +53,7 @@ func TestMigrationProxyInPlace(t *testing.T) {
 		_, _ = io.Copy(c, c) // echo
 		c.Close()
 	}()
-	p, err := d.startMigrationProxy(source, func(ctx context.Context, name string) (net.Conn, error) {
+	p, err := d.startSocketProxy(source, protocol.MigrationSockets, func(ctx context.Context, name string) (net.Conn, error) {
 		return d.dialSocket(ctx, target, name)
 	})
 	if err != nil {
