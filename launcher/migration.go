@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
+	"github.com/vireo-dev/vireo/launcher/disks"
 	"github.com/vireo-dev/vireo/launcher/domain"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/virt"
@@ -251,7 +252,7 @@ func (l *launcher) runMigration(name string, req protocol.MigrateRequest, run *m
 	if err == nil {
 		p.DestinationXML = xml
 		var shared []string
-		p.CopyDisks, shared, err = domain.MigrationDisks(xml, l.opts.PrivateDir, protocol.ClaimsDir)
+		p.CopyDisks, shared, err = domain.MigrationDisks(xml, l.opts.PrivateDir, protocol.ClaimsDir, disks.HeldFilesDir())
 		// libvirt refuses to leave a disk on a local file system in place; a claim is one
 		// only Vireo knows to be shared (ReadWriteMany, or the VMI would not be migratable).
 		p.SharedDisks = len(shared) > 0

@@ -91,6 +91,27 @@ func (c *Cluster) writeKubeletNodeConfig(i int) error {
 	return nil
 }
 
+// AllowPlainHTTPRegistry lets every local node's containerd pull from the registry at address
+// (host:port) over plain HTTP, as from vireo-local's own: another registry on the bridge, such
+// as one a test serves. containerd reads the hosts directory on every pull.
+func (c *Cluster) AllowPlainHTTPRegistry(address string) error {
+	if _, _, err := net.SplitHostPort(address); err != nil || strings.ContainsAny(address, "/\\") {
+		return fmt.Errorf("registry address %q is not host:port", address)
+	}
+	for i := range c.nodeCount() {
+		cfg := c.kubeletNodeConfig(i)
+		cfg.Registry = address
+		dir := filepath.Join(cfg.RegistryHostsDir(), address)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(kubeletnode.RegistryHosts(cfg)), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ensureCgroupRoot creates node name's cgroup under every v1 hierarchy (the kubelet refuses a
 // cgroupRoot that does not exist), with cpuset's CPUs and memory nodes copied from the parent.
 func ensureCgroupRoot(name string) error {

@@ -161,8 +161,9 @@ func (p *Preparer) ContainerDisk(ctx context.Context, volume, root, imagePath st
 // PersistentVolume returns the disk.img of a filesystem-mode PersistentVolumeClaim (or
 // DataVolume) mounted at mountDir, with its format detected from its contents. The claim's
 // contents are the user's, so a symlink in place of disk.img is refused, as are images that
-// refer to other files. readOnly is the volume's readOnly flag.
-func (p *Preparer) PersistentVolume(ctx context.Context, mountDir string, readOnly bool) (domain.DiskSource, error) {
+// refer to other files; the file checked is the file the domain opens (held at slot, the
+// volume's index in spec.volumes: see hold). readOnly is the volume's readOnly flag.
+func (p *Preparer) PersistentVolume(ctx context.Context, mountDir string, readOnly bool, slot int) (domain.DiskSource, error) {
 	f, err := openBeneath(mountDir, PVCImageName)
 	if err != nil {
 		return domain.DiskSource{}, err
@@ -175,7 +176,11 @@ func (p *Preparer) PersistentVolume(ctx context.Context, mountDir string, readOn
 	if err := checkStandalone(info, f.Name()); err != nil {
 		return domain.DiskSource{}, err
 	}
-	return fileSource(filepath.Join(mountDir, PVCImageName), info.Format, readOnly), nil
+	path, err := hold(f, slot)
+	if err != nil {
+		return domain.DiskSource{}, err
+	}
+	return domain.DiskSource{Path: path, Format: info.Format, ReadOnly: readOnly, DirectIO: heldSupportsDirectIO(path)}, nil
 }
 
 // fileSource describes a prepared image file.

@@ -187,31 +187,51 @@ func TestPersistentVolume(t *testing.T) {
 	p := &Preparer{Dir: t.TempDir()}
 	raw := t.TempDir()
 	qemuImg(t, "create", "-q", "-f", "raw", filepath.Join(raw, PVCImageName), "4M")
-	src, err := p.PersistentVolume(testContext(t), raw, true)
+	src, err := p.PersistentVolume(testContext(t), raw, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if src.Path != filepath.Join(raw, PVCImageName) || src.Format != domain.FormatRaw || !src.ReadOnly {
+	if src.Path != HeldFilesDir()+"/1000" || src.Format != domain.FormatRaw || !src.ReadOnly {
 		t.Errorf("DiskSource %+v", src)
+	}
+	// What the domain opens is the file checked, whatever the claim's directory holds later.
+	checked, err := os.Stat(filepath.Join(raw, PVCImageName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(raw, PVCImageName), filepath.Join(raw, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(raw, PVCImageName)); err != nil {
+		t.Fatal(err)
+	}
+	if opened, err := os.Stat(src.Path); err != nil || !os.SameFile(checked, opened) {
+		t.Errorf("%s opens %v (%v), not the disk.img checked", src.Path, opened, err)
+	}
+	if err := os.Remove(filepath.Join(raw, PVCImageName)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(raw, "moved"), filepath.Join(raw, PVCImageName)); err != nil {
+		t.Fatal(err)
 	}
 	qcow := t.TempDir()
 	qemuImg(t, "create", "-q", "-f", "qcow2", filepath.Join(qcow, PVCImageName), "4M")
-	if src, err := p.PersistentVolume(testContext(t), qcow, false); err != nil || src.Format != domain.FormatQCOW2 {
+	if src, err := p.PersistentVolume(testContext(t), qcow, false, 1); err != nil || src.Format != domain.FormatQCOW2 {
 		t.Errorf("qcow2 disk.img: %+v, %v", src, err)
 	}
 	link := t.TempDir()
 	if err := os.Symlink(filepath.Join(raw, PVCImageName), filepath.Join(link, PVCImageName)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.PersistentVolume(testContext(t), link, false); err == nil || !strings.Contains(err.Error(), "symlink") {
+	if _, err := p.PersistentVolume(testContext(t), link, false, 2); err == nil || !strings.Contains(err.Error(), "symlink") {
 		t.Errorf("a symlinked disk.img: %v", err)
 	}
 	backed := t.TempDir()
 	qemuImg(t, "create", "-q", "-f", "qcow2", "-b", filepath.Join(raw, PVCImageName), "-F", "raw", filepath.Join(backed, PVCImageName))
-	if _, err := p.PersistentVolume(testContext(t), backed, false); err == nil || !strings.Contains(err.Error(), "backing file") {
+	if _, err := p.PersistentVolume(testContext(t), backed, false, 3); err == nil || !strings.Contains(err.Error(), "backing file") {
 		t.Errorf("a disk.img with a backing file: %v", err)
 	}
-	if _, err := p.PersistentVolume(testContext(t), t.TempDir(), false); err == nil {
+	if _, err := p.PersistentVolume(testContext(t), t.TempDir(), false, 4); err == nil {
 		t.Error("a claim without disk.img was accepted")
 	}
 }

@@ -34,7 +34,7 @@ func (p *Preparer) PrepareVolumes(ctx context.Context, vmi *v1.VirtualMachineIns
 	var errs []error
 	for i := range vmi.Spec.Volumes {
 		vol := &vmi.Spec.Volumes[i]
-		src, err := p.prepareVolume(ctx, vmi, vol, node)
+		src, err := p.prepareVolume(ctx, vmi, i, node)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("spec.volumes[%d] (%q): %w", i, vol.Name, err))
 			continue
@@ -48,7 +48,8 @@ func (p *Preparer) PrepareVolumes(ctx context.Context, vmi *v1.VirtualMachineIns
 }
 
 // prepareVolume prepares one volume by its source.
-func (p *Preparer) prepareVolume(ctx context.Context, vmi *v1.VirtualMachineInstance, vol *v1.Volume, node NodeVolumes) (domain.DiskSource, error) {
+func (p *Preparer) prepareVolume(ctx context.Context, vmi *v1.VirtualMachineInstance, index int, node NodeVolumes) (domain.DiskSource, error) {
+	vol := &vmi.Spec.Volumes[index]
 	switch {
 	case vol.ContainerDisk != nil:
 		if err := checkVolumeName(vol.Name); err != nil {
@@ -78,7 +79,7 @@ func (p *Preparer) prepareVolume(ctx context.Context, vmi *v1.VirtualMachineInst
 			return domain.DiskSource{}, errors.New("the launcher knows no directory its claims are mounted in")
 		}
 		readOnly := vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly
-		return p.PersistentVolume(ctx, filepath.Join(node.ClaimsDir, vol.Name), readOnly)
+		return p.PersistentVolume(ctx, filepath.Join(node.ClaimsDir, vol.Name), readOnly, index)
 	case vol.HostDisk != nil:
 		return domain.DiskSource{}, errors.New("hostDisk volumes are not supported by Vireo's launcher yet")
 	}

@@ -11,10 +11,11 @@ import (
 // MigrationDisks sorts the writable file disks of the domain for a live migration by target
 // device (vda, ...): copied are those in localDir, the launcher's private directory
 // (containerDisk overlays, emptyDisks), which the migration copies; shared are those in
-// claimsDir, claims, which stay where they are and which both launchers open (Vireo lets such
+// claimsDir or in heldDir (claims, which the launcher holds open and QEMU opens through
+// /proc/<pid>/fd), which stay where they are and which both launchers open (Vireo lets such
 // a VMI migrate only when its claims are ReadWriteMany: shared storage). Any other writable disk
 // is an error: nothing says it is shared. Read-only disks (cloud-init) the target builds itself.
-func MigrationDisks(domainXML, localDir, claimsDir string) (copied, shared []string, err error) {
+func MigrationDisks(domainXML, localDir, claimsDir, heldDir string) (copied, shared []string, err error) {
 	var dom libvirtxml.Domain
 	if err := dom.Unmarshal(domainXML); err != nil {
 		return nil, nil, fmt.Errorf("reading the domain's XML: %w", err)
@@ -22,7 +23,7 @@ func MigrationDisks(domainXML, localDir, claimsDir string) (copied, shared []str
 	if dom.Devices == nil {
 		return nil, nil, nil
 	}
-	local, claims := filepath.Clean(localDir)+"/", filepath.Clean(claimsDir)+"/"
+	local, claims, heldFiles := filepath.Clean(localDir)+"/", filepath.Clean(claimsDir)+"/", filepath.Clean(heldDir)+"/"
 	for _, d := range dom.Devices.Disks {
 		if d.Device != "disk" || d.ReadOnly != nil || d.Target == nil || d.Source == nil || d.Source.File == nil {
 			continue
@@ -30,7 +31,7 @@ func MigrationDisks(domainXML, localDir, claimsDir string) (copied, shared []str
 		switch file := d.Source.File.File; {
 		case strings.HasPrefix(file, local):
 			copied = append(copied, d.Target.Dev)
-		case strings.HasPrefix(file, claims):
+		case strings.HasPrefix(file, claims), strings.HasPrefix(file, heldFiles):
 			shared = append(shared, d.Target.Dev)
 		default:
 			return nil, nil, fmt.Errorf("disk %s (%s) is neither the launcher's own nor on a claim: it cannot be migrated", d.Target.Dev, file)
