@@ -161,7 +161,7 @@ func (f *migFloor) migrate(ctx context.Context) (migrationSample, error) {
 	xml, err := src.conn.MigrationXML(ctx, name)
 	var copyDisks []string
 	if err == nil {
-		copyDisks, _, err = domain.MigrationDisks(xml, src.dir, protocol.ClaimsDir)
+		copyDisks, _, err = domain.MigrationDisks(xml, src.dir, protocol.ClaimsDir, "/proc/self/fd")
 	}
 	if err == nil {
 		err = src.conn.Migrate(ctx, name, virt.MigrateParams{LibvirtSocket: dst.daemon.Layout().Socket,
