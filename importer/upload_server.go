@@ -67,10 +67,9 @@ func ImportUpload(ctx context.Context, o Options) (Result, error) {
 const uploadDirTimeout = 2 * time.Minute
 
 // waitForOwnDir waits until dir is a directory this process's user may create the socket in:
-// the upload Pod's emptyDir (the kubelet's, writable by all), or, for a clone across
-// namespaces, the Pod's own directory under the node's run directory, which the node agent
-// gives to the importer's user once it sees the Pod (the kubelet may create it first, as root).
-// A transient failure when it does not happen in time: the Pod restarts and waits again.
+// the upload Pod's emptyDir, which the kubelet creates writable by all before the container
+// starts (the wait covers a volume that is not there yet). A transient failure when it does not
+// happen in time: the Pod restarts and waits again.
 func waitForOwnDir(ctx context.Context, dir string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {

@@ -84,9 +84,9 @@ func TestActionsReachTheLauncher(t *testing.T) {
 	mux := http.NewServeMux()
 	f.agent.registerActions(mux)
 	f.srv.Config.Handler = mux
-	podUID := types.UID("0b6f5b1e-6f3c-4a55-9a4e-000000000001")
+	podUID := streamPodUID
 	fake := &actionLauncher{}
-	l, err := net.Listen("unix", filepath.Join(f.agent.dirs.root, protocol.PodsDir, string(podUID), protocol.CommandSocket))
+	l, err := net.Listen("unix", filepath.Join(testEmptyDir(t, f.agent.dirs, podUID), protocol.CommandSocket))
 	if err != nil {
 		t.Fatal(err)
 	}

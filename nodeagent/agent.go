@@ -1,13 +1,13 @@
 // Package nodeagent is vireo-nodeagent, the per-node agent. It watches the VMIs scheduled to its
-// node (field selector status.nodeName) and the launcher and upload Pods on it, gives each
-// such Pod a directory under the node's run directory, connects to each launcher's command
-// socket there, hands it its VMI (the kubelet pulls its images), follows its domain events,
-// serves the kubelet the device plugin for devices.kubevirt.io/kvm, and reports the VMI's status: Running with
-// interfaces and conditions, then Succeeded or Failed. It shuts guests down when their VMI is
-// deleted (ACPI, then destroy after the grace period, a deadline kept on disk across
-// restarts), and serves vireo-apiserver over mutual TLS: console and VNC streams,
-// screenshots, the VMI actions pause, unpause and softreboot, and the relay of DataVolume
-// uploads to their upload Pod's socket.
+// node (field selector status.nodeName) and the launcher, upload and clone source Pods on it,
+// reaches each such Pod's emptyDir "run" below the kubelet's Pod directories, connects to each
+// launcher's command socket there, hands it its VMI (the kubelet pulls its images), follows its
+// domain events, serves the kubelet the device plugin for devices.kubevirt.io/kvm, and reports
+// the VMI's status: Running with interfaces and conditions, then Succeeded or Failed. It shuts
+// guests down when their VMI is deleted (ACPI, then destroy after the grace period, a deadline
+// kept on disk in its run directory across restarts), and serves vireo-apiserver over mutual
+// TLS: console and VNC streams, screenshots, the VMI actions pause, unpause and softreboot, and
+// the relay of DataVolume uploads to their upload Pod's socket.
 package nodeagent
 
 import (
@@ -68,7 +68,8 @@ type Options struct {
 	MigrationAddress string
 	// MetricsPort serves /metrics over HTTPS, callers authorized by kube-apiserver (0: off).
 	MetricsPort int
-	// KubeletPodsDir is the kubelet's Pod directories, where launcher Pods' emptyDirs are.
+	// KubeletPodsDir is the kubelet's Pod directories, where the emptyDirs of launcher, upload
+	// and clone source Pods are.
 	KubeletPodsDir string
 	// DevicePluginDir is the kubelet's device-plugins directory, where the agent serves
 	// devices.kubevirt.io/kvm (empty: no device plugin).
@@ -98,7 +99,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CapabilitiesDir, "capabilities-dir", o.CapabilitiesDir, "The node's capabilities seed, which the agent copies into each launcher Pod's emptyDir.")
 	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "HTTPS port of /metrics (KubeVirt's kubevirt_vmi_migration_* gauges of the migrations leaving this node), for callers kube-apiserver authenticates and authorizes for get /metrics; 0 turns it off.")
 	fs.StringVar(&o.MigrationAddress, "migration-address", o.MigrationAddress, "host:port where other node agents reach this one for live migrations; default $POD_IP and the port of --listen.")
-	fs.StringVar(&o.KubeletPodsDir, "kubelet-pods-dir", o.KubeletPodsDir, "The kubelet's Pod directories (its --root-dir's pods/), where the agent reaches each launcher Pod's emptyDir of sockets.")
+	fs.StringVar(&o.KubeletPodsDir, "kubelet-pods-dir", o.KubeletPodsDir, "The kubelet's Pod directories (its --root-dir's pods/), where the agent reaches the emptyDir of sockets of each launcher, upload and clone source Pod.")
 	fs.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir, "The kubelet's device-plugins directory, where the agent serves devices.kubevirt.io/kvm, healthy where the node's KVM can run ordinary guests; empty turns the device plugin off.")
 	fs.DurationVar(&o.StreamPing, "stream-ping", o.StreamPing, "Keep-alive ping period of console and VNC sessions; a client silent for three periods is dropped.")
 }
@@ -140,6 +141,9 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if o.StreamPing <= 0 {
 		return fmt.Errorf("--stream-ping %s: must be positive", o.StreamPing)
+	}
+	if o.KubeletPodsDir == "" {
+		return errors.New("--kubelet-pods-dir is required: where the agent finds the Pods' emptyDirs")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
@@ -323,7 +327,8 @@ func seedPollAfter(elapsed time.Duration) time.Duration {
 	return time.Second
 }
 
-// podDeleted forgets a launcher Pod: its session, directory and shutdown deadline.
+// podDeleted forgets a Pod: a launcher's session, migrations, seed and shutdown deadline, a
+// clone source's relay.
 func (a *Agent) podDeleted(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
@@ -349,9 +354,6 @@ func (a *Agent) forgetPod(uid types.UID) {
 	a.mu.Lock()
 	delete(a.seeded, uid)
 	a.mu.Unlock()
-	if err := a.dirs.removePodDir(uid); err != nil {
-		klog.ErrorS(err, "Removing the Pod's directory", "podUID", uid)
-	}
 	a.dirs.clearDeadline(uid)
 }
 
@@ -363,12 +365,12 @@ func (a *Agent) enqueueVMIOf(pod *corev1.Pod) {
 	}
 }
 
-// collectGarbage removes the run directory's directories of Pods that no longer exist on this
-// node (deleted while the agent was down).
+// collectGarbage forgets the Pods that have a shutdown deadline in the agent's directory but
+// no longer exist on this node (deleted while the agent was down), clearing their deadlines.
 func (a *Agent) collectGarbage(ctx context.Context) {
-	uids, err := a.dirs.podDirs()
+	uids, err := a.dirs.deadlines()
 	if err != nil {
-		klog.FromContext(ctx).Error(err, "Listing Pod directories")
+		klog.FromContext(ctx).Error(err, "Listing shutdown deadlines")
 		return
 	}
 	pods, _ := a.pods.List(labels.Everything())

@@ -23,7 +23,7 @@ import (
 )
 
 const (
-	cloneDVUID     = "c10e0000-0000-4000-8000-000000000001"
+	cloneDVUID = "c10e0000-0000-4000-8000-000000000001"
 	// Short UIDs: the sockets' paths below a temporary directory must fit sun_path.
 	cloneSourceUID = types.UID("src")
 	cloneTargetUID = types.UID("dst")

@@ -29,8 +29,11 @@ import (
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
-// streamFixture is a node agent with one Running VMI whose launcher directory holds real unix
-// sockets standing in for QEMU's: the console echoes, VNC greets with RFB 003.008 and can flood.
+// streamPodUID is the streamFixture's launcher Pod.
+const streamPodUID = types.UID("p1")
+
+// streamFixture is a node agent with one Running VMI whose launcher Pod's emptyDir holds real
+// unix sockets standing in for QEMU's: the console echoes, VNC greets with RFB 003.008 and can flood.
 type streamFixture struct {
 	agent   *Agent
 	srv     *httptest.Server
@@ -43,27 +46,19 @@ type streamFixture struct {
 func newStreamFixture(t *testing.T, flood bool, ping time.Duration) *streamFixture {
 	t.Helper()
 	// The socket paths must stay under the 108-byte limit of a unix socket address.
-	root, err := os.MkdirTemp("", "na")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	podUID := types.UID("0b6f5b1e-6f3c-4a55-9a4e-000000000001")
-	if err := os.MkdirAll(filepath.Join(root, protocol.PodsDir, string(podUID)), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dirs := testNodeDirs(t)
+	dir := testEmptyDir(t, dirs, streamPodUID)
 	f := &streamFixture{flood: flood}
 	f.vmi = &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm1", UID: "vmi-uid"},
 		Status: v1.VirtualMachineInstanceStatus{Phase: v1.Running, NodeName: "node1"}}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "virt-launcher-vm1", UID: podUID,
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "virt-launcher-vm1", UID: streamPodUID,
 		Labels: map[string]string{v1.CreatedByLabel: "vmi-uid"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	f.vmiIdx = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	podIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = f.vmiIdx.Add(f.vmi)
 	_ = podIdx.Add(pod)
-	f.agent = &Agent{opts: &Options{NodeName: "node1"}, dirs: nodeDirs{root: root}, streams: newStreams(ping),
+	f.agent = &Agent{opts: &Options{NodeName: "node1"}, dirs: dirs, streams: newStreams(ping),
 		vmis: vireolisters.NewVirtualMachineInstanceLister(f.vmiIdx), pods: corelisters.NewPodLister(podIdx)}
-	dir := filepath.Join(root, protocol.PodsDir, string(podUID))
 	f.listen(t, filepath.Join(dir, protocol.ConsoleSocket), func(c net.Conn) { _, _ = io.Copy(c, c) })
 	f.listen(t, filepath.Join(dir, protocol.VNCSocket), func(c net.Conn) {
 		if _, err := c.Write([]byte("RFB 003.008\n")); err != nil || !f.flood {

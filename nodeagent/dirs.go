@@ -19,21 +19,24 @@ import (
 	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
 
-// LauncherUser owns each launcher directory: the launcher runs as uid and gid 107.
+// LauncherUser is the launcher's uid and gid (107): the agent hands it what it puts in a Pod's
+// emptyDir (sockets, the capabilities seed).
 const LauncherUser = 107
 
 // agentDir is the node agent's own state under the run directory (root only): shutdown
 // deadlines that must survive a restart of the agent.
 const agentDir = "agent"
 
-// nodeDirs is the node agent's view of the node's run directory. Every path below it is built
-// from names the agent controls (Pod UIDs, fixed file names) and resolved component by
-// component without following symlinks, since launchers (uid 107, running guests) own the
-// directories they are given and could plant links there.
+// nodeDirs is the node agent's view of the node: its run directory (the agent's own state) and
+// the kubelet's Pod directories, where each Pod it talks to (launcher, upload and clone source
+// Pods) shares its emptyDir "run" with the agent. Every path below them is built from names the
+// agent controls (Pod UIDs, fixed file names) and resolved component by component without
+// following symlinks, since the Pods (launchers are uid 107, running guests) own their
+// emptyDirs and could plant links there.
 type nodeDirs struct {
+	// root is the run directory (Options.RunDir).
 	root string
-	// pods is the kubelet's Pod directories (protocol.KubeletPodsDir), where a launcher Pod's
-	// emptyDir shared with the agent is; empty: none.
+	// pods is the kubelet's Pod directories (Options.KubeletPodsDir, protocol.KubeletPodsDir).
 	pods string
 }
 
@@ -58,24 +61,15 @@ func openBeneathRoot(root, rel string, flags int, mode uint32) (int, error) {
 	return fd, nil
 }
 
-// openPodDir opens the directory Pod podUID shares with the agent, without following a link: a
-// launcher Pod's emptyDir below the kubelet's Pod directories, else an upload Pod's directory
-// in the run directory (pods/<uid>).
-func (d nodeDirs) openPodDir(podUID types.UID, flags int) (int, error) {
+// openEmptyDir opens the directory Pod podUID shares with the agent, its emptyDir "run"
+// (launcherpod.RunDirVolumeName) below the kubelet's Pod directories, without following a link.
+func (d nodeDirs) openEmptyDir(podUID types.UID, flags int) (int, error) {
 	if err := checkUID(podUID); err != nil {
 		return -1, err
 	}
-	if d.pods != "" {
-		fd, err := d.openEmptyDir(podUID, flags)
-		if err == nil || !errors.Is(err, unix.ENOENT) {
-			return fd, err
-		}
+	if d.pods == "" {
+		return -1, errors.New("no kubelet Pod directories (--kubelet-pods-dir) to find Pods' emptyDirs in")
 	}
-	return d.openBeneath(filepath.Join(protocol.PodsDir, string(podUID)), flags|unix.O_DIRECTORY, 0)
-}
-
-// openEmptyDir opens Pod podUID's emptyDir "run" below the kubelet's Pod directories.
-func (d nodeDirs) openEmptyDir(podUID types.UID, flags int) (int, error) {
 	return openBeneathRoot(d.pods, protocol.EmptyDirPath(string(podUID), launcherpod.RunDirVolumeName), flags|unix.O_DIRECTORY, 0)
 }
 
@@ -83,9 +77,6 @@ func (d nodeDirs) openEmptyDir(podUID types.UID, flags int) (int, error) {
 // launcher Pod podUID, for its libvirtd. It reports false, without error, while the kubelet
 // has not created the emptyDir yet.
 func (d nodeDirs) seedLauncher(podUID types.UID, capsDir string) (bool, error) {
-	if err := checkUID(podUID); err != nil {
-		return false, err
-	}
 	fd, err := d.openEmptyDir(podUID, unix.O_RDONLY)
 	if errors.Is(err, unix.ENOENT) {
 		return false, nil
@@ -131,62 +122,12 @@ func (d nodeDirs) mkdirBeneath(rel string, mode uint32, uid int) error {
 	return unix.Fchmod(fd, mode)
 }
 
-// ensureBase creates the run directory's pods/ and agent/ directories.
+// ensureBase creates the run directory and its agent/ directory.
 func (d nodeDirs) ensureBase() error {
 	if err := os.MkdirAll(d.root, 0o755); err != nil {
 		return err
 	}
-	if err := d.mkdirBeneath(protocol.PodsDir, 0o755, 0); err != nil {
-		return err
-	}
 	return d.mkdirBeneath(agentDir, 0o700, 0)
-}
-
-// ensurePodDir creates the directory of upload Pod podUID in the run directory for uid 107.
-func (d nodeDirs) ensurePodDir(podUID types.UID) error {
-	if err := checkUID(podUID); err != nil {
-		return err
-	}
-	return d.mkdirBeneath(filepath.Join(protocol.PodsDir, string(podUID)), 0o700, LauncherUser)
-}
-
-// removePodDir removes the run directory's directory of an upload Pod that is gone, with what
-// the Pod left in it, without following symlinks (os.RemoveAll removes links, never their
-// targets, and works below a directory descriptor opened without symlinks).
-func (d nodeDirs) removePodDir(podUID types.UID) error {
-	if err := checkUID(podUID); err != nil {
-		return err
-	}
-	podsFD, err := d.openBeneath(protocol.PodsDir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return err
-	}
-	pods := os.NewFile(uintptr(podsFD), protocol.PodsDir)
-	defer pods.Close()
-	root, err := os.OpenRoot("/proc/self/fd/" + strconv.Itoa(podsFD))
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	if err := root.RemoveAll(string(podUID)); err != nil {
-		return fmt.Errorf("removing the directory of Pod %s: %w", podUID, err)
-	}
-	return nil
-}
-
-// podDirs lists the Pod UIDs that have a directory in the run directory.
-func (d nodeDirs) podDirs() ([]types.UID, error) {
-	entries, err := os.ReadDir(filepath.Join(d.root, protocol.PodsDir))
-	if err != nil {
-		return nil, err
-	}
-	var uids []types.UID
-	for _, e := range entries {
-		if checkUID(types.UID(e.Name())) == nil {
-			uids = append(uids, types.UID(e.Name()))
-		}
-	}
-	return uids, nil
 }
 
 // dialLauncher returns a dialer for the command socket of launcher Pod podUID.
@@ -197,11 +138,11 @@ func (d nodeDirs) dialLauncher(podUID types.UID) func(context.Context) (net.Conn
 }
 
 // dialSocket connects to the socket name (a fixed protocol name) in the directory Pod podUID
-// shares with the agent (openPodDir). The socket is opened with O_PATH|O_NOFOLLOW below that
+// shares with the agent (openEmptyDir). The socket is opened with O_PATH|O_NOFOLLOW below that
 // directory and must be a socket; the connection then goes through the descriptor's /proc
 // path, so a link a launcher planted at its name is never followed.
 func (d nodeDirs) dialSocket(ctx context.Context, podUID types.UID, name string) (net.Conn, error) {
-	dirFD, err := d.openPodDir(podUID, unix.O_PATH)
+	dirFD, err := d.openEmptyDir(podUID, unix.O_PATH)
 	if err != nil {
 		return nil, err
 	}

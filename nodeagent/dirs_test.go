@@ -6,97 +6,164 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
+// testNodeDirs is a run directory and kubelet Pod directories below one short temporary root:
+// t.TempDir's paths are too long for a socket address (108 bytes) in an emptyDir.
+func testNodeDirs(t *testing.T) nodeDirs {
+	t.Helper()
+	base, err := os.MkdirTemp("", "na")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	d := nodeDirs{root: filepath.Join(base, "r"), pods: filepath.Join(base, "k")}
+	if err := os.Mkdir(d.pods, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// testEmptyDir creates Pod uid's emptyDir "run" below the kubelet's Pod directories, as the
+// kubelet does, and returns its path.
+func testEmptyDir(t *testing.T, d nodeDirs, uid types.UID) string {
+	t.Helper()
+	dir := filepath.Join(d.pods, protocol.EmptyDirPath(string(uid), launcherpod.RunDirVolumeName))
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestLauncherDirs: the run directory gets the agent's own directory (root only, a link in its
+// place refused); a Pod's directory is found only by a UID; the agent dials a launcher's
+// socket in its emptyDir and never follows a link planted at the socket's name.
 func TestLauncherDirs(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to hand directories to uid 107")
+		t.Skip("needs root to own the agent's directory")
 	}
-	d := nodeDirs{root: t.TempDir()}
+	d := testNodeDirs(t)
 	if err := d.ensureBase(); err != nil {
 		t.Fatal(err)
 	}
-	uid := types.UID("6a0c1e2b-1111-4222-8333-944455556666")
-	if err := d.ensurePodDir(uid); err != nil {
-		t.Fatal(err)
+	fi, err := os.Lstat(filepath.Join(d.root, agentDir))
+	if err != nil || !fi.IsDir() || fi.Sys().(*syscall.Stat_t).Uid != 0 || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("agent dir %v (%v), want a 0700 directory of root", fi, err)
 	}
-	dir := filepath.Join(d.root, "pods", string(uid))
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || fi.Sys().(*syscall.Stat_t).Uid != LauncherUser || fi.Mode().Perm() != 0o700 {
-		t.Fatalf("launcher dir %v (%v), want a 0700 directory of uid 107", fi, err)
-	}
-	if err := d.ensurePodDir(uid); err != nil {
+	if err := d.ensureBase(); err != nil {
 		t.Errorf("second ensure: %v", err)
 	}
-	for _, bad := range []types.UID{"../x", "", "a/b", ".."} {
-		if err := d.ensurePodDir(bad); err == nil {
-			t.Errorf("ensurePodDir(%q) accepted a path", bad)
-		}
-	}
 
-	// A link where the launcher directory should be is refused, not followed.
+	// A link where the agent's directory should be is refused, not followed.
 	elsewhere := t.TempDir()
-	linked := types.UID("7b1d2f3c-1111-4222-8333-944455556666")
-	if err := os.Symlink(elsewhere, filepath.Join(d.root, "pods", string(linked))); err != nil {
+	if err := os.Chmod(elsewhere, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.ensurePodDir(linked); err == nil {
-		t.Error("ensurePodDir followed a symlink")
+	linkedRun := nodeDirs{root: t.TempDir()}
+	if err := os.Symlink(elsewhere, filepath.Join(linkedRun.root, agentDir)); err != nil {
+		t.Fatal(err)
 	}
-	if fi, _ := os.Stat(elsewhere); fi.Sys().(*syscall.Stat_t).Uid == LauncherUser {
-		t.Error("the symlink's target was handed to uid 107")
+	if err := linkedRun.ensureBase(); err == nil {
+		t.Error("ensureBase followed a symlink at agent/")
+	}
+	if fi, _ := os.Stat(elsewhere); fi.Mode().Perm() != 0o755 {
+		t.Errorf("the symlink's target changed mode to %v", fi.Mode().Perm())
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, bad := range []types.UID{"../x", "", "a/b", "..", "."} {
+		if fd, err := d.openEmptyDir(bad, 0); err == nil {
+			syscall.Close(fd)
+			t.Errorf("openEmptyDir(%q) accepted a path", bad)
+		}
+		if _, err := d.dialLauncher(bad)(ctx); err == nil {
+			t.Errorf("dialLauncher(%q) accepted a path", bad)
+		}
+	}
+	if _, err := (nodeDirs{root: d.root}).dialLauncher("p1")(ctx); err == nil {
+		t.Error("dialed a launcher without the kubelet's Pod directories")
 	}
 
 	// The command socket: a real one connects; a link planted at its name is refused.
-	l, err := net.Listen("unix", filepath.Join(dir, "launcher.sock"))
+	uid := types.UID("p1")
+	dir := testEmptyDir(t, d, uid)
+	if _, err := d.dialLauncher(uid)(ctx); err == nil {
+		t.Error("dialed a launcher that does not listen")
+	}
+	l, err := net.Listen("unix", filepath.Join(dir, protocol.CommandSocket))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	conn, err := d.dialLauncher(uid)(ctx)
 	if err != nil {
 		t.Fatalf("dial the launcher's socket: %v", err)
 	}
 	conn.Close()
-	other := types.UID("8c2e3a4d-1111-4222-8333-944455556666")
-	if err := d.ensurePodDir(other); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(dir, "launcher.sock"), filepath.Join(d.root, "pods", string(other), "launcher.sock")); err != nil {
+	other := types.UID("p2")
+	if err := os.Symlink(filepath.Join(dir, protocol.CommandSocket), filepath.Join(testEmptyDir(t, d, other), protocol.CommandSocket)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.dialLauncher(other)(ctx); err == nil {
 		t.Error("dialLauncher followed a symlink planted at launcher.sock")
 	}
+}
 
-	// Removal takes links away without touching their targets.
-	keep := filepath.Join(elsewhere, "keep")
-	if err := os.WriteFile(keep, []byte("x"), 0o600); err != nil {
+// TestCollectGarbage: the agent lists the shutdown deadlines in its directory, nothing else
+// there, and on start forgets the Pods that have one but are gone, keeping the live Pods'.
+func TestCollectGarbage(t *testing.T) {
+	d := nodeDirs{root: t.TempDir()}
+	if err := os.Mkdir(filepath.Join(d.root, agentDir), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(elsewhere, filepath.Join(dir, "escape")); err != nil {
+	at := time.Now().Add(time.Minute).Truncate(time.Second)
+	live, gone := types.UID("6a0c1e2b-1111-4222-8333-944455556666"), types.UID("7b1d2f3c-1111-4222-8333-944455556666")
+	for _, uid := range []types.UID{live, gone} {
+		if err := d.setDeadline(uid, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, stray := range []string{"notes", "Not_A_UID.deadline", string(gone) + ".deadline.tmp"} {
+		if err := os.WriteFile(filepath.Join(d.root, agentDir, stray), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(d.root, agentDir, "dir.deadline"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.removePodDir(uid); err != nil {
-		t.Fatal(err)
+	uids, err := d.deadlines()
+	slices.Sort(uids)
+	if err != nil || !slices.Equal(uids, []types.UID{live, gone}) {
+		t.Fatalf("deadlines = %v, %v; want %v and %v", uids, err, live, gone)
 	}
-	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
-		t.Errorf("launcher dir still there: %v", err)
+
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	_ = idx.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "virt-launcher-vm1", UID: live}})
+	a := &Agent{dirs: d, pods: corelisters.NewPodLister(idx)}
+	a.collectGarbage(context.Background())
+	if got, ok := d.deadline(live); !ok || !got.Equal(at) {
+		t.Errorf("the live Pod's deadline: %v %t, want %v", got, ok, at)
 	}
-	if _, err := os.Stat(keep); err != nil {
-		t.Errorf("removal followed a link out of the launcher directory: %v", err)
+	if _, ok := d.deadline(gone); ok {
+		t.Error("the deadline of a Pod that is gone survived")
 	}
-	uids, err := d.podDirs()
-	if err != nil || len(uids) != 2 {
-		t.Errorf("launcherDirs = %v, %v; want the two left", uids, err)
+	if uids, err := d.deadlines(); err != nil || !slices.Equal(uids, []types.UID{live}) {
+		t.Errorf("deadlines after garbage collection = %v, %v; want %v", uids, err, live)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
-
 )
 
 // socketProxy serves sockets in a Pod's directory and connects each connection to the same
@@ -114,11 +113,11 @@ func (p *socketProxy) close() {
 }
 
 // listenSocket binds the socket name (a fixed protocol name) in the directory of launcher Pod
-// podUID for the launcher's user. The directory is opened without symlinks (openPodDir) and the
+// podUID for the launcher's user. The directory is opened without symlinks (openEmptyDir) and the
 // socket bound and handed over through that descriptor, so nothing the launcher planted is
 // followed.
 func (d nodeDirs) listenSocket(podUID types.UID, name string) (net.Listener, error) {
-	dirFD, err := d.openPodDir(podUID, unix.O_PATH)
+	dirFD, err := d.openEmptyDir(podUID, unix.O_PATH)
 	if err != nil {
 		return nil, err
 	}

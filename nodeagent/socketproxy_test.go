@@ -16,31 +16,27 @@ import (
 )
 
 // TestMigrationProxyInPlace: the proxy serves the migration sockets in the source launcher's
-// directory, for the launcher's user, and connects each connection to the same socket of the
-// target's directory; a link planted at a socket's name is replaced, not followed; closing the
+// emptyDir, for the launcher's user, and connects each connection to the same socket of the
+// target's emptyDir; a link planted at a socket's name is replaced, not followed; closing the
 // proxy cuts open connections.
 func TestMigrationProxyInPlace(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to hand sockets to uid 107")
 	}
-	d := nodeDirs{root: t.TempDir()}
+	d := testNodeDirs(t)
 	if err := d.ensureBase(); err != nil {
 		t.Fatal(err)
 	}
-	source, target := types.UID("0a0c1e2b-1111-4222-8333-944455556666"), types.UID("1b0c1e2b-1111-4222-8333-944455556666")
-	for _, uid := range []types.UID{source, target} {
-		if err := d.ensurePodDir(uid); err != nil {
-			t.Fatal(err)
-		}
-	}
+	source, target := types.UID("src"), types.UID("tgt")
+	sourceDir, targetDir := testEmptyDir(t, d, source), testEmptyDir(t, d, target)
 	victim := filepath.Join(d.root, "victim")
 	if err := os.WriteFile(victim, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(victim, filepath.Join(d.root, "pods", string(source), protocol.MigrationQEMUSocket)); err != nil {
+	if err := os.Symlink(victim, filepath.Join(sourceDir, protocol.MigrationQEMUSocket)); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("unix", filepath.Join(d.root, "pods", string(target), protocol.MigrationQEMUSocket))
+	ln, err := net.Listen("unix", filepath.Join(targetDir, protocol.MigrationQEMUSocket))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +55,7 @@ func TestMigrationProxyInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := filepath.Join(d.root, "pods", string(source), protocol.MigrationQEMUSocket)
+	sock := filepath.Join(sourceDir, protocol.MigrationQEMUSocket)
 	fi, err := os.Lstat(sock)
 	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Sys().(*syscall.Stat_t).Uid != LauncherUser {
 		t.Fatalf("proxy socket %v (%v), want a socket of uid 107", fi, err)

@@ -228,8 +228,11 @@ func (a *Agent) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInstance,
 
 // deadlineFile is where the shutdown deadline of launcher Pod uid is kept.
 func (d nodeDirs) deadlineFile(uid types.UID) string {
-	return filepath.Join(d.root, agentDir, string(uid)+".deadline")
+	return filepath.Join(d.root, agentDir, string(uid)+deadlineSuffix)
 }
+
+// deadlineSuffix ends the name of a deadline file, after the Pod's UID.
+const deadlineSuffix = ".deadline"
 
 func (d nodeDirs) deadline(uid types.UID) (time.Time, bool) {
 	if checkUID(uid) != nil {
@@ -252,6 +255,22 @@ func (d nodeDirs) setDeadline(uid types.UID, t time.Time) error {
 		return err
 	}
 	return os.Rename(tmp, d.deadlineFile(uid))
+}
+
+// deadlines lists the Pod UIDs that have a shutdown deadline.
+func (d nodeDirs) deadlines() ([]types.UID, error) {
+	entries, err := os.ReadDir(filepath.Join(d.root, agentDir))
+	if err != nil {
+		return nil, err
+	}
+	var uids []types.UID
+	for _, e := range entries {
+		uid, ok := strings.CutSuffix(e.Name(), deadlineSuffix)
+		if ok && e.Type().IsRegular() && checkUID(types.UID(uid)) == nil {
+			uids = append(uids, types.UID(uid))
+		}
+	}
+	return uids, nil
 }
 
 func (d nodeDirs) clearDeadline(uid types.UID) {

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +17,6 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
-	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
 // uploadPodFor is a running upload Pod controlled by DataVolume ns/dv (UID dvUID).
@@ -31,22 +29,15 @@ func uploadPodFor(ns, dv string, dvUID, podUID types.UID) *corev1.Pod {
 }
 
 func TestUploadRelay(t *testing.T) {
-	root, err := os.MkdirTemp("", "na")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	podUID := types.UID("0b6f5b1e-6f3c-4a55-9a4e-000000000002")
-	dir := filepath.Join(root, protocol.PodsDir, string(podUID))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dirs := testNodeDirs(t)
+	podUID := types.UID("up1")
+	dir := testEmptyDir(t, dirs, podUID)
 	podIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = podIdx.Add(uploadPodFor("ns", "up", "dv-uid", podUID))
-	pending := uploadPodFor("ns", "pending", "p-uid", "0b6f5b1e-6f3c-4a55-9a4e-000000000003")
+	pending := uploadPodFor("ns", "pending", "p-uid", "up2")
 	pending.Status.Phase = corev1.PodPending
 	_ = podIdx.Add(pending)
-	a := &Agent{opts: &Options{NodeName: "node1"}, dirs: nodeDirs{root: root}, pods: corelisters.NewPodLister(podIdx)}
+	a := &Agent{opts: &Options{NodeName: "node1"}, dirs: dirs, pods: corelisters.NewPodLister(podIdx)}
 
 	// The importer's side: records what reaches the socket.
 	var got *http.Request

@@ -34,7 +34,9 @@ func crossNamespace(dv *cdiv1beta1.DataVolume) string {
 }
 
 // SourcePodName is the name of dv's source Pod in the source namespace.
-func SourcePodName(dv *cdiv1beta1.DataVolume) string { return uploadapi.CloneSourcePodName(string(dv.UID)) }
+func SourcePodName(dv *cdiv1beta1.DataVolume) string {
+	return uploadapi.CloneSourcePodName(string(dv.UID))
+}
 
 // SourcePod renders the Pod that sends dv's source claim to target, dv's importer Pod, which
 // must have been scheduled: the source Pod runs on the same node and sends to the socket in its

@@ -26,7 +26,8 @@ const (
 	dataDir, scratchDir, secretDir, caDir = "/data", "/scratch", "/var/run/vireo/source-secret", "/var/run/vireo/source-ca"
 	// sourceDir is where a clone's source claim is mounted, read-only.
 	sourceDir = "/source"
-	// uploadDir is where an upload Pod sees its directory under the node's run directory.
+	// uploadDir is where an upload or clone source Pod mounts the emptyDir it shares with the
+	// node agent (its upload socket's directory).
 	uploadDir = "/var/run/vireo-upload"
 	// headersDir holds the Secrets of secretExtraHeaders, one directory each.
 	headersDir = "/var/run/vireo/source-headers"

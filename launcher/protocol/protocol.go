@@ -1,6 +1,7 @@
 // Package protocol is the command protocol between vireo-nodeagent and vireo-launcher: gRPC over
-// a unix socket in the launcher's directory on the node (RunDir/pods/<launcher Pod UID>/), with
-// JSON messages defined here. The node agent is the client; each launcher serves one VMI.
+// a unix socket in the launcher's directory (LauncherDir, the launcher Pod's emptyDir the node
+// agent reaches at KubeletPodsDir/EmptyDirPath), with JSON messages defined here. The node agent
+// is the client; each launcher serves one VMI.
 //
 // The calls: Hello (version handshake; every other call needs it first), Sync (the VMI; starts
 // the domain), Shutdown (ACPI power button), Stop (destroy), Pause, Unpause and SoftReboot (from
@@ -10,10 +11,10 @@
 // history. Console and VNC bytes never pass through gRPC: they are the unix sockets
 // ConsoleSocket and VNCSocket next to CommandSocket.
 //
-// Each launcher Pod mounts only its own directory (RunDir/pods/<Pod UID> on the node) at
-// LauncherDir, so every launcher sees the same paths inside its Pod while the node agent sees
-// each at its own place: a migration's source and target (also on one node) never share a file,
-// and the domain's XML needs no rewriting to move between them.
+// Each launcher Pod mounts only its own directory (its emptyDir) at LauncherDir, so every
+// launcher sees the same paths inside its Pod while the node agent sees each at its own place:
+// a migration's source and target (also on one node) never share a file, and the domain's XML
+// needs no rewriting to move between them.
 package protocol
 
 import (
@@ -62,9 +63,6 @@ const (
 	ConsoleSocket = "console.sock"
 	// VNCSocket is the guest's display as RFB (QEMU binds it).
 	VNCSocket = "vnc.sock"
-	// PodsDir is the directory under the node's run directory that holds one directory per
-	// launcher Pod, named after the Pod's UID, created by the node agent for uid 107.
-	PodsDir = "pods"
 )
 
 // ClaimsDir is where a launcher Pod mounts its VMI's persistentVolumeClaim and dataVolume
