@@ -38,6 +38,8 @@ type measured struct {
 	altCache *floorResult
 	// vmActions is the VM phase (nil when config.vms is 0).
 	vmActions *vmActionsResult
+	// coldStart is the cold containerDisk starts (nil when config.coldStarts is 0).
+	coldStart *coldStartResult
 	elapsed   time.Duration
 }
 
@@ -102,6 +104,13 @@ func (e *env) lifecycleBench(ctx context.Context, began time.Time) error {
 	m, err := e.measureAll(ctx)
 	if err != nil {
 		return err
+	}
+	if e.c.coldStarts > 0 {
+		cs, err := e.coldStarts(ctx, e.c.coldStarts)
+		if err != nil {
+			return fmt.Errorf("cold starts: %w", err)
+		}
+		m.coldStart = &cs
 	}
 	if e.c.vms > 0 {
 		vm, err := e.vmActions(ctx, e.c.vms)

@@ -4,7 +4,8 @@
 // and -> the guest's boot marker on its serial console (with the milestones in between), the
 // VMI writes each phase of the lifecycle costs (vireo-apiserver's apiserver_request_total),
 // the resident memory of each VMI's launcher, libvirtd and QEMU beyond the guest's RAM, and
-// their idle CPU. The floor, measured in the same run, starts the same domains from fresh
+// their idle CPU, and the first start of a containerDisk no node has pulled yet against crane's
+// pull of the same image. The floor, measured in the same run, starts the same domains from fresh
 // session libvirtds with no Kubernetes around them. Then 10 VirtualMachines are started and
 // stopped at once through their subresources and one is paused and unpaused 20 times through
 // kube-apiserver's aggregation, against the same on bare libvirt. Then one VMI's serial console
@@ -39,6 +40,7 @@ type config struct {
 	warmup, lifecycle, streams        bool
 	migration                         bool
 	migrationRuns, dirtyMiB           int
+	coldStarts                        int
 	tcgCacheMiB, altTCGCacheMiB       uint
 }
 
@@ -63,6 +65,7 @@ func main() {
 		return nil
 	})
 	flag.IntVar(&c.vms, "vms", 10, "VMs of the VM phase: started and stopped at once through their subresources, one paused and unpaused (0: skip).")
+	flag.IntVar(&c.coldStarts, "cold-starts", 3, "Cold containerDisk starts of the lifecycle phase: each pushes an image no node has, times crane's pull of it, then one VMI's creation -> Running with it (0: skip).")
 	flag.BoolVar(&c.lifecycle, "lifecycle", true, "Measure the VMI lifecycle runs (-sizes) and the VM phase (-vms); vmi-lifecycle.txt.")
 	flag.BoolVar(&c.streams, "streams", true, "Measure the serial console and VNC of one VMI through kube-apiserver's aggregation and straight to the node agent; console.txt.")
 	flag.BoolVar(&c.migration, "migration", true, "Measure live migrations of a 256 MiB guest, idle and dirtying its memory, through Vireo (between nodes and in place) and directly between two libvirtds; migration.txt.")
