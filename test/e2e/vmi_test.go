@@ -298,10 +298,12 @@ func TestNodeAgentsChangeOnlyTheirNodesVMIs(t *testing.T) {
 	for i, want := range []string{"", "may not change a VMI of node"} {
 		// The real node agents write these VMIs' status too: a conflict is read again and retried.
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			vmi, err := agent.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), fmt.Sprintf("on-%d", i), metav1.GetOptions{})
-			if err != nil {
-				t.Fatalf("the node agent reads VMIs: %v", err)
+			// It reads VMIs as its informer does (list, no get: its ServiceAccount has no more).
+			list, err := agent.KubevirtV1().VirtualMachineInstances(ns).List(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=" + fmt.Sprintf("on-%d", i)})
+			if err != nil || len(list.Items) != 1 {
+				t.Fatalf("the node agent lists VMIs: %v (%d)", err, len(list.Items))
 			}
+			vmi := &list.Items[0]
 			vmi.Status.Reason = "Probe"
 			_, err = agent.KubevirtV1().VirtualMachineInstances(ns).UpdateStatus(t.Context(), vmi, metav1.UpdateOptions{})
 			return err
