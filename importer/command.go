@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
+
+	"github.com/vireo-dev/vireo/importer/importerapi"
 )
 
 // Source kinds of the vireo-importer command.
@@ -89,7 +91,7 @@ func (c *CommandOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.FilesystemOverhead, "filesystem-overhead", c.FilesystemOverhead, "The fraction of the capacity kept for the file system; 0 for a block volume.")
 	fs.StringVar(&c.TerminationLog, "termination-log", c.TerminationLog, "A file to write the error message to on failure, such as /dev/termination-log.")
 	fs.DurationVar(&c.ProgressInterval, "progress-interval", c.ProgressInterval, "How often to log the progress.")
-	fs.StringVar(&c.ProgressAddress, "progress-address", c.ProgressAddress, "Serve the progress as the metric "+ProgressMetric+" at /metrics on this address, such as :8443 (empty: do not serve it).")
+	fs.StringVar(&c.ProgressAddress, "progress-address", c.ProgressAddress, "Serve the progress as the metric "+importerapi.ProgressMetric+" at /metrics on this address, such as :8443 (empty: do not serve it).")
 	fs.StringVar(&c.OwnerUID, "owner-uid", c.OwnerUID, "The UID of the DataVolume imported, the label ownerUID of the progress metric.")
 	fs.StringVar(&c.UploadSocket, "upload-socket", c.UploadSocket, "For --source=upload: the unix socket to serve the upload protocol on (created with mode 0660; a stale socket there is replaced).")
 	fs.DurationVar(&c.UploadFailureGrace, "upload-failure-grace", c.UploadFailureGrace, "For --source=upload: how long a failed import keeps answering until a request was told the failure.")
@@ -232,10 +234,6 @@ func readPEMs(path string) ([]byte, error) {
 	}
 	return out, nil
 }
-
-// ExitPermanent is the command's exit code for a failure that retrying cannot mend (a 404, a
-// checksum mismatch, an image larger than the volume); other failures exit 1.
-const ExitPermanent = 2
 
 // Run imports as the flags say, logging the progress, and writes the error message to the
 // termination log on failure.

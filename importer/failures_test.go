@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/vireo-dev/vireo/importer/importerapi"
 )
 
 // writeFile writes data to a new file in a fresh directory and returns its path.
@@ -174,7 +176,7 @@ func TestDecompressionBomb(t *testing.T) {
 }
 
 func TestSymlinks(t *testing.T) {
-	for _, name := range []string{partName, DiskName} {
+	for _, name := range []string{partName, importerapi.DiskName} {
 		t.Run(name, func(t *testing.T) {
 			o := options(t, FileSource{Path: fixture(t, "raw")})
 			victim := writeFile(t, "victim", []byte("precious"))
@@ -202,11 +204,11 @@ func TestExistingDiskSurvivesFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := options(t, tc.source)
 			o.Checksum = tc.sum
-			disk := filepath.Join(o.TargetDir, DiskName)
+			disk := filepath.Join(o.TargetDir, importerapi.DiskName)
 			if err := os.WriteFile(disk, []byte("the old disk"), 0o660); err != nil {
 				t.Fatal(err)
 			}
-			importFails(t, o, []string{DiskName})
+			importFails(t, o, []string{importerapi.DiskName})
 			if got, _ := os.ReadFile(disk); string(got) != "the old disk" {
 				t.Errorf("disk.img is now %q", got)
 			}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
+
+	"github.com/vireo-dev/vireo/importer/importerapi"
 )
 
 const (
@@ -198,7 +200,7 @@ func options(t *testing.T, src Source) Options {
 // usable size and sparse, and that nothing else is left in the target or scratch directory.
 func checkDisk(t *testing.T, o Options, want []byte) {
 	t.Helper()
-	path := filepath.Join(o.TargetDir, DiskName)
+	path := filepath.Join(o.TargetDir, importerapi.DiskName)
 	got, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +223,7 @@ func checkDisk(t *testing.T, o Options, want []byte) {
 	if mode := os.FileMode(st.Mode).Perm(); mode != 0o660 {
 		t.Errorf("disk.img has mode %v, want 0660", mode)
 	}
-	checkOnly(t, o.TargetDir, DiskName)
+	checkOnly(t, o.TargetDir, importerapi.DiskName)
 	checkOnly(t, o.ScratchDir)
 }
 

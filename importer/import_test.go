@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vireo-dev/vireo/importer/importerapi"
 )
 
 func TestImportFormats(t *testing.T) {
@@ -57,8 +59,8 @@ func TestImportFormats(t *testing.T) {
 			if res.Compression != tc.compression || res.Format != tc.format {
 				t.Errorf("detected %s, %s; want %s, %s", res.Compression, res.Format, tc.compression, tc.format)
 			}
-			if res.Path != filepath.Join(o.TargetDir, DiskName) || res.Size != testUsable || res.Received != st.Size() {
-				t.Errorf("result %+v, want path %s, size %d, received %d", res, filepath.Join(o.TargetDir, DiskName), testUsable, st.Size())
+			if res.Path != filepath.Join(o.TargetDir, importerapi.DiskName) || res.Size != testUsable || res.Received != st.Size() {
+				t.Errorf("result %+v, want path %s, size %d, received %d", res, filepath.Join(o.TargetDir, importerapi.DiskName), testUsable, st.Size())
 			}
 			if res.ImageSize < imageSize || res.ImageSize > imageSize+imageSize/100 {
 				t.Errorf("image size %d, want about %d", res.ImageSize, imageSize)
@@ -93,7 +95,7 @@ func TestImportBlank(t *testing.T) {
 // decides whether to import at all).
 func TestImportReplacesDisk(t *testing.T) {
 	o := options(t, FileSource{Path: fixture(t, "raw.gz")})
-	if err := os.WriteFile(filepath.Join(o.TargetDir, DiskName), []byte("old disk"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(o.TargetDir, importerapi.DiskName), []byte("old disk"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(o.TargetDir, partName), []byte("leftover of a killed import"), 0o600); err != nil {

@@ -11,17 +11,15 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math"
 	"os"
 	"time"
+
+	"github.com/vireo-dev/vireo/importer/importerapi"
 )
 
 // DefaultFilesystemOverhead is the fraction of a Filesystem-mode volume's capacity that
 // KubeVirt and CDI leave to the file system by default.
 const DefaultFilesystemOverhead = 0.055
-
-// sizeAlignment is the unit the usable size is rounded down to.
-const sizeAlignment = 1 << 20
 
 // Scratch files may exceed the usable size by this much plus a 64th of it for the image
 // format's own metadata (a VHDX's fixed regions take 8 MiB, a stream-optimized VMDK of
@@ -74,24 +72,6 @@ type Result struct {
 	Size int64
 }
 
-// UsableSize is the part of a volume of capacity bytes a disk image may use when overhead
-// (a fraction below 1) is kept for the file system: (1 - overhead) * capacity, rounded up to
-// a byte and then down to a MiB, as KubeVirt and CDI compute it.
-func UsableSize(capacity int64, overhead float64) (int64, error) {
-	if capacity <= 0 {
-		return 0, permanentf("the volume's capacity must be positive, not %d bytes", capacity)
-	}
-	if overhead < 0 || overhead >= 1 || math.IsNaN(overhead) {
-		return 0, permanentf("the filesystem overhead must be at least 0 and below 1, not %v", overhead)
-	}
-	usable := int64(math.Ceil((1 - overhead) * float64(capacity)))
-	usable -= usable % sizeAlignment
-	if usable <= 0 {
-		return 0, permanentf("a volume of %d bytes with filesystem overhead %v leaves no usable MiB", capacity, overhead)
-	}
-	return usable, nil
-}
-
 // Import writes the image from o.Source as a sparse raw disk.img of the usable size into
 // o.TargetDir. On failure it leaves the target directory as it was (an existing disk.img
 // included) and returns an error whose message names the cause; IsTransient tells whether
@@ -138,8 +118,11 @@ func (o *Options) validate() (int64, *checksum, error) {
 	if _, blank := o.Source.(BlankSource); blank && sum != nil {
 		return 0, nil, permanentf("a blank disk has no checksum to verify")
 	}
-	usable, err := UsableSize(o.Capacity, o.FilesystemOverhead)
-	return usable, sum, err
+	usable, err := importerapi.UsableSize(o.Capacity, o.FilesystemOverhead)
+	if err != nil {
+		return 0, nil, &Error{Err: err} // no retry mends the volume's size
+	}
+	return usable, sum, nil
 }
 
 // fill writes the source's image into part.

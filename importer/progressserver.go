@@ -10,11 +10,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-)
 
-// ProgressMetric is the importer's progress in percent, CDI's metric name; the DataVolume
-// controller reads it from the importer Pod into status.progress.
-const ProgressMetric = "kubevirt_cdi_import_progress_total"
+	"github.com/vireo-dev/vireo/importer/importerapi"
+)
 
 // progressGauge holds the last progress; unknown until the source's size is known.
 type progressGauge struct {
@@ -44,9 +42,9 @@ func (g *progressGauge) serve(ownerUID string) http.Handler {
 		pct, known := g.percent, g.known
 		g.mu.Unlock()
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprintf(w, "# HELP %s The import's progress in percent.\n# TYPE %s gauge\n", ProgressMetric, ProgressMetric)
+		fmt.Fprintf(w, "# HELP %s The import's progress in percent.\n# TYPE %s gauge\n", importerapi.ProgressMetric, importerapi.ProgressMetric)
 		if known {
-			fmt.Fprintf(w, "%s{ownerUID=%s} %s\n", ProgressMetric, strconv.Quote(ownerUID), strconv.FormatFloat(pct, 'f', 2, 64))
+			fmt.Fprintf(w, "%s{ownerUID=%s} %s\n", importerapi.ProgressMetric, strconv.Quote(ownerUID), strconv.FormatFloat(pct, 'f', 2, 64))
 		}
 	})
 }

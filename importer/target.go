@@ -6,14 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/vireo-dev/vireo/importer/importerapi"
 )
 
-// DiskName is the file an import leaves in the target directory, as CDI does on a
-// Filesystem-mode volume.
-const DiskName = "disk.img"
-
 // partName is the file an import writes before it is complete.
-const partName = DiskName + ".part"
+const partName = importerapi.DiskName + ".part"
 
 // diskMode is disk.img's file mode: the guest's QEMU, in the volume's group, reads and writes it.
 const diskMode fs.FileMode = 0o660
@@ -36,7 +34,7 @@ func openTarget(dir string) (*target, error) {
 	if !st.IsDir() {
 		return nil, permanentf("the target %s is not a directory", dir)
 	}
-	for _, name := range []string{DiskName, partName} {
+	for _, name := range []string{importerapi.DiskName, partName} {
 		if err := checkRegular(filepath.Join(dir, name)); err != nil {
 			return nil, err
 		}
@@ -76,7 +74,7 @@ func checkRegular(path string) error {
 }
 
 // path is disk.img's path.
-func (t *target) path() string { return filepath.Join(t.dir, DiskName) }
+func (t *target) path() string { return filepath.Join(t.dir, importerapi.DiskName) }
 
 // commit sizes disk.img.part to size, flushes it and renames it to disk.img.
 func (t *target) commit(size int64) error {

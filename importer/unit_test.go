@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/vireo-dev/vireo/importer/importerapi"
 )
 
 func TestUsableSize(t *testing.T) {
@@ -28,17 +30,17 @@ func TestUsableSize(t *testing.T) {
 		{1<<30 + 4096, 0, 1 << 30},
 		{1000 * 1000 * 1000, 0.1, 858 << 20},
 	} {
-		got, err := UsableSize(tc.capacity, tc.overhead)
+		got, err := importerapi.UsableSize(tc.capacity, tc.overhead)
 		if err != nil || got != tc.want {
-			t.Errorf("UsableSize(%d, %v) = %d, %v; want %d", tc.capacity, tc.overhead, got, err, tc.want)
+			t.Errorf("importerapi.UsableSize(%d, %v) = %d, %v; want %d", tc.capacity, tc.overhead, got, err, tc.want)
 		}
 	}
 	for _, tc := range []struct {
 		capacity int64
 		overhead float64
 	}{{0, 0}, {-1, 0}, {1 << 30, -0.1}, {1 << 30, 1}, {1 << 20, DefaultFilesystemOverhead}} {
-		if got, err := UsableSize(tc.capacity, tc.overhead); err == nil {
-			t.Errorf("UsableSize(%d, %v) = %d, want an error", tc.capacity, tc.overhead, got)
+		if got, err := importerapi.UsableSize(tc.capacity, tc.overhead); err == nil {
+			t.Errorf("importerapi.UsableSize(%d, %v) = %d, want an error", tc.capacity, tc.overhead, got)
 		}
 	}
 }
@@ -221,7 +223,7 @@ func TestCommandRun(t *testing.T) {
 	if err := c.Run(testContext(t)); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Stat(filepath.Join(target, DiskName)); err != nil || st.Size() != 15<<20 {
+	if st, err := os.Stat(filepath.Join(target, importerapi.DiskName)); err != nil || st.Size() != 15<<20 {
 		t.Errorf("disk.img: %v, %v", st, err)
 	}
 	if _, err := os.Stat(termLog); err == nil {

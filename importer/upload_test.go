@@ -21,6 +21,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/vireo-dev/vireo/importer/importerapi"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
 )
 
@@ -468,7 +469,7 @@ func TestUploadCommand(t *testing.T) {
 	if _, err := u.wait(t); err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(target, DiskName))
+	got, err := os.ReadFile(filepath.Join(target, importerapi.DiskName))
 	if err != nil || !bytes.Equal(got[:len(data)], data) {
 		t.Errorf("disk.img: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/clusterconfig"
 	"github.com/vireo-dev/vireo/launcher/domain"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
@@ -78,8 +79,8 @@ func TestLauncherPodArgumentsParse(t *testing.T) {
 		Spec: v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Memory: &v1.Memory{Guest: new(resource.MustParse("64Mi"))}}}}
 	for _, allowed := range []bool{false, true} {
 		opts := launcherpod.Options{Image: "vireo-launcher",
-			Emulation: func() launcherpod.EmulationSetting {
-				return launcherpod.EmulationSetting{Allowed: allowed, Source: "KubeVirt vireo-system/kubevirt"}
+			Emulation: func() clusterconfig.EmulationSetting {
+				return clusterconfig.EmulationSetting{Allowed: allowed, Source: "KubeVirt vireo-system/kubevirt"}
 			}}
 		pod, err := launcherpod.Render(vmi, opts)
 		if err != nil {

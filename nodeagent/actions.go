@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -30,7 +31,7 @@ var vmiActions = map[string]string{
 // with the query uid= (the VMI's UID as vireo-apiserver read it), answered 200, 404 (no such VMI
 // on this node), 409 (its state does not allow the action; the body says why) or 503.
 func (a *Agent) registerActions(mux *http.ServeMux) {
-	mux.HandleFunc("PUT /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{action}", a.serveAction)
+	mux.HandleFunc(nodeagentapi.ActionPattern, a.serveAction)
 }
 
 func (a *Agent) serveAction(w http.ResponseWriter, r *http.Request) {

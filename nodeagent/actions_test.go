@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -108,7 +109,7 @@ func TestActionsReachTheLauncher(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, strings.TrimSpace(string(b))
 	}
-	path := func(name, action string) string { return StreamPath("ns", name, action) }
+	path := func(name, action string) string { return nodeagentapi.VMIPath("ns", name, action) }
 	// The session connects in the background: until then the answer is 503.
 	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		code, _ := put(path("vm1", "pause") + "?uid=vmi-uid")

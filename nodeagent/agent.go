@@ -16,13 +16,13 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,12 +35,13 @@ import (
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/clusterconfig"
-	"github.com/vireo-dev/vireo/controllers/metrics"
-	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+	"github.com/vireo-dev/vireo/internal/clusterconfig"
+	"github.com/vireo-dev/vireo/internal/metricsserver"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
+	"github.com/vireo-dev/vireo/internal/reconcile"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
@@ -78,8 +79,8 @@ type Options struct {
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{RunDir: "/var/run/vireo", Listen: ":8186",
-		ClientName: "vireo-apiserver", Workers: 4, MetricsPort: metrics.DefaultPort, StreamPing: 30 * time.Second,
+	return &Options{RunDir: "/var/run/vireo", Listen: ":" + strconv.Itoa(nodeagentapi.Port),
+		ClientName: "vireo-apiserver", Workers: 4, MetricsPort: metricsserver.DefaultPort, StreamPing: 30 * time.Second,
 		CapabilitiesDir: capsseed.DefaultDir, DevicePluginDir: filepath.Dir(pluginapi.KubeletSocket),
 		KubeletPodsDir: protocol.KubeletPodsDir}
 }
@@ -245,7 +246,7 @@ func (a *Agent) serveMetrics(ctx context.Context) error {
 		return ctx.Err()
 	}
 	registerMigrationMetrics()
-	m := metrics.NewOptions()
+	m := metricsserver.NewOptions("vireo-nodeagent")
 	m.Serving.BindPort = a.opts.MetricsPort
 	if err := m.Serve(ctx, a.opts.Kubeconfig); err != nil {
 		// Metrics are no reason to stop driving guests.

@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -87,7 +87,7 @@ func TestCloneRelay(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(pods) })
 	emptyDir := func(uid types.UID) string {
-		dir := filepath.Join(pods, protocol.EmptyDirPath(string(uid), launcherpod.RunDirVolumeName))
+		dir := filepath.Join(pods, protocol.EmptyDirPath(string(uid), launcherpodapi.RunDirVolumeName))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}

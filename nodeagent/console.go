@@ -12,13 +12,9 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
-
-// StreamPath is the node agent's path for a VMI's console or VNC; vireo-apiserver builds it.
-func StreamPath(namespace, name, kind string) string {
-	return "/v1/namespaces/" + namespace + "/virtualmachineinstances/" + name + "/" + kind
-}
 
 // streamSockets maps a stream kind to the launcher's socket it splices.
 var streamSockets = map[string]string{StreamConsole: protocol.ConsoleSocket, StreamVNC: protocol.VNCSocket}
@@ -33,8 +29,8 @@ func (e *httpError) Error() string { return e.msg }
 
 // registerStreams adds the console and VNC endpoints to mux.
 func (a *Agent) registerStreams(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{kind}", a.serveStream)
-	mux.HandleFunc("GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/vnc/screenshot", a.serveScreenshot)
+	mux.HandleFunc(nodeagentapi.StreamPattern, a.serveStream)
+	mux.HandleFunc(nodeagentapi.ScreenshotPattern, a.serveScreenshot)
 }
 
 // serveStream opens a console or VNC session with the VMI's current launcher on this node. The

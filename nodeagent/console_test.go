@@ -26,6 +26,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -108,7 +109,7 @@ func (f *streamFixture) dial(t *testing.T, kind, query string, protocols ...stri
 		protocols = []string{StreamSubprotocol}
 	}
 	d := websocket.Dialer{Subprotocols: protocols, HandshakeTimeout: 5 * time.Second}
-	u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + StreamPath("ns", "vm1", kind) + query
+	u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + nodeagentapi.VMIPath("ns", "vm1", kind) + query
 	return d.Dial(u, nil)
 }
 
@@ -246,7 +247,7 @@ func TestConsoleRefusals(t *testing.T) {
 	if code, body := status(StreamConsole, "", "other.protocol"); code != http.StatusBadRequest || !strings.Contains(body, StreamSubprotocol) {
 		t.Errorf("wrong subprotocol: %d %q", code, body)
 	}
-	resp, err := http.Get(f.srv.URL + StreamPath("ns", "vm1", StreamConsole))
+	resp, err := http.Get(f.srv.URL + nodeagentapi.VMIPath("ns", "vm1", StreamConsole))
 	if err != nil {
 		t.Fatal(err)
 	}

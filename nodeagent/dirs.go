@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
 )
@@ -62,7 +62,7 @@ func openBeneathRoot(root, rel string, flags int, mode uint32) (int, error) {
 }
 
 // openEmptyDir opens the directory Pod podUID shares with the agent, its emptyDir "run"
-// (launcherpod.RunDirVolumeName) below the kubelet's Pod directories, without following a link.
+// (launcherpodapi.RunDirVolumeName) below the kubelet's Pod directories, without following a link.
 func (d nodeDirs) openEmptyDir(podUID types.UID, flags int) (int, error) {
 	if err := checkUID(podUID); err != nil {
 		return -1, err
@@ -70,7 +70,7 @@ func (d nodeDirs) openEmptyDir(podUID types.UID, flags int) (int, error) {
 	if d.pods == "" {
 		return -1, errors.New("no kubelet Pod directories (--kubelet-pods-dir) to find Pods' emptyDirs in")
 	}
-	return openBeneathRoot(d.pods, protocol.EmptyDirPath(string(podUID), launcherpod.RunDirVolumeName), flags|unix.O_DIRECTORY, 0)
+	return openBeneathRoot(d.pods, protocol.EmptyDirPath(string(podUID), launcherpodapi.RunDirVolumeName), flags|unix.O_DIRECTORY, 0)
 }
 
 // seedLauncher copies the node's QEMU capabilities seed (capsDir) into the emptyDir of

@@ -18,7 +18,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -42,7 +42,7 @@ func testNodeDirs(t *testing.T) nodeDirs {
 // kubelet does, and returns its path.
 func testEmptyDir(t *testing.T, d nodeDirs, uid types.UID) string {
 	t.Helper()
-	dir := filepath.Join(d.pods, protocol.EmptyDirPath(string(uid), launcherpod.RunDirVolumeName))
+	dir := filepath.Join(d.pods, protocol.EmptyDirPath(string(uid), launcherpodapi.RunDirVolumeName))
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}

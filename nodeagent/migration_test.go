@@ -19,7 +19,7 @@ import (
 
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/reconcile"
+	"github.com/vireo-dev/vireo/internal/reconcile"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 

@@ -21,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -32,9 +33,6 @@ import (
 
 // migrationUpgrade is the protocol a migration connection upgrades to.
 const migrationUpgrade = "vireo-migration"
-
-// migrationPath is where a peer asks for the migration socket of a migration's target.
-const migrationPath = "/v1/migrations/"
 
 // peerTLS is the node agents' TLS between each other.
 type peerTLS struct {
@@ -77,7 +75,7 @@ func (p *peerTLS) fromPeer(r *http.Request) bool {
 // guard confines peers to the migration endpoint and keeps everyone else off it.
 func (p *peerTLS) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.fromPeer(r) != strings.HasPrefix(r.URL.Path, migrationPath) && r.URL.Path != "/healthz" {
+		if p.fromPeer(r) != strings.HasPrefix(r.URL.Path, nodeagentapi.MigrationPath) && r.URL.Path != "/healthz" {
 			http.Error(w, "forbidden for this client certificate", http.StatusForbidden)
 			return
 		}
@@ -89,7 +87,7 @@ func (p *peerTLS) guard(next http.Handler) http.Handler {
 // Upgrade: vireo-migration connects the peer to socket of the target launcher of migration uid
 // on this node.
 func (a *Agent) registerMigrations(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+migrationPath+"{uid}/{socket}", a.serveMigrationSocket)
+	mux.HandleFunc("GET "+nodeagentapi.MigrationPath+"{uid}/{socket}", a.serveMigrationSocket)
 }
 
 func (a *Agent) serveMigrationSocket(w http.ResponseWriter, r *http.Request) {
@@ -170,7 +168,7 @@ func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.
 		c.Close()
 		return nil, fmt.Errorf("TLS with the target's node agent at %s: %w", address, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+address+migrationPath+uid+"/"+name, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+address+nodeagentapi.MigrationPath+uid+"/"+name, nil)
 	if err != nil {
 		c.Close()
 		return nil, err

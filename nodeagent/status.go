@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -169,7 +169,7 @@ func podReady(pod *corev1.Pod) bool {
 
 // launcherEnded reports whether the launcher Pod is gone or has ended.
 func launcherEnded(pod *corev1.Pod) bool {
-	return pod == nil || launcherpod.Ended(pod)
+	return pod == nil || launcherpodapi.Ended(pod)
 }
 
 // podEndMessage says how the launcher Pod ended.
@@ -177,5 +177,5 @@ func podEndMessage(pod *corev1.Pod) string {
 	if pod == nil {
 		return "its Pod is gone"
 	}
-	return launcherpod.EndMessage(pod)
+	return launcherpodapi.EndMessage(pod)
 }

@@ -12,11 +12,13 @@ import (
 
 	"github.com/gorilla/websocket"
 	"k8s.io/klog/v2"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // StreamSubprotocol is KubeVirt's websocket subprotocol for console and VNC: binary frames that
 // carry the guest's bytes unchanged.
-const StreamSubprotocol = "plain.kubevirt.io"
+const StreamSubprotocol = v1.PlainStreamProtocolName
 
 // Stream kinds: the last path element of a stream request, and which launcher socket it splices.
 const (

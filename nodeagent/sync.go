@@ -17,8 +17,8 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
-	"github.com/vireo-dev/vireo/controllers/reconcile"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
+	"github.com/vireo-dev/vireo/internal/reconcile"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -177,7 +177,7 @@ func (a *Agent) shutdown(ctx context.Context, key string, vmi *v1.VirtualMachine
 	return client.Stop(ctx)
 }
 
-// launcherPod is the launcher Pod the VMI runs in on this node (launcherpod.CurrentPodName: a
+// launcherPod is the launcher Pod the VMI runs in on this node (launcherpodapi.CurrentPodName: a
 // migration's source until it completed, then its target); else, while a migration to another
 // node completes and the VMI has not moved yet, that migration's source Pod (whose last report
 // says the guest left, and which may itself have been an earlier migration's target); else one
@@ -188,7 +188,7 @@ func (a *Agent) launcherPod(vmi *v1.VirtualMachineInstance) (*corev1.Pod, error)
 	if err != nil {
 		return nil, err
 	}
-	want, source := launcherpod.CurrentPodName(vmi), ""
+	want, source := launcherpodapi.CurrentPodName(vmi), ""
 	if s := vmi.Status.MigrationState; s != nil {
 		source = s.SourcePod
 	}

@@ -17,17 +17,15 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 )
-
-// uploadPath is the node agent's path of a DataVolume's upload relay.
-const uploadPath = "/v1/namespaces/{namespace}/datavolumes/{name}/upload"
 
 // registerUploads serves the relay of the datavolumes/upload subresource: vireo-apiserver
 // sends each request of the upload protocol here, and the node agent passes it to the upload
 // socket of the DataVolume's importer Pod on this node.
 func (a *Agent) registerUploads(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+uploadPath, a.serveUpload)
-	mux.HandleFunc("PUT "+uploadPath, a.serveUpload)
+	mux.HandleFunc("GET "+nodeagentapi.UploadPath, a.serveUpload)
+	mux.HandleFunc("PUT "+nodeagentapi.UploadPath, a.serveUpload)
 }
 
 // uploadRelay relays to one upload Pod's socket. Only the protocol's query parameters and

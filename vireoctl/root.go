@@ -13,6 +13,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // NewCommand is vireoctl's root command.
@@ -55,7 +57,7 @@ func resolve(flags *genericclioptions.ConfigFlags) (*target, error) {
 }
 
 // subprotocol is KubeVirt's websocket subprotocol for console and VNC.
-const subprotocol = "plain.kubevirt.io"
+const subprotocol = v1.PlainStreamProtocolName
 
 // dial opens the websocket of a VMI's subresource (console, vnc) through kube-apiserver at
 // KubeVirt's path. It authenticates with the kubeconfig's client certificate or bearer token

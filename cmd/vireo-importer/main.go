@@ -1,7 +1,7 @@
 // Command vireo-importer fills a volume with a disk image: it downloads, verifies,
 // decompresses and converts the image into a sparse raw disk.img (the importer Pod of a
 // DataVolume). It exits 1 on a failure worth retrying (the network, a server error) and 2 on
-// one that is not (importer.ExitPermanent).
+// one that is not (importerapi.ExitPermanent).
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"k8s.io/component-base/cli"
 
 	"github.com/vireo-dev/vireo/importer"
+	"github.com/vireo-dev/vireo/importer/importerapi"
 )
 
 func main() {
@@ -57,7 +58,7 @@ func main() {
 		// message (FallbackToLogsOnError) ends with it, for the DataVolume's condition.
 		fmt.Fprintln(os.Stderr, runErr)
 		if !importer.IsTransient(runErr) {
-			code = importer.ExitPermanent
+			code = importerapi.ExitPermanent
 		}
 	}
 	os.Exit(code)

@@ -14,7 +14,7 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/importer"
+	"github.com/vireo-dev/vireo/importer/importerapi"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
 )
 
@@ -46,7 +46,7 @@ func SourcePod(dv *cdiv1beta1.DataVolume, target *corev1.Pod, o ImporterOptions)
 		v1.AppLabel: v1.CloneSourceApp}
 	meta := metav1.ObjectMeta{Name: SourcePodName(dv), Namespace: crossNamespace(dv), Labels: labels,
 		Annotations: map[string]string{CloneTargetAnnotation: dv.Namespace + "/" + dv.Name}}
-	pod := importerShell(meta, []string{"send", "--path=" + path.Join(sourceDir, importer.DiskName),
+	pod := importerShell(meta, []string{"send", "--path=" + path.Join(sourceDir, importerapi.DiskName),
 		"--upload-socket=" + path.Join(uploadDir, uploadapi.SocketName)}, o)
 	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{

@@ -20,10 +20,10 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	cdiinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/cdi/v1beta1"
 	cdilisters "github.com/vireo-dev/vireo/generated/listers/cdi/v1beta1"
+	"github.com/vireo-dev/vireo/internal/reconcile"
 )
 
 // progressPeriod is how often a running import's progress is read (the issue asks for at

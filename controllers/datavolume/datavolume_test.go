@@ -12,9 +12,9 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
-	"github.com/vireo-dev/vireo/importer"
+	"github.com/vireo-dev/vireo/importer/importerapi"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 func httpDV(storage *cdiv1beta1.StorageSpec, pvc *cdiv1beta1.PersistentVolumeClaimSpec) *cdiv1beta1.DataVolume {
@@ -64,7 +64,7 @@ func TestClaim(t *testing.T) {
 		})
 	}
 	// The usable part of the raised claim is at least what was asked for (importer's rule).
-	usable, err := importer.UsableSize(1084<<20, DefaultFilesystemOverhead)
+	usable, err := importerapi.UsableSize(1084<<20, DefaultFilesystemOverhead)
 	if err != nil || usable < 1<<30 {
 		t.Errorf("usable size of the raised claim %d (%v), want at least 1 GiB", usable, err)
 	}
@@ -136,7 +136,7 @@ func TestNextStatus(t *testing.T) {
 	transient := corev1.ContainerStatus{RestartCount: 2, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
 		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "I1201 progress\nGET http://x: connection refused"}}}
 	permanent := corev1.ContainerStatus{RestartCount: 1, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-		ExitCode: importer.ExitPermanent, Message: "E1201 failed\nchecksum mismatch: got sha256:1, want sha256:2\n"}}}
+		ExitCode: importerapi.ExitPermanent, Message: "E1201 failed\nchecksum mismatch: got sha256:1, want sha256:2\n"}}}
 	pending := boundClaim()
 	pending.Status.Phase = corev1.ClaimPending
 	for name, tc := range map[string]struct {
@@ -259,10 +259,10 @@ func TestClone(t *testing.T) {
 			if v.HostPath != nil {
 				t.Errorf("Pod %s mounts a hostPath: %+v", pod.Name, v)
 			}
-			runDir = runDir || (v.Name == launcherpod.RunDirVolumeName && v.EmptyDir != nil)
+			runDir = runDir || (v.Name == launcherpodapi.RunDirVolumeName && v.EmptyDir != nil)
 		}
 		if !runDir {
-			t.Errorf("Pod %s has no emptyDir %q for the node agent", pod.Name, launcherpod.RunDirVolumeName)
+			t.Errorf("Pod %s has no emptyDir %q for the node agent", pod.Name, launcherpodapi.RunDirVolumeName)
 		}
 	}
 	terms := source.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
@@ -304,8 +304,8 @@ func TestUpload(t *testing.T) {
 		if v.HostPath != nil {
 			t.Errorf("the upload Pod mounts a hostPath: %+v", v)
 		}
-		if mount != nil && v.Name == mount.Name && (v.EmptyDir == nil || v.Name != launcherpod.RunDirVolumeName) {
-			t.Errorf("the upload socket's volume %+v, want the emptyDir %q", v, launcherpod.RunDirVolumeName)
+		if mount != nil && v.Name == mount.Name && (v.EmptyDir == nil || v.Name != launcherpodapi.RunDirVolumeName) {
+			t.Errorf("the upload socket's volume %+v, want the emptyDir %q", v, launcherpodapi.RunDirVolumeName)
 		}
 	}
 	if mount == nil || pod.Labels[v1.AppLabel] != v1.UploadApp {

@@ -10,9 +10,9 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
-	"github.com/vireo-dev/vireo/importer"
+	"github.com/vireo-dev/vireo/importer/importerapi"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 const (
@@ -185,7 +185,7 @@ func importerArgs(dv *cdiv1beta1.DataVolume, claim *corev1.PersistentVolumeClaim
 			args = append(args, "--insecure-registry="+reg)
 		}
 	case src.PVC != nil && crossNamespace(dv) == "":
-		args = append(args, "--source=file", "--path="+sourceDir+"/"+importer.DiskName)
+		args = append(args, "--source=file", "--path="+sourceDir+"/"+importerapi.DiskName)
 	case src.Upload != nil || src.PVC != nil:
 		// An upload, or a clone from another namespace, whose source Pod sends the disk.
 		args = append(args, "--source=upload", "--upload-socket="+uploadDir+"/"+uploadapi.SocketName)
@@ -205,12 +205,12 @@ func addUploadDir(pod *corev1.Pod) {
 }
 
 // addRunDir mounts, at uploadDir, the directory the Pod shares with its node agent: an emptyDir
-// named like the launcher's (launcherpod.RunDirVolumeName), which the agent finds below the
+// named like the launcher's (launcherpodapi.RunDirVolumeName), which the agent finds below the
 // kubelet's Pod directories, so that the Pod needs no hostPath and passes Pod Security baseline.
 func addRunDir(spec *corev1.PodSpec) {
-	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: launcherpod.RunDirVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: launcherpodapi.RunDirVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	c := &spec.Containers[0]
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: launcherpod.RunDirVolumeName, MountPath: uploadDir})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: launcherpodapi.RunDirVolumeName, MountPath: uploadDir})
 }
 
 // addSourceVolumes mounts the source's credentials Secret and CA ConfigMap read-only.

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
-	"github.com/vireo-dev/vireo/importer"
+	"github.com/vireo-dev/vireo/importer/importerapi"
 )
 
 // progressClient reads importer Pods' progress; a Pod that does not answer quickly is skipped.
@@ -42,7 +42,7 @@ func readProgress(ctx context.Context, pod *corev1.Pod) (cdiv1beta1.DataVolumePr
 func parseProgress(sc *bufio.Scanner) (cdiv1beta1.DataVolumeProgress, error) {
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, importer.ProgressMetric+"{") {
+		if !strings.HasPrefix(line, importerapi.ProgressMetric+"{") {
 			continue
 		}
 		fields := strings.Fields(line)

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
-	"github.com/vireo-dev/vireo/importer"
+	"github.com/vireo-dev/vireo/importer/importerapi"
 )
 
 // ProgressUnknown is a progress that cannot be told (CDI's "N/A").
@@ -151,14 +151,14 @@ func importStatus(st *cdiv1beta1.DataVolumeStatus, pod *corev1.Pod, source sourc
 	}
 }
 
-// permanentFailure is the importer's run that ended with importer.ExitPermanent (a failure that
+// permanentFailure is the importer's run that ended with importerapi.ExitPermanent (a failure that
 // retrying cannot mend), current or last; other failures are retried by the Pod's restarts.
 func permanentFailure(cs *corev1.ContainerStatus) *corev1.ContainerStateTerminated {
 	if cs == nil {
 		return nil
 	}
 	for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
-		if t != nil && t.ExitCode == importer.ExitPermanent {
+		if t != nil && t.ExitCode == importerapi.ExitPermanent {
 			return t
 		}
 	}

@@ -30,10 +30,10 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+	"github.com/vireo-dev/vireo/internal/reconcile"
 )
 
 // Indexes this controller adds to the shared informers (names distinct from other controllers').

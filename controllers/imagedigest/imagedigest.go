@@ -19,6 +19,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 // Resolver resolves image tags to digests.
@@ -60,7 +61,7 @@ func (r *Resolver) Resolve(ctx context.Context, image string) (string, error) {
 }
 
 // Pin resolves the images of vmi that name no digest and have no pull secret, by volume name
-// (and launcherpod.KernelBootVolumeName), for launcherpod.Options.PinnedImages. Images it
+// (and launcherpodapi.KernelBootVolumeName), for launcherpod.Options.PinnedImages. Images it
 // cannot resolve are left out (logged): their Pods name the tag.
 func (r *Resolver) Pin(ctx context.Context, vmi *v1.VirtualMachineInstance) map[string]string {
 	out := map[string]string{}
@@ -82,7 +83,7 @@ func (r *Resolver) Pin(ctx context.Context, vmi *v1.VirtualMachineInstance) map[
 	}
 	if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.KernelBoot != nil && fw.KernelBoot.Container != nil {
 		kb := fw.KernelBoot.Container
-		pin(launcherpod.KernelBootVolumeName, kb.Image, kb.ImagePullSecret)
+		pin(launcherpodapi.KernelBootVolumeName, kb.Image, kb.ImagePullSecret)
 	}
 	return out
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 // TestPin: tags of a plain-HTTP registry resolve to the digest they name now; a reference that
@@ -53,8 +53,8 @@ func TestPin(t *testing.T) {
 	vmi.Spec.Domain.Firmware = &v1.Firmware{KernelBoot: &v1.KernelBoot{Container: &v1.KernelBootContainer{Image: host + "/vireo/os:latest"}}}
 	r := &Resolver{Insecure: []string{host}}
 	want := map[string]string{
-		"os":                             host + "/vireo/os@" + digest.String(),
-		launcherpod.KernelBootVolumeName: host + "/vireo/os@" + digest.String(),
+		"os":                                host + "/vireo/os@" + digest.String(),
+		launcherpodapi.KernelBootVolumeName: host + "/vireo/os@" + digest.String(),
 	}
 	if diff := cmp.Diff(want, r.Pin(t.Context(), vmi)); diff != "" {
 		t.Errorf("Pin (-want +got):\n%s", diff)

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/vireo-dev/vireo/internal/clusterconfig"
 	"github.com/vireo-dev/vireo/kvm"
 )
 
@@ -21,19 +22,9 @@ const (
 	NodeNameEnv = "NODE_NAME"
 )
 
-// EmulationSetting is the cluster's software-emulation setting as a new launcher Pod receives it:
-// spec.configuration.developerConfiguration.useEmulation of the KubeVirt object, with KubeVirt's
-// default (false) when there is none. A running launcher keeps the setting it started with.
-type EmulationSetting struct {
-	// Allowed lets the guest run under QEMU TCG on a node without usable KVM.
-	Allowed bool
-	// Source names the setting's origin, such as "KubeVirt vireo-system/kubevirt".
-	Source string
-}
-
 // emulation is the setting a Pod rendered now gets: opts.Emulation's answer, read once, or nil
 // when opts has none.
-func emulation(opts Options) *EmulationSetting {
+func emulation(opts Options) *clusterconfig.EmulationSetting {
 	if opts.Emulation == nil {
 		return nil
 	}
@@ -43,7 +34,7 @@ func emulation(opts Options) *EmulationSetting {
 
 // emulationArgs are the launcher's arguments for the emulation setting e; none without a
 // setting (the launcher then allows emulation, as launchers did before the setting).
-func emulationArgs(e *EmulationSetting) []string {
+func emulationArgs(e *clusterconfig.EmulationSetting) []string {
 	if e == nil {
 		return nil
 	}
@@ -54,7 +45,7 @@ func emulationArgs(e *EmulationSetting) []string {
 // must not run under emulation (KubeVirt's rule): the scheduler then places it only on a node
 // whose node agent advertises usable KVM, and the kubelet hands the container /dev/kvm. A
 // VMI that allows emulation asks for nothing and runs under TCG where KVM is missing.
-func requestKVM(res *corev1.ResourceRequirements, e *EmulationSetting) {
+func requestKVM(res *corev1.ResourceRequirements, e *clusterconfig.EmulationSetting) {
 	if e == nil || e.Allowed {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vireo-dev/vireo/internal/clusterconfig"
 	"github.com/vireo-dev/vireo/kvm"
 )
 
@@ -13,15 +14,15 @@ func TestRenderPassesTheEmulationSetting(t *testing.T) {
 	base := []string{"--namespace", "ns1", "--name", "testvm", "--uid", "uid-1"}
 	cases := []struct {
 		name    string
-		setting *EmulationSetting
+		setting *clusterconfig.EmulationSetting
 		want    []string
 		// kvm: the container requests and is limited to one devices.kubevirt.io/kvm.
 		kvm bool
 	}{
 		{"no setting: the launcher's default", nil, base, false},
-		{"allowed", &EmulationSetting{Allowed: true, Source: "KubeVirt vireo-system/kubevirt"},
+		{"allowed", &clusterconfig.EmulationSetting{Allowed: true, Source: "KubeVirt vireo-system/kubevirt"},
 			append(base[:len(base):len(base)], "--use-emulation=true", "--use-emulation-source=KubeVirt vireo-system/kubevirt"), false},
-		{"not allowed", &EmulationSetting{Source: "KubeVirt's defaults"},
+		{"not allowed", &clusterconfig.EmulationSetting{Source: "KubeVirt's defaults"},
 			append(base[:len(base):len(base)], "--use-emulation=false", "--use-emulation-source=KubeVirt's defaults"), true},
 	}
 	for _, c := range cases {
@@ -29,7 +30,7 @@ func TestRenderPassesTheEmulationSetting(t *testing.T) {
 			opts := testOpts
 			if c.setting != nil {
 				s := *c.setting
-				opts.Emulation = func() EmulationSetting { return s }
+				opts.Emulation = func() clusterconfig.EmulationSetting { return s }
 			}
 			pod := render(t, newVMI(), opts)
 			if diff := cmp.Diff(c.want, pod.Spec.Containers[0].Args); diff != "" {
@@ -51,8 +52,8 @@ func TestRenderPassesTheEmulationSetting(t *testing.T) {
 func TestRenderReadsTheSettingPerPod(t *testing.T) {
 	allowed := false
 	opts := testOpts
-	opts.Emulation = func() EmulationSetting {
-		return EmulationSetting{Allowed: allowed, Source: "KubeVirt vireo-system/kubevirt"}
+	opts.Emulation = func() clusterconfig.EmulationSetting {
+		return clusterconfig.EmulationSetting{Allowed: allowed, Source: "KubeVirt vireo-system/kubevirt"}
 	}
 	first := render(t, newVMI(), opts).Spec.Containers[0].Args
 	allowed = true

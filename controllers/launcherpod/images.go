@@ -9,27 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
-
-// KernelBootVolumeName is the launcher Pod's image volume of kernelBoot.container.
-const KernelBootVolumeName = "kernel-boot"
-
-// ContainerDiskVolumeName is the launcher Pod's image volume of the VMI's containerDisk
-// volume (a DNS-1123 label; shortened as other volumes are when the prefix makes it too long).
-func ContainerDiskVolumeName(volume string) string {
-	name := "containerdisk-" + volume
-	if len(name) > validation.DNS1123LabelMaxLength {
-		name = "containerdisk-" + nameSuffix(volume)
-	}
-	return name
-}
 
 // imageVolumes mounts the image of each containerDisk volume and of kernelBoot.container as
 // Kubernetes image volumes, read-only: the kubelet pulls them with the Pod's imagePullSecrets
 // and the node's credentials, the container runtime verifies and caches them by digest, and
 // imagePullPolicy means what it means for any Pod. pinned maps a volume's name (or
-// KernelBootVolumeName) to the reference to mount instead of the VMI's, such as the digest a
+// launcherpodapi.KernelBootVolumeName) to the reference to mount instead of the VMI's, such as the digest a
 // migration's source runs. The returned secrets are the images' pull secrets, in order, once each.
 func imageVolumes(vmi *v1.VirtualMachineInstance, pinned map[string]string, path *field.Path) (diskMounts, []corev1.LocalObjectReference, field.ErrorList) {
 	var out diskMounts
@@ -59,21 +47,21 @@ func imageVolumes(vmi *v1.VirtualMachineInstance, pinned map[string]string, path
 			errs = append(errs, field.Required(path.Index(i).Child("containerDisk", "image"), "the containerDisk's image"))
 			continue
 		}
-		add(ContainerDiskVolumeName(vol.Name), protocol.ContainerDiskDir(vol.Name), cd.Image, vol.Name, cd.ImagePullPolicy, cd.ImagePullSecret)
+		add(launcherpodapi.ContainerDiskVolumeName(vol.Name), protocol.ContainerDiskDir(vol.Name), cd.Image, vol.Name, cd.ImagePullPolicy, cd.ImagePullSecret)
 	}
 	if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.KernelBoot != nil && fw.KernelBoot.Container != nil {
 		kb := fw.KernelBoot.Container
 		if kb.Image == "" {
 			errs = append(errs, field.Required(field.NewPath("spec", "domain", "firmware", "kernelBoot", "container", "image"), "the kernelBoot container's image"))
 		} else {
-			add(KernelBootVolumeName, protocol.KernelBootDir, kb.Image, KernelBootVolumeName, kb.ImagePullPolicy, kb.ImagePullSecret)
+			add(launcherpodapi.KernelBootVolumeName, protocol.KernelBootDir, kb.Image, launcherpodapi.KernelBootVolumeName, kb.ImagePullPolicy, kb.ImagePullSecret)
 		}
 	}
 	return out, secrets, errs
 }
 
 // RunningImages returns, for a running launcher Pod of vmi, the digest reference of each image
-// it mounts, by VMI volume name (and KernelBootVolumeName): the Pod's own image volume where it
+// it mounts, by VMI volume name (and launcherpodapi.KernelBootVolumeName): the Pod's own image volume where it
 // names a digest (vireo-controller pins tags when it creates the Pod), else what the kubelet
 // reports in the compute container's volumeMounts[].volumeStatus.image.imageRef (Kubernetes'
 // alpha ImageVolumeWithDigest; kubelet 1.37.2 fills it for no containerd 2.4 image volume, as
@@ -90,7 +78,7 @@ func RunningImages(pod *corev1.Pod, vmi *v1.VirtualMachineInstance) map[string]s
 		}
 	}
 	if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.KernelBoot != nil && fw.KernelBoot.Container != nil {
-		images = append(images, image{KernelBootVolumeName, protocol.KernelBootDir, fw.KernelBoot.Container.Image})
+		images = append(images, image{launcherpodapi.KernelBootVolumeName, protocol.KernelBootDir, fw.KernelBoot.Container.Image})
 	}
 	out := map[string]string{}
 	for _, im := range images {
@@ -105,9 +93,9 @@ func RunningImages(pod *corev1.Pod, vmi *v1.VirtualMachineInstance) map[string]s
 
 // specDigest is the reference of the Pod's image volume of key if it names a digest.
 func specDigest(pod *corev1.Pod, key string) string {
-	want := KernelBootVolumeName
-	if key != KernelBootVolumeName {
-		want = ContainerDiskVolumeName(key)
+	want := launcherpodapi.KernelBootVolumeName
+	if key != launcherpodapi.KernelBootVolumeName {
+		want = launcherpodapi.ContainerDiskVolumeName(key)
 	}
 	for _, v := range pod.Spec.Volumes {
 		if v.Name == want && v.Image != nil && strings.Contains(v.Image.Reference, "@sha256:") {
@@ -120,7 +108,7 @@ func specDigest(pod *corev1.Pod, key string) string {
 // statusDigest is the kubelet's imageRef of the image mounted at mountPath ("" when none).
 func statusDigest(pod *corev1.Pod, mountPath string) string {
 	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name != ContainerName {
+		if cs.Name != launcherpodapi.ContainerName {
 			continue
 		}
 		for _, vm := range cs.VolumeMounts {
@@ -173,7 +161,7 @@ func UnpinnedImages(vmi *v1.VirtualMachineInstance, pinned map[string]string) []
 		}
 	}
 	if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.KernelBoot != nil && fw.KernelBoot.Container != nil {
-		check(KernelBootVolumeName, fw.KernelBoot.Container.Image)
+		check(launcherpodapi.KernelBootVolumeName, fw.KernelBoot.Container.Image)
 	}
 	return out
 }

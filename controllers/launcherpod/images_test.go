@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 const testDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -43,8 +44,8 @@ func TestRenderImageVolumes(t *testing.T) {
 	}
 	want := []corev1.Volume{
 		image("containerdisk-root", "reg.example/os@"+testDigest, corev1.PullAlways),
-		image("containerdisk-"+nameSuffix(long), "reg.example/data:latest", ""),
-		image(KernelBootVolumeName, "reg.example/kernel:6", ""),
+		image("containerdisk-"+launcherpodapi.NameSuffix(long), "reg.example/data:latest", ""),
+		image(launcherpodapi.KernelBootVolumeName, "reg.example/kernel:6", ""),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("image volumes (-want +got):\n%s", diff)
@@ -57,8 +58,8 @@ func TestRenderImageVolumes(t *testing.T) {
 	}
 	wantMounts := []corev1.VolumeMount{
 		{Name: "containerdisk-root", MountPath: "/var/run/kubevirt/container-disks/root", ReadOnly: true},
-		{Name: "containerdisk-" + nameSuffix(long), MountPath: "/var/run/kubevirt/container-disks/" + long, ReadOnly: true},
-		{Name: KernelBootVolumeName, MountPath: "/var/run/kubevirt/kernel-boot", ReadOnly: true},
+		{Name: "containerdisk-" + launcherpodapi.NameSuffix(long), MountPath: "/var/run/kubevirt/container-disks/" + long, ReadOnly: true},
+		{Name: launcherpodapi.KernelBootVolumeName, MountPath: "/var/run/kubevirt/kernel-boot", ReadOnly: true},
 	}
 	if diff := cmp.Diff(wantMounts, mounts); diff != "" {
 		t.Errorf("image mounts (-want +got):\n%s", diff)
@@ -87,9 +88,9 @@ func TestRunningImages(t *testing.T) {
 		return corev1.VolumeMountStatus{MountPath: path, VolumeStatus: &corev1.VolumeStatus{Image: &corev1.ImageVolumeStatus{ImageRef: ref}}}
 	}
 	pod := &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
-		{Name: ContainerDiskVolumeName("pinned"), VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "os@" + testDigest}}},
-		{Name: ContainerDiskVolumeName("none"), VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "os:1"}}},
-	}}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: ContainerName, VolumeMounts: []corev1.VolumeMountStatus{
+		{Name: launcherpodapi.ContainerDiskVolumeName("pinned"), VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "os@" + testDigest}}},
+		{Name: launcherpodapi.ContainerDiskVolumeName("none"), VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "os:1"}}},
+	}}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: launcherpodapi.ContainerName, VolumeMounts: []corev1.VolumeMountStatus{
 		status("/var/run/kubevirt/container-disks/root", "10.0.0.1:5000/os@"+testDigest),
 		status("/var/run/kubevirt/container-disks/plain", testDigest),
 		status("/var/run/kubevirt/container-disks/bad", "os:1"),
@@ -97,10 +98,10 @@ func TestRunningImages(t *testing.T) {
 		status("/var/run/kubevirt/kernel-boot", "kernel@"+testDigest),
 	}}}}}
 	want := map[string]string{
-		"root":               "10.0.0.1:5000/os@" + testDigest,
-		"plain":              "10.0.0.1:5000/plain@" + testDigest,
-		KernelBootVolumeName: "kernel@" + testDigest,
-		"pinned":             "os@" + testDigest,
+		"root":                              "10.0.0.1:5000/os@" + testDigest,
+		"plain":                             "10.0.0.1:5000/plain@" + testDigest,
+		launcherpodapi.KernelBootVolumeName: "kernel@" + testDigest,
+		"pinned":                            "os@" + testDigest,
 	}
 	if diff := cmp.Diff(want, RunningImages(pod, vmi)); diff != "" {
 		t.Errorf("RunningImages (-want +got):\n%s", diff)

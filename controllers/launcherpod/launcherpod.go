@@ -16,34 +16,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/clusterconfig"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
 const (
-	// ContainerName is the name of the launcher's container (KubeVirt's).
-	ContainerName = "compute"
-	// NamePrefix starts the name of every launcher Pod: virt-launcher-<vmi name>-<5 characters>,
-	// KubeVirt's shape, with the suffix derived from the VMI's UID (see PodName).
-	NamePrefix = "virt-launcher-"
-	// DomainAnnotation on a launcher Pod names the VMI (the libvirt domain) it runs.
-	DomainAnnotation = "kubevirt.io/domain"
-	// VirtualMachineNameLabel on a launcher Pod names the VirtualMachine that owns its VMI.
-	VirtualMachineNameLabel = "vm.kubevirt.io/name"
 	// PrivateVolumeName is the emptyDir for the launcher's own sockets (libvirt session daemon).
 	PrivateVolumeName = "private"
 	// PrivateDir is where PrivateVolumeName is mounted in the container.
 	PrivateDir = "/var/run/vireo-private"
-	// RunDirVolumeName is the emptyDir the launcher shares with its node agent, mounted at
-	// protocol.LauncherDir: the command, console and VNC sockets, and the node's QEMU
-	// capabilities seed the agent copies in. The agent finds it where the kubelet keeps it
-	// (protocol.PodVolumeDir), so the Pod needs no hostPath: it passes Pod Security baseline.
-	RunDirVolumeName = "run"
 	// UnprivilegedPortSysctl lets the launcher (uid 107) forward the guest's ports below 1024
 	// from the Pod's address; it is one of Kubernetes' safe, namespaced sysctls.
 	UnprivilegedPortSysctl = "net.ipv4.ip_unprivileged_port_start"
-	// LauncherUser is the uid and gid the launcher runs as: KubeVirt's non-root launcher user
-	// (qemu, 107), which libvirt in session mode (qemu:///session) needs no root for.
-	LauncherUser int64 = 107
 	// ExtraGracePeriodSeconds is added to the VMI's grace period: the node agent destroys the
 	// guest after the VMI's grace, and the kubelet's SIGKILL is only the backstop after that.
 	ExtraGracePeriodSeconds int64 = 15
@@ -71,8 +56,8 @@ type Options struct {
 	MemoryOverhead resource.Quantity
 	// Emulation returns the cluster's software-emulation setting when a Pod is rendered (it
 	// changes without a restart of the controller); nil passes none to the launcher.
-	Emulation func() EmulationSetting
-	// PinnedImages maps a containerDisk volume's name (or KernelBootVolumeName) to the image
+	Emulation func() clusterconfig.EmulationSetting
+	// PinnedImages maps a containerDisk volume's name (or launcherpodapi.KernelBootVolumeName) to the image
 	// reference the Pod mounts instead of the VMI's: a migration's target mounts the digest
 	// its source runs, even if the tag moved since.
 	PinnedImages map[string]string
@@ -113,10 +98,10 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 	pod := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            PodName(vmi.Name, string(vmi.UID)),
+			Name:            launcherpodapi.PodName(vmi.Name, string(vmi.UID)),
 			Namespace:       vmi.Namespace,
 			Labels:          podLabels(vmi),
-			Annotations:     map[string]string{DomainAnnotation: vmi.Name},
+			Annotations:     map[string]string{launcherpodapi.DomainAnnotation: vmi.Name},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vmi, v1.SchemeGroupVersion.WithKind("VirtualMachineInstance"))},
 		},
 		Spec: corev1.PodSpec{
@@ -133,12 +118,12 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 			EnableServiceLinks:           new(false),
 			// KubeVirt's non-root launcher: libvirt runs in session mode as uid/gid 107.
 			SecurityContext: &corev1.PodSecurityContext{
-				RunAsUser:    new(LauncherUser),
-				RunAsGroup:   new(LauncherUser),
+				RunAsUser:    new(launcherpodapi.LauncherUser),
+				RunAsGroup:   new(launcherpodapi.LauncherUser),
 				RunAsNonRoot: new(true),
 				// Claims' volumes are handed to the launcher's group, as KubeVirt's non-root
 				// launcher has them.
-				FSGroup: new(LauncherUser),
+				FSGroup: new(launcherpodapi.LauncherUser),
 				Sysctls: []corev1.Sysctl{{Name: UnprivilegedPortSysctl, Value: "0"}},
 				// The runtime's default seccomp filter (KubeVirt leaves its launcher unconfined):
 				// libvirtd in session mode and QEMU need none of the calls it refuses (mount,
@@ -149,7 +134,7 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 			ImagePullSecrets: pullSecrets,
 			Containers:       []corev1.Container{computeContainer(vmi, opts, emu, res, disks)},
 			Volumes: append([]corev1.Volume{
-				{Name: RunDirVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: launcherpodapi.RunDirVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 				{Name: PrivateVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 			}, disks.volumes...),
 		},
@@ -199,7 +184,7 @@ func podLabels(vmi *v1.VirtualMachineInstance) map[string]string {
 	labels[v1.CreatedByLabel] = string(vmi.UID)
 	// A VM name longer than a label value allows (63) is left out rather than failing the Pod.
 	if vm := owningVM(vmi); vm != "" && len(validation.IsValidLabelValue(vm)) == 0 {
-		labels[VirtualMachineNameLabel] = vm
+		labels[launcherpodapi.VirtualMachineNameLabel] = vm
 	}
 	return labels
 }
@@ -217,12 +202,12 @@ func owningVM(vmi *v1.VirtualMachineInstance) string {
 }
 
 // computeContainer is the launcher's container; it runs the image's entrypoint.
-func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, emu *EmulationSetting, res corev1.ResourceRequirements, disks diskMounts) corev1.Container {
+func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, emu *clusterconfig.EmulationSetting, res corev1.ResourceRequirements, disks diskMounts) corev1.Container {
 	fieldEnv := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 	}
 	return corev1.Container{
-		Name:  ContainerName,
+		Name:  launcherpodapi.ContainerName,
 		Image: opts.Image,
 		Args:  append([]string{"--namespace", vmi.Namespace, "--name", vmi.Name, "--uid", string(vmi.UID)}, emulationArgs(emu)...),
 		Env: []corev1.EnvVar{
@@ -236,7 +221,7 @@ func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, emu *Emulati
 		VolumeMounts: append([]corev1.VolumeMount{
 			// The Pod's own directory, shared with the node agent only, at the same path in every
 			// launcher: a migration's source and target see the same paths (protocol.LauncherDir).
-			{Name: RunDirVolumeName, MountPath: protocol.LauncherDir},
+			{Name: launcherpodapi.RunDirVolumeName, MountPath: protocol.LauncherDir},
 			{Name: PrivateVolumeName, MountPath: PrivateDir},
 		}, disks.mounts...),
 		SecurityContext: &corev1.SecurityContext{

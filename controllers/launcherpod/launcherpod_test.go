@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 var testOpts = Options{Image: "ghcr.io/vireo-dev/vireo-launcher:dev"}
@@ -43,7 +44,7 @@ func TestRenderMetadata(t *testing.T) {
 		vmi.Labels = map[string]string{"app": "web", v1.NodeNameLabel: "stale", v1.AppLabel: "spoofed"}
 	})
 	pod := render(t, vmi, testOpts)
-	if pod.Name != PodName("testvm", "uid-1") || pod.GenerateName != "" || pod.Namespace != "ns1" {
+	if pod.Name != launcherpodapi.PodName("testvm", "uid-1") || pod.GenerateName != "" || pod.Namespace != "ns1" {
 		t.Errorf("name/generateName/namespace = %q %q %q", pod.Name, pod.GenerateName, pod.Namespace)
 	}
 	wantLabels := map[string]string{"app": "web", "kubevirt.io": "virt-launcher", "kubevirt.io/created-by": "uid-1"}
@@ -84,9 +85,9 @@ func TestRenderVMLabel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := render(t, newVMI(tt.mutate), testOpts)
-			got, ok := pod.Labels[VirtualMachineNameLabel]
+			got, ok := pod.Labels[launcherpodapi.VirtualMachineNameLabel]
 			if got != tt.want || ok != (tt.want != "") {
-				t.Errorf("label %s = %q (present %v), want %q", VirtualMachineNameLabel, got, ok, tt.want)
+				t.Errorf("label %s = %q (present %v), want %q", launcherpodapi.VirtualMachineNameLabel, got, ok, tt.want)
 			}
 		})
 	}

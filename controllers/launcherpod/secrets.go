@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -60,7 +61,7 @@ func secretVolumes(volumes []v1.Volume, path *field.Path) (diskMounts, field.Err
 			}
 			podVolume := ref.use + "-" + ref.volume
 			if len(podVolume) > validation.DNS1123LabelMaxLength {
-				podVolume = ref.use + "-" + nameSuffix(ref.volume)
+				podVolume = ref.use + "-" + launcherpodapi.NameSuffix(ref.volume)
 			}
 			src := &corev1.SecretVolumeSource{SecretName: ref.secret, DefaultMode: new(secretFileMode)}
 			out.volumes = append(out.volumes, corev1.Volume{Name: podVolume, VolumeSource: corev1.VolumeSource{Secret: src}})

@@ -1,7 +1,6 @@
 package launcherpod
 
 import (
-	"crypto/sha256"
 	"path"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,36 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
-
-// suffixAlphabet is the alphabet of Kubernetes' generated name suffixes (no vowels, no
-// look-alike characters), so a launcher Pod's name looks as it does under KubeVirt.
-const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789"
-
-// PodName is the launcher Pod's name for a VMI: virt-launcher-<vmi name>-<5 characters> as
-// KubeVirt's generated names, but with the suffix derived from salt (the VMI's UID for its first
-// launcher, a migration's UID for a migration target). The name is deterministic, so a create
-// retried after a lost response or from a stale cache finds the Pod it made instead of making a
-// second one.
-func PodName(vmiName, salt string) string {
-	suffix := nameSuffix(salt)
-	maxName := validation.DNS1123SubdomainMaxLength - len(NamePrefix) - len(suffix) - 1
-	if len(vmiName) > maxName {
-		vmiName = vmiName[:maxName]
-	}
-	return NamePrefix + vmiName + "-" + suffix
-}
-
-// nameSuffix is 5 characters of suffixAlphabet derived from salt.
-func nameSuffix(salt string) string {
-	sum := sha256.Sum256([]byte(salt))
-	suffix := make([]byte, 5)
-	for i := range suffix {
-		suffix[i] = suffixAlphabet[int(sum[i])%len(suffixAlphabet)]
-	}
-	return string(suffix)
-}
 
 // diskMounts are the Pod volumes and container mounts of a VMI's PVC and DataVolume disks.
 type diskMounts struct {
@@ -78,7 +50,7 @@ func diskVolumes(volumes []v1.Volume, path *field.Path) (diskMounts, field.Error
 		}
 		podVolume := "disk-" + vol.Name
 		if len(podVolume) > validation.DNS1123LabelMaxLength {
-			podVolume = "disk-" + nameSuffix(vol.Name)
+			podVolume = "disk-" + launcherpodapi.NameSuffix(vol.Name)
 		}
 		out.volumes = append(out.volumes, corev1.Volume{Name: podVolume, VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: readOnly}}})

@@ -9,20 +9,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 func TestPodName(t *testing.T) {
-	a, b := PodName("vm", "uid-1"), PodName("vm", "uid-2")
+	a, b := launcherpodapi.PodName("vm", "uid-1"), launcherpodapi.PodName("vm", "uid-2")
 	if !strings.HasPrefix(a, "virt-launcher-vm-") || len(a) != len("virt-launcher-vm-")+5 {
-		t.Errorf("PodName = %q, want virt-launcher-vm-<5 characters>", a)
+		t.Errorf("launcherpodapi.PodName = %q, want virt-launcher-vm-<5 characters>", a)
 	}
 	if a == b {
 		t.Errorf("two VMIs of one name got the same launcher Pod name %q", a)
 	}
-	if again := PodName("vm", "uid-1"); again != a {
-		t.Errorf("PodName is not deterministic: %q then %q", a, again)
+	if again := launcherpodapi.PodName("vm", "uid-1"); again != a {
+		t.Errorf("launcherpodapi.PodName is not deterministic: %q then %q", a, again)
 	}
-	long := PodName(strings.Repeat("a", 250), "uid")
+	long := launcherpodapi.PodName(strings.Repeat("a", 250), "uid")
 	if msgs := validation.IsDNS1123Subdomain(long); len(msgs) > 0 {
 		t.Errorf("long VMI name gives an invalid Pod name %q: %v", long, msgs)
 	}

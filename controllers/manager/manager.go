@@ -22,7 +22,6 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/clusterconfig"
 	"github.com/vireo-dev/vireo/controllers/datavolume"
 	"github.com/vireo-dev/vireo/controllers/evacuation"
 	"github.com/vireo-dev/vireo/controllers/imagedigest"
@@ -33,6 +32,8 @@ import (
 	"github.com/vireo-dev/vireo/controllers/vmi"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+	"github.com/vireo-dev/vireo/internal/clusterconfig"
+	"github.com/vireo-dev/vireo/internal/metricsserver"
 )
 
 // Options are vireo-controller's command-line options.
@@ -44,7 +45,7 @@ type Options struct {
 	// Launcher configures the launcher Pods: image, node directories, memory overhead.
 	Launcher launcherpod.Options
 	// Metrics says where /metrics is served and who may read it.
-	Metrics *metrics.Options
+	Metrics *metricsserver.Options
 	// Importer configures the DataVolumes' importer Pods.
 	Importer datavolume.ImporterOptions
 }
@@ -54,7 +55,7 @@ func NewOptions() *Options {
 	return &Options{LeaderElect: true, LeaseNamespace: v1.InstallNamespace, Workers: 10, Launcher: launcherpod.Options{
 		Image:          "ghcr.io/vireo-dev/vireo-launcher:latest",
 		MemoryOverhead: launcherpod.DefaultMemoryOverhead.DeepCopy(),
-	}, Metrics: metrics.NewOptions(), Importer: datavolume.ImporterOptions{
+	}, Metrics: metricsserver.NewOptions("vireo-controller"), Importer: datavolume.ImporterOptions{
 		Image: "ghcr.io/vireo-dev/vireo-importer:latest", FilesystemOverhead: datavolume.DefaultFilesystemOverhead,
 	}}
 }

@@ -1,3 +1,7 @@
+// Package metrics is vireo-controller's Prometheus metrics (served by internal/metricsserver):
+// the histograms kubevirt_vmi_phase_transition_time_from_creation_seconds and
+// kubevirt_vmi_migration_phase_transition_time_from_creation_seconds, and the VM, VMI and
+// migration counts read from the controller's informers.
 package metrics
 
 import (

@@ -12,7 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/reconcile"
+	"github.com/vireo-dev/vireo/internal/reconcile"
 )
 
 // apply carries out decision d about in.m, in the order decision documents; the first error

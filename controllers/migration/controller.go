@@ -24,12 +24,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/clusterconfig"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
-	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+	"github.com/vireo-dev/vireo/internal/clusterconfig"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
+	"github.com/vireo-dev/vireo/internal/reconcile"
 )
 
 // Indexes of the migration informer.
@@ -213,7 +214,7 @@ func (c *Controller) gather(ctx context.Context, in *input) (stale bool, err err
 	}
 	in.vmi = vmi
 	pending := m.Status.Phase == v1.MigrationPending || m.Status.Phase == v1.MigrationPhaseUnset
-	if in.target, err = c.pod(ctx, vmi, launcherpod.PodName(vmi.Name, string(m.UID)), m.UID, !pending); err != nil {
+	if in.target, err = c.pod(ctx, vmi, launcherpodapi.PodName(vmi.Name, string(m.UID)), m.UID, !pending); err != nil {
 		return false, err
 	}
 	if s := vmi.Status.MigrationState; s != nil && s.MigrationUID == m.UID && s.Completed && !s.Failed && s.SourcePod != "" {
@@ -222,7 +223,7 @@ func (c *Controller) gather(ctx context.Context, in *input) (stale bool, err err
 		}
 	}
 	if in.target == nil {
-		if in.running, err = c.pod(ctx, vmi, launcherpod.CurrentPodName(vmi), "", false); err != nil {
+		if in.running, err = c.pod(ctx, vmi, launcherpodapi.CurrentPodName(vmi), "", false); err != nil {
 			return false, err
 		}
 	}

@@ -19,9 +19,9 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/clusterconfig"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+	"github.com/vireo-dev/vireo/internal/clusterconfig"
 )
 
 // fixture is a controller on fake clients whose informers run; its syncs are called directly.

@@ -12,6 +12,7 @@ import (
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 // input is everything the phase computation looks at; the controller gathers it from its
@@ -25,7 +26,7 @@ type input struct {
 	// source is the Pod the VMI's migration state names as source, controlled by vmi; the
 	// controller looks it up only once the migration completed (it deletes it then).
 	source *corev1.Pod
-	// running is the launcher Pod the VMI runs in (launcherpod.CurrentPodName), looked up
+	// running is the launcher Pod the VMI runs in (launcherpodapi.CurrentPodName), looked up
 	// while the migration has no target Pod: the target mounts the images it runs on.
 	running *corev1.Pod
 	// launcher renders the target Pod.
@@ -143,7 +144,7 @@ func (d *decision) pending(in input) {
 	d.vmiStatus.MigrationState = &v1.VirtualMachineInstanceMigrationState{
 		MigrationUID: in.m.UID,
 		SourceNode:   vmi.Status.NodeName,
-		SourcePod:    launcherpod.CurrentPodName(vmi),
+		SourcePod:    launcherpodapi.CurrentPodName(vmi),
 		TargetPod:    pod.Name,
 		Mode:         v1.MigrationPreCopy,
 	}
@@ -270,7 +271,7 @@ func (d *decision) complete(in input, observed *v1.VirtualMachineInstanceMigrati
 	if in.target != nil {
 		d.vmiStatus.ActivePods = map[types.UID]string{in.target.UID: node}
 		for _, c := range in.target.Spec.Containers {
-			if c.Name == launcherpod.ContainerName {
+			if c.Name == launcherpodapi.ContainerName {
 				d.vmiStatus.LauncherContainerImageVersion = c.Image
 			}
 		}

@@ -13,14 +13,14 @@ import (
 
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 var (
 	now       = metav1.NewTime(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	limits    = defaults.MigrationSettings{ParallelMigrationsPerCluster: 5, ParallelOutboundMigrationsPerNode: 2}
-	sourcePod = launcherpod.PodName("vm1", "vmi-uid")
-	targetPod = launcherpod.PodName("vm1", "mig-uid")
+	sourcePod = launcherpodapi.PodName("vm1", "vmi-uid")
+	targetPod = launcherpodapi.PodName("vm1", "mig-uid")
 )
 
 // migrationIn is migration "m" of vm1 in phase.

@@ -9,6 +9,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 // hostnameLabel names a node in addedNodeSelector.
@@ -51,7 +52,7 @@ func TargetPod(m *v1.VirtualMachineInstanceMigration, vmi *v1.VirtualMachineInst
 	if err != nil {
 		return nil, err
 	}
-	pod.Name = launcherpod.PodName(vmi.Name, string(m.UID))
+	pod.Name = launcherpodapi.PodName(vmi.Name, string(m.UID))
 	pod.Labels[v1.MigrationJobLabel] = string(m.UID)
 	if len(m.Spec.AddedNodeSelector) > 0 {
 		if pod.Spec.NodeSelector == nil {
@@ -111,8 +112,8 @@ func targetTrouble(pod *corev1.Pod, phase v1.VirtualMachineInstanceMigrationPhas
 		return "the target Pod no longer exists", 0
 	case pod.DeletionTimestamp != nil:
 		return "the target Pod " + pod.Name + " is being deleted", 0
-	case launcherpod.Ended(pod):
-		return "the target Pod " + pod.Name + " ended: " + launcherpod.EndMessage(pod), 0
+	case launcherpodapi.Ended(pod):
+		return "the target Pod " + pod.Name + " ended: " + launcherpodapi.EndMessage(pod), 0
 	case phase != v1.MigrationScheduling || pod.Status.Phase == corev1.PodRunning:
 		return "", 0
 	}

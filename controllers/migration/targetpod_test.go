@@ -9,6 +9,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 var opts = launcherpod.Options{Image: "launcher:dev"}
@@ -37,7 +38,7 @@ func TestTargetPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pod.Name == source.Name || pod.Name != launcherpod.PodName("vm1", "mig-uid") || pod.Labels[v1.MigrationJobLabel] != "mig-uid" {
+	if pod.Name == source.Name || pod.Name != launcherpodapi.PodName("vm1", "mig-uid") || pod.Labels[v1.MigrationJobLabel] != "mig-uid" {
 		t.Errorf("target %s labels %v; source %s", pod.Name, pod.Labels, source.Name)
 	}
 	if pod.Labels[v1.CreatedByLabel] != "vmi-uid" || pod.Spec.NodeSelector["zone"] != "b" {

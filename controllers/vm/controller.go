@@ -16,12 +16,12 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	cdiinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/cdi/v1beta1"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
 	cdilisters "github.com/vireo-dev/vireo/generated/listers/cdi/v1beta1"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+	"github.com/vireo-dev/vireo/internal/reconcile"
 )
 
 // Controller is the VM reconciler.

@@ -24,12 +24,13 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
-	"github.com/vireo-dev/vireo/controllers/reconcile"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	cdiinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/cdi/v1beta1"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
 	cdilisters "github.com/vireo-dev/vireo/generated/listers/cdi/v1beta1"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
+	"github.com/vireo-dev/vireo/internal/reconcile"
 )
 
 // Controller is the VMI reconciler.
@@ -173,10 +174,10 @@ func isFinal(phase v1.VirtualMachineInstancePhase) bool {
 }
 
 // currentPod is the launcher Pod the VMI runs in now, if it exists: its first Pod, or after a
-// live migration the migration's target Pod (launcherpod.CurrentPodName). A migration's other
+// live migration the migration's target Pod (launcherpodapi.CurrentPodName). A migration's other
 // Pod (its target while it runs, the source once it completed) is the migration controller's.
 func currentPod(vmi *v1.VirtualMachineInstance, pods []*corev1.Pod) *corev1.Pod {
-	want := launcherpod.CurrentPodName(vmi)
+	want := launcherpodapi.CurrentPodName(vmi)
 	for _, p := range pods {
 		if p.Name == want {
 			return p
@@ -221,7 +222,7 @@ func (c *Controller) createPod(ctx context.Context, vmi *v1.VirtualMachineInstan
 
 // livePod reads the VMI's current launcher Pod from the API (nil when it does not exist).
 func (c *Controller) livePod(ctx context.Context, vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
-	pod, err := c.kube.CoreV1().Pods(vmi.Namespace).Get(ctx, launcherpod.CurrentPodName(vmi), metav1.GetOptions{})
+	pod, err := c.kube.CoreV1().Pods(vmi.Namespace).Get(ctx, launcherpodapi.CurrentPodName(vmi), metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil

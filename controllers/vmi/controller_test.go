@@ -16,6 +16,7 @@ import (
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 var testLauncher = launcherpod.Options{Image: "ghcr.io/vireo-dev/vireo-launcher:test"}
@@ -96,8 +97,8 @@ func startController(ctx context.Context, t *testing.T, vireo *vireofake.Clients
 // TestRunningVMIFollowsItsCurrentPod: during and after a live migration the VMI controller
 // watches the Pod the guest runs in, and a migration's other Pod ending does not fail the VMI.
 func TestRunningVMIFollowsItsCurrentPod(t *testing.T) {
-	first := launcherpod.PodName("vm", "uid-vm")
-	target := launcherpod.PodName("vm", "mig-uid")
+	first := launcherpodapi.PodName("vm", "uid-vm")
+	target := launcherpodapi.PodName("vm", "mig-uid")
 	owned := func(name string, mutate func(*corev1.Pod)) *corev1.Pod {
 		vmi := vmiIn(v1.Running)
 		p := launcherPod(mutate)

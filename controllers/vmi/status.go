@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 // Reasons the controller gives a VMI's phase or conditions.
@@ -48,7 +49,7 @@ func nextStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time
 			return st, 0
 		}
 		st.SetPhase(v1.Scheduling, now)
-		st.RuntimeUser = launcherpod.LauncherUser
+		st.RuntimeUser = launcherpodapi.LauncherUser
 		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
 			Status: v1.ConditionFalse, Reason: ReasonGuestNotRunning, Message: "the guest has not started yet"}, now)
 		schedulingStatus(&st, vmi, pod, now)
@@ -66,8 +67,8 @@ func nextStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time
 
 // schedulingStatus moves a Scheduling VMI on as its Pod is scheduled and starts.
 func schedulingStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time) {
-	if launcherpod.Ended(pod) {
-		fail(st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpod.EndMessage(pod), now)
+	if launcherpodapi.Ended(pod) {
+		fail(st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpodapi.EndMessage(pod), now)
 		return
 	}
 	if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
@@ -87,7 +88,7 @@ func schedulingStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachin
 	st.NodeName = pod.Spec.NodeName
 	st.ActivePods = map[types.UID]string{pod.UID: pod.Spec.NodeName}
 	for _, c := range pod.Spec.Containers {
-		if c.Name == launcherpod.ContainerName {
+		if c.Name == launcherpodapi.ContainerName {
 			st.LauncherContainerImageVersion = c.Image
 		}
 	}
@@ -105,7 +106,7 @@ func imageStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod) ([]v1.VolumeSt
 		}
 	}
 	var kernel *v1.KernelBootStatus
-	if ref := running[launcherpod.KernelBootVolumeName]; ref != "" {
+	if ref := running[launcherpodapi.KernelBootVolumeName]; ref != "" {
 		kernel = &v1.KernelBootStatus{ImageID: ref}
 	}
 	return volumes, kernel
@@ -120,7 +121,7 @@ var imagePullReasons = []string{"ErrImagePull", "ImagePullBackOff", "ErrImageNev
 // ImagePullBackOff; once the image is pulled, the condition goes.
 func imagePullStatus(st *v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now metav1.Time) {
 	for _, cs := range pod.Status.ContainerStatuses {
-		if w := cs.State.Waiting; cs.Name == launcherpod.ContainerName && w != nil && slices.Contains(imagePullReasons, w.Reason) {
+		if w := cs.State.Waiting; cs.Name == launcherpodapi.ContainerName && w != nil && slices.Contains(imagePullReasons, w.Reason) {
 			st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSynchronized,
 				Status: v1.ConditionFalse, Reason: w.Reason, Message: w.Message}, now)
 			return
@@ -136,9 +137,9 @@ func runningStatus(st v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now meta
 	switch {
 	case pod == nil:
 		fail(&st, ReasonPodNotExists, "the launcher Pod disappeared while the VMI was "+string(st.Phase), now)
-	case !launcherpod.Ended(pod):
+	case !launcherpodapi.Ended(pod):
 	case st.Phase == v1.Scheduled:
-		fail(&st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpod.EndMessage(pod), now)
+		fail(&st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpodapi.EndMessage(pod), now)
 	default:
 		// The node agent reports how a running guest ended; the controller steps in only when
 		// it has not after a grace period.
@@ -146,7 +147,7 @@ func runningStatus(st v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now meta
 		if wait := ended.Add(OrphanedRunningGrace).Sub(now.Time); wait > 0 {
 			return st, wait
 		}
-		fail(&st, ReasonLauncherExited, "the launcher Pod ended and no node agent reported the guest's end: "+launcherpod.EndMessage(pod), now)
+		fail(&st, ReasonLauncherExited, "the launcher Pod ended and no node agent reported the guest's end: "+launcherpodapi.EndMessage(pod), now)
 	}
 	return st, 0
 }

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 var t0 = metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
@@ -28,7 +28,7 @@ func vmiIn(phase v1.VirtualMachineInstancePhase) *v1.VirtualMachineInstance {
 // launcherPod is the VMI's launcher Pod in a state set by mutate.
 func launcherPod(mutate func(*corev1.Pod)) *corev1.Pod {
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: launcherpod.PodName("vm", "uid-vm"), Namespace: "ns", UID: "pod-uid"},
+		ObjectMeta: metav1.ObjectMeta{Name: launcherpodapi.PodName("vm", "uid-vm"), Namespace: "ns", UID: "pod-uid"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "launcher:v1"}}},
 		Status:     corev1.PodStatus{Phase: corev1.PodPending},
 	}
@@ -150,8 +150,8 @@ func TestScheduledRecordsImageDigests(t *testing.T) {
 	pod := launcherPod(func(p *corev1.Pod) {
 		running(p)
 		p.Spec.Volumes = []corev1.Volume{
-			{Name: launcherpod.ContainerDiskVolumeName("root"), VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "registry:5000/disk@" + digest}}},
-			{Name: launcherpod.KernelBootVolumeName, VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "registry:5000/kernel@" + digest}}},
+			{Name: launcherpodapi.ContainerDiskVolumeName("root"), VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "registry:5000/disk@" + digest}}},
+			{Name: launcherpodapi.KernelBootVolumeName, VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "registry:5000/kernel@" + digest}}},
 		}
 	})
 	st, _ := nextStatus(vmi, pod, t0)
@@ -191,7 +191,7 @@ func TestSyncCreatesOneLauncherPodAndWritesScheduling(t *testing.T) {
 	if err != nil || len(pods.Items) != 1 {
 		t.Fatalf("pods = %d (%v), want 1", len(pods.Items), err)
 	}
-	if pods.Items[0].Name != launcherpod.PodName("vm", "uid-vm") {
+	if pods.Items[0].Name != launcherpodapi.PodName("vm", "uid-vm") {
 		t.Errorf("pod name = %q", pods.Items[0].Name)
 	}
 	got, err := vireo.KubevirtV1().VirtualMachineInstances("ns").Get(ctx, "vm", metav1.GetOptions{})

@@ -21,6 +21,7 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/registry/nodeagent"
 )
 
@@ -124,7 +125,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			query.Set(k, v)
 		}
 	}
-	loc, err := h.rest.agents.Location(h.node, Path(h.dv.Namespace, h.dv.Name), query)
+	loc, err := h.rest.agents.Location(h.node, nodeagentapi.DataVolumeUploadPath(h.dv.Namespace, h.dv.Name), query)
 	if err != nil {
 		h.responder.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("the upload of DataVolume %s/%s is unavailable: %v", h.dv.Namespace, h.dv.Name, err)))
 		return
@@ -135,11 +136,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// The handler takes a plain request's query from the request, not from the location.
 	out.URL.RawQuery = loc.RawQuery
 	p.ServeHTTP(w, out)
-}
-
-// Path is the node agents' path of a DataVolume's upload relay.
-func Path(namespace, name string) string {
-	return "/v1/namespaces/" + namespace + "/datavolumes/" + name + "/upload"
 }
 
 type errorResponder struct{ r rest.Responder }

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 )
 
 // Options say where the node agents are and how to reach them.
@@ -40,8 +42,8 @@ type Options struct {
 
 // NewOptions returns the defaults of artifacts/base.
 func NewOptions() *Options {
-	return &Options{ServerName: "vireo-nodeagent.vireo-system.svc", Namespace: "vireo-system",
-		Selector: "app.kubernetes.io/name=vireo-nodeagent", Port: 8186}
+	return &Options{ServerName: nodeagentapi.ServerName, Namespace: nodeagentapi.Namespace,
+		Selector: nodeagentapi.Selector, Port: nodeagentapi.Port}
 }
 
 // AddFlags registers the options.
@@ -130,12 +132,6 @@ func (c *Client) Start(stop <-chan struct{}) {
 
 // Transport is the mutual-TLS transport to the node agents.
 func (c *Client) Transport() *http.Transport { return c.transport }
-
-// Path is the node agents' path of a VMI's subresource (console, vnc, vnc/screenshot, pause,
-// unpause, softreboot), as the node agent serves it.
-func Path(namespace, name, subresource string) string {
-	return "/v1/namespaces/" + namespace + "/virtualmachineinstances/" + name + "/" + subresource
-}
 
 // Location is the URL of path (with query) on the node agent of node.
 func (c *Client) Location(node, path string, query url.Values) (*url.URL, error) {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/registry/nodeagent"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 )
@@ -94,7 +95,7 @@ func optionsKind(action string) string {
 // callAgent asks the node agent of the VMI's node to carry the action out, for this VMI (its UID)
 // only, and turns its answer into the API's.
 func (r *REST) callAgent(ctx context.Context, vmi *v1.VirtualMachineInstance) error {
-	loc, err := r.agents.Location(vmi.Status.NodeName, nodeagent.Path(vmi.Namespace, vmi.Name, r.action), url.Values{"uid": {string(vmi.UID)}})
+	loc, err := r.agents.Location(vmi.Status.NodeName, nodeagentapi.VMIPath(vmi.Namespace, vmi.Name, r.action), url.Values{"uid": {string(vmi.UID)}})
 	if err != nil {
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("cannot %s VMI %s/%s: %v", r.action, vmi.Namespace, vmi.Name, err))
 	}

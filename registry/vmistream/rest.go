@@ -19,11 +19,12 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/registry/nodeagent"
 )
 
 // Subprotocol is the websocket subprotocol KubeVirt's clients send.
-const Subprotocol = "plain.kubevirt.io"
+const Subprotocol = v1.PlainStreamProtocolName
 
 // Kinds of stream: the subresource names.
 const (
@@ -132,7 +133,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			query.Set("preserveSession", v)
 		}
 	}
-	loc, err := h.rest.agents.Location(h.vmi.Status.NodeName, nodeagent.Path(h.vmi.Namespace, h.vmi.Name, h.rest.kind), query)
+	loc, err := h.rest.agents.Location(h.vmi.Status.NodeName, nodeagentapi.VMIPath(h.vmi.Namespace, h.vmi.Name, h.rest.kind), query)
 	if err != nil {
 		h.responder.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("the %s of VMI %s/%s is unavailable: %v", h.rest.kind, h.vmi.Namespace, h.vmi.Name, err)))
 		return

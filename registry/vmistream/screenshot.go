@@ -14,6 +14,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/registry/nodeagent"
 )
 
@@ -75,7 +76,7 @@ func (s *Screenshot) Handler(ctx context.Context, group, namespace, name string,
 	if v := query.Get("moveCursor"); v != "" {
 		q.Set("moveCursor", v)
 	}
-	loc, err := s.agents.Location(vmi.Status.NodeName, nodeagent.Path(namespace, name, ScreenshotSubresource), q)
+	loc, err := s.agents.Location(vmi.Status.NodeName, nodeagentapi.VMIPath(namespace, name, ScreenshotSubresource), q)
 	if err != nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("the screenshot of VMI %s/%s is unavailable: %v", namespace, name, err))
 	}

@@ -19,11 +19,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	crv1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/test/images"
 )
 
@@ -100,7 +99,7 @@ func TestMigrationKeepsTheImageItRunsOn(t *testing.T) {
 	}
 	want := strings.TrimSuffix(moving, ":latest") + "@" + runsOn.String()
 	for _, v := range pod.Spec.Volumes {
-		if v.Name == launcherpod.ContainerDiskVolumeName("containerdisk") && (v.Image == nil || v.Image.Reference != want) {
+		if v.Name == launcherpodapi.ContainerDiskVolumeName("containerdisk") && (v.Image == nil || v.Image.Reference != want) {
 			t.Errorf("the target Pod's containerDisk volume %+v, want the image volume of %s", v.VolumeSource, want)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -79,7 +79,7 @@ func launcherDir(vmi *v1.VirtualMachineInstance) string {
 // podDir is the directory of launcher Pod uid on node, seen from the host: its emptyDir below
 // the node's kubelet root.
 func podDir(node string, uid types.UID) string {
-	return filepath.Join(cluster.Options().NodeDir(node), "kubelet", "pods", protocol.EmptyDirPath(string(uid), launcherpod.RunDirVolumeName))
+	return filepath.Join(cluster.Options().NodeDir(node), "kubelet", "pods", protocol.EmptyDirPath(string(uid), launcherpodapi.RunDirVolumeName))
 }
 
 // console is a connection to a guest's serial console socket that keeps everything it read.

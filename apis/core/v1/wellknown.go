@@ -17,6 +17,9 @@ const (
 	// EvacuationMigrationAnnotation on a migration marks it as an evacuation: its value is the
 	// cordoned node the VMI is being moved off.
 	EvacuationMigrationAnnotation = "kubevirt.io/evacuationMigration"
+	// PlainStreamProtocolName is the websocket subprotocol of the console and vnc subresources
+	// (KubeVirt's): binary frames carrying the stream's bytes as they are.
+	PlainStreamProtocolName = "plain.kubevirt.io"
 	// AppLabel marks Pods that belong to Vireo; launcher Pods carry AppLabel=LauncherApp.
 	AppLabel = "kubevirt.io"
 	// LauncherApp is AppLabel's value on launcher Pods.

@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 // lifecycleResult is what one run (n VMIs created at once) measured.
@@ -255,7 +255,7 @@ func (r *run) launcherLogs(ctx context.Context) {
 		"getaddrinfo failed": msHostnameFail, "tainted: custom-argv": msQEMULaunched}
 	for _, v := range r.vmis {
 		data, err := r.env.cl.kube.CoreV1().Pods(benchNS).GetLogs(v.pod, &corev1.PodLogOptions{
-			Container: launcherpod.ContainerName, Timestamps: true}).DoRaw(ctx)
+			Container: launcherpodapi.ContainerName, Timestamps: true}).DoRaw(ctx)
 		if err != nil {
 			say("reading the log of launcher %s: %v", v.pod, err)
 			continue

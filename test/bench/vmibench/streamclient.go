@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,14 +19,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/localcluster"
 )
 
 // streamSubprotocol is KubeVirt's websocket subprotocol for console and VNC.
-const streamSubprotocol = "plain.kubevirt.io"
+const streamSubprotocol = v1.PlainStreamProtocolName
 
 // nodeAgentPort is the node agents' HTTPS port (artifacts/base).
-const nodeAgentPort = "8186"
+var nodeAgentPort = strconv.Itoa(nodeagentapi.Port)
 
 // streamRoute is one way to a VMI's console and VNC: through kube-apiserver's aggregation as
 // a user does, or straight to the node agent as vireo-apiserver does.

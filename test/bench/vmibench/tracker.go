@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -189,7 +189,7 @@ func (t *tracker) onPod(obj any) {
 	}
 	if v.console == nil {
 		v.podUID, v.pod, v.node = pod.UID, pod.Name, pod.Spec.NodeName
-		dir := filepath.Join(t.nodeDir(pod.Spec.NodeName), "kubelet", "pods", protocol.EmptyDirPath(string(pod.UID), launcherpod.RunDirVolumeName))
+		dir := filepath.Join(t.nodeDir(pod.Spec.NodeName), "kubelet", "pods", protocol.EmptyDirPath(string(pod.UID), launcherpodapi.RunDirVolumeName))
 		v.console = watchConsole(t.ctx, filepath.Join(dir, protocol.ConsoleSocket))
 		go func(w *consoleWatch) {
 			select {

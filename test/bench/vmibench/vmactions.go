@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -218,7 +218,7 @@ func (c *vmConsoles) watch(ctx context.Context, vmi *v1.VirtualMachineInstance) 
 		return
 	}
 	for uid, node := range vmi.Status.ActivePods {
-		dir := filepath.Join(c.e.cluster.Options().NodeDir(node), "kubelet", "pods", protocol.EmptyDirPath(string(uid), launcherpod.RunDirVolumeName))
+		dir := filepath.Join(c.e.cluster.Options().NodeDir(node), "kubelet", "pods", protocol.EmptyDirPath(string(uid), launcherpodapi.RunDirVolumeName))
 		c.watches[vmi.Name] = watchConsole(ctx, filepath.Join(dir, protocol.ConsoleSocket))
 	}
 }

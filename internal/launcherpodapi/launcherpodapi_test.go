@@ -1,4 +1,4 @@
-package launcherpod
+package launcherpodapi
 
 import (
 	"testing"

@@ -1,11 +1,9 @@
-// Package metrics is vireo-controller's Prometheus metrics: the HTTPS endpoint that serves them
-// (/metrics, with the caller authenticated by kube-apiserver through a TokenReview and
-// authorized by a SubjectAccessReview for get on the non-resource URL /metrics, as kube
-// components do; /healthz open), the workqueue metrics of the reconcile loops, the histograms
-// kubevirt_vmi_phase_transition_time_from_creation_seconds and
-// kubevirt_vmi_migration_phase_transition_time_from_creation_seconds, and the VM, VMI and
-// migration counts read from the controller's informers.
-package metrics
+// Package metricsserver is the HTTPS endpoint vireo-controller and vireo-nodeagent serve their
+// Prometheus metrics on: /metrics, with the caller authenticated by kube-apiserver through a
+// TokenReview and authorized by a SubjectAccessReview for get on the non-resource URL /metrics,
+// as kube components do, and /healthz open. It serves what is registered in component-base's
+// legacy registry, the workqueue metrics of every named queue included.
+package metricsserver
 
 import (
 	"context"
@@ -22,10 +20,9 @@ import (
 	"k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/options"
 	"k8s.io/component-base/metrics/legacyregistry"
-	"k8s.io/klog/v2"
-
 	// The workqueue metrics (workqueue_depth, workqueue_adds_total, ...) of every named queue.
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
+	"k8s.io/klog/v2"
 )
 
 // DefaultPort is the HTTPS port of /metrics.
@@ -38,16 +35,16 @@ type Options struct {
 	Authorization  *options.DelegatingAuthorizationOptions
 }
 
-// NewOptions serves on DefaultPort with a self-signed certificate kept in memory unless
-// --tls-cert-file is given; callers are authenticated by bearer token only (Prometheus's
-// ServiceAccount token), so the controller needs no access to kube-system's client CA. A
-// caller without a token is system:anonymous, whom RBAC refuses (403), as with kube's own
-// components.
-func NewOptions() *Options {
+// NewOptions serves on DefaultPort with a self-signed certificate for component (the pair's
+// name, e.g. vireo-controller) kept in memory unless --tls-cert-file is given; callers are
+// authenticated by bearer token only (Prometheus's ServiceAccount token), so the component
+// needs no access to kube-system's client CA. A caller without a token is system:anonymous,
+// whom RBAC refuses (403), as with kube's own components.
+func NewOptions(component string) *Options {
 	serving := options.NewSecureServingOptions()
 	serving.BindPort = DefaultPort
 	serving.ServerCert.CertDirectory = ""
-	serving.ServerCert.PairName = "vireo-controller"
+	serving.ServerCert.PairName = component
 	authn := options.NewDelegatingAuthenticationOptions()
 	authn.SkipInClusterLookup = true
 	authn.RemoteKubeConfigFileOptional = true

@@ -1,4 +1,4 @@
-// Package clusterconfig gives vireo-controller (and, later, the node agents) the installation's
+// Package clusterconfig gives vireo-controller and the node agents the installation's
 // effective settings: those of the one KubeVirt object in vireo-system, read from an informer so
 // that `kubectl patch kubevirt` takes effect without restarting anything, with KubeVirt's
 // defaults for whatever it leaves out, and KubeVirt's defaults alone while there is none.
@@ -16,7 +16,6 @@ import (
 
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	coreinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
 	corelisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
 )
@@ -91,10 +90,20 @@ func (c *Config) Get() Settings {
 	return s
 }
 
+// EmulationSetting is the cluster's software-emulation setting as a new launcher Pod receives it:
+// spec.configuration.developerConfiguration.useEmulation of the KubeVirt object, with KubeVirt's
+// default (false) when there is none. A running launcher keeps the setting it started with.
+type EmulationSetting struct {
+	// Allowed lets the guest run under QEMU TCG on a node without usable KVM.
+	Allowed bool
+	// Source names the setting's origin, such as "KubeVirt vireo-system/kubevirt".
+	Source string
+}
+
 // Emulation is the software-emulation setting for a new launcher Pod (launcherpod.Options).
-func (c *Config) Emulation() launcherpod.EmulationSetting {
+func (c *Config) Emulation() EmulationSetting {
 	s := c.Get()
-	return launcherpod.EmulationSetting{Allowed: s.UseEmulation, Source: s.Source}
+	return EmulationSetting{Allowed: s.UseEmulation, Source: s.Source}
 }
 
 // current returns the KubeVirt object the settings come from, the oldest when there are several

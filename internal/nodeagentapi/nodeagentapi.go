@@ -1,0 +1,45 @@
+// Package nodeagentapi is the node agent's HTTPS API as vireo-apiserver (its one client, over
+// mutual TLS) and the node agent (its server) both know it: the port, the name the agent's
+// serving certificate holds, how its Pods are found, the paths of its streams, actions,
+// screenshots and upload relay (streams speak v1.PlainStreamProtocolName). Paths are the
+// server's patterns (net/http's ServeMux, with {wildcards}); the client fills them in with the
+// functions below. Migrations between node agents have their own path (MigrationPath).
+package nodeagentapi
+
+import "net/url"
+
+const (
+	// Port is the node agents' HTTPS port.
+	Port = 8186
+	// ServerName is the name the node agents' serving certificates hold.
+	ServerName = "vireo-nodeagent.vireo-system.svc"
+	// Namespace and Selector find the node agent Pods.
+	Namespace = "vireo-system"
+	Selector  = "app.kubernetes.io/name=vireo-nodeagent"
+)
+
+// The server's patterns.
+const (
+	// StreamPattern serves a VMI's console or vnc stream ({kind}), a websocket.
+	StreamPattern = "GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{kind}"
+	// ScreenshotPattern serves a PNG of a VMI's display.
+	ScreenshotPattern = "GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/vnc/screenshot"
+	// ActionPattern runs a VMI action ({action}: pause, unpause, softreboot).
+	ActionPattern = "PUT /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{action}"
+	// UploadPath is the relay of a DataVolume's upload (GET and PUT, the upload protocol).
+	UploadPath = "/v1/namespaces/{namespace}/datavolumes/{name}/upload"
+	// MigrationPath starts the paths one node agent reaches another's migration sockets at:
+	// MigrationPath + "{uid}/{socket}".
+	MigrationPath = "/v1/migrations/"
+)
+
+// VMIPath is the path of subresource (console, vnc, vnc/screenshot, pause, ...) of VMI
+// namespace/name.
+func VMIPath(namespace, name, subresource string) string {
+	return "/v1/namespaces/" + url.PathEscape(namespace) + "/virtualmachineinstances/" + url.PathEscape(name) + "/" + subresource
+}
+
+// DataVolumeUploadPath is the upload relay's path of DataVolume namespace/name.
+func DataVolumeUploadPath(namespace, name string) string {
+	return "/v1/namespaces/" + url.PathEscape(namespace) + "/datavolumes/" + url.PathEscape(name) + "/upload"
+}
