@@ -7,10 +7,6 @@ import (
 	"github.com/vireo-dev/vireo/launcher/domain"
 )
 
-// ReasonEmulationNotAllowed ends a VMI whose node has no usable KVM while the cluster does not
-// allow software emulation (spec.configuration.developerConfiguration.useEmulation false).
-const ReasonEmulationNotAllowed = "EmulationNotAllowed"
-
 // emulationRefusal says why the guest may not start on this node: it would run under software
 // emulation (emu is TCG, for the detected reason) and the cluster's setting does not allow it.
 // It returns "" when the guest may start: under KVM, or under TCG with emulation allowed.

@@ -63,8 +63,8 @@ func TestSyncRefusesEmulation(t *testing.T) {
 		t.Fatalf("Sync: %v, want the refusal", err)
 	}
 	st := l.hub.get()
-	if st.Phase != protocol.DomainFailed || st.Reason != ReasonEmulationNotAllowed || st.Message != l.refusal {
-		t.Errorf("status %+v, want Failed %s with the refusal", st, ReasonEmulationNotAllowed)
+	if st.Phase != protocol.DomainFailed || st.Reason != v1.ReasonEmulationNotAllowed || st.Message != l.refusal {
+		t.Errorf("status %+v, want Failed %s with the refusal", st, v1.ReasonEmulationNotAllowed)
 	}
 	// The node agent retries a failed handover: the answer stays the final status.
 	if st, err := l.Sync(context.Background(), &protocol.SyncRequest{VMI: vmi}); err != nil || st.Phase != protocol.DomainFailed {

@@ -16,14 +16,12 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/disks"
 	"github.com/vireo-dev/vireo/launcher/domain"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/virt"
 )
-
-// ReasonMigrated ends a launcher whose guest moved to a migration's target.
-const ReasonMigrated = "Migrated"
 
 // PrepareTarget makes this launcher the target of a migration of the VMI: it prepares the
 // disks as for a start (the copy fills the local ones), starts no domain and serves its
@@ -45,7 +43,7 @@ func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest)
 	l.started, l.target = true, true
 	l.mu.Unlock()
 	if l.refusal != "" {
-		l.hub.end(protocol.DomainFailed, ReasonEmulationNotAllowed, l.refusal)
+		l.hub.end(protocol.DomainFailed, v1.ReasonEmulationNotAllowed, l.refusal)
 		return nil, errors.New(l.refusal)
 	}
 	l.hub.update(func(st *protocol.DomainStatus) {
@@ -67,7 +65,7 @@ func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest)
 			l.mu.Unlock()
 			return nil, err
 		}
-		l.hub.end(protocol.DomainFailed, ReasonSyncFailed, err.Error())
+		l.hub.end(protocol.DomainFailed, v1.ReasonSyncFailed, err.Error())
 		return nil, err
 	}
 	sock := filepath.Join(l.dir, protocol.MigrationLibvirtSocket)

@@ -84,7 +84,7 @@ func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protoc
 	}
 	l.mu.Unlock()
 	if l.refusal != "" {
-		l.hub.end(protocol.DomainFailed, ReasonEmulationNotAllowed, l.refusal)
+		l.hub.end(protocol.DomainFailed, v1.ReasonEmulationNotAllowed, l.refusal)
 		return nil, errors.New(l.refusal)
 	}
 	retry, err := l.start(ctx, req)
@@ -159,7 +159,7 @@ func (l *launcher) prepare(ctx context.Context, req *protocol.SyncRequest) (xml 
 	}
 	kernel, err := disks.KernelBoot(protocol.KernelBootDir, kbContainer)
 	if err != nil {
-		return "", false, &reasonError{ReasonKernelBootImageInvalid, fmt.Errorf("spec.domain.firmware.kernelBoot.container: %w", err)}
+		return "", false, &reasonError{v1.ReasonKernelBootImageInvalid, fmt.Errorf("spec.domain.firmware.kernelBoot.container: %w", err)}
 	}
 	in := domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: diskSources, KernelBoot: kernel,
 		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket}
@@ -252,7 +252,7 @@ func (l *launcher) domainName() string {
 // ends at once.
 func (l *launcher) terminate(ctx context.Context) <-chan time.Time {
 	if l.domainName() == "" {
-		l.hub.end(protocol.DomainSucceeded, ReasonStoppedEarly, "the launcher Pod was stopped before the guest started")
+		l.hub.end(protocol.DomainSucceeded, v1.ReasonStoppedBeforeStart, "the launcher Pod was stopped before the guest started")
 		return nil
 	}
 	l.mu.Lock()
@@ -278,7 +278,7 @@ func (l *launcher) terminate(ctx context.Context) <-chan time.Time {
 func (l *launcher) destroy(ctx context.Context) {
 	name := l.domainName()
 	if name == "" {
-		l.hub.end(protocol.DomainSucceeded, ReasonStoppedEarly, "stopped before the guest started")
+		l.hub.end(protocol.DomainSucceeded, v1.ReasonStoppedBeforeStart, "stopped before the guest started")
 		return
 	}
 	l.mu.Lock()

@@ -5,23 +5,9 @@ import (
 	"sync"
 	"time"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/virt"
-)
-
-// Reasons the launcher gives when its domain ends (they become the VMI's status.reason).
-const (
-	ReasonGuestShutdown  = "GuestShutdown"
-	ReasonDestroyed      = "Destroyed"
-	ReasonQEMUCrashed    = "QEMUCrashed"
-	ReasonQEMUTerminated = "QEMUTerminated"
-	ReasonGuestPanicked  = "GuestPanicked"
-	ReasonLibvirtExited  = "LibvirtExited"
-	ReasonSyncFailed     = "SyncFailed"
-	// ReasonKernelBootImageInvalid: the kernelBoot image lacks the kernel or initrd the VMI
-	// names, or they are not regular files the launcher can read.
-	ReasonKernelBootImageInvalid = "KernelBootImageInvalid"
-	ReasonStoppedEarly           = "StoppedBeforeStart"
 )
 
 // hub holds the domain's status and tells subscribers (the node agent's event streams) of each
@@ -136,7 +122,7 @@ func (d *domainEvents) handle(ev virt.Event) {
 	case virt.EventShutdown:
 		d.hostShutdown = ev.Reason == virt.ReasonHost
 	case virt.EventCrashed:
-		d.hub.end(protocol.DomainFailed, ReasonGuestPanicked, ev.Message)
+		d.hub.end(protocol.DomainFailed, v1.ReasonGuestPanicked, ev.Message)
 	case virt.EventStopped:
 		d.stopped(ev)
 	}
@@ -147,21 +133,21 @@ func (d *domainEvents) stopped(ev virt.Event) {
 	case ev.Reason == virt.ReasonMigrated:
 		now := time.Now()
 		d.hub.update(func(st *protocol.DomainStatus) {
-			st.Phase, st.Reason, st.Message = protocol.DomainMigrated, ReasonMigrated, "the guest moved to the migration's target launcher"
+			st.Phase, st.Reason, st.Message = protocol.DomainMigrated, v1.ReasonMigrated, "the guest moved to the migration's target launcher"
 			if m := st.Migration; m != nil && !m.Ended() {
 				m.Phase, m.End = protocol.MigrationCompleted, &now
 			}
 		})
 	case ev.Reason == virt.ReasonShutdown && !d.hostShutdown:
-		d.hub.end(protocol.DomainSucceeded, ReasonGuestShutdown, "the guest powered off")
+		d.hub.end(protocol.DomainSucceeded, v1.ReasonGuestShutdown, "the guest powered off")
 	case ev.Reason == virt.ReasonShutdown:
-		d.hub.end(protocol.DomainFailed, ReasonQEMUTerminated, ev.Message)
+		d.hub.end(protocol.DomainFailed, v1.ReasonQEMUTerminated, ev.Message)
 	case ev.Reason == virt.ReasonDestroyed && d.destroyRequested():
-		d.hub.end(protocol.DomainSucceeded, ReasonDestroyed, "the guest was destroyed after its shutdown grace period")
+		d.hub.end(protocol.DomainSucceeded, v1.ReasonDestroyed, "the guest was destroyed after its shutdown grace period")
 	case ev.Reason == virt.ReasonDestroyed:
-		d.hub.end(protocol.DomainFailed, ReasonDestroyed, "the domain was destroyed outside Vireo: "+ev.Message)
+		d.hub.end(protocol.DomainFailed, v1.ReasonDestroyed, "the domain was destroyed outside Vireo: "+ev.Message)
 	default:
-		d.hub.end(protocol.DomainFailed, ReasonQEMUCrashed, ev.Message)
+		d.hub.end(protocol.DomainFailed, v1.ReasonQEMUCrashed, ev.Message)
 	}
 }
 
@@ -191,5 +177,5 @@ func failureReason(err error) string {
 	if re := (*reasonError)(nil); errors.As(err, &re) {
 		return re.reason
 	}
-	return ReasonSyncFailed
+	return v1.ReasonSyncFailed
 }

@@ -11,23 +11,6 @@ import (
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
-// Reasons the node agent gives a VMI.
-const (
-	// ReasonGuestNotRunning: Ready is False because the guest does not run (yet or any more).
-	ReasonGuestNotRunning = "GuestNotRunning"
-	// ReasonPodNotReady: Ready is False because the launcher Pod is not Ready.
-	ReasonPodNotReady = "PodNotReady"
-	// ReasonLauncherExited: the launcher ended without reporting how its guest ended.
-	ReasonLauncherExited = "LauncherExited"
-	// ReasonLauncherPodDeleted: the launcher Pod was deleted while the VMI was not, so the guest
-	// was shut down under it.
-	ReasonLauncherPodDeleted = "LauncherPodDeleted"
-	// ReasonSyncFailed: the node agent could not hand the VMI to its launcher.
-	ReasonSyncFailed = "SyncFailed"
-	// ReasonSoftwareEmulation: the guest runs under QEMU TCG.
-	ReasonSoftwareEmulation = "SoftwareEmulation"
-)
-
 // observation is what the node agent knows about one VMI's launcher.
 type observation struct {
 	// pod is the launcher Pod (nil when gone).
@@ -58,7 +41,7 @@ func nextStatus(vmi *v1.VirtualMachineInstance, obs observation, now metav1.Time
 	case dom != nil && dom.Phase.Ended():
 		endedStatus(&st, vmi, obs, now)
 	case launcherEnded(obs.pod):
-		end(&st, v1.Failed, ReasonLauncherExited, "the launcher ended before reporting its guest's end: "+podEndMessage(obs.pod), now)
+		end(&st, v1.Failed, v1.ReasonLauncherExited, "the launcher ended before reporting its guest's end: "+podEndMessage(obs.pod), now)
 	case dom != nil && dom.Phase != protocol.DomainNone:
 		runningStatus(&st, obs, now)
 	}
@@ -72,7 +55,7 @@ func endedStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachineInst
 	case vmi.DeletionTimestamp != nil && dom.Phase == protocol.DomainSucceeded:
 		end(st, v1.Succeeded, dom.Reason, dom.Message, now)
 	case (obs.podDeleted || obs.pod != nil && obs.pod.DeletionTimestamp != nil) && vmi.DeletionTimestamp == nil:
-		end(st, v1.Failed, ReasonLauncherPodDeleted, "the launcher Pod was deleted, and the guest with it ("+dom.Message+")", now)
+		end(st, v1.Failed, v1.ReasonLauncherPodDeleted, "the launcher Pod was deleted, and the guest with it ("+dom.Message+")", now)
 	case dom.Phase == protocol.DomainSucceeded:
 		end(st, v1.Succeeded, dom.Reason, dom.Message, now)
 	default:
@@ -105,15 +88,15 @@ func runningStatus(st *v1.VirtualMachineInstanceStatus, obs observation, now met
 	ready := v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady, Status: v1.ConditionTrue}
 	switch {
 	case obs.domain.Phase != protocol.DomainRunning:
-		ready.Status, ready.Reason, ready.Message = v1.ConditionFalse, ReasonGuestNotRunning, "the guest is "+string(obs.domain.Phase)
+		ready.Status, ready.Reason, ready.Message = v1.ConditionFalse, v1.ReasonGuestNotRunning, "the guest is "+string(obs.domain.Phase)
 	case obs.pod == nil || !podReady(obs.pod):
-		ready.Status, ready.Reason, ready.Message = v1.ConditionFalse, ReasonPodNotReady, "the launcher Pod is not Ready"
+		ready.Status, ready.Reason, ready.Message = v1.ConditionFalse, v1.ReasonPodNotReady, "the launcher Pod is not Ready"
 	}
 	st.SetCondition(ready, now)
 	pausedCondition(st, obs.domain, now)
 	if obs.domain.Emulation == "tcg" {
 		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSoftwareEmulation,
-			Status: v1.ConditionTrue, Reason: ReasonSoftwareEmulation, Message: obs.domain.EmulationReason}, now)
+			Status: v1.ConditionTrue, Reason: v1.ReasonSoftwareEmulation, Message: obs.domain.EmulationReason}, now)
 	} else {
 		st.RemoveCondition(v1.VirtualMachineInstanceSoftwareEmulation)
 	}
@@ -143,7 +126,7 @@ func syncCondition(st *v1.VirtualMachineInstanceStatus, obs observation, now met
 	}
 	reason := obs.syncReason
 	if reason == "" {
-		reason = ReasonSyncFailed
+		reason = v1.ReasonSyncFailed
 	}
 	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSynchronized,
 		Status: v1.ConditionFalse, Reason: reason, Message: obs.syncErr}, now)
@@ -155,7 +138,7 @@ func end(st *v1.VirtualMachineInstanceStatus, phase v1.VirtualMachineInstancePha
 	st.Reason = reason
 	st.RemoveCondition(v1.VirtualMachineInstancePaused)
 	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
-		Status: v1.ConditionFalse, Reason: ReasonGuestNotRunning, Message: message}, now)
+		Status: v1.ConditionFalse, Reason: v1.ReasonGuestNotRunning, Message: message}, now)
 }
 
 func podReady(pod *corev1.Pod) bool {

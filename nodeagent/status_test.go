@@ -60,12 +60,12 @@ func TestNextStatus(t *testing.T) {
 		{name: "guest powered off", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainSucceeded, "GuestShutdown")}, wantPhase: v1.Succeeded, wantReason: "GuestShutdown", wantReady: v1.ConditionFalse},
 		{name: "qemu crashed", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainFailed, "Crashed")}, wantPhase: v1.Failed, wantReason: "Crashed"},
 		{name: "deleted VMI shut down", vmi: scheduledVMI(deleting), obs: observation{pod: readyPod(podDeleting), domain: domain(protocol.DomainSucceeded, "Shutdown")}, wantPhase: v1.Succeeded, wantReason: "Shutdown"},
-		{name: "launcher pod deleted under the VMI", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(podDeleting), domain: domain(protocol.DomainSucceeded, "Shutdown")}, wantPhase: v1.Failed, wantReason: ReasonLauncherPodDeleted},
-		{name: "launcher pod deleted, as the API says", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), podDeleted: true, domain: domain(protocol.DomainFailed, "QEMUCrashed")}, wantPhase: v1.Failed, wantReason: ReasonLauncherPodDeleted},
-		{name: "launcher killed", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(exited), domain: domain(protocol.DomainRunning, "")}, wantPhase: v1.Failed, wantReason: ReasonLauncherExited},
-		{name: "pod gone", vmi: scheduledVMI(nil), obs: observation{}, wantPhase: v1.Failed, wantReason: ReasonLauncherExited},
+		{name: "launcher pod deleted under the VMI", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(podDeleting), domain: domain(protocol.DomainSucceeded, "Shutdown")}, wantPhase: v1.Failed, wantReason: v1.ReasonLauncherPodDeleted},
+		{name: "launcher pod deleted, as the API says", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), podDeleted: true, domain: domain(protocol.DomainFailed, "QEMUCrashed")}, wantPhase: v1.Failed, wantReason: v1.ReasonLauncherPodDeleted},
+		{name: "launcher killed", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(exited), domain: domain(protocol.DomainRunning, "")}, wantPhase: v1.Failed, wantReason: v1.ReasonLauncherExited},
+		{name: "pod gone", vmi: scheduledVMI(nil), obs: observation{}, wantPhase: v1.Failed, wantReason: v1.ReasonLauncherExited},
 		{name: "final is final", vmi: scheduledVMI(func(vmi *v1.VirtualMachineInstance) { vmi.Status.Phase = v1.Succeeded }), obs: observation{}, wantPhase: v1.Succeeded},
-		{name: "sync error is a condition", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainNone, ""), syncErr: "connection refused", syncReason: ReasonSyncFailed}, wantPhase: v1.Scheduled},
+		{name: "sync error is a condition", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainNone, ""), syncErr: "connection refused", syncReason: v1.ReasonSyncFailed}, wantPhase: v1.Scheduled},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

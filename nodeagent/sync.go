@@ -135,7 +135,7 @@ func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineIns
 func (a *Agent) handOver(ctx context.Context, vmi *v1.VirtualMachineInstance, client *protocol.Client) (*protocol.DomainStatus, string, error) {
 	st, err := client.Sync(ctx, &protocol.SyncRequest{VMI: vmi})
 	if err != nil {
-		return nil, ReasonSyncFailed, err
+		return nil, v1.ReasonSyncFailed, err
 	}
 	return st, "", nil
 }

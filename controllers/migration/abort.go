@@ -2,9 +2,6 @@ package migration
 
 import v1 "github.com/vireo-dev/vireo/apis/core/v1"
 
-// ReasonDeleted is the reason of the migrationAbortRequested condition of a deleted migration.
-const ReasonDeleted = "MigrationDeleted"
-
 // AbortedBeforeStart is the failure reason of a migration deleted before the source node agent
 // started transferring the guest.
 const AbortedBeforeStart = "Migration aborted before it started"

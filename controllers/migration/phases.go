@@ -69,7 +69,7 @@ func decide(in input) decision {
 	}
 	if deleting {
 		d.setCondition(v1.VirtualMachineInstanceMigrationCondition{Type: v1.VirtualMachineInstanceMigrationAbortRequested,
-			Status: v1.ConditionTrue, Reason: ReasonDeleted, Message: "the migration was deleted: it is aborted"}, in.now)
+			Status: v1.ConditionTrue, Reason: v1.ReasonMigrationDeleted, Message: "the migration was deleted: it is aborted"}, in.now)
 	}
 	if msg := vmiGone(in.vmi); msg != "" {
 		d.fail(in, msg)

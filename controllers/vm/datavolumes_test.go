@@ -8,7 +8,6 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	vmictrl "github.com/vireo-dev/vireo/controllers/vmi"
 )
 
 func TestDataVolumeFromTemplate(t *testing.T) {
@@ -31,9 +30,9 @@ func TestDataVolumeFromTemplate(t *testing.T) {
 func TestPrintableStatusWhileProvisioning(t *testing.T) {
 	vm := &v1.VirtualMachine{}
 	for reason, want := range map[string]v1.VirtualMachinePrintableStatus{
-		vmictrl.ReasonDataVolumeNotReady: v1.VirtualMachineStatusProvisioning,
-		vmictrl.ReasonDataVolumeNotFound: v1.VirtualMachineStatusProvisioning,
-		vmictrl.ReasonDataVolumeFailed:   v1.VirtualMachineStatusDataVolumeError,
+		v1.ReasonDataVolumeNotReady: v1.VirtualMachineStatusProvisioning,
+		v1.ReasonDataVolumeNotFound: v1.VirtualMachineStatusProvisioning,
+		v1.ReasonDataVolumeFailed:   v1.VirtualMachineStatusDataVolumeError,
 	} {
 		vmi := &v1.VirtualMachineInstance{Status: v1.VirtualMachineInstanceStatus{Phase: v1.Pending, Conditions: []v1.VirtualMachineInstanceCondition{
 			{Type: v1.VirtualMachineInstanceDataVolumesReady, Status: v1.ConditionFalse, Reason: reason}}}}

@@ -6,19 +6,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	vmictrl "github.com/vireo-dev/vireo/controllers/vmi"
 )
 
 // VirtualMachineRestartRequired is KubeVirt's condition for a VM whose template changed while
 // its VMI runs: the change applies at the next start, the guest is not restarted for it.
 const VirtualMachineRestartRequired v1.VirtualMachineConditionType = "RestartRequired"
-
-// Reasons of the VM's conditions.
-const (
-	ReasonVMINotExists    = "VMINotExists"
-	ReasonFailedCreate    = "FailedCreate"
-	ReasonTemplateChanged = "TemplateChanged"
-)
 
 // vmStatus computes the VM's status from its VMI (nil when none exists). createErr is the
 // error of this sync's attempt to create the VMI, if any.
@@ -33,7 +25,7 @@ func vmStatus(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, createErr e
 		st.ObservedGeneration = createdFromGeneration(vmi)
 	}
 
-	ready := v1.VirtualMachineCondition{Type: v1.VirtualMachineReady, Status: v1.ConditionFalse, Reason: ReasonVMINotExists, Message: "VMI does not exist"}
+	ready := v1.VirtualMachineCondition{Type: v1.VirtualMachineReady, Status: v1.ConditionFalse, Reason: v1.ReasonVMINotExists, Message: "VMI does not exist"}
 	if vmi != nil {
 		ready.Reason, ready.Message = "", ""
 		if c := findVMICondition(vmi, v1.VirtualMachineInstanceReady); c != nil {
@@ -53,14 +45,14 @@ func vmStatus(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, createErr e
 
 	if createErr != nil {
 		setCondition(&st, v1.VirtualMachineCondition{Type: v1.VirtualMachineFailure, Status: v1.ConditionTrue,
-			Reason: ReasonFailedCreate, Message: "creating the VMI: " + createErr.Error()}, now)
+			Reason: v1.ReasonFailedCreate, Message: "creating the VMI: " + createErr.Error()}, now)
 	} else if vmi != nil {
 		removeCondition(&st, v1.VirtualMachineFailure)
 	}
 
 	if vmi != nil && !isFinal(vmi) && vmi.Annotations[TemplateHashAnnotation] != templateHash(vm) {
 		setCondition(&st, v1.VirtualMachineCondition{Type: VirtualMachineRestartRequired, Status: v1.ConditionTrue,
-			Reason: ReasonTemplateChanged, Message: "the VM's template changed since its VMI was created: restart the VM to apply it"}, now)
+			Reason: v1.ReasonTemplateChanged, Message: "the VM's template changed since its VMI was created: restart the VM to apply it"}, now)
 	} else {
 		removeCondition(&st, VirtualMachineRestartRequired)
 	}
@@ -106,7 +98,7 @@ func migrating(vmi *v1.VirtualMachineInstance) bool {
 // startingStatus tells a VMI on its way to Running from one that is stuck, and why.
 func startingStatus(vmi *v1.VirtualMachineInstance) v1.VirtualMachinePrintableStatus {
 	if c := findVMICondition(vmi, v1.VirtualMachineInstanceDataVolumesReady); c != nil && c.Status == v1.ConditionFalse {
-		if c.Reason == vmictrl.ReasonDataVolumeFailed {
+		if c.Reason == v1.ReasonDataVolumeFailed {
 			return v1.VirtualMachineStatusDataVolumeError
 		}
 		return v1.VirtualMachineStatusProvisioning

@@ -97,10 +97,10 @@ func TestVMStatusFields(t *testing.T) {
 	if st.Created || st.Ready {
 		t.Errorf("created %v ready %v without a VMI", st.Created, st.Ready)
 	}
-	if c := vmCondition(st, v1.VirtualMachineFailure); c == nil || c.Reason != ReasonFailedCreate {
+	if c := vmCondition(st, v1.VirtualMachineFailure); c == nil || c.Reason != v1.ReasonFailedCreate {
 		t.Errorf("Failure condition %+v", c)
 	}
-	if c := vmCondition(st, v1.VirtualMachineReady); c == nil || c.Reason != ReasonVMINotExists {
+	if c := vmCondition(st, v1.VirtualMachineReady); c == nil || c.Reason != v1.ReasonVMINotExists {
 		t.Errorf("Ready condition %+v", c)
 	}
 }

@@ -196,7 +196,7 @@ func (c *Controller) createPod(ctx context.Context, vmi *v1.VirtualMachineInstan
 	pod, err := launcherpod.Render(vmi, opts)
 	if err != nil {
 		st := *vmi.Status.DeepCopy()
-		fail(&st, ReasonInvalidSpec, err.Error(), c.now())
+		fail(&st, v1.ReasonInvalidSpec, err.Error(), c.now())
 		return nil, c.writeStatus(ctx, vmi, st)
 	}
 	created, err := c.kube.CoreV1().Pods(vmi.Namespace).Create(ctx, pod, metav1.CreateOptions{})
@@ -213,7 +213,7 @@ func (c *Controller) createPod(ctx context.Context, vmi *v1.VirtualMachineInstan
 	}
 	st := *vmi.Status.DeepCopy()
 	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSynchronized,
-		Status: v1.ConditionFalse, Reason: ReasonFailedCreate, Message: "creating the launcher Pod: " + err.Error()}, c.now())
+		Status: v1.ConditionFalse, Reason: v1.ReasonFailedCreate, Message: "creating the launcher Pod: " + err.Error()}, c.now())
 	if werr := c.writeStatus(ctx, vmi, st); werr != nil {
 		return nil, werr
 	}

@@ -11,15 +11,6 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// Reasons of the DataVolumesReady condition of a VMI waiting for its DataVolumes (the VM's
-// printableStatus says Provisioning, or DataVolumeError for ReasonDataVolumeFailed).
-const (
-	ReasonDataVolumeNotFound  = "DataVolumeNotFound"
-	ReasonDataVolumeNotReady  = "DataVolumeNotReady"
-	ReasonDataVolumeFailed    = "DataVolumeFailed"
-	ReasonAllDataVolumesReady = "AllDataVolumesReady"
-)
-
 // dataVolumeGate says whether every DataVolume the VMI's volumes name has been populated
 // (Succeeded, or waiting for its first consumer: the launcher Pod is that consumer), as the
 // DataVolumesReady condition to set. get looks a DataVolume up by name in the VMI's namespace.
@@ -50,13 +41,13 @@ func dataVolumeGate(vmi *v1.VirtualMachineInstance, get func(name string) (*cdiv
 	c := &v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceDataVolumesReady, Status: v1.ConditionFalse}
 	switch {
 	case len(failed) > 0:
-		c.Reason, c.Message = ReasonDataVolumeFailed, "DataVolume failed: "+strings.Join(failed, ", ")
+		c.Reason, c.Message = v1.ReasonDataVolumeFailed, "DataVolume failed: "+strings.Join(failed, ", ")
 	case len(missing) > 0:
-		c.Reason, c.Message = ReasonDataVolumeNotFound, "DataVolume not found: "+strings.Join(missing, ", ")
+		c.Reason, c.Message = v1.ReasonDataVolumeNotFound, "DataVolume not found: "+strings.Join(missing, ", ")
 	case len(waiting) > 0:
-		c.Reason, c.Message = ReasonDataVolumeNotReady, "waiting for DataVolume: "+strings.Join(waiting, ", ")
+		c.Reason, c.Message = v1.ReasonDataVolumeNotReady, "waiting for DataVolume: "+strings.Join(waiting, ", ")
 	default:
-		c.Status, c.Reason, c.Message = v1.ConditionTrue, ReasonAllDataVolumesReady, ""
+		c.Status, c.Reason, c.Message = v1.ConditionTrue, v1.ReasonAllDataVolumesReady, ""
 	}
 	return c, nil
 }
@@ -85,7 +76,7 @@ func withDataVolumes(st *v1.VirtualMachineInstanceStatus, gate *v1.VirtualMachin
 	}
 	st.SetCondition(*gate, now)
 	provisioning := v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceProvisioning, Status: v1.ConditionFalse}
-	if gate.Status == v1.ConditionFalse && gate.Reason != ReasonDataVolumeFailed {
+	if gate.Status == v1.ConditionFalse && gate.Reason != v1.ReasonDataVolumeFailed {
 		provisioning.Status, provisioning.Reason, provisioning.Message = v1.ConditionTrue, gate.Reason, gate.Message
 	}
 	st.SetCondition(provisioning, now)

@@ -45,10 +45,10 @@ func TestDataVolumeGate(t *testing.T) {
 		reason string
 		says   string
 	}{
-		"ready and first consumer": {[]string{"done", "wffc"}, v1.ConditionTrue, ReasonAllDataVolumesReady, ""},
-		"importing":                {[]string{"done", "busy"}, v1.ConditionFalse, ReasonDataVolumeNotReady, "busy (ImportInProgress 12.50%)"},
-		"missing":                  {[]string{"busy", "nope"}, v1.ConditionFalse, ReasonDataVolumeNotFound, "nope"},
-		"failed wins":              {[]string{"busy", "nope", "broken"}, v1.ConditionFalse, ReasonDataVolumeFailed, "broken (GET http://x/y: 404 Not Found)"},
+		"ready and first consumer": {[]string{"done", "wffc"}, v1.ConditionTrue, v1.ReasonAllDataVolumesReady, ""},
+		"importing":                {[]string{"done", "busy"}, v1.ConditionFalse, v1.ReasonDataVolumeNotReady, "busy (ImportInProgress 12.50%)"},
+		"missing":                  {[]string{"busy", "nope"}, v1.ConditionFalse, v1.ReasonDataVolumeNotFound, "nope"},
+		"failed wins":              {[]string{"busy", "nope", "broken"}, v1.ConditionFalse, v1.ReasonDataVolumeFailed, "broken (GET http://x/y: 404 Not Found)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, err := dataVolumeGate(vmiWith(tc.vols...), get)

@@ -12,12 +12,6 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// Reasons of a False LiveMigratable condition (KubeVirt's).
-const (
-	ReasonDisksNotLiveMigratable     = "DisksNotLiveMigratable"
-	ReasonInterfaceNotLiveMigratable = "InterfaceNotLiveMigratable"
-)
-
 // AllowPodBridgeMigrationAnnotation on a VMI lets it migrate with a bridge binding on the pod
 // network (KubeVirt's; the guest's address changes with the Pod's).
 const AllowPodBridgeMigrationAnnotation = "kubevirt.io/allow-pod-bridge-network-live-migration"
@@ -44,7 +38,7 @@ func liveMigratable(ctx context.Context, vmi *v1.VirtualMachineInstance, modes c
 		}
 		got, err := modes(ctx, claim)
 		if apierrors.IsNotFound(err) {
-			cond.Status, cond.Reason = v1.ConditionFalse, ReasonDisksNotLiveMigratable
+			cond.Status, cond.Reason = v1.ConditionFalse, v1.ReasonDisksNotLiveMigratable
 			cond.Message = fmt.Sprintf("cannot migrate VMI: Unable to determine if PVC %s is shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)", claim)
 			return cond, nil
 		}
@@ -52,7 +46,7 @@ func liveMigratable(ctx context.Context, vmi *v1.VirtualMachineInstance, modes c
 			return cond, err
 		}
 		if !slices.Contains(got, corev1.ReadWriteMany) {
-			cond.Status, cond.Reason = v1.ConditionFalse, ReasonDisksNotLiveMigratable
+			cond.Status, cond.Reason = v1.ConditionFalse, v1.ReasonDisksNotLiveMigratable
 			cond.Message = fmt.Sprintf("cannot migrate VMI: PVC %s is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)", claim)
 			return cond, nil
 		}
@@ -65,7 +59,7 @@ func liveMigratable(ctx context.Context, vmi *v1.VirtualMachineInstance, modes c
 	}
 	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {
 		if iface.Bridge != nil && podNetworks[iface.Name] && vmi.Annotations[AllowPodBridgeMigrationAnnotation] != "true" {
-			cond.Status, cond.Reason = v1.ConditionFalse, ReasonInterfaceNotLiveMigratable
+			cond.Status, cond.Reason = v1.ConditionFalse, v1.ReasonInterfaceNotLiveMigratable
 			cond.Message = "cannot migrate VMI which does not use masquerade, bridge with " + AllowPodBridgeMigrationAnnotation +
 				" VM annotation or a migratable plugin to connect to the pod network"
 			return cond, nil

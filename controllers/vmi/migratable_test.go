@@ -51,11 +51,11 @@ func TestLiveMigratable(t *testing.T) {
 	}{
 		{"containerDisk, masquerade", vmi([]v1.Volume{container}, false, nil), v1.ConditionTrue, "", ""},
 		{"shared claim", vmi([]v1.Volume{container, pvc("shared"), dv("shared")}, false, nil), v1.ConditionTrue, "", ""},
-		{"local claim", vmi([]v1.Volume{pvc("shared"), pvc("local")}, false, nil), v1.ConditionFalse, ReasonDisksNotLiveMigratable,
+		{"local claim", vmi([]v1.Volume{pvc("shared"), pvc("local")}, false, nil), v1.ConditionFalse, v1.ReasonDisksNotLiveMigratable,
 			"cannot migrate VMI: PVC local is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)"},
-		{"local DataVolume", vmi([]v1.Volume{dv("local")}, false, nil), v1.ConditionFalse, ReasonDisksNotLiveMigratable, "PVC local is not shared"},
-		{"missing claim", vmi([]v1.Volume{pvc("gone")}, false, nil), v1.ConditionFalse, ReasonDisksNotLiveMigratable, "Unable to determine if PVC gone is shared"},
-		{"bridge on the pod network", vmi([]v1.Volume{container}, true, nil), v1.ConditionFalse, ReasonInterfaceNotLiveMigratable, "does not use masquerade"},
+		{"local DataVolume", vmi([]v1.Volume{dv("local")}, false, nil), v1.ConditionFalse, v1.ReasonDisksNotLiveMigratable, "PVC local is not shared"},
+		{"missing claim", vmi([]v1.Volume{pvc("gone")}, false, nil), v1.ConditionFalse, v1.ReasonDisksNotLiveMigratable, "Unable to determine if PVC gone is shared"},
+		{"bridge on the pod network", vmi([]v1.Volume{container}, true, nil), v1.ConditionFalse, v1.ReasonInterfaceNotLiveMigratable, "does not use masquerade"},
 		{"bridge allowed", vmi([]v1.Volume{container}, true, map[string]string{AllowPodBridgeMigrationAnnotation: "true"}), v1.ConditionTrue, "", ""},
 	} {
 		cond, err := liveMigratable(context.Background(), tc.vmi, modes)

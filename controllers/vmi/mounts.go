@@ -12,10 +12,6 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// ReasonFailedMount: the launcher Pod is on its node but cannot mount a volume, typically a
-// Secret the VMI refers to that does not exist; the message quotes the kubelet's event.
-const ReasonFailedMount = "FailedMount"
-
 // mountGrace is how long a bound launcher Pod may stay Pending before the controller looks for
 // the kubelet's FailedMount events (a healthy one starts well within it); mountRecheck is how
 // often it looks again while the Pod stays Pending without one.
@@ -45,7 +41,7 @@ func (c *Controller) mountProblem(ctx context.Context, vmi *v1.VirtualMachineIns
 	if wait := since.Add(mountGrace).Sub(c.now().Time); wait > 0 {
 		return "", wait
 	}
-	sel := fields.Set{"involvedObject.uid": string(pod.UID), "reason": ReasonFailedMount}.AsSelector().String()
+	sel := fields.Set{"involvedObject.uid": string(pod.UID), "reason": v1.ReasonFailedMount}.AsSelector().String()
 	events, err := c.kube.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Cannot list the launcher Pod's events", "pod", klog.KObj(pod), "err", err)
@@ -87,9 +83,9 @@ func withMountProblem(st *v1.VirtualMachineInstanceStatus, problem string, now m
 	switch {
 	case problem != "" && st.Phase == v1.Scheduling:
 		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady, Status: v1.ConditionFalse,
-			Reason: ReasonFailedMount, Message: "the launcher Pod cannot start: " + problem}, now)
-	case problem == "" && ready != nil && ready.Reason == ReasonFailedMount && (st.Phase == v1.Scheduling || st.Phase == v1.Scheduled):
+			Reason: v1.ReasonFailedMount, Message: "the launcher Pod cannot start: " + problem}, now)
+	case problem == "" && ready != nil && ready.Reason == v1.ReasonFailedMount && (st.Phase == v1.Scheduling || st.Phase == v1.Scheduled):
 		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
-			Status: v1.ConditionFalse, Reason: ReasonGuestNotRunning, Message: "the guest has not started yet"}, now)
+			Status: v1.ConditionFalse, Reason: v1.ReasonGuestNotRunning, Message: "the guest has not started yet"}, now)
 	}
 }

@@ -23,12 +23,12 @@ func TestWithMountProblem(t *testing.T) {
 	}
 	st := v1.VirtualMachineInstanceStatus{Phase: v1.Scheduling}
 	withMountProblem(&st, msg, now)
-	if c := readyOf(st); c.Reason != ReasonFailedMount || c.Status != v1.ConditionFalse || c.Message != "the launcher Pod cannot start: "+msg {
+	if c := readyOf(st); c.Reason != v1.ReasonFailedMount || c.Status != v1.ConditionFalse || c.Message != "the launcher Pod cannot start: "+msg {
 		t.Errorf("Ready with a mount problem = %+v", c)
 	}
 	st.Phase = v1.Scheduled
 	withMountProblem(&st, "", now)
-	if c := readyOf(st); c.Reason != ReasonGuestNotRunning {
+	if c := readyOf(st); c.Reason != v1.ReasonGuestNotRunning {
 		t.Errorf("Ready once the Pod started = %+v, want GuestNotRunning", c)
 	}
 	running := v1.VirtualMachineInstanceStatus{Phase: v1.Running}

@@ -13,23 +13,6 @@ import (
 	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
-// Reasons the controller gives a VMI's phase or conditions.
-const (
-	// ReasonGuestNotRunning: the Ready condition before the node agent reports a running guest.
-	ReasonGuestNotRunning = "GuestNotRunning"
-	// ReasonPodNotExists: the launcher Pod disappeared before the VMI ended.
-	ReasonPodNotExists = "PodNotExists"
-	// ReasonPodFailed: the launcher Pod ended before the guest was started.
-	ReasonPodFailed = "PodFailed"
-	// ReasonLauncherExited: the launcher Pod of a running VMI ended and no node agent reported the
-	// guest's end within OrphanedRunningGrace.
-	ReasonLauncherExited = "LauncherExited"
-	// ReasonFailedCreate: the launcher Pod could not be created (the API refused it).
-	ReasonFailedCreate = "FailedCreate"
-	// ReasonInvalidSpec: the VMI cannot be turned into a launcher Pod.
-	ReasonInvalidSpec = "InvalidSpec"
-)
-
 // OrphanedRunningGrace is how long the controller leaves a Running VMI whose launcher Pod has
 // ended to the node agent, which reports how the guest ended; after it, the controller fails
 // the VMI itself (the node agent is gone).
@@ -51,11 +34,11 @@ func nextStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time
 		st.SetPhase(v1.Scheduling, now)
 		st.RuntimeUser = launcherpodapi.LauncherUser
 		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
-			Status: v1.ConditionFalse, Reason: ReasonGuestNotRunning, Message: "the guest has not started yet"}, now)
+			Status: v1.ConditionFalse, Reason: v1.ReasonGuestNotRunning, Message: "the guest has not started yet"}, now)
 		schedulingStatus(&st, vmi, pod, now)
 	case v1.Scheduling:
 		if pod == nil {
-			fail(&st, ReasonPodNotExists, "the launcher Pod was deleted before the VMI was scheduled", now)
+			fail(&st, v1.ReasonPodNotExists, "the launcher Pod was deleted before the VMI was scheduled", now)
 			return st, 0
 		}
 		schedulingStatus(&st, vmi, pod, now)
@@ -68,7 +51,7 @@ func nextStatus(vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time
 // schedulingStatus moves a Scheduling VMI on as its Pod is scheduled and starts.
 func schedulingStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachineInstance, pod *corev1.Pod, now metav1.Time) {
 	if launcherpodapi.Ended(pod) {
-		fail(st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpodapi.EndMessage(pod), now)
+		fail(st, v1.ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpodapi.EndMessage(pod), now)
 		return
 	}
 	if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
@@ -136,10 +119,10 @@ func imagePullStatus(st *v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now m
 func runningStatus(st v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now metav1.Time) (v1.VirtualMachineInstanceStatus, time.Duration) {
 	switch {
 	case pod == nil:
-		fail(&st, ReasonPodNotExists, "the launcher Pod disappeared while the VMI was "+string(st.Phase), now)
+		fail(&st, v1.ReasonPodNotExists, "the launcher Pod disappeared while the VMI was "+string(st.Phase), now)
 	case !launcherpodapi.Ended(pod):
 	case st.Phase == v1.Scheduled:
-		fail(&st, ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpodapi.EndMessage(pod), now)
+		fail(&st, v1.ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpodapi.EndMessage(pod), now)
 	default:
 		// The node agent reports how a running guest ended; the controller steps in only when
 		// it has not after a grace period.
@@ -147,7 +130,7 @@ func runningStatus(st v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now meta
 		if wait := ended.Add(OrphanedRunningGrace).Sub(now.Time); wait > 0 {
 			return st, wait
 		}
-		fail(&st, ReasonLauncherExited, "the launcher Pod ended and no node agent reported the guest's end: "+launcherpodapi.EndMessage(pod), now)
+		fail(&st, v1.ReasonLauncherExited, "the launcher Pod ended and no node agent reported the guest's end: "+launcherpodapi.EndMessage(pod), now)
 	}
 	return st, 0
 }

@@ -78,12 +78,12 @@ func TestNextStatus(t *testing.T) {
 			p.Status.Conditions[1].Status = corev1.ConditionFalse
 		}), wantPhase: v1.Scheduling},
 		{name: "scheduled", vmi: vmiIn(v1.Scheduling), pod: launcherPod(running), wantPhase: v1.Scheduled, wantNode: "node-a"},
-		{name: "pod gone while scheduling", vmi: vmiIn(v1.Scheduling), wantPhase: v1.Failed, wantReason: ReasonPodNotExists},
-		{name: "pod failed while scheduling", vmi: vmiIn(v1.Scheduling), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: ReasonPodFailed},
-		{name: "pod failed when scheduled", vmi: vmiIn(v1.Scheduled), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: ReasonPodFailed},
-		{name: "pod gone while running", vmi: vmiIn(v1.Running), wantPhase: v1.Failed, wantReason: ReasonPodNotExists},
+		{name: "pod gone while scheduling", vmi: vmiIn(v1.Scheduling), wantPhase: v1.Failed, wantReason: v1.ReasonPodNotExists},
+		{name: "pod failed while scheduling", vmi: vmiIn(v1.Scheduling), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: v1.ReasonPodFailed},
+		{name: "pod failed when scheduled", vmi: vmiIn(v1.Scheduled), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: v1.ReasonPodFailed},
+		{name: "pod gone while running", vmi: vmiIn(v1.Running), wantPhase: v1.Failed, wantReason: v1.ReasonPodNotExists},
 		{name: "running pod ended just now: node agent's turn", vmi: vmiIn(v1.Running), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Running, wantRecheck: true},
-		{name: "running pod ended long ago", vmi: vmiIn(v1.Running), pod: launcherPod(failedAt(t0.Add(-time.Minute))), wantPhase: v1.Failed, wantReason: ReasonLauncherExited},
+		{name: "running pod ended long ago", vmi: vmiIn(v1.Running), pod: launcherPod(failedAt(t0.Add(-time.Minute))), wantPhase: v1.Failed, wantReason: v1.ReasonLauncherExited},
 		{name: "running with pod: node agent's", vmi: vmiIn(v1.Running), pod: launcherPod(running), wantPhase: v1.Running},
 		{name: "final stays", vmi: vmiIn(v1.Succeeded), wantPhase: v1.Succeeded},
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/launcher"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
@@ -50,9 +49,9 @@ func TestVMIKernelBoot(t *testing.T) {
 	})
 	bad := waitPhase(t, ns, "no-kernel", v1.Failed, 60*time.Second)
 	ready := conditionOf(bad, v1.VirtualMachineInstanceReady)
-	if bad.Status.Reason != launcher.ReasonKernelBootImageInvalid || ready == nil || ready.Status != v1.ConditionFalse ||
+	if bad.Status.Reason != v1.ReasonKernelBootImageInvalid || ready == nil || ready.Status != v1.ConditionFalse ||
 		!strings.Contains(ready.Message, missing) || !strings.Contains(ready.Message, "/vireo/tiny-kernelboot:latest") {
-		t.Errorf("VMI with a missing kernel: reason %q, Ready %+v; want %s naming %s and the image", bad.Status.Reason, ready, launcher.ReasonKernelBootImageInvalid, missing)
+		t.Errorf("VMI with a missing kernel: reason %q, Ready %+v; want %s naming %s and the image", bad.Status.Reason, ready, v1.ReasonKernelBootImageInvalid, missing)
 	}
 	if qemu, _ := guestProcesses(t, ns, "no-kernel", string(bad.UID)); len(qemu) > 0 {
 		t.Errorf("a QEMU runs for the VMI whose kernel is missing: %v", qemu)

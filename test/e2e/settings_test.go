@@ -14,7 +14,6 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/kvm"
-	"github.com/vireo-dev/vireo/launcher"
 	"github.com/vireo-dev/vireo/launcher/virt"
 	"github.com/vireo-dev/vireo/nodeagent/deviceplugin"
 )
@@ -87,11 +86,11 @@ func TestKubeVirtSettings(t *testing.T) {
 	stop := serveKVMFromTest(t, node)
 	vmi = waitPhase(t, ns, "needs-kvm", v1.Failed, 2*time.Minute)
 	ready := conditionOf(vmi, v1.VirtualMachineInstanceReady)
-	if vmi.Status.NodeName != node || vmi.Status.Reason != launcher.ReasonEmulationNotAllowed || ready == nil ||
+	if vmi.Status.NodeName != node || vmi.Status.Reason != v1.ReasonEmulationNotAllowed || ready == nil ||
 		!strings.Contains(ready.Message, "KVM is not available on node "+node+" (/dev/kvm opens but") ||
 		!strings.Contains(ready.Message, "useEmulation is false in KubeVirt "+v1.InstallNamespace+"/"+settingsName) {
 		t.Errorf("VMI given KVM: node %q, reason %q, Ready %+v; want it on %s, failed with %s saying /dev/kvm opens but the CPU cannot use it",
-			vmi.Status.NodeName, vmi.Status.Reason, ready, node, launcher.ReasonEmulationNotAllowed)
+			vmi.Status.NodeName, vmi.Status.Reason, ready, node, v1.ReasonEmulationNotAllowed)
 	} else {
 		t.Logf("VMI given KVM: %s: %s", vmi.Status.Reason, ready.Message)
 	}
