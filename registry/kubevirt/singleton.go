@@ -15,7 +15,7 @@ import (
 // Singleton keeps the installation to one KubeVirt object: a new one is refused while another
 // exists. As with KubeVirt's admission webhook, two objects created at the same instant (on two
 // vireo-apiserver replicas) can both pass; readers then follow the oldest (package
-// controllers/clusterconfig).
+// internal/clusterconfig).
 type Singleton struct {
 	// Store lists the stored KubeVirt objects.
 	Store rest.Lister
