@@ -7,7 +7,8 @@ import (
 	"crypto/sha512"
 	"encoding/hex"
 	"hash"
-	"strings"
+
+	"github.com/vireo-dev/vireo/apis/cdi/validation"
 )
 
 // checksum is an expected digest of the bytes as the source stores them.
@@ -17,39 +18,23 @@ type checksum struct {
 	hash      hash.Hash
 }
 
-var checksumAlgorithms = map[string]struct {
-	newHash func() hash.Hash
-	size    int
-}{
-	"md5":    {md5.New, md5.Size},
-	"sha1":   {sha1.New, sha1.Size},
-	"sha256": {sha256.New, sha256.Size},
-	"sha512": {sha512.New, sha512.Size},
-}
+var checksumHashes = map[string]func() hash.Hash{"md5": md5.New, "sha1": sha1.New, "sha256": sha256.New, "sha512": sha512.New}
 
-// ParseChecksum checks the form of a checksum as CDI writes it, "<algorithm>:<hex digest>"
-// with algorithm md5, sha1, sha256 or sha512. The empty string is no checksum.
-func ParseChecksum(s string) error {
-	_, err := parseChecksum(s)
-	return err
-}
-
-// parseChecksum returns the checksum s describes, nil for the empty string.
+// parseChecksum returns the checksum s describes (the DataVolume's, which vireo-apiserver has
+// validated with the same parser), nil for the empty string.
 func parseChecksum(s string) (*checksum, error) {
 	if s == "" {
 		return nil, nil
 	}
-	algorithm, digest, ok := strings.Cut(s, ":")
-	algorithm = strings.ToLower(algorithm)
-	alg, known := checksumAlgorithms[algorithm]
-	if !ok || !known {
-		return nil, permanentf("the checksum %q is not of the form <algorithm>:<hex digest> with algorithm md5, sha1, sha256 or sha512", s)
+	algorithm, digest, err := validation.ParseChecksum(s)
+	if err != nil {
+		return nil, permanentf("the checksum %q %v", s, err)
 	}
-	raw, err := hex.DecodeString(digest)
-	if err != nil || len(raw) != alg.size {
-		return nil, permanentf("the checksum %q is not a %s digest: want %d hexadecimal digits", s, algorithm, 2*alg.size)
+	newHash, ok := checksumHashes[algorithm]
+	if !ok {
+		return nil, permanentf("the checksum %q names an algorithm the importer does not know", s)
 	}
-	return &checksum{algorithm: algorithm, want: hex.EncodeToString(raw), hash: alg.newHash()}, nil
+	return &checksum{algorithm: algorithm, want: hex.EncodeToString(digest), hash: newHash()}, nil
 }
 
 // verify compares the digest of what the hash has seen with the expected one.

@@ -136,7 +136,7 @@ func TestChecksum(t *testing.T) {
 	for _, sum := range []string{
 		"md5:" + digest(md5.New()),
 		"sha1:" + digest(sha1.New()),
-		"SHA256:" + strings.ToUpper(digest(sha256.New())),
+		"sha256:" + strings.ToUpper(digest(sha256.New())), // hex in either case, as vireo-apiserver accepts it
 		"sha512:" + digest(sha512.New()),
 	} {
 		t.Run(strings.Split(sum, ":")[0], func(t *testing.T) {

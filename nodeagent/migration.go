@@ -251,11 +251,6 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 		ms.StartTimestamp = &now
 		return
 	}
-	if client.Launcher.Version < protocol.VersionMigration {
-		a.failStart(ms, fmt.Errorf("the source launcher %s speaks protocol version %d, which cannot migrate: restart the VM to get a current launcher",
-			client.Launcher.LauncherVersion, client.Launcher.Version))
-		return
-	}
 	a.mu.Lock()
 	proxied := w.proxy != nil
 	a.mu.Unlock()

@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -101,35 +100,18 @@ func (m *MigrationStatus) Ended() bool {
 	return m != nil && (m.Phase == MigrationCompleted || m.Phase == MigrationFailed)
 }
 
-func (c *Client) needMigration(call string) error {
-	if c.Launcher.Version < VersionMigration {
-		return fmt.Errorf("launcher %s speaks protocol version %d, which cannot %s (version %d can): restart the VM to get a current launcher",
-			c.Launcher.LauncherVersion, c.Launcher.Version, call, VersionMigration)
-	}
-	return nil
-}
-
 // PrepareTarget makes the launcher the target of a migration of req.VMI.
 func (c *Client) PrepareTarget(ctx context.Context, req *SyncRequest) (*DomainStatus, error) {
-	if err := c.needMigration("receive a migration"); err != nil {
-		return nil, err
-	}
 	st := new(DomainStatus)
 	return st, c.conn.Invoke(ctx, method("PrepareTarget"), req, st)
 }
 
 // Migrate starts the migration of the launcher's guest; it returns once started.
 func (c *Client) Migrate(ctx context.Context, req *MigrateRequest) error {
-	if err := c.needMigration("migrate"); err != nil {
-		return err
-	}
 	return c.conn.Invoke(ctx, method("Migrate"), req, &Empty{})
 }
 
 // AbortMigration aborts the running migration.
 func (c *Client) AbortMigration(ctx context.Context) error {
-	if err := c.needMigration("abort a migration"); err != nil {
-		return err
-	}
 	return c.conn.Invoke(ctx, method("AbortMigration"), &Empty{}, &Empty{})
 }

@@ -25,18 +25,12 @@ import (
 
 // Version is the highest protocol version this build speaks, MinVersion the lowest. A node agent
 // and a launcher agree on the highest version both know; a change that an older peer would
-// misread needs a new version. Version 2 added a call for the node agent's image pulls that is
-// gone (the kubelet pulls), version 3 Pause, Unpause and SoftReboot, version 4 live migration.
+// misread needs a new version (and a check of the negotiated version where the call is made).
+// No release has shipped another version than 1: it has every call.
 const (
-	Version    uint32 = 4
+	Version    uint32 = 1
 	MinVersion uint32 = 1
 )
-
-// VersionActions is the first version with Pause, Unpause and SoftReboot.
-const VersionActions uint32 = 3
-
-// VersionMigration is the first version with PrepareTarget, Migrate and AbortMigration.
-const VersionMigration uint32 = 4
 
 // LauncherDir is where a launcher Pod mounts its own directory, an emptyDir it shares with its
 // node agent, which finds it below the kubelet's Pod directories (KubeletPodsDir,

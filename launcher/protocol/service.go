@@ -157,17 +157,12 @@ const (
 	ActionSoftReboot = "SoftReboot"
 )
 
-// Action carries out the VMI action name (ActionPause, ActionUnpause, ActionSoftReboot). A
-// launcher speaking a version before VersionActions cannot; the error says so.
+// Action carries out the VMI action name (ActionPause, ActionUnpause, ActionSoftReboot).
 func (c *Client) Action(ctx context.Context, name string) error {
 	switch name {
 	case ActionPause, ActionUnpause, ActionSoftReboot:
 	default:
 		return fmt.Errorf("no launcher action %q", name)
-	}
-	if c.Launcher.Version < VersionActions {
-		return fmt.Errorf("launcher %s speaks protocol version %d, which has no %s (version %d has): restart the VM to get a current launcher",
-			c.Launcher.LauncherVersion, c.Launcher.Version, name, VersionActions)
 	}
 	return c.conn.Invoke(ctx, method(name), &Empty{}, &Empty{})
 }

@@ -4,6 +4,8 @@
 package validation
 
 import (
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -158,17 +160,26 @@ func validateHeader(h string, fldPath *field.Path) field.ErrorList {
 // validateChecksum checks that checksum is "algorithm:hex" with a known algorithm and a digest of
 // that algorithm's length.
 func validateChecksum(checksum string, fldPath *field.Path) field.ErrorList {
-	algorithm, digest, found := strings.Cut(checksum, ":")
+	if _, _, err := ParseChecksum(checksum); err != nil {
+		return field.ErrorList{field.Invalid(fldPath, checksum, err.Error())}
+	}
+	return nil
+}
+
+// ParseChecksum splits a DataVolume checksum, "<algorithm>:<hex digest>" as CDI writes it with
+// algorithm md5, sha1, sha256 or sha512, into its algorithm and digest; the error says what is
+// wrong with it. The importer, which verifies the checksum, parses it with this too.
+func ParseChecksum(checksum string) (algorithm string, digest []byte, err error) {
+	algorithm, hexDigest, found := strings.Cut(checksum, ":")
 	length, known := checksumHexLength[algorithm]
 	switch {
 	case !found || !known:
-		return field.ErrorList{field.Invalid(fldPath, checksum,
-			`must be "algorithm:hex" with algorithm md5, sha1, sha256 or sha512, such as "sha256:" followed by 64 hexadecimal digits`)}
-	case len(digest) != length || !hexDigits.MatchString(digest):
-		return field.ErrorList{field.Invalid(fldPath, checksum, fmt.Sprintf(
-			"a %s digest is %d hexadecimal digits (0-9, a-f) after %q", algorithm, length, algorithm+":"))}
+		return "", nil, errors.New(`must be "algorithm:hex" with algorithm md5, sha1, sha256 or sha512, such as "sha256:" followed by 64 hexadecimal digits`)
+	case len(hexDigest) != length || !hexDigits.MatchString(hexDigest):
+		return "", nil, fmt.Errorf("a %s digest is %d hexadecimal digits (0-9, a-f) after %q", algorithm, length, algorithm+":")
 	}
-	return nil
+	digest, err = hex.DecodeString(hexDigest)
+	return algorithm, digest, err
 }
 
 // validateURL checks that raw is an absolute URL with one of schemes and a host.
