@@ -2,25 +2,22 @@ package evacuation
 
 import (
 	"context"
-	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	clienttesting "k8s.io/client-go/testing"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+	"github.com/vireo-dev/vireo/internal/fakeapi"
 )
 
 // fixture is a controller on fake clients whose informers run; its syncs are called directly,
@@ -42,28 +39,8 @@ func newFixture(t *testing.T, vireoObjs []runtime.Object, kubeObjs []runtime.Obj
 	kube := kubefake.NewClientset(kubeObjs...)
 	// The fakes fill in no names from generateName, UIDs or creation times: do as the API
 	// server would.
-	var n atomic.Int64
 	f := &fixture{t: t, ctx: ctx, vireo: vireo, kube: kube, now: t0.Add(time.Hour)}
-	stamp := func(action clienttesting.Action) (bool, runtime.Object, error) {
-		a, ok := action.(interface{ GetObject() runtime.Object })
-		if !ok {
-			return false, nil, nil
-		}
-		o, err := meta.Accessor(a.GetObject())
-		if err != nil {
-			return false, nil, nil
-		}
-		i := strconv.FormatInt(n.Add(1), 10)
-		o.SetResourceVersion(i)
-		if o.GetName() == "" && o.GetGenerateName() != "" {
-			o.SetName(o.GetGenerateName() + i)
-		}
-		o.SetUID(types.UID("uid-" + i))
-		o.SetCreationTimestamp(metav1.NewTime(f.now))
-		return false, nil, nil
-	}
-	vireo.PrependReactor("create", "*", stamp)
-	kube.PrependReactor("create", "*", stamp)
+	fakeapi.StampObjects(func() time.Time { return f.now }, vireo, kube)
 	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
 	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
 	ctrl, err := New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), vf.Kubevirt().V1().VirtualMachineInstanceMigrations(),

@@ -3,25 +3,22 @@ package migration
 import (
 	"context"
 	"slices"
-	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	clienttesting "k8s.io/client-go/testing"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	"github.com/vireo-dev/vireo/internal/clusterconfig"
+	"github.com/vireo-dev/vireo/internal/fakeapi"
 )
 
 // fixture is a controller on fake clients whose informers run; its syncs are called directly.
@@ -37,30 +34,7 @@ func newFixture(ctx context.Context, t *testing.T, vireo *vireofake.Clientset, k
 	t.Helper()
 	// The fakes keep no resourceVersions (the controller's stale-cache check relies on them),
 	// UIDs or creation times: set them as the API server would.
-	var rv atomic.Int64
-	stamp := func(action clienttesting.Action) (bool, runtime.Object, error) {
-		a, ok := action.(interface{ GetObject() runtime.Object })
-		if !ok {
-			return false, nil, nil
-		}
-		o, err := meta.Accessor(a.GetObject())
-		if err != nil {
-			return false, nil, nil
-		}
-		n := rv.Add(1)
-		o.SetResourceVersion(strconv.FormatInt(n, 10))
-		if action.GetVerb() == "create" {
-			o.SetUID(types.UID("uid-" + strconv.FormatInt(n, 10)))
-			o.SetCreationTimestamp(metav1.Now())
-		}
-		return false, nil, nil
-	}
-	for _, fake := range []interface {
-		PrependReactor(string, string, clienttesting.ReactionFunc)
-	}{vireo, kube} {
-		fake.PrependReactor("create", "*", stamp)
-		fake.PrependReactor("update", "*", stamp)
-	}
+	fakeapi.StampObjects(time.Now, vireo, kube)
 	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
 	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
 	settings, err := clusterconfig.New(vf.Kubevirt().V1().KubeVirts())

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/domain"
@@ -247,7 +248,7 @@ func TestPrepareVolumesThenBuild(t *testing.T) {
 	qemuImg(t, "create", "-q", "-f", "raw", filepath.Join(claims, "data", PVCImageName), "8M")
 	vmi := &v1.VirtualMachineInstance{}
 	vmi.Name, vmi.Namespace, vmi.UID = "prep", "default", "4f2a6c8e-0b1d-4e3f-9a5b-7c9d1e3f5a7b"
-	vmi.Spec.Domain.Memory = &v1.Memory{Guest: ptr(resource.MustParse("64Mi"))}
+	vmi.Spec.Domain.Memory = &v1.Memory{Guest: ptr.To(resource.MustParse("64Mi"))}
 	vmi.Spec.Volumes = []v1.Volume{
 		{Name: "os", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{Image: "r/os:1"}}},
 		{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data", ReadOnly: true}}},
@@ -292,4 +293,3 @@ func TestPrepareVolumesThenBuild(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
@@ -21,7 +22,6 @@ func tinyInputs() Inputs {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
 
 // refusal is a change to the tiny VMI or its Inputs that Build must refuse, and what the
 // error must say.
@@ -49,8 +49,8 @@ var refusals = []refusal{
 		v.Spec.Domain.Firmware.Bootloader = &v1.Bootloader{EFI: &v1.EFI{}}
 	}, []string{"spec.domain.firmware.bootloader.efi", "OVMF"}},
 	{"serial BIOS without a serial console", func(v *v1.VirtualMachineInstance, _ *Inputs) {
-		v.Spec.Domain.Firmware.Bootloader = &v1.Bootloader{BIOS: &v1.BIOS{UseSerial: ptr(true)}}
-		v.Spec.Domain.Devices.AutoattachSerialConsole = ptr(false)
+		v.Spec.Domain.Firmware.Bootloader = &v1.Bootloader{BIOS: &v1.BIOS{UseSerial: ptr.To(true)}}
+		v.Spec.Domain.Devices.AutoattachSerialConsole = ptr.To(false)
 	}, []string{"spec.domain.firmware.bootloader.bios.useSerial"}},
 	{"bad firmware serial", func(v *v1.VirtualMachineInstance, _ *Inputs) {
 		v.Spec.Domain.Firmware.Serial = "a,b"
@@ -76,13 +76,13 @@ var refusals = []refusal{
 		v.Spec.Domain.Resources = v1.ResourceRequirements{}
 	}, []string{"spec.domain.memory.guest", "the guest needs memory"}},
 	{"too little memory", func(v *v1.VirtualMachineInstance, _ *Inputs) {
-		v.Spec.Domain.Memory.Guest = ptr(resource.MustParse("1k"))
+		v.Spec.Domain.Memory.Guest = ptr.To(resource.MustParse("1k"))
 	}, []string{"spec.domain.memory.guest", "at least 1Mi"}},
 	{"Hyper-V", func(v *v1.VirtualMachineInstance, _ *Inputs) {
 		v.Spec.Domain.Features.Hyperv = &v1.FeatureHyperv{}
 	}, []string{"spec.domain.features.hyperv"}},
 	{"APIC off", func(v *v1.VirtualMachineInstance, _ *Inputs) {
-		v.Spec.Domain.Features.APIC = &v1.FeatureAPIC{FeatureState: v1.FeatureState{Enabled: ptr(false)}}
+		v.Spec.Domain.Features.APIC = &v1.FeatureAPIC{FeatureState: v1.FeatureState{Enabled: ptr.To(false)}}
 	}, []string{"spec.domain.features.apic.enabled"}},
 	{"KVM clock under TCG", func(v *v1.VirtualMachineInstance, _ *Inputs) {
 		v.Spec.Domain.Clock = &v1.Clock{Timer: &v1.Timer{KVM: &v1.KVMTimer{}}}
@@ -103,7 +103,7 @@ var refusals = []refusal{
 		v.Spec.Domain.Devices.Disks[0].DiskDevice = v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusVirtio}}
 	}, []string{"spec.domain.devices.disks[0].cdrom.bus"}},
 	{"writable CD-ROM", func(v *v1.VirtualMachineInstance, _ *Inputs) {
-		v.Spec.Domain.Devices.Disks[0].DiskDevice = v1.DiskDevice{CDRom: &v1.CDRomTarget{ReadOnly: ptr(false)}}
+		v.Spec.Domain.Devices.Disks[0].DiskDevice = v1.DiskDevice{CDRom: &v1.CDRomTarget{ReadOnly: ptr.To(false)}}
 	}, []string{"spec.domain.devices.disks[0].cdrom.readonly"}},
 	{"read-only volume on a SATA disk", func(v *v1.VirtualMachineInstance, in *Inputs) {
 		v.Spec.Domain.Devices.Disks[0].Disk.Bus = v1.DiskBusSATA
@@ -116,11 +116,11 @@ var refusals = []refusal{
 		v.Spec.Domain.Devices.Disks[0].Serial = "a b"
 	}, []string{"spec.domain.devices.disks[0].serial"}},
 	{"boot order 0", func(v *v1.VirtualMachineInstance, _ *Inputs) {
-		v.Spec.Domain.Devices.Disks[0].BootOrder = ptr(uint(0))
+		v.Spec.Domain.Devices.Disks[0].BootOrder = ptr.To(uint(0))
 	}, []string{"spec.domain.devices.disks[0].bootOrder", "at least 1"}},
 	{"boot order shared by a disk and an interface", func(v *v1.VirtualMachineInstance, _ *Inputs) {
-		v.Spec.Domain.Devices.Disks[0].BootOrder = ptr(uint(1))
-		v.Spec.Domain.Devices.Interfaces[0].BootOrder = ptr(uint(1))
+		v.Spec.Domain.Devices.Disks[0].BootOrder = ptr.To(uint(1))
+		v.Spec.Domain.Devices.Interfaces[0].BootOrder = ptr.To(uint(1))
 	}, []string{"spec.domain.devices.interfaces[0].bootOrder", `already used by disk "containerdisk"`}},
 	{"bridge binding", func(v *v1.VirtualMachineInstance, _ *Inputs) {
 		v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = v1.InterfaceBindingMethod{Bridge: &v1.InterfaceBridge{}}

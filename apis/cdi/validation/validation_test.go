@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 )
@@ -43,7 +44,6 @@ func expectErrors(t *testing.T, got field.ErrorList, want ...fe) {
 }
 
 // ptr returns a pointer to v.
-func ptr[T any](v T) *T { return &v }
 
 // size returns volume resources asking for s ("" = no size).
 func size(s string) cdiv1beta1.VolumeResourceRequirements {
@@ -159,13 +159,13 @@ func TestDataVolumeTarget(t *testing.T) {
 	}
 	runDVCases(t, []dvCase{
 		{name: "all access modes", mutate: storage("1Gi", []cdiv1beta1.PersistentVolumeAccessMode{
-			cdiv1beta1.ReadWriteOnce, cdiv1beta1.ReadOnlyMany, cdiv1beta1.ReadWriteMany, cdiv1beta1.ReadWriteOncePod}, ptr(cdiv1beta1.PersistentVolumeBlock))},
-		{name: "filesystem", mutate: storage("1Gi", nil, ptr(cdiv1beta1.PersistentVolumeFilesystem))},
+			cdiv1beta1.ReadWriteOnce, cdiv1beta1.ReadOnlyMany, cdiv1beta1.ReadWriteMany, cdiv1beta1.ReadWriteOncePod}, ptr.To(cdiv1beta1.PersistentVolumeBlock))},
+		{name: "filesystem", mutate: storage("1Gi", nil, ptr.To(cdiv1beta1.PersistentVolumeFilesystem))},
 		{name: "bad access mode", mutate: storage("1Gi", []cdiv1beta1.PersistentVolumeAccessMode{cdiv1beta1.ReadWriteOnce, "ReadWriteSome"}, nil),
 			want: []fe{{notSupported, "spec.storage.accessModes[1]"}}},
-		{name: "bad volume mode", mutate: storage("1Gi", nil, ptr(cdiv1beta1.PersistentVolumeMode("Raw"))),
+		{name: "bad volume mode", mutate: storage("1Gi", nil, ptr.To(cdiv1beta1.PersistentVolumeMode("Raw"))),
 			want: []fe{{notSupported, "spec.storage.volumeMode"}}},
-		{name: "empty volume mode", mutate: storage("1Gi", nil, ptr(cdiv1beta1.PersistentVolumeMode(""))),
+		{name: "empty volume mode", mutate: storage("1Gi", nil, ptr.To(cdiv1beta1.PersistentVolumeMode(""))),
 			want: []fe{{notSupported, "spec.storage.volumeMode"}}},
 		{name: "no size", mutate: storage("", nil, nil), want: []fe{{required, "spec.storage.resources.requests.storage"}}},
 		{name: "zero size", mutate: storage("0", nil, nil), want: []fe{{invalid, "spec.storage.resources.requests.storage"}}},
@@ -192,7 +192,7 @@ func TestDataVolumeTarget(t *testing.T) {
 		}},
 		{name: "pvc checked too", mutate: func(s *cdiv1beta1.DataVolumeSpec) {
 			s.Storage = nil
-			s.PVC = &cdiv1beta1.PersistentVolumeClaimSpec{AccessModes: []cdiv1beta1.PersistentVolumeAccessMode{"RWO"}, VolumeMode: ptr(cdiv1beta1.PersistentVolumeMode("raw"))}
+			s.PVC = &cdiv1beta1.PersistentVolumeClaimSpec{AccessModes: []cdiv1beta1.PersistentVolumeAccessMode{"RWO"}, VolumeMode: ptr.To(cdiv1beta1.PersistentVolumeMode("raw"))}
 		}, want: []fe{{notSupported, "spec.pvc.accessModes[0]"}, {required, "spec.pvc.resources.requests.storage"}, {notSupported, "spec.pvc.volumeMode"}}},
 		{name: "neither storage nor pvc", mutate: func(s *cdiv1beta1.DataVolumeSpec) { s.Storage = nil },
 			want: []fe{{required, "spec.storage"}}},
@@ -217,7 +217,7 @@ func TestDataVolumeContentType(t *testing.T) {
 			s.ContentType, s.Source = cdiv1beta1.DataVolumeArchive, &cdiv1beta1.DataVolumeSource{Blank: &cdiv1beta1.DataVolumeBlankImage{}}
 		}), want: []fe{{invalid, "spec.contentType"}}},
 		{name: "archive to block", mutate: set(func(s *cdiv1beta1.DataVolumeSpec) {
-			s.ContentType, s.Storage.VolumeMode = cdiv1beta1.DataVolumeArchive, ptr(cdiv1beta1.PersistentVolumeBlock)
+			s.ContentType, s.Storage.VolumeMode = cdiv1beta1.DataVolumeArchive, ptr.To(cdiv1beta1.PersistentVolumeBlock)
 		}), want: []fe{{invalid, "spec.contentType"}}},
 	})
 }

@@ -5,12 +5,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // ptr returns a pointer to v.
-func ptr[T any](v T) *T { return &v }
 
 // newVMI returns a VMI named testvmi with the given spec.
 func newVMI(spec v1.VirtualMachineInstanceSpec) *v1.VirtualMachineInstance {
@@ -123,7 +123,7 @@ func TestGuestMemoryDefault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := withResources("", "", tc.req, tc.lim)
 			if tc.guest != "" {
-				spec.Domain.Memory = &v1.Memory{Guest: ptr(resource.MustParse(tc.guest))}
+				spec.Domain.Memory = &v1.Memory{Guest: ptr.To(resource.MustParse(tc.guest))}
 			}
 			vmi := newVMI(spec)
 			SetVirtualMachineInstanceDefaults(vmi)
@@ -156,7 +156,7 @@ func TestACPIDefault(t *testing.T) {
 	if f := vmi.Spec.Domain.Features; f == nil || f.ACPI.Enabled == nil || !*f.ACPI.Enabled {
 		t.Errorf("features = %+v, want acpi.enabled true", f)
 	}
-	vmi = newVMI(v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Features: &v1.Features{ACPI: v1.FeatureState{Enabled: ptr(false)}}}})
+	vmi = newVMI(v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Features: &v1.Features{ACPI: v1.FeatureState{Enabled: ptr.To(false)}}}})
 	SetVirtualMachineInstanceDefaults(vmi)
 	if e := vmi.Spec.Domain.Features.ACPI.Enabled; *e {
 		t.Errorf("acpi.enabled = %v, want the user's false", *e)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
@@ -27,8 +28,8 @@ func TestPodNetworkDefaults(t *testing.T) {
 		wantIfaces []v1.Interface
 	}{
 		{name: "none: pod network with masquerade", wantNets: []v1.Network{podNetwork}, wantIfaces: []v1.Interface{masqueradeIface}},
-		{name: "autoattach true", autoattach: ptr(true), wantNets: []v1.Network{podNetwork}, wantIfaces: []v1.Interface{masqueradeIface}},
-		{name: "autoattach false", autoattach: ptr(false)},
+		{name: "autoattach true", autoattach: ptr.To(true), wantNets: []v1.Network{podNetwork}, wantIfaces: []v1.Interface{masqueradeIface}},
+		{name: "autoattach false", autoattach: ptr.To(false)},
 		{name: "networks given", networks: []v1.Network{otherNet}, wantNets: []v1.Network{otherNet}},
 		{name: "interfaces given", ifaces: []v1.Interface{otherIface}, wantIfaces: []v1.Interface{otherIface}},
 	}
@@ -77,12 +78,12 @@ func TestDiskDefaults(t *testing.T) {
 		{
 			name:  "cdrom gets sata, readonly and a closed tray",
 			disks: []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{}}}},
-			want:  []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSATA, ReadOnly: ptr(true), Tray: v1.TrayStateClosed}}}},
+			want:  []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSATA, ReadOnly: ptr.To(true), Tray: v1.TrayStateClosed}}}},
 		},
 		{
 			name:  "cdrom settings kept",
-			disks: []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSCSI, ReadOnly: ptr(false), Tray: v1.TrayStateOpen}}}},
-			want:  []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSCSI, ReadOnly: ptr(false), Tray: v1.TrayStateOpen}}}},
+			disks: []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSCSI, ReadOnly: ptr.To(false), Tray: v1.TrayStateOpen}}}},
+			want:  []v1.Disk{{Name: "a", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSCSI, ReadOnly: ptr.To(false), Tray: v1.TrayStateOpen}}}},
 		},
 	}
 	for _, tc := range cases {
@@ -103,7 +104,7 @@ func TestTerminationGracePeriodStaysUnset(t *testing.T) {
 	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
 		t.Errorf("terminationGracePeriodSeconds = %d, want unset (KubeVirt applies 30 where it is used)", *g)
 	}
-	vmi = newVMI(v1.VirtualMachineInstanceSpec{TerminationGracePeriodSeconds: ptr(int64(0))})
+	vmi = newVMI(v1.VirtualMachineInstanceSpec{TerminationGracePeriodSeconds: ptr.To(int64(0))})
 	SetVirtualMachineInstanceDefaults(vmi)
 	if g := vmi.Spec.TerminationGracePeriodSeconds; g == nil || *g != 0 {
 		t.Errorf("terminationGracePeriodSeconds = %v, want the user's 0", g)

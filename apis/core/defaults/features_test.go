@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 func TestFeatureDefaults(t *testing.T) {
-	on, off := ptr(true), ptr(false)
+	on, off := ptr.To(true), ptr.To(false)
 	spec := v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Features: &v1.Features{
 		APIC: &v1.FeatureAPIC{},
 		SMM:  &v1.FeatureState{Enabled: off},
@@ -31,7 +32,7 @@ func TestFeatureDefaults(t *testing.T) {
 		Hyperv: &v1.FeatureHyperv{
 			Relaxed:    &v1.FeatureState{Enabled: on},
 			VAPIC:      &v1.FeatureState{Enabled: off},
-			Spinlocks:  &v1.FeatureSpinlocks{FeatureState: v1.FeatureState{Enabled: on}, Retries: ptr(uint32(4096))},
+			Spinlocks:  &v1.FeatureSpinlocks{FeatureState: v1.FeatureState{Enabled: on}, Retries: ptr.To(uint32(4096))},
 			SyNICTimer: &v1.SyNICTimer{FeatureState: v1.FeatureState{Enabled: on}, Direct: &v1.FeatureState{Enabled: on}},
 			TLBFlush:   &v1.TLBFlush{Extended: &v1.FeatureState{Enabled: on}},
 			VendorID:   &v1.FeatureVendorID{FeatureState: v1.FeatureState{Enabled: on}, VendorID: "vireo"},
@@ -52,15 +53,15 @@ func TestFeatureDefaults(t *testing.T) {
 
 func TestClockDefaults(t *testing.T) {
 	vmi := newVMI(v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Clock: &v1.Clock{Timer: &v1.Timer{
-		HPET: &v1.HPETTimer{Enabled: ptr(false)},
+		HPET: &v1.HPETTimer{Enabled: ptr.To(false)},
 		RTC:  &v1.RTCTimer{TickPolicy: v1.RTCTickPolicyCatchup},
 		KVM:  &v1.KVMTimer{},
 	}}}})
 	SetVirtualMachineInstanceDefaults(vmi)
 	want := &v1.Timer{
-		HPET: &v1.HPETTimer{Enabled: ptr(false)},
-		RTC:  &v1.RTCTimer{TickPolicy: v1.RTCTickPolicyCatchup, Enabled: ptr(true)},
-		KVM:  &v1.KVMTimer{Enabled: ptr(true)},
+		HPET: &v1.HPETTimer{Enabled: ptr.To(false)},
+		RTC:  &v1.RTCTimer{TickPolicy: v1.RTCTickPolicyCatchup, Enabled: ptr.To(true)},
+		KVM:  &v1.KVMTimer{Enabled: ptr.To(true)},
 	}
 	if d := cmp.Diff(want, vmi.Spec.Domain.Clock.Timer); d != "" {
 		t.Errorf("timers (-want +got):\n%s", d)

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
@@ -40,12 +41,12 @@ func TestKubeVirtSettingsOf(t *testing.T) {
 		{"no object", nil, kubeVirtDefaults},
 		{"empty spec", &v1.KubeVirt{}, kubeVirtDefaults},
 		{"empty sections", kubeVirt(&v1.MigrationConfiguration{}, &v1.DeveloperConfiguration{}), kubeVirtDefaults},
-		{"one field", kubeVirt(&v1.MigrationConfiguration{BandwidthPerMigration: ptr(resource.MustParse("1Gi"))}, nil), onlyBandwidth},
+		{"one field", kubeVirt(&v1.MigrationConfiguration{BandwidthPerMigration: ptr.To(resource.MustParse("1Gi"))}, nil), onlyBandwidth},
 		{"every field", kubeVirt(&v1.MigrationConfiguration{
-			ParallelMigrationsPerCluster: ptr(uint32(9)), ParallelOutboundMigrationsPerNode: ptr(uint32(3)),
-			BandwidthPerMigration:   ptr(resource.MustParse("64Mi")),
-			CompletionTimeoutPerGiB: ptr(int64(800)), ProgressTimeout: ptr(int64(0)),
-			AllowAutoConverge: ptr(true), AllowPostCopy: ptr(true),
+			ParallelMigrationsPerCluster: ptr.To(uint32(9)), ParallelOutboundMigrationsPerNode: ptr.To(uint32(3)),
+			BandwidthPerMigration:   ptr.To(resource.MustParse("64Mi")),
+			CompletionTimeoutPerGiB: ptr.To(int64(800)), ProgressTimeout: ptr.To(int64(0)),
+			AllowAutoConverge: ptr.To(true), AllowPostCopy: ptr.To(true),
 		}, &v1.DeveloperConfiguration{UseEmulation: true}), everything},
 	}
 	for _, c := range cases {
@@ -67,7 +68,7 @@ func TestKubeVirtSettingsOf(t *testing.T) {
 
 // TestKubeVirtSettingsDoNotAlias checks that changing the returned bandwidth leaves the object alone.
 func TestKubeVirtSettingsDoNotAlias(t *testing.T) {
-	kv := kubeVirt(&v1.MigrationConfiguration{BandwidthPerMigration: ptr(resource.MustParse("64Mi"))}, nil)
+	kv := kubeVirt(&v1.MigrationConfiguration{BandwidthPerMigration: ptr.To(resource.MustParse("64Mi"))}, nil)
 	got := KubeVirtSettingsOf(kv)
 	got.Migrations.BandwidthPerMigration.Add(resource.MustParse("1Mi"))
 	if s := kv.Spec.Configuration.MigrationConfiguration.BandwidthPerMigration.String(); s != "64Mi" {

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
@@ -13,10 +14,10 @@ import (
 func TestVMRunningIsStoredAsWritten(t *testing.T) {
 	manual := v1.RunStrategyManual
 	for _, spec := range []v1.VirtualMachineSpec{
-		{Running: ptr(true)},
-		{Running: ptr(false)},
+		{Running: ptr.To(true)},
+		{Running: ptr.To(false)},
 		{RunStrategy: &manual},
-		{Running: ptr(true), RunStrategy: &manual}, // left for validation to refuse
+		{Running: ptr.To(true), RunStrategy: &manual}, // left for validation to refuse
 		{},
 	} {
 		vm := &v1.VirtualMachine{Spec: *spec.DeepCopy()}

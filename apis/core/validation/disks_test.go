@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
@@ -28,7 +30,7 @@ func TestDiskTargetValidation(t *testing.T) {
 		{name: "read-only sata disk", mutate: setDisk(disk(v1.DiskTarget{Bus: v1.DiskBusSATA, ReadOnly: true})),
 			want: []fe{{invalid, d0 + ".disk.readonly"}}},
 		{name: "read-only sata cdrom", mutate: setDisk(v1.Disk{Name: "rootdisk", DiskDevice: v1.DiskDevice{
-			CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSATA, ReadOnly: ptr(true)}}})},
+			CDRom: &v1.CDRomTarget{Bus: v1.DiskBusSATA, ReadOnly: ptr.To(true)}}})},
 		{name: "lun on a pvc", mutate: lunOn(v1.LunTarget{Bus: v1.DiskBusSCSI, ReadOnly: true})},
 		{name: "lun on a dataVolume", mutate: func(s *v1.VirtualMachineInstanceSpec) {
 			s.Volumes[0].VolumeSource = v1.VolumeSource{DataVolume: &v1.DataVolumeSource{Name: "dv"}}
@@ -61,7 +63,7 @@ func TestBootOrderValidation(t *testing.T) {
 			s.Domain.Devices.Interfaces[0].BootOrder = iface0
 		}
 	}
-	one, two, three, zero := ptr(uint(1)), ptr(uint(2)), ptr(uint(3)), ptr(uint(0))
+	one, two, three, zero := ptr.To(uint(1)), ptr.To(uint(2)), ptr.To(uint(3)), ptr.To(uint(0))
 	iface0 := ifacesPath + "[0].bootOrder"
 	runSpecCases(t, []specCase{
 		{name: "disks and interface distinct", mutate: boot(one, two, three)},
@@ -84,7 +86,7 @@ func TestHostDiskValidation(t *testing.T) {
 		{name: "existing image, zero capacity as KubeVirt's client sends it", mutate: host(v1.HostDisk{
 			Path: "/var/lib/disks/a.img", Type: v1.HostDiskExists, Capacity: q("0")})},
 		{name: "created image", mutate: host(v1.HostDisk{Path: "/var/lib/disks/a.img", Type: v1.HostDiskExistsOrCreate,
-			Capacity: q("10Gi"), Shared: ptr(true)})},
+			Capacity: q("10Gi"), Shared: ptr.To(true)})},
 		{name: "no path", mutate: host(v1.HostDisk{Type: v1.HostDiskExists}), want: []fe{{required, hd + ".path"}}},
 		{name: "relative path", mutate: host(v1.HostDisk{Path: "disks/a.img", Type: v1.HostDiskExists}),
 			want: []fe{{invalid, hd + ".path"}}},

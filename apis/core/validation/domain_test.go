@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
@@ -129,8 +131,8 @@ func TestFirmwareValidation(t *testing.T) {
 	}
 	runSpecCases(t, []specCase{
 		{name: "bios", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{BIOS: &v1.BIOS{}}})},
-		{name: "efi", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{EFI: &v1.EFI{SecureBoot: ptr(false)}}})},
-		{name: "bios and efi", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{BIOS: &v1.BIOS{}, EFI: &v1.EFI{SecureBoot: ptr(false)}}}),
+		{name: "efi", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{EFI: &v1.EFI{SecureBoot: ptr.To(false)}}})},
+		{name: "bios and efi", mutate: setFW(&v1.Firmware{Bootloader: &v1.Bootloader{BIOS: &v1.BIOS{}, EFI: &v1.EFI{SecureBoot: ptr.To(false)}}}),
 			want: []fe{{invalid, fwPath + ".bootloader"}}},
 		{name: "bad uuid", mutate: setFW(&v1.Firmware{UUID: "not-a-uuid"}), want: []fe{{invalid, fwPath + ".uuid"}}},
 		{name: "uppercase uuid", mutate: setFW(&v1.Firmware{UUID: "6A1A24A1-4061-4607-8BF4-A3963D0C5895"})},
@@ -170,19 +172,19 @@ func TestFirmwareValidation(t *testing.T) {
 
 func TestTopLevelSpecValidation(t *testing.T) {
 	runSpecCases(t, []specCase{
-		{name: "grace 0", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.TerminationGracePeriodSeconds = ptr(int64(0)) }},
-		{name: "negative grace", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.TerminationGracePeriodSeconds = ptr(int64(-1)) },
+		{name: "grace 0", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.TerminationGracePeriodSeconds = ptr.To(int64(0)) }},
+		{name: "negative grace", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.TerminationGracePeriodSeconds = ptr.To(int64(-1)) },
 			want: []fe{{invalid, "spec.terminationGracePeriodSeconds"}}},
 		{name: "eviction LiveMigrate", mutate: func(s *v1.VirtualMachineInstanceSpec) {
-			s.EvictionStrategy = ptr(v1.EvictionStrategyLiveMigrate)
+			s.EvictionStrategy = ptr.To(v1.EvictionStrategyLiveMigrate)
 		}},
-		{name: "eviction External", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr(v1.EvictionStrategyExternal) }},
-		{name: "unknown eviction", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr(v1.EvictionStrategy("Migrate")) },
+		{name: "eviction External", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr.To(v1.EvictionStrategyExternal) }},
+		{name: "unknown eviction", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr.To(v1.EvictionStrategy("Migrate")) },
 			want: []fe{{notSupported, "spec.evictionStrategy"}}},
-		{name: "empty eviction", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr(v1.EvictionStrategy("")) },
+		{name: "empty eviction", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.EvictionStrategy = ptr.To(v1.EvictionStrategy("")) },
 			want: []fe{{notSupported, "spec.evictionStrategy"}}},
-		{name: "start paused", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.StartStrategy = ptr(v1.StartStrategyPaused) }},
-		{name: "unknown start strategy", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.StartStrategy = ptr(v1.StartStrategy("Running")) },
+		{name: "start paused", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.StartStrategy = ptr.To(v1.StartStrategyPaused) }},
+		{name: "unknown start strategy", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.StartStrategy = ptr.To(v1.StartStrategy("Running")) },
 			want: []fe{{notSupported, "spec.startStrategy"}}},
 		{name: "hostname and subdomain", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.Hostname, s.Subdomain = "vm-1", "web.svc" }},
 		{name: "hostname with dots", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.Hostname = "vm.example" },

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
@@ -57,7 +58,6 @@ func q(s string) resource.Quantity { return resource.MustParse(s) }
 func qp(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
 
 // ptr returns a pointer to v.
-func ptr[T any](v T) *T { return &v }
 
 // validVMISpec returns a complete, defaulted VMI spec that passes validation: a container disk and
 // a cloud-init disk, and the pod network through masquerade.
@@ -89,7 +89,7 @@ func validVMISpec() v1.VirtualMachineInstanceSpec {
 				UserData: "#cloud-config\npassword: fedora\n"}}},
 		},
 		Networks:                      []v1.Network{{Name: "default", NetworkSource: v1.NetworkSource{Pod: &v1.PodNetwork{}}}},
-		TerminationGracePeriodSeconds: ptr(int64(30)),
+		TerminationGracePeriodSeconds: ptr.To(int64(30)),
 	}
 }
 

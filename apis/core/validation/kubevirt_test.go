@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
@@ -15,9 +16,9 @@ func validKubeVirt() *v1.KubeVirt {
 		ObjectMeta: metav1.ObjectMeta{Name: "kubevirt", Namespace: v1.InstallNamespace},
 		Spec: v1.KubeVirtSpec{Configuration: v1.KubeVirtConfiguration{
 			MigrationConfiguration: &v1.MigrationConfiguration{
-				ParallelMigrationsPerCluster: ptr(uint32(5)), ParallelOutboundMigrationsPerNode: ptr(uint32(1)),
-				BandwidthPerMigration: qp("64Mi"), CompletionTimeoutPerGiB: ptr(int64(0)), ProgressTimeout: ptr(int64(150)),
-				AllowAutoConverge: ptr(true), AllowPostCopy: ptr(false),
+				ParallelMigrationsPerCluster: ptr.To(uint32(5)), ParallelOutboundMigrationsPerNode: ptr.To(uint32(1)),
+				BandwidthPerMigration: qp("64Mi"), CompletionTimeoutPerGiB: ptr.To(int64(0)), ProgressTimeout: ptr.To(int64(150)),
+				AllowAutoConverge: ptr.To(true), AllowPostCopy: ptr.To(false),
 			},
 			DeveloperConfiguration: &v1.DeveloperConfiguration{UseEmulation: true},
 		}},
@@ -42,11 +43,11 @@ func TestValidateKubeVirt(t *testing.T) {
 			want: []fe{{required, "metadata.name"}}},
 		{name: "zero parallel limits", mutate: func(kv *v1.KubeVirt) {
 			m := kv.Spec.Configuration.MigrationConfiguration
-			m.ParallelMigrationsPerCluster, m.ParallelOutboundMigrationsPerNode = ptr(uint32(0)), ptr(uint32(0))
+			m.ParallelMigrationsPerCluster, m.ParallelOutboundMigrationsPerNode = ptr.To(uint32(0)), ptr.To(uint32(0))
 		}, want: []fe{{invalid, mig + ".parallelMigrationsPerCluster"}, {invalid, mig + ".parallelOutboundMigrationsPerNode"}}},
 		{name: "negative timeouts", mutate: func(kv *v1.KubeVirt) {
 			m := kv.Spec.Configuration.MigrationConfiguration
-			m.CompletionTimeoutPerGiB, m.ProgressTimeout = ptr(int64(-1)), ptr(int64(-150))
+			m.CompletionTimeoutPerGiB, m.ProgressTimeout = ptr.To(int64(-1)), ptr.To(int64(-150))
 		}, want: []fe{{invalid, mig + ".completionTimeoutPerGiB"}, {invalid, mig + ".progressTimeout"}}},
 		{name: "zero bandwidth, KubeVirt's default: no limit", mutate: func(kv *v1.KubeVirt) {
 			kv.Spec.Configuration.MigrationConfiguration.BandwidthPerMigration = qp("0Mi")
@@ -91,16 +92,16 @@ func TestValidateKubeVirtStatusUpdate(t *testing.T) {
 		want   []fe
 	}{
 		{name: "empty"},
-		{name: "deployed", status: v1.KubeVirtStatus{Phase: v1.KubeVirtPhaseDeployed, ObservedGeneration: ptr(int64(3)),
+		{name: "deployed", status: v1.KubeVirtStatus{Phase: v1.KubeVirtPhaseDeployed, ObservedGeneration: ptr.To(int64(3)),
 			Conditions: []v1.KubeVirtCondition{{Type: v1.KubeVirtConditionAvailable, Status: v1.ConditionTrue}}}},
 		{name: "unknown phase", status: v1.KubeVirtStatus{Phase: "Running"}, want: []fe{{notSupported, st + ".phase"}}},
 		{name: "duplicate condition", status: v1.KubeVirtStatus{Conditions: []v1.KubeVirtCondition{
 			{Type: v1.KubeVirtConditionAvailable, Status: v1.ConditionTrue},
 			{Type: v1.KubeVirtConditionAvailable, Status: v1.ConditionFalse},
 		}}, want: []fe{{duplicate, st + ".conditions[1].type"}}},
-		{name: "future generation", status: v1.KubeVirtStatus{ObservedGeneration: ptr(int64(4))},
+		{name: "future generation", status: v1.KubeVirtStatus{ObservedGeneration: ptr.To(int64(4))},
 			want: []fe{{invalid, st + ".observedGeneration"}}},
-		{name: "negative generation", status: v1.KubeVirtStatus{ObservedGeneration: ptr(int64(-1))},
+		{name: "negative generation", status: v1.KubeVirtStatus{ObservedGeneration: ptr.To(int64(-1))},
 			want: []fe{{invalid, st + ".observedGeneration"}}},
 	}
 	for _, c := range cases {

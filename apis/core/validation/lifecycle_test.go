@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
@@ -41,13 +43,13 @@ func TestVMIUpdate(t *testing.T) {
 			vmi.Spec.Volumes[0].ContainerDisk.Image = "quay.io/containerdisks/fedora:42"
 		}, want: []fe{{forbidden, "spec"}}, field: "spec.volumes"},
 		{name: "grace lowered (a forced stop)", mutate: func(vmi *v1.VirtualMachineInstance) {
-			vmi.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
+			vmi.Spec.TerminationGracePeriodSeconds = ptr.To(int64(0))
 		}},
 		{name: "grace raised", mutate: func(vmi *v1.VirtualMachineInstance) {
-			vmi.Spec.TerminationGracePeriodSeconds = ptr(int64(600))
+			vmi.Spec.TerminationGracePeriodSeconds = ptr.To(int64(600))
 		}, want: []fe{{invalid, "spec.terminationGracePeriodSeconds"}}},
 		{name: "grace lowered with another change", mutate: func(vmi *v1.VirtualMachineInstance) {
-			vmi.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
+			vmi.Spec.TerminationGracePeriodSeconds = ptr.To(int64(0))
 			vmi.Spec.Domain.CPU.Sockets = 2
 		}, want: []fe{{forbidden, "spec"}}, field: "spec.domain"},
 		{name: "name changed", mutate: func(vmi *v1.VirtualMachineInstance) {

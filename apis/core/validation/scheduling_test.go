@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
@@ -23,7 +24,7 @@ func TestNodeSelectorAndTolerations(t *testing.T) {
 		{name: "valid tolerations", mutate: tol(
 			v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "vms", Effect: v1.TaintEffectNoSchedule},
 			v1.Toleration{Key: "node.kubernetes.io/unreachable", Operator: v1.TolerationOpExists,
-				Effect: v1.TaintEffectNoExecute, TolerationSeconds: ptr(int64(30))},
+				Effect: v1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(30))},
 			v1.Toleration{Operator: v1.TolerationOpExists},
 			v1.Toleration{Key: "dedicated", Value: "vms"})},
 		{name: "unknown operator", mutate: tol(v1.Toleration{Key: "a", Operator: "Matches"}),
@@ -37,7 +38,7 @@ func TestNodeSelectorAndTolerations(t *testing.T) {
 		{name: "unknown effect", mutate: tol(v1.Toleration{Key: "a", Effect: "NoRun"}),
 			want: []fe{{notSupported, t0 + ".effect"}}},
 		{name: "tolerationSeconds needs NoExecute", mutate: tol(v1.Toleration{Key: "a", Effect: v1.TaintEffectNoSchedule,
-			TolerationSeconds: ptr(int64(5))}), want: []fe{{invalid, t0 + ".effect"}}},
+			TolerationSeconds: ptr.To(int64(5))}), want: []fe{{invalid, t0 + ".effect"}}},
 	})
 }
 

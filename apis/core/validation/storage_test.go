@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
@@ -54,7 +56,7 @@ func TestDiskValidation(t *testing.T) {
 		return v1.Disk{Name: "rootdisk", DiskDevice: v1.DiskDevice{Disk: &v1.DiskTarget{Bus: b}}}
 	}
 	cdrom := func(b v1.DiskBus) v1.Disk {
-		return v1.Disk{Name: "rootdisk", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: b, ReadOnly: ptr(true)}}}
+		return v1.Disk{Name: "rootdisk", DiskDevice: v1.DiskDevice{CDRom: &v1.CDRomTarget{Bus: b, ReadOnly: ptr.To(true)}}}
 	}
 	runSpecCases(t, []specCase{
 		{name: "sata", mutate: setDisk(bus(v1.DiskBusSATA))},

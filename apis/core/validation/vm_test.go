@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	"github.com/vireo-dev/vireo/apis/core/defaults"
@@ -25,7 +26,7 @@ func validVM() *v1.VirtualMachine {
 	return &v1.VirtualMachine{
 		ObjectMeta: metav1.ObjectMeta{Name: "fedora", Namespace: "default"},
 		Spec: v1.VirtualMachineSpec{
-			RunStrategy: ptr(v1.RunStrategyAlways),
+			RunStrategy: ptr.To(v1.RunStrategyAlways),
 			Template: &v1.VirtualMachineInstanceTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"kubevirt.io/vm": "fedora"}},
 				Spec:       tmpl,
@@ -56,14 +57,14 @@ func TestValidateVirtualMachine(t *testing.T) {
 		want   []fe
 	}{
 		{name: "valid"},
-		{name: "running only", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy, vm.Spec.Running = nil, ptr(true) }},
+		{name: "running only", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy, vm.Spec.Running = nil, ptr.To(true) }},
 		{name: "neither running nor runStrategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy = nil },
 			want: []fe{{required, "spec.runStrategy"}}},
-		{name: "running and runStrategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.Running = ptr(false) },
+		{name: "running and runStrategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.Running = ptr.To(false) },
 			want: []fe{{invalid, "spec.running"}}},
-		{name: "every run strategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy = ptr(v1.RunStrategyOnce) }},
+		{name: "every run strategy", mutate: func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy = ptr.To(v1.RunStrategyOnce) }},
 		{name: "unknown run strategy", mutate: func(vm *v1.VirtualMachine) {
-			vm.Spec.RunStrategy = ptr(v1.VirtualMachineRunStrategy("WaitAsReceiver"))
+			vm.Spec.RunStrategy = ptr.To(v1.VirtualMachineRunStrategy("WaitAsReceiver"))
 		}, want: []fe{{notSupported, "spec.runStrategy"}}},
 		{name: "no template", mutate: func(vm *v1.VirtualMachine) { vm.Spec.Template, vm.Spec.DataVolumeTemplates = nil, nil },
 			want: []fe{{required, "spec.template"}}},
@@ -121,7 +122,7 @@ func TestValidateVirtualMachine(t *testing.T) {
 
 func TestRunningAndRunStrategyMessage(t *testing.T) {
 	vm := validVM()
-	vm.Spec.Running = ptr(true)
+	vm.Spec.Running = ptr.To(true)
 	errs := ValidateVirtualMachine(vm)
 	if len(errs) != 1 || !strings.Contains(errs[0].Detail, "spec.running") || !strings.Contains(errs[0].Detail, "spec.runStrategy") {
 		t.Errorf("errors = %v, want one naming spec.running and spec.runStrategy", errs)
@@ -130,7 +131,7 @@ func TestRunningAndRunStrategyMessage(t *testing.T) {
 
 func TestDefaultedVMIsValid(t *testing.T) {
 	vm := validVM()
-	vm.Spec.RunStrategy, vm.Spec.Running = nil, ptr(true)
+	vm.Spec.RunStrategy, vm.Spec.Running = nil, ptr.To(true)
 	defaults.SetVirtualMachineDefaults(vm)
 	expectErrors(t, ValidateVirtualMachine(vm))
 	// The VMI made from the template, once defaulted, is valid too.
