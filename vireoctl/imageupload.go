@@ -188,7 +188,7 @@ func (u *imageUpload) run(ctx context.Context) error {
 	if _, err := u.waitPhase(ctx, cdiv1beta1.UploadReady, wait); err != nil {
 		return err
 	}
-	p := newProgressPrinter(u.streams.ErrOut, u.terminal, size)
+	p := newUploadProgress(u.streams.ErrOut, u.terminal, size)
 	start := time.Now()
 	err = uploadclient.Transfer(ctx, u.api, f, size, u.o.transfer, p.update)
 	p.finish()

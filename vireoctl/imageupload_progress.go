@@ -3,104 +3,98 @@ package vireoctl
 import (
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
 )
 
-// How often the upload's progress is printed: on a terminal the line is rewritten in place,
-// elsewhere (a log) a new line is printed.
-const (
-	terminalProgressEvery = 250 * time.Millisecond
-	logProgressEvery      = 5 * time.Second
-)
+// logProgressEvery is how often an upload's progress is printed where the output is not a
+// terminal (a log): a line each time.
+const logProgressEvery = 5 * time.Second
 
-// progressPrinter prints an upload's progress: bytes sent of the total, percent, rate and ETA.
-// Its update may be called from the HTTP transport's goroutine.
-type progressPrinter struct {
-	out      io.Writer
-	terminal bool
-	total    int64
-	now      func() time.Time
+// uploadProgress shows an upload's progress. Its update may be called from the HTTP
+// transport's goroutine.
+type uploadProgress interface {
+	// update records the position of the bytes sent.
+	update(pos int64)
+	// finish shows the last position and ends the output's line.
+	finish()
+}
+
+// newUploadProgress shows the progress of an upload of total bytes on out: a progress bar with
+// the rate and ETA on a terminal (schollz/progressbar), a plain line every logProgressEvery
+// elsewhere.
+func newUploadProgress(out io.Writer, terminal bool, total int64) uploadProgress {
+	if !terminal {
+		return &progressLines{out: out, total: total, now: time.Now}
+	}
+	bar := progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(out),
+		progressbar.OptionSetDescription("Uploading"),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionUseIECUnits(true),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(250*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(out) }),
+	)
+	return &progressBar{bar: bar}
+}
+
+// progressBar is the terminal's progress.
+type progressBar struct {
+	bar *progressbar.ProgressBar
+}
+
+func (p *progressBar) update(pos int64) { _ = p.bar.Set64(pos) }
+
+func (p *progressBar) finish() {
+	if !p.bar.IsFinished() {
+		_ = p.bar.Finish()
+	}
+}
+
+// progressLines prints "Uploading: 512.0 MiB of 2.0 GiB (25.0%)" every logProgressEvery.
+type progressLines struct {
+	out   io.Writer
+	total int64
+	now   func() time.Time
 
 	mu      sync.Mutex
-	start   time.Time
-	from    int64 // the position the transfer started at (a resumed upload)
 	pos     int64
-	started bool
 	last    time.Time
-	width   int // of the line on the terminal, to blank what a shorter one leaves
+	started bool
 }
 
-func newProgressPrinter(out io.Writer, terminal bool, total int64) *progressPrinter {
-	return &progressPrinter{out: out, terminal: terminal, total: total, now: time.Now}
-}
-
-// update records the position of the bytes sent and prints it when it is time.
-func (p *progressPrinter) update(pos int64) {
+func (p *progressLines) update(pos int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
 	if !p.started {
-		p.start, p.from, p.last, p.started = now, pos, now, true
+		p.last, p.started = now, true
 	}
 	p.pos = pos
-	every := logProgressEvery
-	if p.terminal {
-		every = terminalProgressEvery
-	}
-	if now.Sub(p.last) >= every {
+	if now.Sub(p.last) >= logProgressEvery {
 		p.last = now
-		p.print(now, false)
+		fmt.Fprintln(p.out, p.line())
 	}
 }
 
-// finish prints the last position and ends the terminal's line.
-func (p *progressPrinter) finish() {
+func (p *progressLines) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started {
-		p.print(p.now(), true)
+		fmt.Fprintln(p.out, p.line())
 	}
 }
 
-// rate is the average in bytes per second since the first update, 0 while unknown.
-func (p *progressPrinter) rate(now time.Time) float64 {
-	elapsed := now.Sub(p.start).Seconds()
-	if !p.started || elapsed <= 0 || p.pos <= p.from {
-		return 0
-	}
-	return float64(p.pos-p.from) / elapsed
-}
-
-// print writes the progress line; the caller holds p.mu.
-func (p *progressPrinter) print(now time.Time, last bool) {
-	line := p.line(now)
-	if !p.terminal {
-		fmt.Fprintln(p.out, line)
-		return
-	}
-	pad := max(p.width-len(line), 0)
-	p.width = len(line)
-	end := ""
-	if last {
-		end = "\n"
-	}
-	fmt.Fprintf(p.out, "\r%s%s%s", line, strings.Repeat(" ", pad), end)
-}
-
-// line is "Uploading: 512.0 MiB of 2.0 GiB (25.0%), 85.3 MiB/s, ETA 18s".
-func (p *progressPrinter) line(now time.Time) string {
+func (p *progressLines) line() string {
 	pct := 100.0
 	if p.total > 0 {
 		pct = float64(p.pos) * 100 / float64(p.total)
 	}
-	rate := p.rate(now)
-	eta := "ETA --"
-	if rate > 0 {
-		eta = "ETA " + time.Duration(float64(p.total-p.pos)/rate*float64(time.Second)).Round(time.Second).String()
-	}
-	return fmt.Sprintf("Uploading: %s of %s (%.1f%%), %s/s, %s", formatBytes(p.pos), formatBytes(p.total), pct, formatBytes(int64(rate)), eta)
+	return fmt.Sprintf("Uploading: %s of %s (%.1f%%)", formatBytes(p.pos), formatBytes(p.total), pct)
 }
 
 // formatBytes is n in the largest binary unit that keeps it at least 1, with one decimal.
