@@ -292,4 +292,3 @@ func TestPrepareVolumesThenBuild(t *testing.T) {
 		}
 	}
 }
-

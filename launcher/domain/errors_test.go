@@ -22,7 +22,6 @@ func tinyInputs() Inputs {
 	}
 }
 
-
 // refusal is a change to the tiny VMI or its Inputs that Build must refuse, and what the
 // error must say.
 type refusal struct {
