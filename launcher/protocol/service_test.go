@@ -163,18 +163,3 @@ func TestProtocolVersionMismatch(t *testing.T) {
 	}
 }
 
-// TestProtocolOlderLauncher: a launcher of version 1 still runs VMIs; only the actions are
-// refused, with an error that says why, before any call reaches it.
-func TestProtocolOlderLauncher(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	f := &fakeLauncher{version: 1}
-	c, err := Dial(ctx, serve(t, f))
-	if err != nil {
-		t.Fatalf("Dial a version-1 launcher: %v", err)
-	}
-	defer c.Close()
-	if err := c.Action(ctx, ActionPause); err == nil || !strings.Contains(err.Error(), "has no Pause") || len(f.actions) != 0 {
-		t.Errorf("Pause on a version-1 launcher = %v (launcher received %v)", err, f.actions)
-	}
-}

@@ -141,10 +141,13 @@ func (s *wsStream) closeText(t *testing.T, timeout time.Duration) string {
 // answer42 is the shell's answer on a line of its own (boot messages may hold "42" elsewhere).
 var answer42 = regexp.MustCompile(`(?m)^42\r?$`)
 
-// echo42 types echo $((6*7)) until the guest's shell answers 42 (it may still be booting).
+// echo42 types echo $((6*7)) until the guest's shell answers 42 (it may still be booting). Each
+// attempt starts with Ctrl-C: a line the booting guest read only in part (an unclosed "$((")
+// would keep the shell at its continuation prompt for every attempt after it.
 func echo42(t *testing.T, s *wsStream) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 3*time.Second, 120*time.Second, true, func(context.Context) (bool, error) {
+		s.send(t, "\x03")
 		s.send(t, "echo $((6*7))")
 		return answer42.MatchString(s.output()), nil
 	})

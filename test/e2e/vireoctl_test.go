@@ -34,11 +34,12 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// typeUntil42 writes echo $((6*7)) to w until the output after offset holds the answer.
+// typeUntil42 writes echo $((6*7)) to w until the output after offset holds the answer, each
+// time after a Ctrl-C that discards what a booting guest read of an earlier attempt.
 func typeUntil42(t *testing.T, w io.Writer, out, errOut *lockedBuffer, offset int) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 3*time.Second, 120*time.Second, true, func(context.Context) (bool, error) {
-		if _, err := io.WriteString(w, "echo $((6*7))\n"); err != nil {
+		if _, err := io.WriteString(w, "\x03\necho $((6*7))\n"); err != nil {
 			return false, err
 		}
 		return answer42.MatchString(out.String()[offset:]), nil
