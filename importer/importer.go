@@ -224,7 +224,7 @@ func (s *stream) convert(ctx context.Context, content io.Reader, part *os.File) 
 	if err != nil {
 		return err
 	}
-	if err := info.check(s.res.Format, s.usable); err != nil {
+	if err := checkImage(info, s.res.Format, s.usable); err != nil {
 		return err
 	}
 	s.res.ImageSize = info.VirtualSize

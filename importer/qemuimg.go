@@ -1,34 +1,20 @@
 package importer
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"time"
+
+	"github.com/vireo-dev/vireo/internal/qemuimg"
 )
 
 // infoTimeout bounds `qemu-img info` on an image from outside, which reads only metadata.
 const infoTimeout = 2 * time.Minute
 
-// imageInfo is the part of `qemu-img info --output=json` the importer reads.
-type imageInfo struct {
-	Format          string `json:"format"`
-	Filename        string `json:"filename"`
-	VirtualSize     int64  `json:"virtual-size"`
-	BackingFilename string `json:"backing-filename"`
-	FormatSpecific  struct {
-		Data struct {
-			DataFile string `json:"data-file"`
-			Extents  []struct {
-				Filename string `json:"filename"`
-			} `json:"extents"`
-		} `json:"data"`
-	} `json:"format-specific"`
-}
+// imageInfo is what qemu-img info says of an image.
+type imageInfo = qemuimg.Info
 
 // qemuImg runs qemu-img on files it is handed as open descriptors (it sees the first as
 // /proc/self/fd/3, the next as /proc/self/fd/4), so that it works on exactly the files the
@@ -38,59 +24,58 @@ type qemuImg struct {
 }
 
 // fd is the path under which qemu-img sees its i-th extra file.
-func fd(i int) string { return fmt.Sprintf("/proc/self/fd/%d", 3+i) }
+func fd(i int) string { return qemuimg.FD(i) }
 
 // run runs qemu-img with args and returns its standard output; a failure carries qemu-img's
 // own message.
 func (q qemuImg) run(ctx context.Context, files []*os.File, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, q.path, args...)
-	cmd.ExtraFiles = files
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("qemu-img %s: %w", args[0], ctx.Err())
-		}
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, permanentf("qemu-img %s failed: %s", args[0], msg)
+	out, err := qemuimg.Run(ctx, q.path, files, args...)
+	return out, q.failure(ctx, args[0], err)
+}
+
+// failure is the importer's error for qemu-img's subcommand that failed with err (nil: none).
+func (q qemuImg) failure(ctx context.Context, subcommand string, err error) error {
+	var re *qemuimg.RunError
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("qemu-img %s: %w", subcommand, ctx.Err())
+	case errors.As(err, &re) && re.Stderr != "":
+		return permanentf("qemu-img %s failed: %s", subcommand, re.Stderr)
 	}
-	return stdout.Bytes(), nil
+	return permanentf("qemu-img %s failed: %v", subcommand, err)
 }
 
 // info describes the image f as format.
 func (q qemuImg) info(ctx context.Context, f *os.File, format string) (*imageInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, infoTimeout)
 	defer cancel()
-	out, err := q.run(ctx, []*os.File{f}, "info", "--output=json", "-f", format, fd(0))
+	info, err := qemuimg.ReadInfo(ctx, q.path, f, format, false)
 	if err != nil {
+		var re *qemuimg.RunError
+		if errors.As(err, &re) {
+			return nil, q.failure(ctx, "info", err)
+		}
 		return nil, err
-	}
-	info := &imageInfo{}
-	if err := json.Unmarshal(out, info); err != nil {
-		return nil, fmt.Errorf("reading qemu-img info's answer: %w", err)
 	}
 	return info, nil
 }
 
-// check refuses an image that is not what detection said, refers to other files, or does not
-// fit in usable bytes.
-func (info *imageInfo) check(format string, usable int64) error {
+// checkImage refuses an image that is not what detection said, refers to other files, or does
+// not fit in usable bytes.
+func checkImage(info *imageInfo, format string, usable int64) error {
 	if info.Format != format {
 		return permanentf("unsupported format: the content looks like %s but qemu-img reads it as %s", format, info.Format)
 	}
-	if info.BackingFilename != "" {
-		return permanentf("the %s image has a backing file (%q); import a standalone image (qemu-img convert flattens it)", format, info.BackingFilename)
-	}
-	if info.FormatSpecific.Data.DataFile != "" {
-		return permanentf("the %s image has an external data file (%q); import a standalone image", format, info.FormatSpecific.Data.DataFile)
-	}
-	for _, e := range info.FormatSpecific.Data.Extents {
-		if e.Filename != info.Filename {
-			return permanentf("the %s image refers to another file (%q) for its data; import a standalone image", format, e.Filename)
-		}
+	switch kind, other := info.OtherFile(); kind {
+	case "":
+	case "backing file":
+		return permanentf("the %s image has a backing file (%q); import a standalone image (qemu-img convert flattens it)", format, other)
+	case "external data file":
+		return permanentf("the %s image has an external data file (%q); import a standalone image", format, other)
+	default:
+		return permanentf("the %s image refers to another file (%q) for its data; import a standalone image", format, other)
 	}
 	if info.VirtualSize > usable {
 		return tooLarge("virtual size", info.VirtualSize, usable)

@@ -1,78 +1,59 @@
 package disks
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 
+	"github.com/vireo-dev/vireo/internal/qemuimg"
 	"github.com/vireo-dev/vireo/launcher/domain"
 )
 
 // childFD is the path under which a child process sees the first of its extra files. Tools
 // are handed files this way, so that they work on exactly the file Vireo opened and checked,
 // never on whatever a path might lead to a moment later.
-const childFD = "/proc/self/fd/3"
+var childFD = qemuimg.FD(0)
 
-// imageInfo is the part of `qemu-img info --output=json` Vireo reads.
-type imageInfo struct {
-	Format          string `json:"format"`
-	VirtualSize     int64  `json:"virtual-size"`
-	BackingFilename string `json:"backing-filename"`
-	FormatSpecific  struct {
-		Data struct {
-			DataFile string `json:"data-file"`
-		} `json:"data"`
-	} `json:"format-specific"`
-}
+// imageInfo is what qemu-img info says of an image.
+type imageInfo = qemuimg.Info
 
 // run runs tool with args, handing it extra as its file descriptor 3, and returns its
 // standard output; a failure carries the tool's standard error.
 func run(ctx context.Context, extra *os.File, tool string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, tool, args...)
+	var files []*os.File
 	if extra != nil {
-		cmd.ExtraFiles = []*os.File{extra}
+		files = []*os.File{extra}
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s %s: %w: %s", tool, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.Bytes(), nil
+	return qemuimg.Run(ctx, tool, files, args...)
 }
 
 // info detects the format of the open image f from its contents (never its name). It does not
-// take the image's lock (-U), so an image another QEMU has open, as on a migration's source,
-// can be inspected; qemu-img info opens no backing file.
+// take the image's lock, so an image another QEMU has open, as on a migration's source, can be
+// inspected.
 func (p *Preparer) info(ctx context.Context, f *os.File) (*imageInfo, error) {
-	out, err := run(ctx, f, p.qemuImg(), "info", "--output=json", "-U", childFD)
+	info, err := qemuimg.ReadInfo(ctx, p.qemuImg(), f, "", true)
 	if err != nil {
 		return nil, fmt.Errorf("detecting the format of %s: %w", f.Name(), err)
-	}
-	info := &imageInfo{}
-	if err := json.Unmarshal(out, info); err != nil {
-		return nil, fmt.Errorf("detecting the format of %s: reading qemu-img's answer: %w", f.Name(), err)
 	}
 	return info, nil
 }
 
 // checkStandalone refuses an image Vireo will not attach or base an overlay on: formats other
-// than raw and qcow2, and qcow2 images that refer to other files (a backing file or an
-// external data file). Such references are paths the image's author chose, and QEMU would
-// open them on the node.
+// than raw and qcow2, and images that refer to other files (a backing file, an external data
+// file). Such references are paths the image's author chose, and QEMU would open them on the
+// node.
 func checkStandalone(info *imageInfo, name string) error {
-	switch {
-	case info.Format != domain.FormatRaw && info.Format != domain.FormatQCOW2:
+	if info.Format != domain.FormatRaw && info.Format != domain.FormatQCOW2 {
 		return fmt.Errorf("%s is a %s image; Vireo attaches raw and qcow2 images only (convert it with qemu-img convert -O qcow2)", name, info.Format)
-	case info.BackingFilename != "":
-		return fmt.Errorf("%s is a qcow2 image with backing file %q; Vireo does not follow backing files in images (flatten it with qemu-img convert)", name, info.BackingFilename)
-	case info.FormatSpecific.Data.DataFile != "":
-		return fmt.Errorf("%s is a qcow2 image with external data file %q; Vireo does not follow external data files", name, info.FormatSpecific.Data.DataFile)
 	}
-	return nil
+	switch kind, other := info.OtherFile(); kind {
+	case "":
+		return nil
+	case "backing file":
+		return fmt.Errorf("%s is a %s image with backing file %q; Vireo does not follow backing files in images (flatten it with qemu-img convert)", name, info.Format, other)
+	default:
+		return fmt.Errorf("%s is a %s image with %s %q; Vireo does not follow %ss", name, info.Format, kind, other, kind)
+	}
 }
 
 // createQCOW2 creates the qcow2 image name in dir through a temporary file, so that a crash
