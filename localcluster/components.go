@@ -3,14 +3,14 @@ package localcluster
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vireo-dev/vireo/internal/certpool"
 )
 
 // Ports are the ports of the host-side components: etcd, kube-controller-manager and
@@ -184,12 +184,10 @@ func httpsReady(url, caFile, clientCert string) func(context.Context) error {
 			tlsConfig.Certificates = []tls.Certificate{pair}
 		}
 		if caFile != "" {
-			pem, err := os.ReadFile(caFile)
+			pool, err := certpool.FromFile(caFile)
 			if err != nil {
 				return err
 			}
-			pool := x509.NewCertPool()
-			pool.AppendCertsFromPEM(pem)
 			tlsConfig.RootCAs = pool
 		}
 		client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}

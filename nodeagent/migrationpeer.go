@@ -21,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/certpool"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
@@ -51,7 +52,7 @@ func loadPeerTLS(o *Options) (*peerTLS, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool, err := loadCAPool(o.ClientCAFile)
+	pool, err := certpool.FromFile(o.ClientCAFile)
 	if err != nil {
 		return nil, err
 	}

@@ -3,17 +3,17 @@ package nodeagent
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/vireo-dev/vireo/internal/certpool"
 )
 
 // server is the node agent's HTTPS endpoint for vireo-apiserver. It accepts only clients with a
@@ -31,7 +31,7 @@ func newServer(o *Options, peers *peerTLS, register func(*http.ServeMux)) (*serv
 	if o.TLSCertFile == "" || o.TLSKeyFile == "" || o.ClientCAFile == "" {
 		return nil, errors.New("--tls-cert-file, --tls-private-key-file and --client-ca-file are required: the node agent serves only vireo-apiserver, over mutual TLS")
 	}
-	pool, err := loadCAPool(o.ClientCAFile)
+	pool, err := certpool.FromFile(o.ClientCAFile)
 	if err != nil {
 		return nil, err
 	}
@@ -56,19 +56,6 @@ func newServer(o *Options, peers *peerTLS, register func(*http.ServeMux)) (*serv
 		Addr: o.Listen, Handler: peers.guard(mux), TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(probeFilter{}, "", 0),
 	}}, nil
-}
-
-// loadCAPool reads the CA certificates in file (PEM).
-func loadCAPool(file string) (*x509.CertPool, error) {
-	caPEM, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", file)
-	}
-	return pool, nil
 }
 
 // probeFilter logs the HTTPS server's errors but for the handshakes a TCP readiness probe

@@ -6,13 +6,11 @@ package nodeagent
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +24,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vireo-dev/vireo/internal/certpool"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 )
 
@@ -87,13 +86,9 @@ func New(o *Options, kube kubernetes.Interface) (*Client, error) {
 	if o.ClientCertFile == "" {
 		return nil, nil
 	}
-	caPEM, err := os.ReadFile(o.CAFile)
+	roots, err := certpool.FromFile(o.CAFile)
 	if err != nil {
 		return nil, fmt.Errorf("--nodeagent-ca-file: %w", err)
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("--nodeagent-ca-file %s holds no PEM certificate", o.CAFile)
 	}
 	if _, err := tls.LoadX509KeyPair(o.ClientCertFile, o.ClientKeyFile); err != nil {
 		return nil, fmt.Errorf("--nodeagent-client-cert-file: %w", err)
