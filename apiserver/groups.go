@@ -16,12 +16,12 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/registry/agentclient"
 	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/dvupload"
 	kvregistry "github.com/vireo-dev/vireo/registry/kubevirt"
-	"github.com/vireo-dev/vireo/registry/migrate"
+	"github.com/vireo-dev/vireo/registry/migrateaction"
 	"github.com/vireo-dev/vireo/registry/migration"
-	"github.com/vireo-dev/vireo/registry/nodeagent"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 	"github.com/vireo-dev/vireo/registry/vm"
 	"github.com/vireo-dev/vireo/registry/vmaction"
@@ -34,7 +34,7 @@ import (
 // It serves the same console and VNC handlers as kubevirt.io/v1 at KubeVirt's paths.
 var SubresourcesGroupVersion = metav1.GroupVersion{Group: "subresources.kubevirt.io", Version: "v1"}
 
-func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter, agents *nodeagent.Client, authz authorizer.Authorizer) error {
+func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter, agents *agentclient.Client, authz authorizer.Authorizer) error {
 	kubevirt := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
 	kubevirt.NegotiatedSerializer = servingSerializer(codecs)
 	kubevirtStorage := map[string]rest.Storage{}
@@ -64,8 +64,8 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 		return err
 	}
 	migrationLookups.Migrations = migrations
-	connecters["virtualmachines/"+migrate.Name] = migrate.ForVMs(vms, vmis, migrations)
-	connecters["virtualmachineinstances/"+migrate.Name] = migrate.ForVMIs(vmis, migrations)
+	connecters["virtualmachines/"+migrateaction.Name] = migrateaction.ForVMs(vms, vmis, migrations)
+	connecters["virtualmachineinstances/"+migrateaction.Name] = migrateaction.ForVMIs(vmis, migrations)
 	for path, c := range connecters {
 		kubevirtStorage[path] = c
 	}

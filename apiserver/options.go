@@ -24,7 +24,7 @@ import (
 
 	"github.com/vireo-dev/vireo/apiserver/embeddedetcd"
 	generatedopenapi "github.com/vireo-dev/vireo/generated/openapi"
-	"github.com/vireo-dev/vireo/registry/nodeagent"
+	"github.com/vireo-dev/vireo/registry/agentclient"
 )
 
 // etcdPathPrefix is where every Vireo object lives in etcd.
@@ -52,7 +52,7 @@ type Options struct {
 	// server's shutdown times out.
 	ShutdownWatchTerminationGracePeriod time.Duration
 	// NodeAgents say how console and VNC reach the node agents.
-	NodeAgents *nodeagent.Options
+	NodeAgents *agentclient.Options
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -68,7 +68,7 @@ func NewOptions() *Options {
 	// Self-signed serving certificates go under --data-dir unless --cert-dir says otherwise.
 	ro.SecureServing.ServerCert.CertDirectory = ""
 	return &Options{Recommended: ro, DataDir: "_output/apiserver", ShutdownSendRetryAfter: true,
-		ShutdownWatchTerminationGracePeriod: 5 * time.Second, NodeAgents: nodeagent.NewOptions(), scheme: scheme, codecs: codecs}
+		ShutdownWatchTerminationGracePeriod: 5 * time.Second, NodeAgents: agentclient.NewOptions(), scheme: scheme, codecs: codecs}
 }
 
 // AddFlags registers every option on fs.

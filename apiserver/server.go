@@ -12,7 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vireo-dev/vireo/apiserver/embeddedetcd"
-	"github.com/vireo-dev/vireo/registry/nodeagent"
+	"github.com/vireo-dev/vireo/registry/agentclient"
 )
 
 // Config is vireo-apiserver's configuration: the generic server's plus Vireo's scheme.
@@ -21,7 +21,7 @@ type Config struct {
 	Scheme  *runtime.Scheme
 	Codecs  serializer.CodecFactory
 	// NodeAgents say how console and VNC reach the node agents.
-	NodeAgents *nodeagent.Options
+	NodeAgents *agentclient.Options
 }
 
 // CompletedConfig is a Config whose defaults are filled in; only it can build a Server.
@@ -29,7 +29,7 @@ type CompletedConfig struct {
 	generic genericapiserver.CompletedConfig
 	scheme  *runtime.Scheme
 	codecs  serializer.CodecFactory
-	agents  *nodeagent.Options
+	agents  *agentclient.Options
 	kube    *rest.Config
 }
 
@@ -72,7 +72,7 @@ func (c CompletedConfig) New() (*Server, error) {
 
 // nodeAgentClient builds the client to the node agents; nil (console and VNC answer 503 with
 // the reason) without a client certificate or without the core API (standalone).
-func (c CompletedConfig) nodeAgentClient() (*nodeagent.Client, error) {
+func (c CompletedConfig) nodeAgentClient() (*agentclient.Client, error) {
 	if c.agents == nil || c.agents.ClientCertFile == "" {
 		return nil, nil
 	}
@@ -84,7 +84,7 @@ func (c CompletedConfig) nodeAgentClient() (*nodeagent.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nodeagent.New(c.agents, kube)
+	return agentclient.New(c.agents, kube)
 }
 
 // Instance is a built server with its storage running, not yet serving.

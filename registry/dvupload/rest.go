@@ -22,7 +22,7 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
-	"github.com/vireo-dev/vireo/registry/nodeagent"
+	"github.com/vireo-dev/vireo/registry/agentclient"
 )
 
 // Getter reads DataVolumes (the DataVolume store).
@@ -33,11 +33,11 @@ type Getter interface {
 // REST is the upload subresource of datavolumes.
 type REST struct {
 	dvs    Getter
-	agents *nodeagent.Client
+	agents *agentclient.Client
 }
 
 // New returns the upload subresource of the DataVolumes in dvs.
-func New(dvs Getter, agents *nodeagent.Client) *REST {
+func New(dvs Getter, agents *agentclient.Client) *REST {
 	return &REST{dvs: dvs, agents: agents}
 }
 
@@ -132,7 +132,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	p := proxy.NewUpgradeAwareHandler(loc, h.rest.agents.Transport(), false, false, errorResponder{h.responder})
 	p.UseLocationHost = true
-	out := nodeagent.WithoutCredentials(req)
+	out := agentclient.WithoutCredentials(req)
 	// The handler takes a plain request's query from the request, not from the location.
 	out.URL.RawQuery = loc.RawQuery
 	p.ServeHTTP(w, out)

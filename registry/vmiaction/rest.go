@@ -16,7 +16,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
-	"github.com/vireo-dev/vireo/registry/nodeagent"
+	"github.com/vireo-dev/vireo/registry/agentclient"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
@@ -36,11 +36,11 @@ type REST struct {
 	storeutil.PutAction
 	action string
 	vmis   Getter
-	agents *nodeagent.Client
+	agents *agentclient.Client
 }
 
 // New returns the action subresource (Pause, Unpause or SoftReboot) of the VMIs in vmis.
-func New(action string, vmis Getter, agents *nodeagent.Client) *REST {
+func New(action string, vmis Getter, agents *agentclient.Client) *REST {
 	r := &REST{action: action, vmis: vmis, agents: agents}
 	// 200 once the launcher acted (KubeVirt's answer); the VMI's status follows the guest.
 	r.PutAction = storeutil.PutAction{Object: func() runtime.Object { return &v1.VirtualMachineInstance{} }, Success: http.StatusOK, Serve: r.serve}

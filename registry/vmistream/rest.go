@@ -20,7 +20,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
-	"github.com/vireo-dev/vireo/registry/nodeagent"
+	"github.com/vireo-dev/vireo/registry/agentclient"
 )
 
 // Subprotocol is the websocket subprotocol KubeVirt's clients send.
@@ -41,11 +41,11 @@ type Getter interface {
 type REST struct {
 	kind   string
 	vmis   Getter
-	agents *nodeagent.Client
+	agents *agentclient.Client
 }
 
 // New returns the subresource kind ("console" or "vnc") of the VMIs in vmis.
-func New(kind string, vmis Getter, agents *nodeagent.Client) *REST {
+func New(kind string, vmis Getter, agents *agentclient.Client) *REST {
 	registerMetrics()
 	return &REST{kind: kind, vmis: vmis, agents: agents}
 }
@@ -138,7 +138,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.responder.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("the %s of VMI %s/%s is unavailable: %v", h.rest.kind, h.vmi.Namespace, h.vmi.Name, err)))
 		return
 	}
-	out := nodeagent.WithoutCredentials(req)
+	out := agentclient.WithoutCredentials(req)
 	p := proxy.NewUpgradeAwareHandler(loc, h.rest.agents.Transport(), false, true, errorResponder{h.responder})
 	p.UseLocationHost = true
 	defer track(h.rest.kind, h.vmi.Namespace, h.vmi.Name)()

@@ -15,7 +15,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
-	"github.com/vireo-dev/vireo/registry/nodeagent"
+	"github.com/vireo-dev/vireo/registry/agentclient"
 )
 
 // ScreenshotSubresource is the screenshot's subresource for RBAC. The request parser sees
@@ -29,12 +29,12 @@ const ScreenshotSubresource = "vnc/screenshot"
 // screen).
 type Screenshot struct {
 	vmis   Getter
-	agents *nodeagent.Client
+	agents *agentclient.Client
 	authz  authorizer.Authorizer
 }
 
 // NewScreenshot returns the screenshot handler of the VMIs in vmis.
-func NewScreenshot(vmis Getter, agents *nodeagent.Client, authz authorizer.Authorizer) *Screenshot {
+func NewScreenshot(vmis Getter, agents *agentclient.Client, authz authorizer.Authorizer) *Screenshot {
 	return &Screenshot{vmis: vmis, agents: agents, authz: authz}
 }
 

@@ -1,4 +1,4 @@
-package nodeagent
+package agentclient
 
 import (
 	"net/url"

@@ -1,8 +1,8 @@
-// Package nodeagent is vireo-apiserver's one way to the node agents: it finds the node agent Pod
+// Package agentclient is vireo-apiserver's one way to the node agents: it finds the node agent Pod
 // of a node (by its Pod IP, from a Pod informer limited to the node agents' namespace and label)
 // and reaches it over mutual TLS, presenting vireo-apiserver's client certificate and verifying
 // the node agent's serving name.
-package nodeagent
+package agentclient
 
 import (
 	"crypto/tls"

@@ -1,10 +1,10 @@
-// Package migrate serves the migrate subresource of VirtualMachines and
+// Package migrateaction serves the migrate subresource of VirtualMachines and
 // VirtualMachineInstances (PUT .../{virtualmachines,virtualmachineinstances}/NAME/migrate with
 // KubeVirt's MigrateOptions, answering 202): it creates a VirtualMachineInstanceMigration of the
 // VMI through the migration store, whose admission refuses a VMI that is not migratable or
 // already migrating. Authorization (update on the subresource, KubeVirt's kubevirt.io:migrate
 // role) happened in the server's filters; the migration is created as the requesting user.
-package migrate
+package migrateaction
 
 import (
 	"context"
