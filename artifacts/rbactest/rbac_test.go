@@ -103,7 +103,7 @@ var expected = map[string][]grant{
 			"admission: MutatingAdmissionPolicy (informers)"},
 		{all, "flowcontrol.apiserver.k8s.io", s("flowschemas", "prioritylevelconfigurations"), s("list", "watch"), nil,
 			"priority and fairness: FeatureOptions.ApplyTo -> flowcontrol.New (informers)"},
-		{installNS, core, s("pods"), s("list", "watch"), nil, "registry/nodeagent.New: informer of the node agents' Pods (console, VNC)"},
+		{installNS, core, s("pods"), s("list", "watch"), nil, "registry/agentclient.New: informer of the node agents' Pods (console, VNC)"},
 	},
 
 	// vireo-nodeagent: cmd/vireo-nodeagent, nodeagent/... .
