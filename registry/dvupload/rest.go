@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
@@ -125,21 +124,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			query.Set(k, v)
 		}
 	}
-	loc, err := h.rest.agents.Location(h.node, nodeagentapi.DataVolumeUploadPath(h.dv.Namespace, h.dv.Name), query)
+	p, err := h.rest.agents.Proxy(h.node, nodeagentapi.DataVolumeUploadPath(h.dv.Namespace, h.dv.Name), query, false, agentclient.ResponderErrors(h.responder))
 	if err != nil {
 		h.responder.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("the upload of DataVolume %s/%s is unavailable: %v", h.dv.Namespace, h.dv.Name, err)))
 		return
 	}
-	p := proxy.NewUpgradeAwareHandler(loc, h.rest.agents.Transport(), false, false, errorResponder{h.responder})
-	p.UseLocationHost = true
 	out := agentclient.WithoutCredentials(req)
 	// The handler takes a plain request's query from the request, not from the location.
-	out.URL.RawQuery = loc.RawQuery
+	out.URL.RawQuery = p.Location.RawQuery
 	p.ServeHTTP(w, out)
-}
-
-type errorResponder struct{ r rest.Responder }
-
-func (e errorResponder) Error(_ http.ResponseWriter, _ *http.Request, err error) {
-	e.r.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("connecting to the node agent: %v", err)))
 }

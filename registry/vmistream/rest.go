@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -133,20 +132,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			query.Set("preserveSession", v)
 		}
 	}
-	loc, err := h.rest.agents.Location(h.vmi.Status.NodeName, nodeagentapi.VMIPath(h.vmi.Namespace, h.vmi.Name, h.rest.kind), query)
+	p, err := h.rest.agents.Proxy(h.vmi.Status.NodeName, nodeagentapi.VMIPath(h.vmi.Namespace, h.vmi.Name, h.rest.kind), query, true, agentclient.ResponderErrors(h.responder))
 	if err != nil {
 		h.responder.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("the %s of VMI %s/%s is unavailable: %v", h.rest.kind, h.vmi.Namespace, h.vmi.Name, err)))
 		return
 	}
 	out := agentclient.WithoutCredentials(req)
-	p := proxy.NewUpgradeAwareHandler(loc, h.rest.agents.Transport(), false, true, errorResponder{h.responder})
-	p.UseLocationHost = true
 	defer track(h.rest.kind, h.vmi.Namespace, h.vmi.Name)()
 	p.ServeHTTP(w, out)
-}
-
-type errorResponder struct{ r rest.Responder }
-
-func (e errorResponder) Error(_ http.ResponseWriter, _ *http.Request, err error) {
-	e.r.Error(apierrors.NewServiceUnavailable(fmt.Sprintf("connecting to the node agent: %v", err)))
 }

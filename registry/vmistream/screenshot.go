@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
@@ -76,21 +75,13 @@ func (s *Screenshot) Handler(ctx context.Context, group, namespace, name string,
 	if v := query.Get("moveCursor"); v != "" {
 		q.Set("moveCursor", v)
 	}
-	loc, err := s.agents.Location(vmi.Status.NodeName, nodeagentapi.VMIPath(namespace, name, ScreenshotSubresource), q)
+	p, err := s.agents.Proxy(vmi.Status.NodeName, nodeagentapi.VMIPath(namespace, name, ScreenshotSubresource), q, false, agentclient.PlainErrors)
 	if err != nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("the screenshot of VMI %s/%s is unavailable: %v", namespace, name, err))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		out := req.Clone(req.Context())
 		out.Header = http.Header{"Accept": []string{"image/png"}}
-		p := proxy.NewUpgradeAwareHandler(loc, s.agents.Transport(), false, false, plainResponder{})
-		p.UseLocationHost = true
 		p.ServeHTTP(w, out)
 	}), nil
-}
-
-type plainResponder struct{}
-
-func (plainResponder) Error(w http.ResponseWriter, _ *http.Request, err error) {
-	http.Error(w, fmt.Sprintf("connecting to the node agent: %v", err), http.StatusServiceUnavailable)
 }
