@@ -162,4 +162,3 @@ func TestProtocolVersionMismatch(t *testing.T) {
 		t.Errorf("NegotiateVersion = %d, %v; want the highest common, %d", v, err, Version)
 	}
 }
-
