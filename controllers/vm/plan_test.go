@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/libvmi"
 )
 
 var now = metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
@@ -37,15 +38,6 @@ func failedBefore(n int, retry time.Duration) vmOpt {
 	}
 }
 
-func vmiIn(phase v1.VirtualMachineInstancePhase, ran bool) *v1.VirtualMachineInstance {
-	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "ns", UID: "vmi-uid"},
-		Status: v1.VirtualMachineInstanceStatus{Phase: phase}}
-	if ran {
-		vmi.Status.PhaseTransitionTimestamps = []v1.VirtualMachineInstancePhaseTransitionTimestamp{{Phase: v1.Running}}
-	}
-	return vmi
-}
-
 func uid(s string) *types.UID { u := types.UID(s); return &u }
 
 func TestDecide(t *testing.T) {
@@ -53,7 +45,7 @@ func TestDecide(t *testing.T) {
 	startPaused := v1.VirtualMachineStateChangeRequest{Action: v1.StartRequest, Data: map[string]string{v1.StartRequestDataPausedKey: v1.StartRequestDataPausedTrue}}
 	stopThis := v1.VirtualMachineStateChangeRequest{Action: v1.StopRequest, UID: uid("vmi-uid")}
 	stopOther := v1.VirtualMachineStateChangeRequest{Action: v1.StopRequest, UID: uid("older")}
-	deleting := vmiIn(v1.Running, true)
+	deleting := libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun())
 	deleting.DeletionTimestamp = &now
 	cases := []struct {
 		name string
@@ -62,34 +54,34 @@ func TestDecide(t *testing.T) {
 		want plan
 	}{
 		{"Always creates", newVM(v1.RunStrategyAlways), nil, plan{create: true}},
-		{"Always leaves a running VMI", newVM(v1.RunStrategyAlways), vmiIn(v1.Running, true), plan{}},
-		{"Always replaces a guest that powered off", newVM(v1.RunStrategyAlways), vmiIn(v1.Succeeded, true), plan{deleteVMI: true, setFailure: true}},
-		{"Always replaces a crashed guest", newVM(v1.RunStrategyAlways), vmiIn(v1.Failed, true), plan{deleteVMI: true, setFailure: true}},
+		{"Always leaves a running VMI", newVM(v1.RunStrategyAlways), libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), plan{}},
+		{"Always replaces a guest that powered off", newVM(v1.RunStrategyAlways), libvmi.New(libvmi.InPhase(v1.Succeeded), libvmi.HasRun()), plan{deleteVMI: true, setFailure: true}},
+		{"Always replaces a crashed guest", newVM(v1.RunStrategyAlways), libvmi.New(libvmi.InPhase(v1.Failed), libvmi.HasRun()), plan{deleteVMI: true, setFailure: true}},
 		{"waits while the VMI is deleted", newVM(v1.RunStrategyAlways), deleting, plan{}},
-		{"Halted deletes", newVM(v1.RunStrategyHalted), vmiIn(v1.Running, true), plan{deleteVMI: true}},
+		{"Halted deletes", newVM(v1.RunStrategyHalted), libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), plan{deleteVMI: true}},
 		{"Halted leaves nothing", newVM(v1.RunStrategyHalted), nil, plan{}},
-		{"running: false is Halted", newVM(v1.RunStrategyHalted, func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy, vm.Spec.Running = nil, new(false) }), vmiIn(v1.Running, true), plan{deleteVMI: true}},
+		{"running: false is Halted", newVM(v1.RunStrategyHalted, func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy, vm.Spec.Running = nil, new(false) }), libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), plan{deleteVMI: true}},
 		{"running: true is Always", newVM(v1.RunStrategyAlways, func(vm *v1.VirtualMachine) { vm.Spec.RunStrategy, vm.Spec.Running = nil, new(true) }), nil, plan{create: true}},
 		{"RerunOnFailure starts a new VM", newVM(v1.RunStrategyRerunOnFailure, fresh), nil, plan{create: true}},
 		{"RerunOnFailure stays stopped", newVM(v1.RunStrategyRerunOnFailure), nil, plan{}},
-		{"RerunOnFailure keeps a powered-off VMI", newVM(v1.RunStrategyRerunOnFailure), vmiIn(v1.Succeeded, true), plan{setFailure: true}},
-		{"RerunOnFailure reruns a failed VMI", newVM(v1.RunStrategyRerunOnFailure), vmiIn(v1.Failed, true), plan{deleteVMI: true, requestStart: true, setFailure: true}},
+		{"RerunOnFailure keeps a powered-off VMI", newVM(v1.RunStrategyRerunOnFailure), libvmi.New(libvmi.InPhase(v1.Succeeded), libvmi.HasRun()), plan{setFailure: true}},
+		{"RerunOnFailure reruns a failed VMI", newVM(v1.RunStrategyRerunOnFailure), libvmi.New(libvmi.InPhase(v1.Failed), libvmi.HasRun()), plan{deleteVMI: true, requestStart: true, setFailure: true}},
 		{"Once runs a new VM", newVM(v1.RunStrategyOnce, fresh), nil, plan{create: true}},
-		{"Once keeps the finished VMI", newVM(v1.RunStrategyOnce), vmiIn(v1.Failed, true), plan{setFailure: true}},
+		{"Once keeps the finished VMI", newVM(v1.RunStrategyOnce), libvmi.New(libvmi.InPhase(v1.Failed), libvmi.HasRun()), plan{setFailure: true}},
 		{"Once does not run again", newVM(v1.RunStrategyOnce), nil, plan{}},
 		{"Manual waits for a request", newVM(v1.RunStrategyManual, fresh), nil, plan{}},
 		{"Start creates", newVM(v1.RunStrategyManual, requests(start)), nil, plan{create: true, consumed: 1}},
 		{"Start paused creates paused", newVM(v1.RunStrategyAlways, requests(startPaused)), nil, plan{create: true, paused: true, consumed: 1}},
-		{"Start makes room first", newVM(v1.RunStrategyManual, requests(start)), vmiIn(v1.Succeeded, true), plan{deleteVMI: true, setFailure: true}},
-		{"Start of a running VM is done", newVM(v1.RunStrategyManual, requests(start)), vmiIn(v1.Running, true), plan{consumed: 1}},
-		{"Stop deletes its VMI", newVM(v1.RunStrategyManual, requests(stopThis, start)), vmiIn(v1.Running, true), plan{deleteVMI: true}},
+		{"Start makes room first", newVM(v1.RunStrategyManual, requests(start)), libvmi.New(libvmi.InPhase(v1.Succeeded), libvmi.HasRun()), plan{deleteVMI: true, setFailure: true}},
+		{"Start of a running VM is done", newVM(v1.RunStrategyManual, requests(start)), libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), plan{consumed: 1}},
+		{"Stop deletes its VMI", newVM(v1.RunStrategyManual, requests(stopThis, start)), libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), plan{deleteVMI: true}},
 		{"Stop is done once its VMI is gone", newVM(v1.RunStrategyManual, requests(stopThis, start)), nil, plan{consumed: 1}},
-		{"Stop of an older VMI spares the new one", newVM(v1.RunStrategyManual, requests(stopOther)), vmiIn(v1.Running, true), plan{consumed: 1}},
-		{"deleting the VM deletes its VMI", newVM(v1.RunStrategyAlways, func(vm *v1.VirtualMachine) { vm.DeletionTimestamp = &now }), vmiIn(v1.Running, true), plan{deleteVMI: true}},
+		{"Stop of an older VMI spares the new one", newVM(v1.RunStrategyManual, requests(stopOther)), libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), plan{consumed: 1}},
+		{"deleting the VM deletes its VMI", newVM(v1.RunStrategyAlways, func(vm *v1.VirtualMachine) { vm.DeletionTimestamp = &now }), libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), plan{deleteVMI: true}},
 		{"back-off holds a start", newVM(v1.RunStrategyAlways, failedBefore(2, 30*time.Second)), nil, plan{requeue: 30 * time.Second}},
 		{"back-off over", newVM(v1.RunStrategyAlways, failedBefore(2, -time.Second)), nil, plan{create: true}},
 		{"back-off holds a Start request too", newVM(v1.RunStrategyManual, failedBefore(1, 5*time.Second), requests(start)), nil, plan{requeue: 5 * time.Second}},
-		{"running again ends the crash loop", newVM(v1.RunStrategyAlways, failedBefore(3, -time.Second)), vmiIn(v1.Running, true), plan{setFailure: true}},
+		{"running again ends the crash loop", newVM(v1.RunStrategyAlways, failedBefore(3, -time.Second)), libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), plan{setFailure: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,7 +102,7 @@ func TestCrashLoop(t *testing.T) {
 		if n > 1 {
 			failedBefore(n-1, -time.Second)(vm)
 		}
-		p := decide(vm, vmiIn(v1.Failed, false), now)
+		p := decide(vm, libvmi.New(libvmi.InPhase(v1.Failed)), now)
 		f := p.startFailure
 		if !p.setFailure || f == nil || f.ConsecutiveFailCount != n || f.RetryAfterTimestamp == nil {
 			t.Fatalf("failure %d: plan %+v, start failure %+v", n, p, f)
@@ -124,14 +116,14 @@ func TestCrashLoop(t *testing.T) {
 	}
 	// The same failed VMI seen again (a cache behind the deletion) is not counted twice.
 	vm := newVM(v1.RunStrategyAlways)
-	failed := vmiIn(v1.Failed, false)
+	failed := libvmi.New(libvmi.InPhase(v1.Failed))
 	first := decide(vm, failed, now).startFailure
 	vm.Status.StartFailure = first
 	if again := decide(vm, failed, now).startFailure; again == nil || again.ConsecutiveFailCount != 1 || !again.RetryAfterTimestamp.Equal(first.RetryAfterTimestamp) {
 		t.Errorf("the failed VMI seen twice: %+v after %+v", again, first)
 	}
 	// A VMI that ran before it failed is no failed start.
-	if p := decide(newVM(v1.RunStrategyAlways, failedBefore(3, -time.Second)), vmiIn(v1.Failed, true), now); !p.setFailure || p.startFailure != nil {
+	if p := decide(newVM(v1.RunStrategyAlways, failedBefore(3, -time.Second)), libvmi.New(libvmi.InPhase(v1.Failed), libvmi.HasRun()), now); !p.setFailure || p.startFailure != nil {
 		t.Errorf("a VMI that ran: plan %+v, start failure %+v; want the failures cleared", p, p.startFailure)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/libvmi"
 )
 
 func withCondition(vmi *v1.VirtualMachineInstance, c v1.VirtualMachineInstanceCondition) *v1.VirtualMachineInstance {
@@ -16,13 +17,13 @@ func withCondition(vmi *v1.VirtualMachineInstance, c v1.VirtualMachineInstanceCo
 }
 
 func TestPrintableStatus(t *testing.T) {
-	deleting := vmiIn(v1.Running, true)
+	deleting := libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun())
 	deleting.DeletionTimestamp = &now
-	migrating := vmiIn(v1.Running, true)
+	migrating := libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun())
 	migrating.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{TargetPod: "virt-launcher-vm-abcde"}
-	migrated := vmiIn(v1.Running, true)
+	migrated := libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun())
 	migrated.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{TargetPod: "virt-launcher-vm-abcde", StartTimestamp: &now, Completed: true}
-	migrationFailed := vmiIn(v1.Running, true)
+	migrationFailed := libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun())
 	migrationFailed.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{TargetPod: "virt-launcher-vm-abcde", Failed: true}
 	cases := []struct {
 		name string
@@ -31,21 +32,21 @@ func TestPrintableStatus(t *testing.T) {
 		want v1.VirtualMachinePrintableStatus
 	}{
 		{"no VMI", newVM(v1.RunStrategyHalted), nil, v1.VirtualMachineStatusStopped},
-		{"finished VMI", newVM(v1.RunStrategyOnce), vmiIn(v1.Succeeded, true), v1.VirtualMachineStatusStopped},
+		{"finished VMI", newVM(v1.RunStrategyOnce), libvmi.New(libvmi.InPhase(v1.Succeeded), libvmi.HasRun()), v1.VirtualMachineStatusStopped},
 		{"crash loop", newVM(v1.RunStrategyAlways, failedBefore(2, time.Minute)), nil, v1.VirtualMachineStatusCrashLoopBackOff},
-		{"starting", newVM(v1.RunStrategyAlways), vmiIn(v1.Scheduling, false), v1.VirtualMachineStatusStarting},
-		{"running", newVM(v1.RunStrategyAlways), vmiIn(v1.Running, true), v1.VirtualMachineStatusRunning},
-		{"paused", newVM(v1.RunStrategyAlways), withCondition(vmiIn(v1.Running, true), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePaused, Status: v1.ConditionTrue}), v1.VirtualMachineStatusPaused},
+		{"starting", newVM(v1.RunStrategyAlways), libvmi.New(libvmi.InPhase(v1.Scheduling)), v1.VirtualMachineStatusStarting},
+		{"running", newVM(v1.RunStrategyAlways), libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), v1.VirtualMachineStatusRunning},
+		{"paused", newVM(v1.RunStrategyAlways), withCondition(libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePaused, Status: v1.ConditionTrue}), v1.VirtualMachineStatusPaused},
 		{"migrating", newVM(v1.RunStrategyAlways), migrating, v1.VirtualMachineStatusMigrating},
 		{"paused and migrating (KubeVirt's precedence)", newVM(v1.RunStrategyAlways), withCondition(migrating.DeepCopy(), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePaused, Status: v1.ConditionTrue}), v1.VirtualMachineStatusMigrating},
 		{"migration completed", newVM(v1.RunStrategyAlways), migrated, v1.VirtualMachineStatusRunning},
 		{"migration failed", newVM(v1.RunStrategyAlways), migrationFailed, v1.VirtualMachineStatusRunning},
 		{"stopping", newVM(v1.RunStrategyHalted), deleting, v1.VirtualMachineStatusStopping},
-		{"terminating", newVM(v1.RunStrategyAlways, func(vm *v1.VirtualMachine) { vm.DeletionTimestamp = &now }), vmiIn(v1.Running, true), v1.VirtualMachineStatusTerminating},
-		{"unschedulable", newVM(v1.RunStrategyAlways), withCondition(vmiIn(v1.Scheduling, false), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePodScheduled, Status: v1.ConditionFalse, Reason: "Unschedulable", Message: "0/2 nodes are available: 2 Insufficient memory."}), v1.VirtualMachineStatusUnschedulable},
-		{"PVC not found", newVM(v1.RunStrategyAlways), withCondition(vmiIn(v1.Scheduling, false), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePodScheduled, Status: v1.ConditionFalse, Reason: "Unschedulable", Message: `0/2 nodes are available: persistentvolumeclaim "disk" not found.`}), v1.VirtualMachineStatusPvcNotFound},
-		{"image pull", newVM(v1.RunStrategyAlways), withCondition(vmiIn(v1.Scheduled, false), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSynchronized, Status: v1.ConditionFalse, Reason: "ErrImagePull"}), v1.VirtualMachineStatusErrImagePull},
-		{"unknown", newVM(v1.RunStrategyAlways), vmiIn(v1.Unknown, true), v1.VirtualMachineStatusUnknown},
+		{"terminating", newVM(v1.RunStrategyAlways, func(vm *v1.VirtualMachine) { vm.DeletionTimestamp = &now }), libvmi.New(libvmi.InPhase(v1.Running), libvmi.HasRun()), v1.VirtualMachineStatusTerminating},
+		{"unschedulable", newVM(v1.RunStrategyAlways), withCondition(libvmi.New(libvmi.InPhase(v1.Scheduling)), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePodScheduled, Status: v1.ConditionFalse, Reason: "Unschedulable", Message: "0/2 nodes are available: 2 Insufficient memory."}), v1.VirtualMachineStatusUnschedulable},
+		{"PVC not found", newVM(v1.RunStrategyAlways), withCondition(libvmi.New(libvmi.InPhase(v1.Scheduling)), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstancePodScheduled, Status: v1.ConditionFalse, Reason: "Unschedulable", Message: `0/2 nodes are available: persistentvolumeclaim "disk" not found.`}), v1.VirtualMachineStatusPvcNotFound},
+		{"image pull", newVM(v1.RunStrategyAlways), withCondition(libvmi.New(libvmi.InPhase(v1.Scheduled)), v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSynchronized, Status: v1.ConditionFalse, Reason: "ErrImagePull"}), v1.VirtualMachineStatusErrImagePull},
+		{"unknown", newVM(v1.RunStrategyAlways), libvmi.New(libvmi.InPhase(v1.Unknown), libvmi.HasRun()), v1.VirtualMachineStatusUnknown},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

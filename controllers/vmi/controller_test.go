@@ -17,6 +17,7 @@ import (
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	"github.com/vireo-dev/vireo/internal/launcherpodapi"
+	"github.com/vireo-dev/vireo/internal/libvmi"
 )
 
 var testLauncher = launcherpod.Options{Image: "ghcr.io/vireo-dev/vireo-launcher:test"}
@@ -100,7 +101,7 @@ func TestRunningVMIFollowsItsCurrentPod(t *testing.T) {
 	first := launcherpodapi.PodName("vm", "uid-vm")
 	target := launcherpodapi.PodName("vm", "mig-uid")
 	owned := func(name string, mutate func(*corev1.Pod)) *corev1.Pod {
-		vmi := vmiIn(v1.Running)
+		vmi := libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running))
 		p := launcherPod(mutate)
 		p.Name, p.UID = name, types.UID("uid-"+name)
 		p.Labels = map[string]string{v1.AppLabel: v1.LauncherApp, v1.CreatedByLabel: "uid-vm"}
@@ -127,7 +128,7 @@ func TestRunningVMIFollowsItsCurrentPod(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			vmi := vmiIn(v1.Running)
+			vmi := libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running))
 			vmi.Status.NodeName = "node-a"
 			vmi.Status.MigrationState = c.state
 			vireo := vireofake.NewClientset(vmi)

@@ -14,16 +14,10 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	"github.com/vireo-dev/vireo/internal/launcherpodapi"
+	"github.com/vireo-dev/vireo/internal/libvmi"
 )
 
 var t0 = metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-
-func vmiIn(phase v1.VirtualMachineInstancePhase) *v1.VirtualMachineInstance {
-	return &v1.VirtualMachineInstance{
-		ObjectMeta: metav1.ObjectMeta{Name: "vm", Namespace: "ns", UID: "uid-vm"},
-		Status:     v1.VirtualMachineInstanceStatus{Phase: phase},
-	}
-}
 
 // launcherPod is the VMI's launcher Pod in a state set by mutate.
 func launcherPod(mutate func(*corev1.Pod)) *corev1.Pod {
@@ -68,24 +62,24 @@ func TestNextStatus(t *testing.T) {
 		wantCond    string // "Type=Status/Reason" that must be present
 		wantRecheck bool
 	}{
-		{name: "pending without pod stays", vmi: vmiIn(v1.Pending), wantPhase: v1.Pending},
-		{name: "pod created", vmi: vmiIn(v1.Pending), pod: launcherPod(nil), wantPhase: v1.Scheduling, wantCond: "Ready=False/GuestNotRunning"},
-		{name: "unset phase counts as pending", vmi: vmiIn(""), pod: launcherPod(nil), wantPhase: v1.Scheduling},
-		{name: "pod already running: straight to scheduled", vmi: vmiIn(v1.Pending), pod: launcherPod(running), wantPhase: v1.Scheduled, wantNode: "node-a"},
-		{name: "unschedulable", vmi: vmiIn(v1.Scheduling), pod: launcherPod(unschedulable), wantPhase: v1.Scheduling, wantCond: "PodScheduled=False/Unschedulable"},
-		{name: "running but not ready waits", vmi: vmiIn(v1.Scheduling), pod: launcherPod(func(p *corev1.Pod) {
+		{name: "pending without pod stays", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Pending)), wantPhase: v1.Pending},
+		{name: "pod created", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Pending)), pod: launcherPod(nil), wantPhase: v1.Scheduling, wantCond: "Ready=False/GuestNotRunning"},
+		{name: "unset phase counts as pending", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase("")), pod: launcherPod(nil), wantPhase: v1.Scheduling},
+		{name: "pod already running: straight to scheduled", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Pending)), pod: launcherPod(running), wantPhase: v1.Scheduled, wantNode: "node-a"},
+		{name: "unschedulable", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), pod: launcherPod(unschedulable), wantPhase: v1.Scheduling, wantCond: "PodScheduled=False/Unschedulable"},
+		{name: "running but not ready waits", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), pod: launcherPod(func(p *corev1.Pod) {
 			running(p)
 			p.Status.Conditions[1].Status = corev1.ConditionFalse
 		}), wantPhase: v1.Scheduling},
-		{name: "scheduled", vmi: vmiIn(v1.Scheduling), pod: launcherPod(running), wantPhase: v1.Scheduled, wantNode: "node-a"},
-		{name: "pod gone while scheduling", vmi: vmiIn(v1.Scheduling), wantPhase: v1.Failed, wantReason: v1.ReasonPodNotExists},
-		{name: "pod failed while scheduling", vmi: vmiIn(v1.Scheduling), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: v1.ReasonPodFailed},
-		{name: "pod failed when scheduled", vmi: vmiIn(v1.Scheduled), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: v1.ReasonPodFailed},
-		{name: "pod gone while running", vmi: vmiIn(v1.Running), wantPhase: v1.Failed, wantReason: v1.ReasonPodNotExists},
-		{name: "running pod ended just now: node agent's turn", vmi: vmiIn(v1.Running), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Running, wantRecheck: true},
-		{name: "running pod ended long ago", vmi: vmiIn(v1.Running), pod: launcherPod(failedAt(t0.Add(-time.Minute))), wantPhase: v1.Failed, wantReason: v1.ReasonLauncherExited},
-		{name: "running with pod: node agent's", vmi: vmiIn(v1.Running), pod: launcherPod(running), wantPhase: v1.Running},
-		{name: "final stays", vmi: vmiIn(v1.Succeeded), wantPhase: v1.Succeeded},
+		{name: "scheduled", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), pod: launcherPod(running), wantPhase: v1.Scheduled, wantNode: "node-a"},
+		{name: "pod gone while scheduling", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), wantPhase: v1.Failed, wantReason: v1.ReasonPodNotExists},
+		{name: "pod failed while scheduling", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: v1.ReasonPodFailed},
+		{name: "pod failed when scheduled", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduled)), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: v1.ReasonPodFailed},
+		{name: "pod gone while running", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)), wantPhase: v1.Failed, wantReason: v1.ReasonPodNotExists},
+		{name: "running pod ended just now: node agent's turn", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Running, wantRecheck: true},
+		{name: "running pod ended long ago", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)), pod: launcherPod(failedAt(t0.Add(-time.Minute))), wantPhase: v1.Failed, wantReason: v1.ReasonLauncherExited},
+		{name: "running with pod: node agent's", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)), pod: launcherPod(running), wantPhase: v1.Running},
+		{name: "final stays", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Succeeded)), wantPhase: v1.Succeeded},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -126,14 +120,14 @@ func hasCondition(st v1.VirtualMachineInstanceStatus, want string) bool {
 }
 
 func TestScheduledRecordsPodAndImage(t *testing.T) {
-	st, _ := nextStatus(vmiIn(v1.Scheduling), launcherPod(running), t0)
+	st, _ := nextStatus(libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), launcherPod(running), t0)
 	if st.ActivePods[types.UID("pod-uid")] != "node-a" || len(st.ActivePods) != 1 {
 		t.Errorf("activePods = %v", st.ActivePods)
 	}
 	if st.LauncherContainerImageVersion != "launcher:v1" {
 		t.Errorf("launcherContainerImageVersion = %q", st.LauncherContainerImageVersion)
 	}
-	failed, _ := nextStatus(vmiIn(v1.Scheduling), launcherPod(failedAt(t0.Time)), t0)
+	failed, _ := nextStatus(libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), launcherPod(failedAt(t0.Time)), t0)
 	if msg := failed.Conditions[0].Message; !strings.Contains(msg, "libvirtd did not start") || !strings.Contains(msg, "code 2") {
 		t.Errorf("failure message %q does not say how the launcher ended", msg)
 	}
@@ -141,7 +135,7 @@ func TestScheduledRecordsPodAndImage(t *testing.T) {
 
 func TestScheduledRecordsImageDigests(t *testing.T) {
 	const digest = "sha256:" + "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12"
-	vmi := vmiIn(v1.Scheduling)
+	vmi := libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling))
 	vmi.Spec.Volumes = []v1.Volume{
 		{Name: "root", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{Image: "registry:5000/disk:latest"}}},
 		{Name: "data", VolumeSource: v1.VolumeSource{EmptyDisk: &v1.EmptyDiskSource{Capacity: resource.MustParse("1Mi")}}},
@@ -167,7 +161,7 @@ func TestScheduledRecordsImageDigests(t *testing.T) {
 func TestSyncCreatesOneLauncherPodAndWritesScheduling(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	vmi := vmiIn(v1.Pending)
+	vmi := libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Pending))
 	vmi.Spec.Domain.Resources.Requests = v1.ResourceList{"memory": resource.MustParse("64Mi")}
 	vireo := vireofake.NewClientset(vmi)
 	ctrl := startController(ctx, t, vireo)

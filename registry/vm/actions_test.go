@@ -8,14 +8,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/libvmi"
 )
 
 func vmWith(rs v1.VirtualMachineRunStrategy) *v1.VirtualMachine {
 	return &v1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm"}, Spec: v1.VirtualMachineSpec{RunStrategy: &rs}}
-}
-
-func vmiIn(phase v1.VirtualMachineInstancePhase) *v1.VirtualMachineInstance {
-	return &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{UID: "vmi-1"}, Status: v1.VirtualMachineInstanceStatus{Phase: phase}}
 }
 
 func deleting(vmi *v1.VirtualMachineInstance) *v1.VirtualMachineInstance {
@@ -36,54 +33,58 @@ func TestActions(t *testing.T) {
 		{"start Once", func() (Change, error) { return Start(vmWith(v1.RunStrategyOnce), nil, StartOptions{}) }, "conflict"},
 		{"start Manual", func() (Change, error) { return Start(vmWith(v1.RunStrategyManual), nil, StartOptions{}) }, "Start"},
 		{"start Manual running", func() (Change, error) {
-			return Start(vmWith(v1.RunStrategyManual), vmiIn(v1.Running), StartOptions{})
+			return Start(vmWith(v1.RunStrategyManual), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running)), StartOptions{})
 		}, "conflict"},
 		{"start Manual after power-off", func() (Change, error) {
-			return Start(vmWith(v1.RunStrategyManual), vmiIn(v1.Succeeded), StartOptions{})
+			return Start(vmWith(v1.RunStrategyManual), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Succeeded)), StartOptions{})
 		}, "Start"},
 		{"start RerunOnFailure stopped", func() (Change, error) {
-			return Start(vmWith(v1.RunStrategyRerunOnFailure), vmiIn(v1.Succeeded), StartOptions{})
+			return Start(vmWith(v1.RunStrategyRerunOnFailure), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Succeeded)), StartOptions{})
 		}, "Start"},
 		{"start RerunOnFailure failed", func() (Change, error) {
-			return Start(vmWith(v1.RunStrategyRerunOnFailure), vmiIn(v1.Failed), StartOptions{})
+			return Start(vmWith(v1.RunStrategyRerunOnFailure), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Failed)), StartOptions{})
 		}, "conflict"},
 		{"start Halted paused", func() (Change, error) { return Start(vmWith(v1.RunStrategyHalted), nil, StartOptions{Paused: true}) }, "runStrategy Always + Start paused"},
 		{"start Manual paused", func() (Change, error) { return Start(vmWith(v1.RunStrategyManual), nil, StartOptions{Paused: true}) }, "Start paused"},
-		{"stop Always", func() (Change, error) { return Stop(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), StopOptions{}) }, "runStrategy Halted"},
+		{"stop Always", func() (Change, error) {
+			return Stop(vmWith(v1.RunStrategyAlways), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running)), StopOptions{})
+		}, "runStrategy Halted"},
 		{"stop Halted", func() (Change, error) { return Stop(vmWith(v1.RunStrategyHalted), nil, StopOptions{}) }, "conflict"},
-		{"stop Manual", func() (Change, error) { return Stop(vmWith(v1.RunStrategyManual), vmiIn(v1.Running), StopOptions{}) }, "Stop vmi-1"},
+		{"stop Manual", func() (Change, error) {
+			return Stop(vmWith(v1.RunStrategyManual), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running)), StopOptions{})
+		}, "Stop vmi-1"},
 		{"stop Manual stopped", func() (Change, error) { return Stop(vmWith(v1.RunStrategyManual), nil, StopOptions{}) }, "conflict"},
 		{"stop negative grace", func() (Change, error) {
 			return Stop(vmWith(v1.RunStrategyAlways), nil, StopOptions{GracePeriod: new(int64(-1))})
 		}, "bad request"},
 		{"stop with a grace period", func() (Change, error) {
-			return Stop(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), StopOptions{GracePeriod: new(int64(5))})
+			return Stop(vmWith(v1.RunStrategyAlways), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running)), StopOptions{GracePeriod: new(int64(5))})
 		}, "grace 5, runStrategy Halted"},
 		{"stop with a longer grace period", func() (Change, error) {
-			return Stop(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), StopOptions{GracePeriod: new(int64(500))})
+			return Stop(vmWith(v1.RunStrategyAlways), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running)), StopOptions{GracePeriod: new(int64(500))})
 		}, "runStrategy Halted"},
 		{"forced stop of a Manual VM", func() (Change, error) {
-			return Stop(vmWith(v1.RunStrategyManual), vmiIn(v1.Running), StopOptions{GracePeriod: new(int64(0))})
+			return Stop(vmWith(v1.RunStrategyManual), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running)), StopOptions{GracePeriod: new(int64(0))})
 		}, "grace 0, Stop vmi-1"},
 		{"forced stop hurries a Halted VM's VMI", func() (Change, error) {
-			return Stop(vmWith(v1.RunStrategyHalted), deleting(vmiIn(v1.Running)), StopOptions{GracePeriod: new(int64(0))})
+			return Stop(vmWith(v1.RunStrategyHalted), deleting(libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running))), StopOptions{GracePeriod: new(int64(0))})
 		}, "grace 0, "},
 		{"stop of a Halted VM's VMI without a shorter grace", func() (Change, error) {
-			return Stop(vmWith(v1.RunStrategyHalted), deleting(vmiIn(v1.Running)), StopOptions{})
+			return Stop(vmWith(v1.RunStrategyHalted), deleting(libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running))), StopOptions{})
 		}, "conflict"},
 		{"restart forced", func() (Change, error) {
-			return Restart(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), RestartOptions{GracePeriodSeconds: new(int64(0))})
+			return Restart(vmWith(v1.RunStrategyAlways), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running)), RestartOptions{GracePeriodSeconds: new(int64(0))})
 		}, "grace 0, Stop vmi-1, Start"},
 		{"restart Always", func() (Change, error) {
-			return Restart(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), RestartOptions{})
+			return Restart(vmWith(v1.RunStrategyAlways), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running)), RestartOptions{})
 		}, "Stop vmi-1, Start"},
 		{"restart Halted", func() (Change, error) { return Restart(vmWith(v1.RunStrategyHalted), nil, RestartOptions{}) }, "conflict"},
 		{"restart Once", func() (Change, error) {
-			return Restart(vmWith(v1.RunStrategyOnce), vmiIn(v1.Running), RestartOptions{})
+			return Restart(vmWith(v1.RunStrategyOnce), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running)), RestartOptions{})
 		}, "conflict"},
 		{"restart not running", func() (Change, error) { return Restart(vmWith(v1.RunStrategyManual), nil, RestartOptions{}) }, "conflict"},
 		{"restart grace 5", func() (Change, error) {
-			return Restart(vmWith(v1.RunStrategyAlways), vmiIn(v1.Running), RestartOptions{GracePeriodSeconds: new(int64(5))})
+			return Restart(vmWith(v1.RunStrategyAlways), libvmi.New(libvmi.WithUID("vmi-1"), libvmi.InPhase(v1.Running)), RestartOptions{GracePeriodSeconds: new(int64(5))})
 		}, "bad request"},
 	}
 	for _, c := range cases {

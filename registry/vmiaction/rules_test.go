@@ -8,21 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/libvmi"
 )
-
-func vmiIn(phase v1.VirtualMachineInstancePhase, paused bool) *v1.VirtualMachineInstance {
-	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "ns"}, Status: v1.VirtualMachineInstanceStatus{Phase: phase}}
-	if paused {
-		vmi.Status.Conditions = []v1.VirtualMachineInstanceCondition{{Type: v1.VirtualMachineInstancePaused, Status: v1.ConditionTrue}}
-	}
-	return vmi
-}
 
 func TestCheck(t *testing.T) {
 	off := false
-	noACPI := vmiIn(v1.Running, false)
+	noACPI := libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running))
 	noACPI.Spec.Domain.Features = &v1.Features{ACPI: v1.FeatureState{Enabled: &off}}
-	deleting := vmiIn(v1.Running, false)
+	deleting := libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running))
 	deleting.DeletionTimestamp = &metav1.Time{}
 	for _, c := range []struct {
 		action string
@@ -30,18 +23,18 @@ func TestCheck(t *testing.T) {
 		dryRun bool
 		want   string // "" allowed, else the 409's message part
 	}{
-		{Pause, vmiIn(v1.Running, false), false, ""},
-		{Pause, vmiIn(v1.Scheduled, false), false, `VMI is not running (phase "Scheduled")`},
-		{Pause, vmiIn(v1.Succeeded, false), true, "VMI is not running"},
+		{Pause, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), false, ""},
+		{Pause, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Scheduled)), false, `VMI is not running (phase "Scheduled")`},
+		{Pause, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Succeeded)), true, "VMI is not running"},
 		{Pause, deleting, false, "VMI is not running: it is being deleted"},
-		{Pause, vmiIn(v1.Running, true), true, "VMI is already paused"},
-		{Pause, vmiIn(v1.Running, true), false, ""}, // the launcher decides
-		{Unpause, vmiIn(v1.Running, true), true, ""},
-		{Unpause, vmiIn(v1.Running, false), true, "VMI is not paused"},
-		{Unpause, vmiIn(v1.Running, false), false, ""}, // the status may lag behind a pause
-		{Unpause, vmiIn(v1.Pending, false), false, "VMI is not running"},
-		{SoftReboot, vmiIn(v1.Running, false), false, ""},
-		{SoftReboot, vmiIn(v1.Running, true), true, "VMI is paused"},
+		{Pause, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running), libvmi.Paused()), true, "VMI is already paused"},
+		{Pause, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running), libvmi.Paused()), false, ""}, // the launcher decides
+		{Unpause, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running), libvmi.Paused()), true, ""},
+		{Unpause, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), true, "VMI is not paused"},
+		{Unpause, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), false, ""}, // the status may lag behind a pause
+		{Unpause, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Pending)), false, "VMI is not running"},
+		{SoftReboot, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), false, ""},
+		{SoftReboot, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running), libvmi.Paused()), true, "VMI is paused"},
 		{SoftReboot, noACPI, false, "nor the ACPI feature enabled"},
 	} {
 		err := Check(c.action, c.vmi, c.dryRun)
@@ -52,7 +45,7 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s of %s (dry run %v): %v, want a 409 saying %q", c.action, c.vmi.Status.Phase, c.dryRun, err, c.want)
 		}
 	}
-	if err := Check("reset", vmiIn(v1.Running, false), false); !apierrors.IsNotFound(err) {
+	if err := Check("reset", libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), false); !apierrors.IsNotFound(err) {
 		t.Errorf("unknown action: %v, want 404", err)
 	}
 }
