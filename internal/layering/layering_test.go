@@ -146,3 +146,21 @@ func goList(args ...string) ([]string, error) {
 	}
 	return strings.Fields(string(out)), nil
 }
+
+// TestEveryPackageSaysWhatItIs: every package with code (generated code and test-only packages
+// aside) has a doc comment.
+func TestEveryPackageSaysWhatItIs(t *testing.T) {
+	pkgs, err := goList("list", "-f", "{{if and .GoFiles (not .Doc)}}{{.ImportPath}}{{end}}", module+"...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for _, p := range pkgs {
+		if !strings.HasPrefix(p, module+"generated/") {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("packages without a doc comment (// Package x ...):\n  %s", strings.Join(missing, "\n  "))
+	}
+}
