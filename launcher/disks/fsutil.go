@@ -177,8 +177,11 @@ func symlinkHint(err error) error {
 
 // SupportsDirectIO reports whether the file at path can be opened with O_DIRECT, which disk
 // cache mode "none" needs (tmpfs, for one, refuses it).
-func SupportsDirectIO(path string) bool {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+func SupportsDirectIO(path string) bool { return opensDirect(path, unix.O_NOFOLLOW) }
+
+// opensDirect reports whether path opens read-only with O_DIRECT and extra flags.
+func opensDirect(path string, extra int) bool {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC|unix.O_NONBLOCK|extra, 0)
 	if err != nil {
 		return false
 	}

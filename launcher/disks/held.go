@@ -53,12 +53,5 @@ func hold(f *os.File, slot int) (string, error) {
 }
 
 // heldSupportsDirectIO reports whether the held file at path (a /proc fd path, a link the
-// kernel resolves to the held file itself) can be opened with O_DIRECT.
-func heldSupportsDirectIO(path string) bool {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return false
-	}
-	unix.Close(fd)
-	return true
-}
+// kernel resolves to the held file itself, so it is followed) can be opened with O_DIRECT.
+func heldSupportsDirectIO(path string) bool { return opensDirect(path, 0) }

@@ -88,7 +88,9 @@ func TestContainerDiskLayersAreVerified(t *testing.T) {
 
 	tampered := evilRepo + "@" + digest.String()
 	kubectl(t, "-n", attacker, "apply", "-f", manifestFile(t, secretVMI("tampered", node, tampered, "", "")))
-	waitSynchronizedFalse(t, attacker, "tampered", tampered, "digest")
+	// containerd's own refusal, naming the layer whose bytes did not match (not, say, a
+	// registry it could not reach).
+	waitSynchronizedFalse(t, attacker, "tampered", tampered, "unexpected commit digest", "expected "+layer.String())
 	if vmi, err := vireo.KubevirtV1().VirtualMachineInstances(attacker).Get(t.Context(), "tampered", metav1.GetOptions{}); err == nil {
 		if c := conditionOf(vmi, v1.VirtualMachineInstanceSynchronized); c != nil {
 			t.Logf("the tampered image's VMI says: %s: %s", c.Reason, c.Message)
