@@ -8,10 +8,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
-	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 )
@@ -43,7 +41,7 @@ func (a *Agent) serveAction(w http.ResponseWriter, r *http.Request) {
 	}
 	client, herr := a.actionClient(namespace, name, r.URL.Query().Get("uid"))
 	if herr != nil {
-		http.Error(w, herr.msg, herr.code)
+		herr.Write(w)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), actionTimeout)
@@ -65,34 +63,23 @@ func (a *Agent) serveAction(w http.ResponseWriter, r *http.Request) {
 // actionClient is the connection to the launcher that runs VMI namespace/name on this node now.
 // uid, when set, must be the VMI's: an action never reaches a VMI created after the request
 // was checked.
-func (a *Agent) actionClient(namespace, name, uid string) (*protocol.Client, *httpError) {
-	vmi, err := a.vmis.VirtualMachineInstances(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil, &httpError{http.StatusNotFound, fmt.Sprintf("VMI %s/%s does not run on this node", namespace, name)}
+func (a *Agent) actionClient(namespace, name, uid string) (*protocol.Client, *nodeagentapi.Error) {
+	if vmi, err := a.vmis.VirtualMachineInstances(namespace).Get(name); err == nil && uid != "" && string(vmi.UID) != uid {
+		return nil, &nodeagentapi.Error{Code: http.StatusConflict, Message: fmt.Sprintf("VMI %s/%s was replaced (UID %s, not %s)", namespace, name, vmi.UID, uid)}
 	}
-	if err != nil {
-		return nil, &httpError{http.StatusInternalServerError, err.Error()}
+	_, pod, herr := a.runningLauncher(namespace, name)
+	if herr != nil {
+		if herr.Code == http.StatusBadRequest {
+			// Not running yet: for an action that is a conflict with the VMI's state.
+			herr.Code = http.StatusConflict
+		}
+		return nil, herr
 	}
-	if uid != "" && string(vmi.UID) != uid {
-		return nil, &httpError{http.StatusConflict, fmt.Sprintf("VMI %s/%s was replaced (UID %s, not %s)", namespace, name, vmi.UID, uid)}
-	}
-	if vmi.Status.Phase != v1.Running {
-		return nil, &httpError{http.StatusConflict, fmt.Sprintf("VMI is not running (phase %q)", vmi.Status.Phase)}
-	}
-	pod, err := a.launcherPod(vmi)
-	if err != nil {
-		return nil, &httpError{http.StatusInternalServerError, err.Error()}
-	}
-	if launcherEnded(pod) {
-		return nil, &httpError{http.StatusConflict, fmt.Sprintf("VMI %s/%s has no running launcher on this node: %s", namespace, name, podEndMessage(pod))}
-	}
-	a.mu.Lock()
-	s := a.sessions[pod.UID]
-	a.mu.Unlock()
-	if s != nil {
-		if client, _, _ := s.state(); client != nil {
+	if s := a.sessions.Get(pod.UID); s != nil {
+		if client, _, _ := s.State(); client != nil {
 			return client, nil
 		}
 	}
-	return nil, &httpError{http.StatusServiceUnavailable, fmt.Sprintf("the node agent is not connected to the launcher of VMI %s/%s yet: try again", namespace, name)}
+	return nil, &nodeagentapi.Error{Code: http.StatusServiceUnavailable,
+		Message: fmt.Sprintf("the node agent is not connected to the launcher of VMI %s/%s yet: try again", namespace, name)}
 }

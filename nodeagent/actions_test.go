@@ -13,11 +13,11 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/nodeagent/nodedirs/nodedirstest"
 )
 
 // actionLauncher serves the launcher protocol: it keeps the actions it received and refuses a
@@ -87,7 +87,7 @@ func TestActionsReachTheLauncher(t *testing.T) {
 	f.srv.Config.Handler = mux
 	podUID := streamPodUID
 	fake := &actionLauncher{}
-	l, err := net.Listen("unix", filepath.Join(testEmptyDir(t, f.agent.dirs, podUID), protocol.CommandSocket))
+	l, err := net.Listen("unix", filepath.Join(nodedirstest.EmptyDir(t, f.agent.dirs, podUID), protocol.CommandSocket))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,8 +96,7 @@ func TestActionsReachTheLauncher(t *testing.T) {
 	t.Cleanup(srv.Stop)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	s := startSession(ctx, f.agent.dirs, podUID, "vmi-uid", func() {})
-	f.agent.sessions = map[types.UID]*session{podUID: s}
+	f.agent.sessions.Ensure(podUID, "vmi-uid", "ns/vm1")
 
 	put := func(path string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPut, f.srv.URL+path, nil)

@@ -8,6 +8,13 @@
 // kept on disk in its run directory across restarts), and serves vireo-apiserver over mutual
 // TLS: console and VNC streams, screenshots, the VMI actions pause, unpause and softreboot, and
 // the relay of DataVolume uploads to their upload Pod's socket.
+//
+// Its rooms: launchersession (the connections to launchers), streams (console, VNC,
+// screenshots), migration (live migrations and the TLS between node agents), uploadrelay
+// (uploads and clones), deviceplugin (devices.kubevirt.io/kvm), nodedirs (the node's
+// directories, without following links) and relay (splicing connections). This package wires
+// them: New builds the agent, Run drives it; its informers' handlers only enqueue, into a queue
+// of VMIs and one of Pods.
 package nodeagent
 
 import (
@@ -21,10 +28,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -44,6 +49,12 @@ import (
 	"github.com/vireo-dev/vireo/internal/reconcile"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/protocol/capsseed"
+	"github.com/vireo-dev/vireo/nodeagent/deviceplugin"
+	"github.com/vireo-dev/vireo/nodeagent/launchersession"
+	"github.com/vireo-dev/vireo/nodeagent/migration"
+	"github.com/vireo-dev/vireo/nodeagent/nodedirs"
+	"github.com/vireo-dev/vireo/nodeagent/streams"
+	"github.com/vireo-dev/vireo/nodeagent/uploadrelay"
 )
 
 // Options are vireo-nodeagent's command-line options.
@@ -105,147 +116,210 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.StreamPing, "stream-ping", o.StreamPing, "Keep-alive ping period of console and VNC sessions; a client silent for three periods is dropped.")
 }
 
-// Agent is a running node agent.
+// Agent is a node agent: New builds it, Run drives it.
 type Agent struct {
+	// Loop is the queue of this node's VMIs (and those migrating to it); pods is the queue of
+	// the launcher, upload and clone source Pods on it.
 	*reconcile.Loop
+	pods *reconcile.Loop
+
 	opts    *Options
 	client  versioned.Interface
 	kube    kubernetes.Interface
 	vmis    vireolisters.VirtualMachineInstanceLister
-	pods    corelisters.PodLister
-	dirs    nodeDirs
-	now     func() metav1.Time
-	written reconcile.WrittenVersions
-
-	mu       sync.Mutex
-	ctx      context.Context
-	sessions map[types.UID]*session // by launcher Pod UID
-	// migrations are this agent's steps in live migrations, by migration UID.
-	migrations map[types.UID]*migrationWork
-	// settings are the cluster's (the KubeVirt object's), read live.
-	settings *clusterconfig.Config
+	podList corelisters.PodLister
 	// targetVMIs are the VMIs migrating to this node from another (kubevirt.io/migrationTargetNodeName).
 	targetVMIs vireolisters.VirtualMachineInstanceLister
-	// peers is the TLS between node agents (migrations between nodes).
-	peers   *peerTLS
-	streams *streams // console and VNC sessions
-	// seeded are the launcher Pods whose capabilities seed is copied or being copied.
-	seeded map[types.UID]bool
-	// cloneRelays serve the upload socket of clone source Pods, by Pod UID.
-	cloneRelays map[types.UID]*socketProxy
+	dirs       nodedirs.Dirs
+	now        func() metav1.Time
+	written    reconcile.WrittenVersions
+	// settings are the cluster's (the KubeVirt object's), read live.
+	settings *clusterconfig.Config
+	// peers is the TLS between node agents (nil: no migrations between nodes).
+	peers *migration.PeerTLS
+	// informers start in Run; synced says when their caches are full.
+	informers []interface{ Start(<-chan struct{}) }
+	synced    []cache.InformerSynced
+
+	sessions   *launchersession.Registry
+	streams    *streams.Server
+	migrations *migration.Manager
+	uploads    *uploadrelay.Relay
+
+	mu sync.Mutex
+	// podUIDs are the UIDs of the Pods the Pod queue saw, by key: a Pod gone (or replaced by
+	// one of the same name) is forgotten by its UID.
+	podUIDs map[string]types.UID
+	// seeds are the launcher Pods whose capabilities seed is copied or being copied.
+	seeds map[types.UID]*seedState
 }
 
-// Run runs the node agent until ctx ends.
-func Run(ctx context.Context, o *Options) error {
-	if o.NodeName == "" {
-		return errors.New("--node-name is required: the node this agent serves")
-	}
-	if o.StreamPing <= 0 {
-		return fmt.Errorf("--stream-ping %s: must be positive", o.StreamPing)
-	}
-	if o.KubeletPodsDir == "" {
-		return errors.New("--kubelet-pods-dir is required: where the agent finds the Pods' emptyDirs")
+// listers are what the agent reads of the cluster.
+type listers struct {
+	vmis, targetVMIs vireolisters.VirtualMachineInstanceLister
+	pods             corelisters.PodLister
+	settings         *clusterconfig.Config
+}
+
+// New checks the options and builds the agent: its clients, informers and rooms. It changes
+// nothing on the node or in the cluster until Run.
+func New(o *Options) (*Agent, error) {
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
-		return fmt.Errorf("loading kubeconfig %q: %w", o.Kubeconfig, err)
+		return nil, fmt.Errorf("loading kubeconfig %q: %w", o.Kubeconfig, err)
 	}
 	cfg.UserAgent = "vireo-nodeagent/" + o.NodeName
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	vireo, err := versioned.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	dirs := nodeDirs{root: o.RunDir, pods: o.KubeletPodsDir}
-	if err := dirs.ensureBase(); err != nil {
-		return fmt.Errorf("preparing the run directory: %w", err)
+	onNode := func(field string) func(*metav1.ListOptions) {
+		return func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermEqualSelector(field, o.NodeName).String()
+		}
 	}
-	seedCapabilities(o)
-	vf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-		lo.FieldSelector = fields.OneTermEqualSelector("status.nodeName", o.NodeName).String()
-	}))
+	vf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithTweakListOptions(onNode("status.nodeName")))
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute, kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", o.NodeName).String()
+		onNode("spec.nodeName")(lo)
 		lo.LabelSelector = v1.AppLabel + " in (" + v1.LauncherApp + "," + v1.UploadApp + "," + v1.CloneSourceApp + ")"
 	}))
-	a := &Agent{opts: o, client: vireo, kube: kube, dirs: dirs,
-		now: metav1.Now, ctx: ctx, sessions: map[types.UID]*session{}, streams: newStreams(o.StreamPing),
-		migrations: map[types.UID]*migrationWork{}, seeded: map[types.UID]bool{}, cloneRelays: map[types.UID]*socketProxy{}}
 	sf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithNamespace(v1.InstallNamespace))
-	if a.settings, err = clusterconfig.New(sf.Kubevirt().V1().KubeVirts()); err != nil {
-		return err
-	}
-	if a.peers, err = loadPeerTLS(o); err != nil {
-		klog.ErrorS(err, "No migrations between nodes from or to this node")
-	}
 	tf := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 		lo.LabelSelector = v1.MigrationTargetNodeNameLabel + "=" + o.NodeName
 	}))
-	targetInformer := tf.Kubevirt().V1().VirtualMachineInstances()
-	a.targetVMIs = targetInformer.Lister()
-	vmiInformer := vf.Kubevirt().V1().VirtualMachineInstances()
+	settings, err := clusterconfig.New(sf.Kubevirt().V1().KubeVirts())
+	if err != nil {
+		return nil, err
+	}
+	peers, err := migration.LoadPeerTLS(o.TLSCertFile, o.TLSKeyFile, o.ClientCAFile)
+	if err != nil {
+		klog.ErrorS(err, "No migrations between nodes from or to this node")
+	}
+	vmiInformer, targetInformer := vf.Kubevirt().V1().VirtualMachineInstances(), tf.Kubevirt().V1().VirtualMachineInstances()
 	podInformer := kf.Core().V1().Pods()
-	a.vmis, a.pods = vmiInformer.Lister(), podInformer.Lister()
-	a.Loop = reconcile.NewLoop("nodeagent", a.sync, vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced)
-	for _, inf := range []cache.SharedIndexInformer{vmiInformer.Informer(), targetInformer.Informer()} {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: a.Enqueue, UpdateFunc: func(_, obj any) { a.Enqueue(obj) }, DeleteFunc: a.Enqueue,
-		}); err != nil {
+	a := assemble(o, vireo, kube, listers{vmis: vmiInformer.Lister(), targetVMIs: targetInformer.Lister(), pods: podInformer.Lister(), settings: settings},
+		peers, vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced, settings.HasSynced, targetInformer.Informer().HasSynced)
+	a.informers = []interface{ Start(<-chan struct{}) }{vf, kf, sf, tf}
+	if err := a.addHandlers(vmiInformer.Informer(), targetInformer.Informer(), podInformer.Informer()); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// check refuses options the agent cannot run with.
+func (o *Options) check() error {
+	switch {
+	case o.NodeName == "":
+		return errors.New("--node-name is required: the node this agent serves")
+	case o.StreamPing <= 0:
+		return fmt.Errorf("--stream-ping %s: must be positive", o.StreamPing)
+	case o.KubeletPodsDir == "":
+		return errors.New("--kubelet-pods-dir is required: where the agent finds the Pods' emptyDirs")
+	case o.TLSCertFile == "" || o.TLSKeyFile == "" || o.ClientCAFile == "":
+		return errors.New("--tls-cert-file, --tls-private-key-file and --client-ca-file are required: the node agent serves only vireo-apiserver, over mutual TLS")
+	}
+	return nil
+}
+
+// assemble builds the agent and its rooms over l; its queues wait for synced.
+func assemble(o *Options, client versioned.Interface, kube kubernetes.Interface, l listers, peers *migration.PeerTLS, synced ...cache.InformerSynced) *Agent {
+	a := &Agent{opts: o, client: client, kube: kube, vmis: l.vmis, targetVMIs: l.targetVMIs, podList: l.pods, settings: l.settings,
+		peers: peers, synced: synced, now: metav1.Now, dirs: nodedirs.Dirs{Root: o.RunDir, Pods: o.KubeletPodsDir},
+		podUIDs: map[string]types.UID{}, seeds: map[types.UID]*seedState{}}
+	a.Loop = reconcile.NewLoop("nodeagent", a.sync, synced...)
+	a.pods = reconcile.NewLoop("nodeagent-pods", a.syncPod, synced...)
+	a.sessions = launchersession.NewRegistry(a.dirs, func(vmiKey string, prev, st *protocol.DomainStatus) {
+		migration.ObserveArrival(prev, st)
+		a.EnqueueKey(vmiKey)
+	})
+	a.streams = streams.New(o.StreamPing, a.dirs, launcherFinder{a})
+	a.migrations = migration.NewManager(migration.Config{
+		Node: o.NodeName, Address: migration.Address(o.MigrationAddress, o.Listen, o.NodeName),
+		Pods: l.pods, Dirs: a.dirs, Peers: peers, Settings: l.settings, Sessions: a.sessions, Queue: a.Loop,
+		Now: func() metav1.Time { return a.now() },
+	})
+	a.uploads = uploadrelay.New(l.pods, a.dirs)
+	return a
+}
+
+// addHandlers queues what the informers report: VMIs into the VMI queue, Pods into the Pod
+// queue and, for a launcher Pod, its VMI into the VMI queue.
+func (a *Agent) addHandlers(vmis, targetVMIs, pods cache.SharedIndexInformer) error {
+	enqueue := func(l *reconcile.Loop) cache.ResourceEventHandlerFuncs {
+		return cache.ResourceEventHandlerFuncs{AddFunc: l.Enqueue, UpdateFunc: func(_, obj any) { l.Enqueue(obj) }, DeleteFunc: l.Enqueue}
+	}
+	for _, h := range []struct {
+		inf     cache.SharedIndexInformer
+		handler cache.ResourceEventHandlerFuncs
+	}{
+		{vmis, enqueue(a.Loop)}, {targetVMIs, enqueue(a.Loop)}, {pods, enqueue(a.pods)}, {pods, a.OwnerHandlers("VirtualMachineInstance")},
+	} {
+		if _, err := h.inf.AddEventHandler(h.handler); err != nil {
 			return err
 		}
 	}
-	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) { a.vmiUpdated(obj) }, DeleteFunc: a.endStreamsOnStop,
-	}); err != nil {
-		return err
+	return nil
+}
+
+// Run drives the agent until ctx ends: it prepares its directory, starts the informers, and
+// once their caches are full, its HTTPS server, device plugin, metrics and queues. On the way
+// out it ends every stream, session, migration proxy and clone relay.
+func (a *Agent) Run(ctx context.Context) error {
+	if err := a.dirs.EnsureBase(); err != nil {
+		return fmt.Errorf("preparing the run directory: %w", err)
 	}
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: a.podChanged, UpdateFunc: func(_, obj any) { a.podChanged(obj) }, DeleteFunc: a.podDeleted,
-	}); err != nil {
-		return err
+	seedCapabilities(a.opts)
+	for _, inf := range a.informers {
+		inf.Start(ctx.Done())
 	}
-	vf.Start(ctx.Done())
-	kf.Start(ctx.Done())
-	sf.Start(ctx.Done())
-	tf.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), vmiInformer.Informer().HasSynced, podInformer.Informer().HasSynced, a.settings.HasSynced, targetInformer.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), a.synced...) {
 		return ctx.Err()
 	}
+	defer a.closeAll()
 	a.collectGarbage(ctx)
-	srv, err := newServer(o, a.peers, func(mux *http.ServeMux) {
-		a.registerStreams(mux)
+	srv, err := newServer(a.opts, a.peers, func(mux *http.ServeMux) {
+		a.streams.Register(mux)
 		a.registerActions(mux)
-		a.registerUploads(mux)
-		a.registerMigrations(mux)
+		a.uploads.Register(mux)
+		a.migrations.Register(mux)
 	})
 	if err != nil {
 		return err
 	}
-	errc := make(chan error, 4)
-	go a.streams.run(ctx)
-	go func() { errc <- serveKVMDevicePlugin(ctx, o.DevicePluginDir) }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 5)
+	go func() { errc <- deviceplugin.ServeKVM(ctx, a.opts.DevicePluginDir) }()
 	go func() { errc <- a.serveMetrics(ctx) }()
 	go func() { errc <- srv.run(ctx) }()
-	go func() { errc <- a.Loop.Run(ctx, o.Workers) }()
-	klog.InfoS("vireo-nodeagent running", "node", o.NodeName, "runDir", o.RunDir)
-	err = <-errc
-	a.streams.closeAll()
-	a.stopSessions()
-	return err
+	go func() { errc <- a.Loop.Run(ctx, a.opts.Workers) }()
+	go func() { errc <- a.pods.Run(ctx, 2) }()
+	klog.InfoS("vireo-nodeagent running", "node", a.opts.NodeName, "runDir", a.opts.RunDir)
+	return <-errc
 }
 
-// seedCapabilities offers launchers the capabilities the init container probed. Without a
-// seed each launcher's libvirtd probes QEMU itself: slower, not wrong, so failures are logged.
+// closeAll ends what the agent keeps open; the guests run on.
+func (a *Agent) closeAll() {
+	a.streams.CloseAll()
+	a.sessions.StopAll()
+	a.migrations.EndAll()
+	a.uploads.CloseAll()
+}
+
 // serveMetrics serves /metrics until ctx ends (not at all with --metrics-port 0).
 func (a *Agent) serveMetrics(ctx context.Context) error {
 	if a.opts.MetricsPort == 0 {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	registerMigrationMetrics()
+	migration.RegisterMetrics()
 	m := metricsserver.NewOptions("vireo-nodeagent")
 	m.Serving.BindPort = a.opts.MetricsPort
 	if err := m.Serve(ctx, a.opts.Kubeconfig); err != nil {
@@ -256,6 +330,8 @@ func (a *Agent) serveMetrics(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// seedCapabilities offers launchers the capabilities the init container probed. Without a
+// seed each launcher's libvirtd probes QEMU itself: slower, not wrong, so failures are logged.
 func seedCapabilities(o *Options) {
 	if o.CapabilitiesProbeDir == "" || o.CapabilitiesDir == "" {
 		return
@@ -266,132 +342,4 @@ func seedCapabilities(o *Options) {
 		return
 	}
 	klog.InfoS("Seeded QEMU capabilities for launchers", "files", n, "dir", o.CapabilitiesDir)
-}
-
-// podChanged prepares what a launcher Pod or a clone's source Pod needs of the agent (a
-// launcher's capabilities seed, a source's relay) and requeues a launcher's VMI.
-func (a *Agent) podChanged(obj any) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	switch pod.Labels[v1.AppLabel] {
-	case v1.CloneSourceApp:
-		a.relayClone(pod)
-	case v1.LauncherApp:
-		if pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
-			a.seedOnce(pod)
-		}
-	}
-	a.enqueueVMIOf(pod)
-}
-
-// seedOnce copies the node's QEMU capabilities into launcher Pod pod's emptyDir as soon as the
-// kubelet has created it, which is before the launcher starts: its libvirtd then need not
-// probe QEMU (2-3 s). One copy per Pod; a failure is logged (the launcher probes itself).
-func (a *Agent) seedOnce(pod *corev1.Pod) {
-	if a.opts.CapabilitiesDir == "" {
-		return
-	}
-	a.mu.Lock()
-	if a.seeded[pod.UID] {
-		a.mu.Unlock()
-		return
-	}
-	a.seeded[pod.UID] = true
-	a.mu.Unlock()
-	go func() {
-		began := time.Now()
-		for ; time.Since(began) < seedWait && a.ctx.Err() == nil; time.Sleep(seedPollAfter(time.Since(began))) {
-			done, err := a.dirs.seedLauncher(pod.UID, a.opts.CapabilitiesDir)
-			if err != nil {
-				klog.ErrorS(err, "Copying the capabilities seed into the launcher Pod", "pod", klog.KObj(pod))
-				return
-			}
-			if done {
-				return
-			}
-		}
-	}()
-}
-
-// seedWait bounds how long the agent waits for a launcher Pod's emptyDir (the kubelet creates
-// it once the Pod's image volumes are pulled).
-const seedWait = 5 * time.Minute
-
-// seedPollAfter is how often the agent looks for the emptyDir, elapsed into the wait: often
-// while the kubelet is about to create it, rarely once an image pull is taking long.
-func seedPollAfter(elapsed time.Duration) time.Duration {
-	if elapsed < 10*time.Second {
-		return 20 * time.Millisecond
-	}
-	return time.Second
-}
-
-// podDeleted forgets a Pod: a launcher's session, migrations, seed and shutdown deadline, a
-// clone source's relay.
-func (a *Agent) podDeleted(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	a.forgetPod(pod.UID)
-	a.enqueueVMIOf(pod)
-}
-
-func (a *Agent) forgetPod(uid types.UID) {
-	a.mu.Lock()
-	s := a.sessions[uid]
-	delete(a.sessions, uid)
-	a.mu.Unlock()
-	if s != nil {
-		s.stop()
-	}
-	a.endMigrationsFrom(uid)
-	a.stopCloneRelay(uid)
-	a.mu.Lock()
-	delete(a.seeded, uid)
-	a.mu.Unlock()
-	a.dirs.clearDeadline(uid)
-}
-
-func (a *Agent) enqueueVMIOf(pod *corev1.Pod) {
-	for _, ref := range pod.OwnerReferences {
-		if ref.Kind == "VirtualMachineInstance" {
-			a.EnqueueKey(pod.Namespace + "/" + ref.Name)
-		}
-	}
-}
-
-// collectGarbage forgets the Pods that have a shutdown deadline in the agent's directory but
-// no longer exist on this node (deleted while the agent was down), clearing their deadlines.
-func (a *Agent) collectGarbage(ctx context.Context) {
-	uids, err := a.dirs.deadlines()
-	if err != nil {
-		klog.FromContext(ctx).Error(err, "Listing shutdown deadlines")
-		return
-	}
-	pods, _ := a.pods.List(labels.Everything())
-	live := map[types.UID]bool{}
-	for _, p := range pods {
-		live[p.UID] = true
-	}
-	for _, uid := range uids {
-		if !live[uid] {
-			a.forgetPod(uid)
-		}
-	}
-}
-
-func (a *Agent) stopSessions() {
-	a.mu.Lock()
-	sessions := a.sessions
-	a.sessions = map[types.UID]*session{}
-	a.mu.Unlock()
-	for _, s := range sessions {
-		s.stop()
-	}
 }

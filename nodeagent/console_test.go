@@ -23,11 +23,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/nodeagent/nodedirs/nodedirstest"
 )
 
 // streamPodUID is the streamFixture's launcher Pod.
@@ -47,19 +49,23 @@ type streamFixture struct {
 func newStreamFixture(t *testing.T, flood bool, ping time.Duration) *streamFixture {
 	t.Helper()
 	// The socket paths must stay under the 108-byte limit of a unix socket address.
-	dirs := testNodeDirs(t)
-	dir := testEmptyDir(t, dirs, streamPodUID)
+	dirs := nodedirstest.New(t)
+	dir := nodedirstest.EmptyDir(t, dirs, streamPodUID)
 	f := &streamFixture{flood: flood}
 	f.vmi = &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm1", UID: "vmi-uid"},
 		Status: v1.VirtualMachineInstanceStatus{Phase: v1.Running, NodeName: "node1"}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "virt-launcher-vm1", UID: streamPodUID,
-		Labels: map[string]string{v1.CreatedByLabel: "vmi-uid"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		Labels:          map[string]string{v1.CreatedByLabel: "vmi-uid", v1.AppLabel: v1.LauncherApp},
+		OwnerReferences: []metav1.OwnerReference{{Kind: "VirtualMachineInstance", Name: "vm1", UID: "vmi-uid", Controller: ptr.To(true)}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	f.vmiIdx = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	podIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = f.vmiIdx.Add(f.vmi)
 	_ = podIdx.Add(pod)
-	f.agent = &Agent{opts: &Options{NodeName: "node1"}, dirs: dirs, streams: newStreams(ping),
-		vmis: vireolisters.NewVirtualMachineInstanceLister(f.vmiIdx), pods: corelisters.NewPodLister(podIdx)}
+	noTargets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	f.agent = assemble(&Options{NodeName: "node1", StreamPing: ping, RunDir: dirs.Root, KubeletPodsDir: dirs.Pods}, nil, nil,
+		listers{vmis: vireolisters.NewVirtualMachineInstanceLister(f.vmiIdx), targetVMIs: vireolisters.NewVirtualMachineInstanceLister(noTargets),
+			pods: corelisters.NewPodLister(podIdx)}, nil)
 	f.listen(t, filepath.Join(dir, protocol.ConsoleSocket), func(c net.Conn) { _, _ = io.Copy(c, c) })
 	f.listen(t, filepath.Join(dir, protocol.VNCSocket), func(c net.Conn) {
 		if _, err := c.Write([]byte("RFB 003.008\n")); err != nil || !f.flood {
@@ -76,10 +82,10 @@ func newStreamFixture(t *testing.T, flood bool, ping time.Duration) *streamFixtu
 		}
 	})
 	mux := http.NewServeMux()
-	f.agent.registerStreams(mux)
+	f.agent.streams.Register(mux)
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
-		f.agent.streams.closeAll()
+		f.agent.closeAll()
 		f.srv.Close()
 	})
 	return f
@@ -106,7 +112,7 @@ func (f *streamFixture) listen(t *testing.T, path string, serve func(net.Conn)) 
 func (f *streamFixture) dial(t *testing.T, kind, query string, protocols ...string) (*websocket.Conn, *http.Response, error) {
 	t.Helper()
 	if protocols == nil {
-		protocols = []string{StreamSubprotocol}
+		protocols = []string{v1.PlainStreamProtocolName}
 	}
 	d := websocket.Dialer{Subprotocols: protocols, HandshakeTimeout: 5 * time.Second}
 	u := "ws" + strings.TrimPrefix(f.srv.URL, "http") + nodeagentapi.VMIPath("ns", "vm1", kind) + query
@@ -172,24 +178,24 @@ func TestConsoleEchoTakeoverAndStop(t *testing.T) {
 	f.srv.Client().CloseIdleConnections()
 	g0, fd0 := resources(t)
 
-	first, resp, err := f.dial(t, StreamConsole, "")
+	first, resp, err := f.dial(t, nodeagentapi.StreamConsole, "")
 	if err != nil {
 		t.Fatalf("console: %v (%v)", err, resp)
 	}
-	if first.Subprotocol() != StreamSubprotocol {
-		t.Errorf("subprotocol %q, want %q", first.Subprotocol(), StreamSubprotocol)
+	if first.Subprotocol() != v1.PlainStreamProtocolName {
+		t.Errorf("subprotocol %q, want %q", first.Subprotocol(), v1.PlainStreamProtocolName)
 	}
 	if err := first.WriteMessage(websocket.BinaryMessage, []byte("echo $((6*7))\n")); err != nil {
 		t.Fatal(err)
 	}
 	readUntil(t, first, "echo $((6*7))")
 
-	second, _, err := f.dial(t, StreamConsole, "")
+	second, _, err := f.dial(t, nodeagentapi.StreamConsole, "")
 	if err != nil {
 		t.Fatalf("second console: %v", err)
 	}
-	if got := closeReason(t, first); got != CloseTakenOver {
-		t.Errorf("first session's close message %q, want %q", got, CloseTakenOver)
+	if got := closeReason(t, first); got != nodeagentapi.CloseTakenOver {
+		t.Errorf("first session's close message %q, want %q", got, nodeagentapi.CloseTakenOver)
 	}
 	first.Close()
 	if err := second.WriteMessage(websocket.BinaryMessage, []byte("still here")); err != nil {
@@ -207,7 +213,7 @@ func TestConsoleEchoTakeoverAndStop(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = closeReasonQuiet(second) }()
 	err = wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		if f.agent.streams.count(StreamConsole) != 1 {
+		if f.agent.streams.Count(nodeagentapi.StreamConsole) != 1 {
 			return false, errors.New("the idle session was dropped")
 		}
 		return pings.Load() >= 10, nil
@@ -215,7 +221,13 @@ func TestConsoleEchoTakeoverAndStop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("idle console after %d pings: %v", pings.Load(), err)
 	}
-	f.agent.endStreamsOnStop(f.vmi)
+	// The VMI stops: the agent's reconcile ends its sessions.
+	stopped := f.vmi.DeepCopy()
+	stopped.Status.Phase = v1.Succeeded
+	_ = f.vmiIdx.Update(stopped)
+	if err := f.agent.sync(t.Context(), "ns/vm1"); err != nil {
+		t.Fatal(err)
+	}
 	<-done
 	second.Close()
 	waitBack(t, g0, fd0)
@@ -244,10 +256,10 @@ func TestConsoleRefusals(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	if code, body := status(StreamConsole, "", "other.protocol"); code != http.StatusBadRequest || !strings.Contains(body, StreamSubprotocol) {
+	if code, body := status(nodeagentapi.StreamConsole, "", "other.protocol"); code != http.StatusBadRequest || !strings.Contains(body, v1.PlainStreamProtocolName) {
 		t.Errorf("wrong subprotocol: %d %q", code, body)
 	}
-	resp, err := http.Get(f.srv.URL + nodeagentapi.VMIPath("ns", "vm1", StreamConsole))
+	resp, err := http.Get(f.srv.URL + nodeagentapi.VMIPath("ns", "vm1", nodeagentapi.StreamConsole))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +271,7 @@ func TestConsoleRefusals(t *testing.T) {
 	if code, _ := status("shell", ""); code != http.StatusNotFound {
 		t.Errorf("unknown stream kind: %d", code)
 	}
-	if code, body := status(StreamConsole, "?preserveSession=true"); code != http.StatusBadRequest {
+	if code, body := status(nodeagentapi.StreamConsole, "?preserveSession=true"); code != http.StatusBadRequest {
 		t.Errorf("preserveSession on console: %d %q", code, body)
 	}
 	for _, c := range []struct {
@@ -269,33 +281,33 @@ func TestConsoleRefusals(t *testing.T) {
 		vmi := f.vmi.DeepCopy()
 		vmi.Status.Phase = c.phase
 		_ = f.vmiIdx.Update(vmi)
-		if code, body := status(StreamConsole, ""); code != c.code {
+		if code, body := status(nodeagentapi.StreamConsole, ""); code != c.code {
 			t.Errorf("phase %s: %d %q, want %d", c.phase, code, body, c.code)
 		}
 	}
 	_ = f.vmiIdx.Delete(f.vmi)
-	if code, _ := status(StreamConsole, ""); code != http.StatusNotFound {
+	if code, _ := status(nodeagentapi.StreamConsole, ""); code != http.StatusNotFound {
 		t.Errorf("unknown VMI: %d", code)
 	}
 }
 
 func TestVNCPreserveSessionAndReplace(t *testing.T) {
 	f := newStreamFixture(t, false, 100*time.Millisecond)
-	first, _, err := f.dial(t, StreamVNC, "")
+	first, _, err := f.dial(t, nodeagentapi.StreamVNC, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	readUntil(t, first, "RFB 003.008\n")
-	_, resp, err := f.dial(t, StreamVNC, "?preserveSession=true")
+	_, resp, err := f.dial(t, nodeagentapi.StreamVNC, "?preserveSession=true")
 	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("preserveSession with an active session: %v %v", err, resp)
 	}
-	second, _, err := f.dial(t, StreamVNC, "?preserveSession=false")
+	second, _, err := f.dial(t, nodeagentapi.StreamVNC, "?preserveSession=false")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := closeReason(t, first); got != CloseVNCReplaced {
-		t.Errorf("close message %q, want %q", got, CloseVNCReplaced)
+	if got := closeReason(t, first); got != nodeagentapi.CloseVNCReplaced {
+		t.Errorf("close message %q, want %q", got, nodeagentapi.CloseVNCReplaced)
 	}
 	readUntil(t, second, "RFB 003.008\n")
 }
@@ -305,7 +317,7 @@ func TestVNCPreserveSessionAndReplace(t *testing.T) {
 func TestStreamBackPressure(t *testing.T) {
 	f := newStreamFixture(t, true, 5*time.Second)
 	g0, fd0 := resources(t)
-	ws, _, err := f.dial(t, StreamVNC, "")
+	ws, _, err := f.dial(t, nodeagentapi.StreamVNC, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,13 +359,13 @@ func TestStreamsUnderConcurrentEnds(t *testing.T) {
 			case <-stop:
 				return
 			default:
-				f.agent.endStreamsOnStop(f.vmi)
+				f.agent.streams.EndVMI("ns", "vm1", nodeagentapi.CloseVMIStopped)
 				runtime.Gosched()
 			}
 		}
 	}()
 	for i := 0; i < 20; i++ {
-		ws, _, err := f.dial(t, StreamConsole, "")
+		ws, _, err := f.dial(t, nodeagentapi.StreamConsole, "")
 		if err != nil {
 			continue // refused while ending: fine, as long as nothing leaks
 		}
@@ -367,74 +379,37 @@ func TestStreamsUnderConcurrentEnds(t *testing.T) {
 
 // TestConsoleEndsSayingTheVMIMigrated: a VMI that moved to another node by migration leaves the
 // source agent's informer, often before the source launcher's sockets close; its sessions end
-// saying it migrated, not that it stopped. The watch's delete event carries the VMI as it last
-// matched this node: status.nodeName still this node, the migration not yet marked Completed.
+// saying it migrated, not that it stopped, since its launcher here reported the guest leaving.
+// A VMI deleted from a launcher that reported no migration ends them saying it stopped.
 func TestConsoleEndsSayingTheVMIMigrated(t *testing.T) {
 	f := newStreamFixture(t, false, 100*time.Millisecond)
-	ws, resp, err := f.dial(t, StreamConsole, "")
+	ws, resp, err := f.dial(t, nodeagentapi.StreamConsole, "")
 	if err != nil {
 		t.Fatalf("console: %v (%v)", err, resp)
 	}
 	defer ws.Close()
-	leaving := f.vmi.DeepCopy()
-	leaving.Status.MigrationState = &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", StartTimestamp: &metav1.Time{Time: time.Now()},
-		SourceNode: "node1", TargetNode: "node2"}
-	f.agent.endStreamsOnStop(cache.DeletedFinalStateUnknown{Key: "ns/vm1", Obj: leaving})
-	if got := closeReason(t, ws); got != CloseVMIMigrated {
-		t.Errorf("close message %q, want %q", got, CloseVMIMigrated)
+	session := f.agent.sessions.Ensure(streamPodUID, "vmi-uid", "ns/vm1")
+	session.Record(&protocol.DomainStatus{Phase: protocol.DomainRunning, Migration: &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationRunning}})
+	_ = f.vmiIdx.Delete(f.vmi)
+	if err := f.agent.sync(t.Context(), "ns/vm1"); err != nil {
+		t.Fatal(err)
 	}
-}
+	if got := closeReason(t, ws); got != nodeagentapi.CloseVMIMigrated {
+		t.Errorf("close message %q, want %q", got, nodeagentapi.CloseVMIMigrated)
+	}
 
-func TestMigratedAway(t *testing.T) {
-	started := &metav1.Time{Time: time.Now()}
-	state := func(mutate func(*v1.VirtualMachineInstanceMigrationState)) *v1.VirtualMachineInstance {
-		ms := &v1.VirtualMachineInstanceMigrationState{StartTimestamp: started, SourceNode: "node1", TargetNode: "node2"}
-		mutate(ms)
-		return &v1.VirtualMachineInstance{Status: v1.VirtualMachineInstanceStatus{NodeName: "node1", MigrationState: ms}}
-	}
-	deleted := state(func(*v1.VirtualMachineInstanceMigrationState) {})
-	deleted.DeletionTimestamp = started
-	for _, c := range []struct {
-		name string
-		vmi  *v1.VirtualMachineInstance
-		want bool
-	}{
-		{"running migration to node2", state(func(*v1.VirtualMachineInstanceMigrationState) {}), true},
-		{"completed migration to node2", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.Completed = true }), true},
-		{"failed migration", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.Failed = true }), false},
-		{"not started", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.StartTimestamp = nil }), false},
-		{"in place", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.TargetNode = "node1" }), false},
-		{"from another node", state(func(ms *v1.VirtualMachineInstanceMigrationState) { ms.SourceNode = "node3" }), false},
-		{"VMI deleted", deleted, false},
-		{"no migration", &v1.VirtualMachineInstance{}, false},
-	} {
-		if got := migratedAway(c.vmi, "node1"); got != c.want {
-			t.Errorf("%s: migratedAway = %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
-// TestSessionEndedBeforeUpgradeKeepsItsReason: a session ended before its websocket was ready
-// (here, before serve runs at all) still tells the client why, not a generic "stopped".
-func TestSessionEndedBeforeUpgradeKeepsItsReason(t *testing.T) {
-	s := newStreams(time.Second)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st, prev, err := s.reserve(streamKey{namespace: "ns", name: "vm1", kind: StreamConsole}, false, nil)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		st.end(websocket.CloseNormalClosure, CloseVMIMigrated)
-		s.serve(w, r, st, prev, CloseTakenOver)
-	}))
-	defer srv.Close()
-	d := websocket.Dialer{Subprotocols: []string{StreamSubprotocol}, HandshakeTimeout: 5 * time.Second}
-	ws, resp, err := d.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	_ = f.vmiIdx.Add(f.vmi)
+	ws2, resp, err := f.dial(t, nodeagentapi.StreamConsole, "")
 	if err != nil {
-		t.Fatalf("dial: %v (%v)", err, resp)
+		t.Fatalf("console: %v (%v)", err, resp)
 	}
-	defer ws.Close()
-	if got := closeReason(t, ws); got != CloseVMIMigrated {
-		t.Errorf("close message %q, want %q", got, CloseVMIMigrated)
+	defer ws2.Close()
+	session.Record(&protocol.DomainStatus{Phase: protocol.DomainRunning})
+	_ = f.vmiIdx.Delete(f.vmi)
+	if err := f.agent.sync(t.Context(), "ns/vm1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := closeReason(t, ws2); got != nodeagentapi.CloseVMIStopped {
+		t.Errorf("close message %q, want %q", got, nodeagentapi.CloseVMIStopped)
 	}
 }

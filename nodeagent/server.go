@@ -3,7 +3,6 @@ package nodeagent
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vireo-dev/vireo/internal/certpool"
+	"github.com/vireo-dev/vireo/nodeagent/migration"
 )
 
 // server is the node agent's HTTPS endpoint for vireo-apiserver. It accepts only clients with a
@@ -27,10 +27,7 @@ type server struct {
 }
 
 // newServer builds the server; register adds the agent's endpoints (nil: health check only).
-func newServer(o *Options, peers *peerTLS, register func(*http.ServeMux)) (*server, error) {
-	if o.TLSCertFile == "" || o.TLSKeyFile == "" || o.ClientCAFile == "" {
-		return nil, errors.New("--tls-cert-file, --tls-private-key-file and --client-ca-file are required: the node agent serves only vireo-apiserver, over mutual TLS")
-	}
+func newServer(o *Options, peers *migration.PeerTLS, register func(*http.ServeMux)) (*server, error) {
 	pool, err := certpool.FromFile(o.ClientCAFile)
 	if err != nil {
 		return nil, err
@@ -46,14 +43,14 @@ func newServer(o *Options, peers *peerTLS, register func(*http.ServeMux)) (*serv
 		ClientCAs:  pool,
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) > 0 && (cs.PeerCertificates[0].Subject.CommonName == o.ClientName ||
-				peers != nil && cs.PeerCertificates[0].Subject.CommonName == peers.name) {
+				peers != nil && cs.PeerCertificates[0].Subject.CommonName == peers.Name()) {
 				return nil
 			}
 			return fmt.Errorf("client certificate is neither %s's nor a node agent's", o.ClientName)
 		},
 	}
 	return &server{addr: o.Listen, cert: o.TLSCertFile, key: o.TLSKeyFile, http: &http.Server{
-		Addr: o.Listen, Handler: peers.guard(mux), TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
+		Addr: o.Listen, Handler: peers.Guard(mux), TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(probeFilter{}, "", 0),
 	}}, nil
 }
@@ -78,7 +75,7 @@ func (s *server) run(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() {
-		err := s.http.ServeTLS(readAheadListener{ln}, s.cert, s.key)
+		err := s.http.ServeTLS(migration.ReadAheadListener{Listener: ln}, s.cert, s.key)
 		ln.Close() // ServeTLS leaves it open when it could not load the certificate
 		errc <- err
 	}()

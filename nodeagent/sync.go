@@ -3,27 +3,24 @@ package nodeagent
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/internal/launcherpodapi"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/internal/reconcile"
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/nodeagent/launchersession"
 )
 
 // sync brings one VMI of this node forward: it connects to its launcher, hands the VMI over,
-// shuts the guest down when the VMI is deleted, and writes the status it observes.
+// shuts the guest down when the VMI is deleted, writes the status it observes, and ends the
+// VMI's stream sessions once it no longer runs here.
 func (a *Agent) sync(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -35,6 +32,7 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 			return a.syncIncoming(ctx, key, incoming)
 		}
 		a.written.Forget(key)
+		a.endStreamsOfGone(ns, name)
 		return nil
 	}
 	if err != nil {
@@ -43,6 +41,9 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 	if a.written.Stale(key, vmi.ResourceVersion) {
 		// The cache has not seen this agent's last write yet; its update requeues the VMI.
 		return nil
+	}
+	if vmi.Status.Phase != v1.Running {
+		a.streams.EndVMI(ns, name, nodeagentapi.CloseVMIStopped)
 	}
 	if vmi.Status.Phase != v1.Scheduled && vmi.Status.Phase != v1.Running {
 		return nil
@@ -53,25 +54,25 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 	}
 	obs := observation{pod: pod}
 	if pod != nil && !launcherEnded(pod) {
-		s := a.session(pod, vmi, key)
-		client, dom, synced := s.state()
+		s := a.sessions.Ensure(pod.UID, vmi.UID, key)
+		client, dom, synced := s.State()
 		obs.domain = dom
 		if client != nil && dom != nil {
 			if err := a.drive(ctx, key, vmi, pod, s, client, dom, synced); err != nil {
 				return err
 			}
-			_, obs.domain, _ = s.state()
+			_, obs.domain, _ = s.State()
 		}
-		obs.syncErr, obs.syncReason = s.handoverError()
+		obs.syncErr, obs.syncReason = s.HandoverError()
 	} else if pod != nil {
 		// The launcher ended: its last report is still the best evidence of how.
-		obs.domain = a.launcherStatus(pod.UID)
+		obs.domain = a.sessions.Status(pod.UID)
 	}
 	obs.podDeleted = a.podDeletedUnderVMI(ctx, vmi, obs)
-	status := a.syncMigration(ctx, key, vmi, nextStatus(vmi, obs, a.now()))
+	status := a.migrations.Sync(ctx, key, vmi, nextStatus(vmi, obs, a.now()))
 	wrote, err := a.writeStatus(ctx, vmi, status)
 	if wrote {
-		a.startWrittenMigration(ctx, key, vmi, status)
+		a.migrations.StartWritten(ctx, key, vmi, status)
 	}
 	return err
 }
@@ -82,7 +83,7 @@ func (a *Agent) syncIncoming(ctx context.Context, key string, vmi *v1.VirtualMac
 	if a.written.Stale(key, vmi.ResourceVersion) {
 		return nil
 	}
-	_, err := a.writeStatus(ctx, vmi, a.syncMigration(ctx, key, vmi, *vmi.Status.DeepCopy()))
+	_, err := a.writeStatus(ctx, vmi, a.migrations.Sync(ctx, key, vmi, *vmi.Status.DeepCopy()))
 	return err
 }
 
@@ -106,8 +107,8 @@ func (a *Agent) podDeletedUnderVMI(ctx context.Context, vmi *v1.VirtualMachineIn
 // drive sends the launcher what it needs next: the VMI when it has no domain yet, and a
 // shutdown (then a destroy at the deadline) when the VMI is being deleted. The handover (pulling
 // containerDisks, then the launcher preparing disks and starting QEMU: seconds) runs on its own,
-// so a worker is never held by one VMI's start.
-func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, pod *corev1.Pod, s *session,
+// on the launcher's session, so a worker is never held by one VMI's start.
+func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, pod *corev1.Pod, s *launchersession.Session,
 	client *protocol.Client, dom *protocol.DomainStatus, synced bool) error {
 	if vmi.DeletionTimestamp != nil {
 		if dom.Phase.Ended() {
@@ -115,19 +116,19 @@ func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineIns
 		}
 		return a.shutdown(ctx, key, vmi, pod, client)
 	}
-	if synced || dom.Phase != protocol.DomainNone || pod.DeletionTimestamp != nil || !s.beginHandover() {
+	if synced || dom.Phase != protocol.DomainNone || pod.DeletionTimestamp != nil || !s.BeginHandover() {
 		return nil
 	}
 	vmi = vmi.DeepCopy()
-	go func() {
-		st, reason, err := a.handOver(a.ctx, vmi, client)
-		s.endHandover(st, err, reason)
+	s.Go(func(ctx context.Context) {
+		st, reason, err := a.handOver(ctx, vmi, client)
+		s.EndHandover(st, err, reason)
 		if err != nil {
-			klog.FromContext(a.ctx).Info("Could not hand the VMI to its launcher; retrying", "vmi", key, "err", err)
+			klog.FromContext(ctx).Info("Could not hand the VMI to its launcher; retrying", "vmi", key, "err", err)
 			a.EnqueueAfter(key, 5*time.Second)
 		}
 		a.EnqueueKey(key)
-	}()
+	})
 	return nil
 }
 
@@ -151,17 +152,17 @@ func (a *Agent) shutdown(ctx context.Context, key string, vmi *v1.VirtualMachine
 		grace = *g
 	}
 	byGrace := now.Add(time.Duration(grace) * time.Second)
-	deadline, ok := a.dirs.deadline(pod.UID)
+	deadline, ok := a.dirs.Deadline(pod.UID)
 	if ok && byGrace.Before(deadline) {
 		klog.FromContext(ctx).Info("Grace period lowered; destroying the guest earlier", "vmi", key, "deadline", byGrace.Format(time.RFC3339))
 		deadline = byGrace
-		if err := a.dirs.setDeadline(pod.UID, deadline); err != nil {
+		if err := a.dirs.SetDeadline(pod.UID, deadline); err != nil {
 			return err
 		}
 	}
 	if !ok {
 		deadline = byGrace
-		if err := a.dirs.setDeadline(pod.UID, deadline); err != nil {
+		if err := a.dirs.SetDeadline(pod.UID, deadline); err != nil {
 			return err
 		}
 		klog.FromContext(ctx).Info("Shutting the guest down", "vmi", key, "deadline", deadline.Format(time.RFC3339))
@@ -177,104 +178,7 @@ func (a *Agent) shutdown(ctx context.Context, key string, vmi *v1.VirtualMachine
 	return client.Stop(ctx)
 }
 
-// launcherPod is the launcher Pod the VMI runs in on this node (launcherpodapi.CurrentPodName: a
-// migration's source until it completed, then its target); else, while a migration to another
-// node completes and the VMI has not moved yet, that migration's source Pod (whose last report
-// says the guest left, and which may itself have been an earlier migration's target); else one
-// the VMI's UID labels that is no migration's target.
-func (a *Agent) launcherPod(vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
-	sel := labels.SelectorFromSet(labels.Set{v1.CreatedByLabel: string(vmi.UID)})
-	pods, err := a.pods.Pods(vmi.Namespace).List(sel)
-	if err != nil {
-		return nil, err
-	}
-	want, source := launcherpodapi.CurrentPodName(vmi), ""
-	if s := vmi.Status.MigrationState; s != nil {
-		source = s.SourcePod
-	}
-	var found, sourcePod *corev1.Pod
-	for _, p := range pods {
-		switch _, target := p.Labels[v1.MigrationJobLabel]; {
-		case p.Name == want:
-			return p, nil
-		case p.Name == source:
-			sourcePod = p
-		case !target:
-			found = p
-		}
-	}
-	if sourcePod != nil {
-		return sourcePod, nil
-	}
-	return found, nil
-}
-
-// session returns the session with the launcher of pod, starting it when there is none.
-func (a *Agent) session(pod *corev1.Pod, vmi *v1.VirtualMachineInstance, key string) *session {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s := a.sessions[pod.UID]; s != nil {
-		return s
-	}
-	s := startSession(a.ctx, a.dirs, pod.UID, vmi.UID, func() { a.EnqueueKey(key) })
-	a.sessions[pod.UID] = s
-	return s
-}
-
 // writeStatus writes status through /status when it differs from the VMI's; wrote says whether it did.
 func (a *Agent) writeStatus(ctx context.Context, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) (wrote bool, err error) {
 	return reconcile.WriteVMIStatus(ctx, a.client, &a.written, vmi, status)
-}
-
-// deadlineFile is where the shutdown deadline of launcher Pod uid is kept.
-func (d nodeDirs) deadlineFile(uid types.UID) string {
-	return filepath.Join(d.root, agentDir, string(uid)+deadlineSuffix)
-}
-
-// deadlineSuffix ends the name of a deadline file, after the Pod's UID.
-const deadlineSuffix = ".deadline"
-
-func (d nodeDirs) deadline(uid types.UID) (time.Time, bool) {
-	if checkUID(uid) != nil {
-		return time.Time{}, false
-	}
-	data, err := os.ReadFile(d.deadlineFile(uid))
-	if err != nil {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
-	return t, err == nil
-}
-
-func (d nodeDirs) setDeadline(uid types.UID, t time.Time) error {
-	if err := checkUID(uid); err != nil {
-		return err
-	}
-	tmp := d.deadlineFile(uid) + ".tmp"
-	if err := os.WriteFile(tmp, []byte(t.UTC().Format(time.RFC3339Nano)+"\n"), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, d.deadlineFile(uid))
-}
-
-// deadlines lists the Pod UIDs that have a shutdown deadline.
-func (d nodeDirs) deadlines() ([]types.UID, error) {
-	entries, err := os.ReadDir(filepath.Join(d.root, agentDir))
-	if err != nil {
-		return nil, err
-	}
-	var uids []types.UID
-	for _, e := range entries {
-		uid, ok := strings.CutSuffix(e.Name(), deadlineSuffix)
-		if ok && e.Type().IsRegular() && checkUID(types.UID(uid)) == nil {
-			uids = append(uids, types.UID(uid))
-		}
-	}
-	return uids, nil
-}
-
-func (d nodeDirs) clearDeadline(uid types.UID) {
-	if checkUID(uid) == nil {
-		_ = os.Remove(d.deadlineFile(uid))
-	}
 }

@@ -108,11 +108,11 @@ var expected = map[string][]grant{
 
 	// vireo-nodeagent: cmd/vireo-nodeagent, nodeagent/... .
 	installNS + "/vireo-nodeagent": {
-		{all, kubevirt, s("virtualmachineinstances"), s("list", "watch"), nil, "nodeagent.Run: informers of the node's VMIs and of those migrating to it"},
+		{all, kubevirt, s("virtualmachineinstances"), s("list", "watch"), nil, "nodeagent.New: informers of the node's VMIs and of those migrating to it"},
 		{all, kubevirt, s("virtualmachineinstances/status"), s("update"), nil, "Agent.writeStatus (reconcile.WriteVMIStatus)"},
-		{all, core, s("pods"), s("list", "watch"), nil, "nodeagent.Run: informer of the node's launcher, upload and clone source Pods"},
+		{all, core, s("pods"), s("list", "watch"), nil, "nodeagent.New: informer of the node's launcher, upload and clone source Pods"},
 		{all, core, s("pods"), s("get"), nil, "Agent.podDeletedUnderVMI"},
-		{installNS, kubevirt, s("kubevirts"), s("list", "watch"), nil, "nodeagent.Run: informer of the settings (clusterconfig.New)"},
+		{installNS, kubevirt, s("kubevirts"), s("list", "watch"), nil, "nodeagent.New: informer of the settings (clusterconfig.New)"},
 		{all, "authentication.k8s.io", s("tokenreviews"), s("create"), nil, "Agent.serveMetrics (metrics.Options.Serve): delegated authentication"},
 		{all, "authorization.k8s.io", s("subjectaccessreviews"), s("create"), nil, "Agent.serveMetrics (metrics.Options.Serve): delegated authorization"},
 	},

@@ -19,9 +19,13 @@ func main() {
 		Short:        "Drive the launchers of the VMIs on this node and report their status",
 		SilenceUsage: true,
 		RunE: func(c *cobra.Command, _ []string) error {
+			agent, err := nodeagent.New(opts)
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			return nodeagent.Run(ctx, opts)
+			return agent.Run(ctx)
 		},
 	}
 	opts.AddFlags(cmd.Flags())

@@ -3,10 +3,14 @@
 // serving certificate holds, how its Pods are found, the paths of its streams, actions,
 // screenshots and upload relay (streams speak v1.PlainStreamProtocolName). Paths are the
 // server's patterns (net/http's ServeMux, with {wildcards}); the client fills them in with the
-// functions below. Migrations between node agents have their own path (MigrationPath).
+// functions below. Migrations between node agents have their own path (MigrationPath). Stream
+// sessions end with one of the Close messages; a refusal is an Error (status and message).
 package nodeagentapi
 
-import "net/url"
+import (
+	"net/http"
+	"net/url"
+)
 
 const (
 	// Port is the node agents' HTTPS port.
@@ -43,3 +47,29 @@ func VMIPath(namespace, name, subresource string) string {
 func DataVolumeUploadPath(namespace, name string) string {
 	return "/v1/namespaces/" + url.PathEscape(namespace) + "/datavolumes/" + url.PathEscape(name) + "/upload"
 }
+
+// Stream kinds: the {kind} of StreamPattern.
+const (
+	StreamConsole = "console"
+	StreamVNC     = "vnc"
+)
+
+// Close messages a stream's client reads when the node agent ends its session.
+const (
+	CloseTakenOver   = "console session taken over: another client connected to the same VMI"
+	CloseVNCReplaced = "VNC session replaced: another client connected to the same VMI"
+	CloseVMIStopped  = "the VMI stopped"
+	CloseVMIMigrated = "the VMI migrated to a new launcher: connect again to reach it there"
+	CloseAgentExits  = "the node agent is shutting down"
+)
+
+// Error is a refusal of the API: the HTTP status and the message the response's body carries.
+type Error struct {
+	Code    int
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Write answers w with the refusal.
+func (e *Error) Write(w http.ResponseWriter) { http.Error(w, e.Message, e.Code) }

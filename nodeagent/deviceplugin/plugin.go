@@ -4,7 +4,7 @@
 // device-plugins directory, registers the resource, advertises Count devices whose health a
 // probe decides, and answers every allocation with the same device nodes. When the kubelet
 // restarts it empties that directory; the plugin notices its socket is gone, serves again and
-// registers anew.
+// registers anew. ServeKVM serves KubeVirt's devices.kubevirt.io/kvm with it.
 package deviceplugin
 
 import (

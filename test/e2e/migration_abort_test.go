@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/nodeagent"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 )
 
 // throttleMigrations patches bandwidthPerMigration ("" removes it, and with it any
@@ -158,8 +158,8 @@ func TestLiveMigrationAbortAndFailure(t *testing.T) {
 	m = startMigration(t, ns, "demo", "")
 	m = waitMigration(t, ns, m.Name, v1.MigrationSucceeded, 3*time.Minute)
 	checkMigrationConfiguration(t, m.Status.MigrationState)
-	if text := con.closeText(t, 30*time.Second); text != nodeagent.CloseVMIMigrated {
-		t.Errorf("the console session ended with %q, want %q", text, nodeagent.CloseVMIMigrated)
+	if text := con.closeText(t, 30*time.Second); text != nodeagentapi.CloseVMIMigrated {
+		t.Errorf("the console session ended with %q, want %q", text, nodeagentapi.CloseVMIMigrated)
 	}
 	moved, _, err := dialStream(t, admin, streamPath("subresources.kubevirt.io", ns, "demo", "console"))
 	if err != nil {

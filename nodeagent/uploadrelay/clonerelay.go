@@ -1,4 +1,4 @@
-package nodeagent
+package uploadrelay
 
 import (
 	"context"
@@ -13,57 +13,70 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
+	"github.com/vireo-dev/vireo/nodeagent/relay"
 )
 
-// relayClone serves the upload socket in the emptyDir of a clone's source Pod on this node,
+// SyncCloneSource serves the upload socket in the emptyDir of a clone's source Pod on this node,
 // once it runs, relaying each connection to the socket of the clone's target upload Pod (found
 // again for every connection: cloneTarget), and stops when the Pod ends. Neither Pod needs a
 // hostPath: each has only its own emptyDir, which the agent opens without following links.
-func (a *Agent) relayClone(source *corev1.Pod) {
+func (u *Relay) SyncCloneSource(source *corev1.Pod) {
 	if source.DeletionTimestamp != nil || source.Status.Phase != corev1.PodRunning {
-		a.stopCloneRelay(source.UID)
+		u.StopClone(source.UID)
 		return
 	}
-	a.mu.Lock()
-	_, running := a.cloneRelays[source.UID]
-	a.mu.Unlock()
-	if running {
+	u.mu.Lock()
+	_, running := u.clones[source.UID]
+	closed := u.closed
+	u.mu.Unlock()
+	if running || closed {
 		return
 	}
 	ns, name := source.Namespace, source.Name
-	proxy, err := a.dirs.startSocketProxy(source.UID, []string{uploadapi.SocketName}, func(ctx context.Context, socket string) (net.Conn, error) {
-		src, err := a.pods.Pods(ns).Get(name)
+	proxy, err := relay.StartSocketProxy(u.dirs, source.UID, []string{uploadapi.SocketName}, func(ctx context.Context, socket string) (net.Conn, error) {
+		src, err := u.pods.Pods(ns).Get(name)
 		if err != nil {
 			return nil, err
 		}
-		target, err := cloneTarget(a.pods, src)
+		target, err := cloneTarget(u.pods, src)
 		if err != nil {
 			return nil, err
 		}
-		return a.dirs.dialSocket(ctx, target.UID, socket)
+		return u.dirs.DialSocket(ctx, target.UID, socket)
 	})
 	if err != nil {
 		klog.ErrorS(err, "Serving the clone source Pod's upload socket", "pod", klog.KObj(source))
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, raced := a.cloneRelays[source.UID]; raced {
-		proxy.close()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, raced := u.clones[source.UID]; raced || u.closed {
+		proxy.Close()
 		return
 	}
-	a.cloneRelays[source.UID] = proxy
+	u.clones[source.UID] = proxy
 	klog.InfoS("Relaying a clone", "source", klog.KObj(source), "target", source.Annotations[uploadapi.CloneTargetAnnotation])
 }
 
-// stopCloneRelay stops the relay of source Pod uid, if any.
-func (a *Agent) stopCloneRelay(uid types.UID) {
-	a.mu.Lock()
-	proxy := a.cloneRelays[uid]
-	delete(a.cloneRelays, uid)
-	a.mu.Unlock()
+// StopClone stops the relay of clone source Pod uid, if any.
+func (u *Relay) StopClone(uid types.UID) {
+	u.mu.Lock()
+	proxy := u.clones[uid]
+	delete(u.clones, uid)
+	u.mu.Unlock()
 	if proxy != nil {
-		proxy.close()
+		proxy.Close()
+	}
+}
+
+// CloseAll stops every clone's relay; none starts afterwards.
+func (u *Relay) CloseAll() {
+	u.mu.Lock()
+	clones := u.clones
+	u.clones, u.closed = map[types.UID]*relay.SocketProxy{}, true
+	u.mu.Unlock()
+	for _, p := range clones {
+		p.Close()
 	}
 }
 
@@ -81,9 +94,9 @@ func cloneTarget(pods corelisters.PodLister, source *corev1.Pod) (*corev1.Pod, e
 	if !ok || ns == "" || dv == "" {
 		return nil, fmt.Errorf("clone source Pod %s/%s names no target DataVolume (%s)", source.Namespace, source.Name, uploadapi.CloneTargetAnnotation)
 	}
-	target, herr := uploadPodIn(pods, ns, dv, types.UID(uid))
+	target, herr := uploadPod(pods, ns, dv, types.UID(uid))
 	if herr != nil {
-		return nil, fmt.Errorf("clone source Pod %s/%s: %s", source.Namespace, source.Name, herr.msg)
+		return nil, fmt.Errorf("clone source Pod %s/%s: %s", source.Namespace, source.Name, herr.Message)
 	}
 	if got := target.Annotations[uploadapi.CloneSourceNamespaceAnnotation]; got != source.Namespace {
 		return nil, fmt.Errorf("the upload Pod %s/%s clones from namespace %q, not from %s", target.Namespace, target.Name, got, source.Namespace)

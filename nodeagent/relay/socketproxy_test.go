@@ -1,4 +1,4 @@
-package nodeagent
+package relay_test
 
 import (
 	"context"
@@ -12,7 +12,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/nodeagent/nodedirs/nodedirstest"
+	"github.com/vireo-dev/vireo/nodeagent/relay"
 )
 
 // TestMigrationProxyInPlace: the proxy serves the migration sockets in the source launcher's
@@ -23,13 +26,13 @@ func TestMigrationProxyInPlace(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to hand sockets to uid 107")
 	}
-	d := testNodeDirs(t)
-	if err := d.ensureBase(); err != nil {
+	d := nodedirstest.New(t)
+	if err := d.EnsureBase(); err != nil {
 		t.Fatal(err)
 	}
 	source, target := types.UID("src"), types.UID("tgt")
-	sourceDir, targetDir := testEmptyDir(t, d, source), testEmptyDir(t, d, target)
-	victim := filepath.Join(d.root, "victim")
+	sourceDir, targetDir := nodedirstest.EmptyDir(t, d, source), nodedirstest.EmptyDir(t, d, target)
+	victim := filepath.Join(d.Root, "victim")
 	if err := os.WriteFile(victim, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -49,15 +52,15 @@ func TestMigrationProxyInPlace(t *testing.T) {
 		_, _ = io.Copy(c, c) // echo
 		c.Close()
 	}()
-	p, err := d.startSocketProxy(source, protocol.MigrationSockets, func(ctx context.Context, name string) (net.Conn, error) {
-		return d.dialSocket(ctx, target, name)
+	p, err := relay.StartSocketProxy(d, source, protocol.MigrationSockets, func(ctx context.Context, name string) (net.Conn, error) {
+		return d.DialSocket(ctx, target, name)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(sourceDir, protocol.MigrationQEMUSocket)
 	fi, err := os.Lstat(sock)
-	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Sys().(*syscall.Stat_t).Uid != LauncherUser {
+	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Sys().(*syscall.Stat_t).Uid != uint32(launcherpodapi.LauncherUser) {
 		t.Fatalf("proxy socket %v (%v), want a socket of uid 107", fi, err)
 	}
 	if fi, err := os.Stat(victim); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 0 {
@@ -76,7 +79,7 @@ func TestMigrationProxyInPlace(t *testing.T) {
 	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping" {
 		t.Fatalf("through the proxy: %q %v", buf, err)
 	}
-	p.close()
+	p.Close()
 	if _, err := c.Read(buf); err == nil {
 		t.Error("a connection survived the proxy's close")
 	}

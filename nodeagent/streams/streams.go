@@ -1,7 +1,11 @@
-package nodeagent
+// Package streams is the node agent's console and VNC sessions and screenshots: each session
+// splices a websocket (KubeVirt's plain.kubevirt.io subprotocol, binary frames) with a socket
+// of the VMI's launcher, at most one per VMI and kind, pings the client so idle sessions stay
+// open through proxies and dead clients are noticed, and ends with a close message saying why
+// (nodeagentapi.Close*).
+package streams
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,29 +15,17 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/nodeagentapi"
+	"github.com/vireo-dev/vireo/nodeagent/nodedirs"
 )
 
-// StreamSubprotocol is KubeVirt's websocket subprotocol for console and VNC: binary frames that
+// subprotocol is KubeVirt's websocket subprotocol for console and VNC: binary frames that
 // carry the guest's bytes unchanged.
-const StreamSubprotocol = v1.PlainStreamProtocolName
-
-// Stream kinds: the last path element of a stream request, and which launcher socket it splices.
-const (
-	StreamConsole = "console"
-	StreamVNC     = "vnc"
-)
-
-// Close messages a client reads when the node agent ends its session.
-const (
-	CloseTakenOver   = "console session taken over: another client connected to the same VMI"
-	CloseVNCReplaced = "VNC session replaced: another client connected to the same VMI"
-	CloseVMIStopped  = "the VMI stopped"
-	CloseVMIMigrated = "the VMI migrated to a new launcher: connect again to reach it there"
-	CloseAgentExits  = "the node agent is shutting down"
-)
+const subprotocol = v1.PlainStreamProtocolName
 
 // streamBufferSize bounds what one direction of a session holds at a time: bytes are copied
 // through a buffer of this size, never collected, so a slow reader slows the guest down.
@@ -47,13 +39,12 @@ type streamKey struct{ namespace, name, kind string }
 
 func (k streamKey) String() string { return k.namespace + "/" + k.name + "/" + k.kind }
 
-// streams are the open console and VNC sessions of a node agent: at most one per VMI and kind.
-// Each session splices a websocket (binary frames) with a launcher's unix socket, pings the client
-// so idle sessions stay open through proxies and dead clients are noticed, and ends with a close
-// message saying why.
-type streams struct {
+// Server is the open console and VNC sessions of a node agent and their endpoints.
+type Server struct {
 	// ping is the keep-alive period; a client silent for three periods is gone.
-	ping time.Duration
+	ping      time.Duration
+	dirs      nodedirs.Dirs
+	launchers Launchers
 
 	mu     sync.Mutex
 	active map[streamKey]*stream
@@ -61,8 +52,19 @@ type streams struct {
 	wg     sync.WaitGroup
 }
 
-func newStreams(ping time.Duration) *streams {
-	return &streams{ping: ping, active: map[streamKey]*stream{}}
+// Launchers find the launchers of the node's VMIs.
+type Launchers interface {
+	// Running is the launcher Pod that runs VMI namespace/name on this node now, or why none does.
+	Running(namespace, name string) (types.UID, *nodeagentapi.Error)
+	// EndMessage says why the console or VNC socket of launcher Pod podUID, which ran VMI
+	// namespace/name, ended (nodeagentapi.CloseVMIStopped or CloseVMIMigrated).
+	EndMessage(podUID types.UID, namespace, name string) string
+}
+
+// New returns a server without sessions, keeping clients alive with a ping every ping, that
+// reaches launchers' sockets in dirs.
+func New(ping time.Duration, dirs nodedirs.Dirs, launchers Launchers) *Server {
+	return &Server{ping: ping, dirs: dirs, launchers: launchers, active: map[streamKey]*stream{}}
 }
 
 // stream is one session. ws is nil until the upgrade succeeded; mu guards it, since end is
@@ -90,11 +92,11 @@ var errBusy = errors.New("busy")
 
 // reserve claims key for a new session splicing sock. With preserve, an active session makes it
 // fail with errBusy; otherwise the previous session is ended once the new one starts.
-func (s *streams) reserve(key streamKey, preserve bool, sock net.Conn) (*stream, *stream, error) {
+func (s *Server) reserve(key streamKey, preserve bool, sock net.Conn) (*stream, *stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, nil, errors.New(CloseAgentExits)
+		return nil, nil, errors.New(nodeagentapi.CloseAgentExits)
 	}
 	prev := s.active[key]
 	if prev != nil && preserve {
@@ -107,7 +109,7 @@ func (s *streams) reserve(key streamKey, preserve bool, sock net.Conn) (*stream,
 }
 
 // release forgets st (if it is still key's session) and marks it finished.
-func (s *streams) release(st *stream) {
+func (s *Server) release(st *stream) {
 	s.mu.Lock()
 	if s.active[st.key] == st {
 		delete(s.active, st.key)
@@ -116,8 +118,8 @@ func (s *streams) release(st *stream) {
 	s.wg.Done()
 }
 
-// endVMI ends the sessions of a VMI with msg.
-func (s *streams) endVMI(namespace, name, msg string) {
+// EndVMI ends the sessions of VMI namespace/name with msg.
+func (s *Server) EndVMI(namespace, name, msg string) {
 	s.mu.Lock()
 	var ending []*stream
 	for k, st := range s.active {
@@ -131,8 +133,8 @@ func (s *streams) endVMI(namespace, name, msg string) {
 	}
 }
 
-// closeAll ends every session and waits for them; no new session starts afterwards.
-func (s *streams) closeAll() {
+// CloseAll ends every session and waits for them; no new session starts afterwards.
+func (s *Server) CloseAll() {
 	s.mu.Lock()
 	s.closed = true
 	ending := make([]*stream, 0, len(s.active))
@@ -141,13 +143,13 @@ func (s *streams) closeAll() {
 	}
 	s.mu.Unlock()
 	for _, st := range ending {
-		st.end(websocket.CloseGoingAway, CloseAgentExits)
+		st.end(websocket.CloseGoingAway, nodeagentapi.CloseAgentExits)
 	}
 	s.wg.Wait()
 }
 
-// count is the number of open sessions of kind.
-func (s *streams) count(kind string) int {
+// Count is the number of open sessions of kind.
+func (s *Server) Count(kind string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -190,7 +192,7 @@ func (st *stream) end(code int, msg string) {
 var upgrader = websocket.Upgrader{
 	ReadBufferSize:  streamBufferSize,
 	WriteBufferSize: streamBufferSize,
-	Subprotocols:    []string{StreamSubprotocol},
+	Subprotocols:    []string{subprotocol},
 	CheckOrigin:     func(*http.Request) bool { return true },
 }
 
@@ -200,16 +202,16 @@ func checkStreamRequest(r *http.Request) error {
 		return errors.New("this endpoint streams over a websocket: send GET with 'Connection: Upgrade' and 'Upgrade: websocket'")
 	}
 	for _, p := range websocket.Subprotocols(r) {
-		if p == StreamSubprotocol {
+		if p == subprotocol {
 			return nil
 		}
 	}
-	return fmt.Errorf("websocket subprotocol %s is required (Sec-WebSocket-Protocol)", StreamSubprotocol)
+	return fmt.Errorf("websocket subprotocol %s is required (Sec-WebSocket-Protocol)", subprotocol)
 }
 
 // serve upgrades r and splices the websocket with st's socket until either side ends. It owns
 // the socket and st's registration. replacedMsg is sent to prev, the session st replaces.
-func (s *streams) serve(w http.ResponseWriter, r *http.Request, st, prev *stream, replacedMsg string) {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, st, prev *stream, replacedMsg string) {
 	defer s.release(st)
 	ws, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
@@ -245,7 +247,7 @@ func (s *streams) serve(w http.ResponseWriter, r *http.Request, st, prev *stream
 
 // splice copies both ways and pings the client; it returns when the session is over, with
 // both connections closed and its goroutines gone.
-func (s *streams) splice(st *stream) {
+func (s *Server) splice(st *stream) {
 	ws := st.ws
 	ws.SetReadLimit(streamBufferSize)
 	extend := func() {
@@ -286,7 +288,7 @@ func (s *streams) splice(st *stream) {
 	wg.Wait()
 }
 
-func (s *streams) guestToClient(st *stream) {
+func (s *Server) guestToClient(st *stream) {
 	buf := make([]byte, streamBufferSize)
 	var last time.Time
 	for {
@@ -303,7 +305,7 @@ func (s *streams) guestToClient(st *stream) {
 			}
 		}
 		if err != nil {
-			msg := CloseVMIStopped
+			msg := nodeagentapi.CloseVMIStopped
 			if st.sockEnded != nil {
 				msg = st.sockEnded()
 			}
@@ -340,7 +342,7 @@ func gather(sock net.Conn, buf []byte, n int) (int, error) {
 	return n, nil
 }
 
-func (s *streams) clientToGuest(st *stream, extend func()) {
+func (s *Server) clientToGuest(st *stream, extend func()) {
 	buf := make([]byte, streamBufferSize)
 	for {
 		typ, r, err := st.ws.NextReader()
@@ -352,14 +354,8 @@ func (s *streams) clientToGuest(st *stream, extend func()) {
 			continue
 		}
 		if _, err := io.CopyBuffer(st.sock, r, buf); err != nil {
-			st.end(websocket.CloseNormalClosure, CloseVMIStopped)
+			st.end(websocket.CloseNormalClosure, nodeagentapi.CloseVMIStopped)
 			return
 		}
 	}
-}
-
-// run ends every session when ctx ends.
-func (s *streams) run(ctx context.Context) {
-	<-ctx.Done()
-	s.closeAll()
 }

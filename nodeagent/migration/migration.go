@@ -1,4 +1,7 @@
-package nodeagent
+// Package migration is the node agent's part in live migrations: the steps on the source's and
+// the target's node, the proxy of the migration's sockets, the mutual TLS between node agents
+// that carries them from node to node, and KubeVirt's migration metrics.
+package migration
 
 import (
 	"context"
@@ -18,6 +21,7 @@ import (
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/nodeagent/relay"
 )
 
 // A live migration, as the node agents carry it out (vireo-controller creates the target Pod
@@ -36,13 +40,10 @@ import (
 //     the VMI's launcher, the target's agent drives it like any other (and, when the source
 //     reported the completion first, sets targetNodeDomainDetected then).
 
-// migrationKey names one migration on this node: the migration's UID.
-type migrationKey = types.UID
-
-// migrationWork is what this agent did for one migration, so each step is taken once.
-type migrationWork struct {
+// record is what this agent did for one migration, so each step is taken once.
+type record struct {
 	// proxy serves the migration sockets in the directory of source Pod proxyPod.
-	proxy    *socketProxy
+	proxy    *relay.SocketProxy
 	proxyPod types.UID
 	// targetPod is the target launcher Pod this agent prepared (on the target's node).
 	targetPod types.UID
@@ -64,9 +65,9 @@ func inFlight(ms *v1.VirtualMachineInstanceMigrationState) bool {
 	return ms != nil && ms.MigrationUID != "" && !ms.Completed && !ms.Failed
 }
 
-// syncMigration takes this node's next steps in the VMI's migration and returns the status to
+// Sync takes this node's next steps in the VMI's migration and returns the status to
 // write (st with the migration state this agent observed).
-func (a *Agent) syncMigration(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, st v1.VirtualMachineInstanceStatus) v1.VirtualMachineInstanceStatus {
+func (m *Manager) Sync(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, st v1.VirtualMachineInstanceStatus) v1.VirtualMachineInstanceStatus {
 	ms := st.MigrationState
 	if ms == nil || ms.MigrationUID == "" {
 		return st
@@ -74,81 +75,94 @@ func (a *Agent) syncMigration(ctx context.Context, key string, vmi *v1.VirtualMa
 	ms = ms.DeepCopy()
 	st.MigrationState = ms
 	if !inFlight(ms) {
-		if !a.stillLeaving(vmi, ms) {
-			a.endMigration(ms.MigrationUID)
+		if !m.stillLeaving(vmi, ms) {
+			m.end(ms.MigrationUID)
 		}
-		a.detectTargetDomain(vmi, ms)
+		m.detectTargetDomain(vmi, ms)
 		return st
 	}
-	if ms.TargetNode == a.opts.NodeName && ms.TargetPod != "" {
+	if ms.TargetNode == m.node && ms.TargetPod != "" {
 		if ms.TargetNodeAddress == "" {
-			a.prepareTarget(ctx, key, vmi, ms)
+			m.prepareTarget(ctx, key, vmi, ms)
 		} else {
-			a.reportArrival(vmi, ms)
+			m.reportArrival(vmi, ms)
 		}
 	}
 	if !inFlight(ms) {
 		// Arrived (in place, this agent is the source too): nothing left to start or abort.
 		return st
 	}
-	if ms.SourceNode == a.opts.NodeName && vmi.Status.NodeName == a.opts.NodeName && ms.TargetNodeAddress != "" {
-		a.runSource(ctx, key, vmi, ms)
+	if ms.SourceNode == m.node && vmi.Status.NodeName == m.node && ms.TargetNodeAddress != "" {
+		m.runSource(ctx, key, vmi, ms)
 	}
 	return st
 }
 
-// work returns the record of migration uid, creating it.
-func (a *Agent) work(uid migrationKey) *migrationWork {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	w := a.migrations[uid]
+// record returns the record of migration uid, creating it.
+func (m *Manager) record(uid types.UID) *record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.records[uid]
 	if w == nil {
-		w = &migrationWork{}
-		a.migrations[uid] = w
+		w = &record{}
+		m.records[uid] = w
 	}
 	return w
 }
 
-// endMigration closes what this agent kept open for migration uid.
-func (a *Agent) endMigration(uid migrationKey) {
-	a.mu.Lock()
-	w := a.migrations[uid]
-	delete(a.migrations, uid)
-	var proxy *socketProxy
+// end closes what this agent kept open for migration uid.
+func (m *Manager) end(uid types.UID) {
+	m.mu.Lock()
+	w := m.records[uid]
+	delete(m.records, uid)
+	var proxy *relay.SocketProxy
 	var progress []string
 	if w != nil {
 		proxy, progress = w.proxy, w.progressLabels
 	}
-	a.mu.Unlock()
+	m.mu.Unlock()
 	if proxy != nil {
-		proxy.close()
+		proxy.Close()
 	}
 	if progress != nil {
 		forgetMigrationProgress(progress)
 	}
 }
 
-// endMigrationsFrom forgets the migrations of launcher Pod uid (gone), as their source or
-// target, and closes their proxies.
-func (a *Agent) endMigrationsFrom(uid types.UID) {
-	a.mu.Lock()
+// EndFrom forgets the migrations of launcher Pod uid (gone), as their source or target, and
+// closes their proxies.
+func (m *Manager) EndFrom(uid types.UID) {
+	m.mu.Lock()
 	var ending []types.UID
-	for m, w := range a.migrations {
+	for id, w := range m.records {
 		if w.proxyPod == uid || w.targetPod == uid {
-			ending = append(ending, m)
+			ending = append(ending, id)
 		}
 	}
-	a.mu.Unlock()
-	for _, m := range ending {
-		a.endMigration(m)
+	m.mu.Unlock()
+	for _, id := range ending {
+		m.end(id)
+	}
+}
+
+// EndAll forgets every migration and closes their proxies: the agent is exiting.
+func (m *Manager) EndAll() {
+	m.mu.Lock()
+	ending := make([]types.UID, 0, len(m.records))
+	for id := range m.records {
+		ending = append(ending, id)
+	}
+	m.mu.Unlock()
+	for _, id := range ending {
+		m.end(id)
 	}
 }
 
 // targetPod is the migration's target launcher Pod on this node, when it runs.
-func (a *Agent) targetPod(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) *corev1.Pod {
-	pod, err := a.pods.Pods(vmi.Namespace).Get(ms.TargetPod)
+func (m *Manager) targetPod(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) *corev1.Pod {
+	pod, err := m.pods.Pods(vmi.Namespace).Get(ms.TargetPod)
 	if err != nil || pod.Labels[v1.MigrationJobLabel] != string(ms.MigrationUID) || !metav1.IsControlledBy(pod, vmi) ||
-		pod.Spec.NodeName != a.opts.NodeName || pod.Status.Phase != corev1.PodRunning {
+		pod.Spec.NodeName != m.node || pod.Status.Phase != corev1.PodRunning {
 		return nil
 	}
 	return pod
@@ -156,90 +170,94 @@ func (a *Agent) targetPod(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineI
 
 // prepareTarget hands the VMI to the target launcher (once, in the background) and records
 // its address when the launcher is ready for the guest.
-func (a *Agent) prepareTarget(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
-	pod := a.targetPod(vmi, ms)
+func (m *Manager) prepareTarget(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
+	pod := m.targetPod(vmi, ms)
 	if pod == nil {
 		return
 	}
-	client, dom, _ := a.session(pod, vmi, key).state()
+	session := m.sessions.Ensure(pod.UID, vmi.UID, key)
+	client, dom, _ := session.State()
 	if client == nil || dom == nil {
 		return
 	}
-	if m := dom.Migration; m != nil && m.Phase == protocol.MigrationReady {
-		ms.TargetNodeAddress = a.migrationAddress()
+	if mig := dom.Migration; mig != nil && mig.Phase == protocol.MigrationReady {
+		ms.TargetNodeAddress = m.address
 		return
 	}
 	if dom.Phase.Ended() {
 		ms.Failed, ms.FailureReason = true, "the target launcher ended before the guest arrived: "+dom.Message
-		now := a.now()
+		now := m.now()
 		ms.EndTimestamp = &now
 		return
 	}
-	w := a.work(ms.MigrationUID)
-	a.mu.Lock()
+	w := m.record(ms.MigrationUID)
+	m.mu.Lock()
 	if w.preparing || w.prepared {
-		a.mu.Unlock()
+		m.mu.Unlock()
 		return
 	}
 	w.preparing, w.targetPod = true, pod.UID
-	a.mu.Unlock()
-	vmi = vmi.DeepCopy()
-	go func() {
+	m.mu.Unlock()
+	vmi, uid := vmi.DeepCopy(), ms.MigrationUID
+	// PrepareTarget takes seconds (the target's disks, its QEMU): it runs on the session, not
+	// in this reconcile, and ends with it.
+	session.Go(func(ctx context.Context) {
 		began := time.Now()
-		_, err := client.PrepareTarget(a.ctx, &protocol.SyncRequest{VMI: vmi})
+		_, err := client.PrepareTarget(ctx, &protocol.SyncRequest{VMI: vmi})
 		if err == nil {
-			klog.FromContext(a.ctx).Info("Migration target prepared", "vmi", key, "migration", ms.MigrationUID,
+			klog.FromContext(ctx).Info("Migration target prepared", "vmi", key, "migration", uid,
 				"took", time.Since(began).Round(time.Millisecond))
 		}
-		a.mu.Lock()
+		m.mu.Lock()
 		w.preparing, w.prepared = false, err == nil
 		if err != nil {
 			w.prepareErr = err.Error()
 		}
-		a.mu.Unlock()
+		m.mu.Unlock()
 		if err != nil {
-			klog.FromContext(a.ctx).Info("Preparing the migration's target failed; retrying", "vmi", key, "err", err)
-			a.EnqueueAfter(key, 5*time.Second)
+			klog.FromContext(ctx).Info("Preparing the migration's target failed; retrying", "vmi", key, "err", err)
+			m.queue.EnqueueAfter(key, 5*time.Second)
 		}
-		a.EnqueueKey(key)
-	}()
+		m.queue.EnqueueKey(key)
+	})
 }
 
-// migrationAddress is where the source's agent reaches this agent's migration endpoint.
-func (a *Agent) migrationAddress() string {
-	if a.opts.MigrationAddress != "" {
-		return a.opts.MigrationAddress
+// Address is where the source's agent reaches this agent's migration endpoint: address when
+// set, else $POD_IP and the port of listen (the agent's HTTPS server), else the node's name.
+func Address(address, listen, node string) string {
+	if address != "" {
+		return address
 	}
-	_, port, err := net.SplitHostPort(a.opts.Listen)
+	_, port, err := net.SplitHostPort(listen)
 	if err != nil || os.Getenv("POD_IP") == "" {
-		return a.opts.NodeName
+		return node
 	}
 	return net.JoinHostPort(os.Getenv("POD_IP"), port)
 }
 
 // runSource proxies the migration's sockets, starts the migration and reports it.
-func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
-	pod, err := a.pods.Pods(vmi.Namespace).Get(ms.SourcePod)
-	if err != nil || !metav1.IsControlledBy(pod, vmi) || pod.Spec.NodeName != a.opts.NodeName {
+func (m *Manager) runSource(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
+	pod, err := m.pods.Pods(vmi.Namespace).Get(ms.SourcePod)
+	if err != nil || !metav1.IsControlledBy(pod, vmi) || pod.Spec.NodeName != m.node {
 		return
 	}
 	// The launcher's last report counts even once it exited: it exits when its guest left.
-	client, dom, _ := a.session(pod, vmi, key).state()
+	client, dom, _ := m.sessions.Ensure(pod.UID, vmi.UID, key).State()
 	if dom != nil && dom.Migration != nil && dom.Migration.UID == string(ms.MigrationUID) {
-		a.observeMigration(ms.MigrationUID, vmi, dom.Migration)
-		a.reportSource(ctx, client, dom, ms)
+		m.observeMigration(ms.MigrationUID, vmi, dom.Migration)
+		m.reportSource(ctx, client, dom, ms)
 		return
 	}
 	if client == nil || dom == nil {
 		return
 	}
-	w := a.work(ms.MigrationUID)
+	w := m.record(ms.MigrationUID)
 	switch {
 	case w.started:
 		return
 	case ms.AbortRequested:
 		// Aborted before the launcher began: nothing to stop.
-		now := a.now()
+		now := m.now()
 		ms.Failed, ms.AbortStatus, ms.EndTimestamp = true, v1.MigrationAbortSucceeded, &now
 		ms.FailureReason = "Migration aborted before it started"
 		return
@@ -247,45 +265,45 @@ func (a *Agent) runSource(ctx context.Context, key string, vmi *v1.VirtualMachin
 		// The start is written first (a conditional update): the controller fails a migration
 		// that has not started without asking, so it must know before libvirt begins. Once
 		// the write went through, startWrittenMigration goes on at once.
-		now := a.now()
+		now := m.now()
 		ms.StartTimestamp = &now
 		return
 	}
-	a.mu.Lock()
+	m.mu.Lock()
 	proxied := w.proxy != nil
-	a.mu.Unlock()
+	m.mu.Unlock()
 	if !proxied {
-		dial, err := a.targetDialer(vmi, ms)
+		dial, err := m.targetDialer(vmi, ms)
 		if err == nil {
-			err = a.keepProxy(ms.MigrationUID, w, pod.UID, dial)
+			err = m.keepProxy(ms.MigrationUID, w, pod.UID, dial)
 		}
 		if err != nil {
-			a.retryStart(ctx, key, w, ms, fmt.Errorf("proxying the migration's sockets: %w", err))
+			m.retryStart(ctx, key, w, ms, fmt.Errorf("proxying the migration's sockets: %w", err))
 			return
 		}
 	}
-	settings := a.migrationSettings()
+	settings := m.migrationSettings()
 	if err := client.Migrate(ctx, migrateRequest(ms, settings)); err != nil {
-		a.retryStart(ctx, key, w, ms, fmt.Errorf("starting the migration in the source launcher: %w", err))
+		m.retryStart(ctx, key, w, ms, fmt.Errorf("starting the migration in the source launcher: %w", err))
 		return
 	}
-	a.mu.Lock()
+	m.mu.Lock()
 	w.started, w.configuration = true, migrationConfiguration(settings)
-	a.mu.Unlock()
+	m.mu.Unlock()
 	klog.FromContext(ctx).Info("Migration started", "vmi", key, "migration", ms.MigrationUID, "target", ms.TargetNode+"/"+ms.TargetPod)
 }
 
-// startWrittenMigration starts the migration whose start this agent has just written (status,
+// StartWritten starts the migration whose start this agent has just written (status,
 // written over vmi's): once the write succeeded the controller knows it, so the migration need
 // not wait for this agent's cache to bring its own write back. Whatever the start attempt
 // changes in the migration state is taken again, and written, by the next pass.
-func (a *Agent) startWrittenMigration(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) {
-	if !startJustWritten(vmi.Status.MigrationState, status.MigrationState, a.opts.NodeName) || status.NodeName != a.opts.NodeName {
+func (m *Manager) StartWritten(ctx context.Context, key string, vmi *v1.VirtualMachineInstance, status v1.VirtualMachineInstanceStatus) {
+	if !startJustWritten(vmi.Status.MigrationState, status.MigrationState, m.node) || status.NodeName != m.node {
 		return
 	}
 	written := vmi.DeepCopy()
 	written.Status = *status.DeepCopy()
-	a.runSource(ctx, key, written, written.Status.MigrationState)
+	m.runSource(ctx, key, written, written.Status.MigrationState)
 }
 
 // startJustWritten reports whether after records the start of an in-flight migration from node
@@ -296,16 +314,16 @@ func startJustWritten(before, after *v1.VirtualMachineInstanceMigrationState, no
 }
 
 // keepProxy starts the proxy of the migration's sockets in source Pod podUID's directory and
-// records it in w, unless the migration ended meanwhile (endMigration, from an informer).
-func (a *Agent) keepProxy(uid migrationKey, w *migrationWork, podUID types.UID, dial func(context.Context, string) (net.Conn, error)) error {
-	proxy, err := a.dirs.startSocketProxy(podUID, protocol.MigrationSockets, dial)
+// records it in w, unless the migration ended meanwhile (end).
+func (m *Manager) keepProxy(uid types.UID, w *record, podUID types.UID, dial relay.Dialer) error {
+	proxy, err := relay.StartSocketProxy(m.dirs, podUID, protocol.MigrationSockets, dial)
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.migrations[uid] != w {
-		proxy.close()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.records[uid] != w {
+		proxy.Close()
 		return errors.New("the migration ended while its proxy started")
 	}
 	w.proxy, w.proxyPod = proxy, podUID
@@ -318,25 +336,25 @@ const migrationStartGrace = time.Minute
 
 // retryStart retries starting the migration in a few seconds, or fails it once it has not
 // started for migrationStartGrace.
-func (a *Agent) retryStart(ctx context.Context, key string, w *migrationWork, ms *v1.VirtualMachineInstanceMigrationState, err error) {
-	now := a.now()
-	a.mu.Lock()
+func (m *Manager) retryStart(ctx context.Context, key string, w *record, ms *v1.VirtualMachineInstanceMigrationState, err error) {
+	now := m.now()
+	m.mu.Lock()
 	if w.startFailing.IsZero() {
 		w.startFailing = now.Time
 	}
 	failing := now.Sub(w.startFailing)
-	a.mu.Unlock()
+	m.mu.Unlock()
 	if failing >= migrationStartGrace {
-		a.failStart(ms, fmt.Errorf("%w (retried for %s)", err, failing.Round(time.Second)))
+		m.failStart(ms, fmt.Errorf("%w (retried for %s)", err, failing.Round(time.Second)))
 		return
 	}
 	klog.FromContext(ctx).Error(err, "Cannot start the migration; retrying", "vmi", key, "failingFor", failing.Round(time.Second))
-	a.EnqueueAfter(key, 5*time.Second)
+	m.queue.EnqueueAfter(key, 5*time.Second)
 }
 
 // failStart fails a migration that could not start: the guest stays where it is.
-func (a *Agent) failStart(ms *v1.VirtualMachineInstanceMigrationState, err error) {
-	now := a.now()
+func (m *Manager) failStart(ms *v1.VirtualMachineInstanceMigrationState, err error) {
+	now := m.now()
 	ms.Failed, ms.EndTimestamp, ms.FailureReason = true, &now, "Migration could not start: "+err.Error()
 	if ms.AbortRequested {
 		ms.AbortStatus = v1.MigrationAbortSucceeded
@@ -345,27 +363,27 @@ func (a *Agent) failStart(ms *v1.VirtualMachineInstanceMigrationState, err error
 
 // targetDialer connects to the target launcher's migration sockets: directly when it runs on
 // this node (a migration in place), else through the target node's agent over mutual TLS.
-func (a *Agent) targetDialer(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) (func(context.Context, string) (net.Conn, error), error) {
-	if ms.TargetNode != a.opts.NodeName {
+func (m *Manager) targetDialer(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) (relay.Dialer, error) {
+	if ms.TargetNode != m.node {
 		address, uid := ms.TargetNodeAddress, string(ms.MigrationUID)
 		return func(ctx context.Context, name string) (net.Conn, error) {
-			return a.peers.dialPeer(ctx, address, uid, name)
+			return m.peers.dialPeer(ctx, address, uid, name)
 		}, nil
 	}
-	pod := a.targetPod(vmi, ms)
+	pod := m.targetPod(vmi, ms)
 	if pod == nil {
 		return nil, errors.New("the target launcher Pod " + ms.TargetPod + " does not run on this node")
 	}
-	return func(ctx context.Context, name string) (net.Conn, error) { return a.dirs.dialSocket(ctx, pod.UID, name) }, nil
+	return func(ctx context.Context, name string) (net.Conn, error) { return m.dirs.DialSocket(ctx, pod.UID, name) }, nil
 }
 
 // migrationSettings are the cluster's migration settings now (nil: the agent has none).
-func (a *Agent) migrationSettings() *defaults.MigrationSettings {
-	if a.settings == nil {
+func (m *Manager) migrationSettings() *defaults.MigrationSettings {
+	if m.settings == nil {
 		return nil
 	}
-	m := a.settings.Get().Migrations
-	return &m
+	s := m.settings.Get().Migrations
+	return &s
 }
 
 // migrateRequest turns the cluster's migration settings m into the launcher's request.
@@ -411,26 +429,26 @@ func secondsDuration(s int64) time.Duration {
 
 // reportSource copies the source launcher's view of the migration into ms and asks the
 // launcher to abort when the controller says so.
-func (a *Agent) reportSource(ctx context.Context, client *protocol.Client, dom *protocol.DomainStatus, ms *v1.VirtualMachineInstanceMigrationState) {
-	m := dom.Migration
-	if m.Mode != "" {
-		ms.Mode = v1.MigrationMode(m.Mode)
+func (m *Manager) reportSource(ctx context.Context, client *protocol.Client, dom *protocol.DomainStatus, ms *v1.VirtualMachineInstanceMigrationState) {
+	mig := dom.Migration
+	if mig.Mode != "" {
+		ms.Mode = v1.MigrationMode(mig.Mode)
 	}
 	if ms.MigrationConfiguration == nil {
-		ms.MigrationConfiguration = a.startedConfiguration(ms.MigrationUID)
+		ms.MigrationConfiguration = m.startedConfiguration(ms.MigrationUID)
 	}
-	if c := ms.MigrationConfiguration; m.PostCopyUnavailable != "" && c != nil && (c.AllowPostCopy == nil || *c.AllowPostCopy) {
+	if c := ms.MigrationConfiguration; mig.PostCopyUnavailable != "" && c != nil && (c.AllowPostCopy == nil || *c.AllowPostCopy) {
 		c.AllowPostCopy = ptr.To(false)
-		klog.FromContext(ctx).Info("The migration runs without post-copy: the target's QEMU refused it", "migration", ms.MigrationUID, "reason", m.PostCopyUnavailable)
+		klog.FromContext(ctx).Info("The migration runs without post-copy: the target's QEMU refused it", "migration", ms.MigrationUID, "reason", mig.PostCopyUnavailable)
 	}
-	if m.Ended() {
+	if mig.Ended() {
 		end := metav1.Now()
-		if m.End != nil {
-			end = metav1.NewTime(*m.End)
+		if mig.End != nil {
+			end = metav1.NewTime(*mig.End)
 		}
 		ms.EndTimestamp = &end
 		switch {
-		case m.Phase == protocol.MigrationCompleted:
+		case mig.Phase == protocol.MigrationCompleted:
 			ms.Completed = true
 			if ms.AbortRequested {
 				ms.AbortStatus = v1.MigrationAbortFailed
@@ -438,15 +456,15 @@ func (a *Agent) reportSource(ctx context.Context, client *protocol.Client, dom *
 		default:
 			// The guest stayed on the source: what an abort asks for, whatever ended the
 			// migration first (else its status would stay Aborting).
-			ms.Failed, ms.FailureReason = true, m.Failure
+			ms.Failed, ms.FailureReason = true, mig.Failure
 			if ms.AbortRequested {
 				ms.AbortStatus = v1.MigrationAbortSucceeded
 			}
 		}
 		return
 	}
-	if ms.AbortRequested && !m.AbortRequested && client != nil {
-		w := a.work(ms.MigrationUID)
+	if ms.AbortRequested && !mig.AbortRequested && client != nil {
+		w := m.record(ms.MigrationUID)
 		if !w.aborting {
 			if err := client.AbortMigration(ctx); err != nil {
 				klog.FromContext(ctx).Error(err, "Aborting the migration", "migration", ms.MigrationUID)
@@ -459,37 +477,25 @@ func (a *Agent) reportSource(ctx context.Context, client *protocol.Client, dom *
 
 // startedConfiguration is a copy of the configuration this agent started migration uid with
 // (nil: it did not, or not since it started).
-func (a *Agent) startedConfiguration(uid migrationKey) *v1.MigrationConfiguration {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if w := a.migrations[uid]; w != nil && w.configuration != nil {
+func (m *Manager) startedConfiguration(uid types.UID) *v1.MigrationConfiguration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w := m.records[uid]; w != nil && w.configuration != nil {
 		return w.configuration.DeepCopy()
 	}
 	return nil
-}
-
-// launcherStatus is the last status the launcher of Pod uid reported (nil: no session or none yet).
-func (a *Agent) launcherStatus(uid types.UID) *protocol.DomainStatus {
-	a.mu.Lock()
-	s := a.sessions[uid]
-	a.mu.Unlock()
-	if s == nil {
-		return nil
-	}
-	_, dom, _ := s.state()
-	return dom
 }
 
 // reportArrival completes the migration once the target launcher on this node reports the
 // guest arrived: libvirt finished the incoming job (its statistics are there) and the guest
 // runs here. This is the first sign of success; the source's libvirt confirms it only after it
 // stopped its QEMU (at least 200 ms later), and its report then changes nothing.
-func (a *Agent) reportArrival(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
-	pod := a.targetPod(vmi, ms)
+func (m *Manager) reportArrival(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
+	pod := m.targetPod(vmi, ms)
 	if pod == nil {
 		return
 	}
-	dom := a.launcherStatus(pod.UID)
+	dom := m.sessions.Status(pod.UID)
 	if dom == nil || dom.Migration == nil || dom.Migration.Phase != protocol.MigrationCompleted || dom.Migration.ElapsedMs == 0 ||
 		(dom.Phase != protocol.DomainRunning && dom.Phase != protocol.DomainPaused) {
 		return
@@ -507,29 +513,29 @@ func (a *Agent) reportArrival(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMach
 // stillLeaving reports whether ms's source launcher on this node has not reported the
 // migration's end yet, though the target reported the guest's arrival: the proxy carries
 // libvirt's last replies to the source until then (it closes with the source Pod otherwise).
-func (a *Agent) stillLeaving(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) bool {
-	if !ms.Completed || ms.SourceNode != a.opts.NodeName {
+func (m *Manager) stillLeaving(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) bool {
+	if !ms.Completed || ms.SourceNode != m.node {
 		return false
 	}
-	pod, err := a.pods.Pods(vmi.Namespace).Get(ms.SourcePod)
-	if err != nil || pod.Spec.NodeName != a.opts.NodeName {
+	pod, err := m.pods.Pods(vmi.Namespace).Get(ms.SourcePod)
+	if err != nil || pod.Spec.NodeName != m.node {
 		return false
 	}
-	dom := a.launcherStatus(pod.UID)
+	dom := m.sessions.Status(pod.UID)
 	return dom != nil && !dom.Phase.Ended() && dom.Migration != nil && dom.Migration.UID == string(ms.MigrationUID) && !dom.Migration.Ended()
 }
 
 // detectTargetDomain sets targetNodeDomainDetected once the VMI runs in its migration's target
 // launcher on this node.
-func (a *Agent) detectTargetDomain(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
-	if !ms.Completed || ms.Failed || ms.TargetNodeDomainDetected || ms.TargetNode != a.opts.NodeName || vmi.Status.NodeName != a.opts.NodeName {
+func (m *Manager) detectTargetDomain(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMachineInstanceMigrationState) {
+	if !ms.Completed || ms.Failed || ms.TargetNodeDomainDetected || ms.TargetNode != m.node || vmi.Status.NodeName != m.node {
 		return
 	}
-	pod := a.targetPod(vmi, ms)
+	pod := m.targetPod(vmi, ms)
 	if pod == nil {
 		return
 	}
-	if dom := a.launcherStatus(pod.UID); dom != nil && (dom.Phase == protocol.DomainRunning || dom.Phase == protocol.DomainPaused) {
+	if dom := m.sessions.Status(pod.UID); dom != nil && (dom.Phase == protocol.DomainRunning || dom.Phase == protocol.DomainPaused) {
 		ms.TargetNodeDomainDetected = true
 	}
 }

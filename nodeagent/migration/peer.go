@@ -1,4 +1,4 @@
-package nodeagent
+package migration
 
 import (
 	"bufio"
@@ -24,6 +24,7 @@ import (
 	"github.com/vireo-dev/vireo/internal/certpool"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/nodeagent/relay"
 )
 
 // Between nodes, a migration's connections go from the source's agent to the target's over
@@ -35,16 +36,17 @@ import (
 // migrationUpgrade is the protocol a migration connection upgrades to.
 const migrationUpgrade = "vireo-migration"
 
-// peerTLS is the node agents' TLS between each other.
-type peerTLS struct {
+// PeerTLS is the node agents' TLS between each other.
+type PeerTLS struct {
 	// name is the common name (and first DNS name) of the agents' certificate.
 	name   string
 	client *tls.Config
 }
 
-// loadPeerTLS reads the agent's certificate and the CA for its peers.
-func loadPeerTLS(o *Options) (*peerTLS, error) {
-	pair, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
+// LoadPeerTLS reads the agent's certificate (certFile, keyFile: its serving pair) and the CA
+// of its peers (caFile: the one it trusts for vireo-apiserver).
+func LoadPeerTLS(certFile, keyFile, caFile string) (*PeerTLS, error) {
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +54,7 @@ func loadPeerTLS(o *Options) (*peerTLS, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool, err := certpool.FromFile(o.ClientCAFile)
+	pool, err := certpool.FromFile(caFile)
 	if err != nil {
 		return nil, err
 	}
@@ -62,21 +64,29 @@ func loadPeerTLS(o *Options) (*peerTLS, error) {
 	}
 	// Full records from the first byte (crypto/tls otherwise starts a connection with small
 	// ones), so that the receiving agent can relay them together (recordCoalescer).
-	return &peerTLS{name: leaf.Subject.CommonName, client: &tls.Config{
+	return &PeerTLS{name: leaf.Subject.CommonName, client: &tls.Config{
 		MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{pair}, RootCAs: pool, ServerName: name,
 		DynamicRecordSizingDisabled: true,
 	}}, nil
 }
 
-// fromPeer reports whether r came from another node agent.
-func (p *peerTLS) fromPeer(r *http.Request) bool {
+// Name is the common name of the node agents' certificate ("" without PeerTLS).
+func (p *PeerTLS) Name() string {
+	if p == nil {
+		return ""
+	}
+	return p.name
+}
+
+// FromPeer reports whether r came from another node agent.
+func (p *PeerTLS) FromPeer(r *http.Request) bool {
 	return p != nil && r.TLS != nil && len(r.TLS.PeerCertificates) > 0 && r.TLS.PeerCertificates[0].Subject.CommonName == p.name
 }
 
-// guard confines peers to the migration endpoint and keeps everyone else off it.
-func (p *peerTLS) guard(next http.Handler) http.Handler {
+// Guard confines peers to the migration endpoint and keeps everyone else off it.
+func (p *PeerTLS) Guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.fromPeer(r) != strings.HasPrefix(r.URL.Path, nodeagentapi.MigrationPath) && r.URL.Path != "/healthz" {
+		if p.FromPeer(r) != strings.HasPrefix(r.URL.Path, nodeagentapi.MigrationPath) && r.URL.Path != "/healthz" {
 			http.Error(w, "forbidden for this client certificate", http.StatusForbidden)
 			return
 		}
@@ -84,17 +94,17 @@ func (p *peerTLS) guard(next http.Handler) http.Handler {
 	})
 }
 
-// registerMigrations adds the migration endpoint: GET /v1/migrations/{uid}/{socket} with
-// Upgrade: vireo-migration connects the peer to socket of the target launcher of migration uid
-// on this node.
-func (a *Agent) registerMigrations(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+nodeagentapi.MigrationPath+"{uid}/{socket}", a.serveMigrationSocket)
+// Register adds the migration endpoint: GET /v1/migrations/{uid}/{socket} with Upgrade:
+// vireo-migration connects the peer to socket of the target launcher of migration uid on this
+// node.
+func (m *Manager) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+nodeagentapi.MigrationPath+"{uid}/{socket}", m.serveMigrationSocket)
 }
 
-func (a *Agent) serveMigrationSocket(w http.ResponseWriter, r *http.Request) {
+func (m *Manager) serveMigrationSocket(w http.ResponseWriter, r *http.Request) {
 	uid, sock := r.PathValue("uid"), r.PathValue("socket")
 	switch {
-	case !a.peers.fromPeer(r):
+	case !m.peers.FromPeer(r):
 		http.Error(w, "only node agents may connect to a migration", http.StatusForbidden)
 		return
 	case !slices.Contains(protocol.MigrationSockets, sock):
@@ -104,12 +114,12 @@ func (a *Agent) serveMigrationSocket(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "upgrade to "+migrationUpgrade+" required", http.StatusBadRequest)
 		return
 	}
-	pod := a.migrationTarget(uid)
+	pod := m.migrationTarget(uid)
 	if pod == nil {
-		http.Error(w, fmt.Sprintf("no running target launcher of migration %s on node %s", uid, a.opts.NodeName), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("no running target launcher of migration %s on node %s", uid, m.node), http.StatusNotFound)
 		return
 	}
-	target, err := a.dirs.dialSocket(r.Context(), pod.UID, sock)
+	target, err := m.dirs.DialSocket(r.Context(), pod.UID, sock)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("the target launcher's %s is not reachable: %v", sock, err), http.StatusServiceUnavailable)
 		return
@@ -134,17 +144,17 @@ func relayPeer(w http.ResponseWriter, target net.Conn) {
 		return
 	}
 	capConnBuffers(conn)
-	spliceConns(&bufferedConn{Conn: conn, r: coalesceRecords(conn, buf.Reader)}, target)
+	relay.Splice(&relay.BufferedConn{Conn: conn, R: coalesceRecords(conn, buf.Reader)}, target)
 }
 
 // migrationTarget is the running target launcher Pod of migration uid on this node.
-func (a *Agent) migrationTarget(uid string) *corev1.Pod {
-	pods, err := a.pods.List(labels.SelectorFromSet(labels.Set{v1.MigrationJobLabel: uid}))
+func (m *Manager) migrationTarget(uid string) *corev1.Pod {
+	pods, err := m.pods.List(labels.SelectorFromSet(labels.Set{v1.MigrationJobLabel: uid}))
 	if err != nil {
 		return nil
 	}
 	for _, p := range pods {
-		if p.Spec.NodeName == a.opts.NodeName && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+		if p.Spec.NodeName == m.node && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 			return p
 		}
 	}
@@ -152,7 +162,7 @@ func (a *Agent) migrationTarget(uid string) *corev1.Pod {
 }
 
 // dialPeer connects to socket name of migration uid's target through the agent at address.
-func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.Conn, error) {
+func (p *PeerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.Conn, error) {
 	if p == nil {
 		return nil, errors.New("this node agent has no certificate for its peers")
 	}
@@ -191,7 +201,7 @@ func (p *peerTLS) dialPeer(ctx context.Context, address, uid, name string) (net.
 		c.Close()
 		return nil, fmt.Errorf("the target's node agent at %s: %s: %s", address, resp.Status, strings.TrimSpace(string(body)))
 	}
-	return &peerConn{bufferedConn: bufferedConn{Conn: c, r: br}, raw: raw}, nil
+	return &peerConn{BufferedConn: relay.BufferedConn{Conn: c, R: br}, raw: raw}, nil
 }
 
 // migrationSocketBuffer caps the kernel's send and receive buffers of a migration connection
@@ -226,44 +236,3 @@ func capConnBuffers(c net.Conn) {
 		_ = raw.SetWriteBuffer(migrationSocketBuffer)
 	}
 }
-
-// bufferedConn is a connection whose first bytes may already sit in a reader.
-type bufferedConn struct {
-	net.Conn
-	r io.Reader
-}
-
-func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
-
-// CloseWrite half-closes the underlying connection where it can.
-func (c *bufferedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
-}
-
-// spliceBuffer is each direction's copy buffer: a guest's memory streams through at hundreds
-// of MB/s, and bigger reads mean fewer wake-ups of the copying goroutines.
-const spliceBuffer = 256 << 10
-
-// spliceConns copies both ways until both directions ended, then closes both.
-func spliceConns(a, b net.Conn) {
-	done := make(chan struct{}, 2)
-	copyTo := func(dst, src net.Conn) {
-		_, _ = io.CopyBuffer(dst, onlyReader{src}, make([]byte, spliceBuffer))
-		closeWrite(dst)
-		done <- struct{}{}
-	}
-	go copyTo(b, a)
-	go copyTo(a, b)
-	<-done
-	<-done
-	a.Close()
-	b.Close()
-}
-
-// onlyReader hides a connection's WriterTo, so io.CopyBuffer uses the buffer it is given.
-type onlyReader struct{ r io.Reader }
-
-func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }

@@ -1,4 +1,4 @@
-package nodeagent
+package migration
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/vireo-dev/vireo/localcluster/pki"
+	"github.com/vireo-dev/vireo/nodeagent/relay"
 )
 
 // countingConn counts the writes that reach a connection.
@@ -80,14 +81,14 @@ func peerPair(t *testing.T) (*peerConn, *countingConn, *tls.Conn, *readCountingT
 		client.Close()
 		srv.Close()
 	})
-	return &peerConn{bufferedConn: bufferedConn{Conn: client, r: bufio.NewReader(client)}, raw: raw}, counted, srv, accepted
+	return &peerConn{BufferedConn: relay.BufferedConn{Conn: client, R: bufio.NewReader(client)}, raw: raw}, counted, srv, accepted
 }
 
 // TestPeerConnSendsAWriteAtOnce: a 256 KiB write to a peer goes out as one TCP write of its 16
 // TLS records, not one each, and arrives intact.
 func TestPeerConnSendsAWriteAtOnce(t *testing.T) {
 	client, counted, srv, _ := peerPair(t)
-	data := make([]byte, spliceBuffer)
+	data := make([]byte, relay.SpliceBuffer)
 	if _, err := rand.Read(data); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestRecordCoalescerReadsWholeRecordsTogether(t *testing.T) {
 	}
 	waitQueued(t, tcp.TCPConn, len(data))
 	readsBefore := tcp.reads.Load()
-	buf := make([]byte, spliceBuffer)
+	buf := make([]byte, relay.SpliceBuffer)
 	var got []byte
 	largest := 0
 	for len(got) < len(data) {

@@ -1,4 +1,4 @@
-package nodeagent
+package nodedirs_test
 
 import (
 	"context"
@@ -12,42 +12,13 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/nodeagent/nodedirs"
+	"github.com/vireo-dev/vireo/nodeagent/nodedirs/nodedirstest"
 )
-
-// testNodeDirs is a run directory and kubelet Pod directories below one short temporary root:
-// t.TempDir's paths are too long for a socket address (108 bytes) in an emptyDir.
-func testNodeDirs(t *testing.T) nodeDirs {
-	t.Helper()
-	base, err := os.MkdirTemp("", "na")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	d := nodeDirs{root: filepath.Join(base, "r"), pods: filepath.Join(base, "k")}
-	if err := os.Mkdir(d.pods, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-// testEmptyDir creates Pod uid's emptyDir "run" below the kubelet's Pod directories, as the
-// kubelet does, and returns its path.
-func testEmptyDir(t *testing.T, d nodeDirs, uid types.UID) string {
-	t.Helper()
-	dir := filepath.Join(d.pods, protocol.EmptyDirPath(string(uid), launcherpodapi.RunDirVolumeName))
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // TestLauncherDirs: the run directory gets the agent's own directory (root only, a link in its
 // place refused); a Pod's directory is found only by a UID; the agent dials a launcher's
@@ -56,15 +27,15 @@ func TestLauncherDirs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to own the agent's directory")
 	}
-	d := testNodeDirs(t)
-	if err := d.ensureBase(); err != nil {
+	d := nodedirstest.New(t)
+	if err := d.EnsureBase(); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Lstat(filepath.Join(d.root, agentDir))
+	fi, err := os.Lstat(filepath.Join(d.Root, nodedirs.AgentDir))
 	if err != nil || !fi.IsDir() || fi.Sys().(*syscall.Stat_t).Uid != 0 || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("agent dir %v (%v), want a 0700 directory of root", fi, err)
 	}
-	if err := d.ensureBase(); err != nil {
+	if err := d.EnsureBase(); err != nil {
 		t.Errorf("second ensure: %v", err)
 	}
 
@@ -73,12 +44,12 @@ func TestLauncherDirs(t *testing.T) {
 	if err := os.Chmod(elsewhere, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	linkedRun := nodeDirs{root: t.TempDir()}
-	if err := os.Symlink(elsewhere, filepath.Join(linkedRun.root, agentDir)); err != nil {
+	linkedRun := nodedirs.Dirs{Root: t.TempDir()}
+	if err := os.Symlink(elsewhere, filepath.Join(linkedRun.Root, nodedirs.AgentDir)); err != nil {
 		t.Fatal(err)
 	}
-	if err := linkedRun.ensureBase(); err == nil {
-		t.Error("ensureBase followed a symlink at agent/")
+	if err := linkedRun.EnsureBase(); err == nil {
+		t.Error("EnsureBase followed a symlink at agent/")
 	}
 	if fi, _ := os.Stat(elsewhere); fi.Mode().Perm() != 0o755 {
 		t.Errorf("the symlink's target changed mode to %v", fi.Mode().Perm())
@@ -87,22 +58,22 @@ func TestLauncherDirs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, bad := range []types.UID{"../x", "", "a/b", "..", "."} {
-		if fd, err := d.openEmptyDir(bad, 0); err == nil {
+		if fd, err := d.OpenEmptyDir(bad, 0); err == nil {
 			syscall.Close(fd)
-			t.Errorf("openEmptyDir(%q) accepted a path", bad)
+			t.Errorf("OpenEmptyDir(%q) accepted a path", bad)
 		}
-		if _, err := d.dialLauncher(bad)(ctx); err == nil {
-			t.Errorf("dialLauncher(%q) accepted a path", bad)
+		if _, err := d.DialLauncher(bad)(ctx); err == nil {
+			t.Errorf("DialLauncher(%q) accepted a path", bad)
 		}
 	}
-	if _, err := (nodeDirs{root: d.root}).dialLauncher("p1")(ctx); err == nil {
+	if _, err := (nodedirs.Dirs{Root: d.Root}).DialLauncher("p1")(ctx); err == nil {
 		t.Error("dialed a launcher without the kubelet's Pod directories")
 	}
 
 	// The command socket: a real one connects; a link planted at its name is refused.
 	uid := types.UID("p1")
-	dir := testEmptyDir(t, d, uid)
-	if _, err := d.dialLauncher(uid)(ctx); err == nil {
+	dir := nodedirstest.EmptyDir(t, d, uid)
+	if _, err := d.DialLauncher(uid)(ctx); err == nil {
 		t.Error("dialed a launcher that does not listen")
 	}
 	l, err := net.Listen("unix", filepath.Join(dir, protocol.CommandSocket))
@@ -110,60 +81,17 @@ func TestLauncherDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	conn, err := d.dialLauncher(uid)(ctx)
+	conn, err := d.DialLauncher(uid)(ctx)
 	if err != nil {
 		t.Fatalf("dial the launcher's socket: %v", err)
 	}
 	conn.Close()
 	other := types.UID("p2")
-	if err := os.Symlink(filepath.Join(dir, protocol.CommandSocket), filepath.Join(testEmptyDir(t, d, other), protocol.CommandSocket)); err != nil {
+	if err := os.Symlink(filepath.Join(dir, protocol.CommandSocket), filepath.Join(nodedirstest.EmptyDir(t, d, other), protocol.CommandSocket)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.dialLauncher(other)(ctx); err == nil {
-		t.Error("dialLauncher followed a symlink planted at launcher.sock")
-	}
-}
-
-// TestCollectGarbage: the agent lists the shutdown deadlines in its directory, nothing else
-// there, and on start forgets the Pods that have one but are gone, keeping the live Pods'.
-func TestCollectGarbage(t *testing.T) {
-	d := nodeDirs{root: t.TempDir()}
-	if err := os.Mkdir(filepath.Join(d.root, agentDir), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	at := time.Now().Add(time.Minute).Truncate(time.Second)
-	live, gone := types.UID("6a0c1e2b-1111-4222-8333-944455556666"), types.UID("7b1d2f3c-1111-4222-8333-944455556666")
-	for _, uid := range []types.UID{live, gone} {
-		if err := d.setDeadline(uid, at); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, stray := range []string{"notes", "Not_A_UID.deadline", string(gone) + ".deadline.tmp"} {
-		if err := os.WriteFile(filepath.Join(d.root, agentDir, stray), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Mkdir(filepath.Join(d.root, agentDir, "dir.deadline"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	uids, err := d.deadlines()
-	slices.Sort(uids)
-	if err != nil || !slices.Equal(uids, []types.UID{live, gone}) {
-		t.Fatalf("deadlines = %v, %v; want %v and %v", uids, err, live, gone)
-	}
-
-	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	_ = idx.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "virt-launcher-vm1", UID: live}})
-	a := &Agent{dirs: d, pods: corelisters.NewPodLister(idx)}
-	a.collectGarbage(context.Background())
-	if got, ok := d.deadline(live); !ok || !got.Equal(at) {
-		t.Errorf("the live Pod's deadline: %v %t, want %v", got, ok, at)
-	}
-	if _, ok := d.deadline(gone); ok {
-		t.Error("the deadline of a Pod that is gone survived")
-	}
-	if uids, err := d.deadlines(); err != nil || !slices.Equal(uids, []types.UID{live}) {
-		t.Errorf("deadlines after garbage collection = %v, %v; want %v", uids, err, live)
+	if _, err := d.DialLauncher(other)(ctx); err == nil {
+		t.Error("DialLauncher followed a symlink planted at launcher.sock")
 	}
 }
 
@@ -176,28 +104,28 @@ func TestLauncherEmptyDir(t *testing.T) {
 		t.Skip("needs root to hand files to uid 107")
 	}
 	pods, seed := t.TempDir(), t.TempDir()
-	d := nodeDirs{root: t.TempDir(), pods: pods}
+	d := nodedirs.Dirs{Root: t.TempDir(), Pods: pods}
 	capsFile := strings.Repeat("ab", 32) + ".xml"
 	if err := os.WriteFile(filepath.Join(seed, capsFile), []byte("<qemuCaps/>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	uid := types.UID("9d3f4b5e-1111-4222-8333-944455556666")
-	if done, err := d.seedLauncher(uid, seed); done || err != nil {
+	if done, err := d.SeedLauncher(uid, seed); done || err != nil {
 		t.Fatalf("seeding before the kubelet created the emptyDir: %t, %v", done, err)
 	}
 	dir := filepath.Join(pods, string(uid), "volumes", "kubernetes.io~empty-dir", "run")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if done, err := d.seedLauncher(uid, seed); !done || err != nil {
+	if done, err := d.SeedLauncher(uid, seed); !done || err != nil {
 		t.Fatalf("seeding: %t, %v", done, err)
 	}
 	copied := filepath.Join(dir, "capabilities", capsFile)
 	fi, err := os.Lstat(copied)
-	if err != nil || fi.Sys().(*syscall.Stat_t).Uid != LauncherUser {
+	if err != nil || fi.Sys().(*syscall.Stat_t).Uid != uint32(launcherpodapi.LauncherUser) {
 		t.Errorf("the seed's copy %v (%v), want a file of uid 107", fi, err)
 	}
-	if done, err := d.seedLauncher(uid, seed); !done || err != nil {
+	if done, err := d.SeedLauncher(uid, seed); !done || err != nil {
 		t.Errorf("seeding again: %t, %v", done, err)
 	}
 
@@ -214,7 +142,7 @@ func TestLauncherEmptyDir(t *testing.T) {
 	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	conn, err := d.dialLauncher(uid)(ctx)
+	conn, err := d.DialLauncher(uid)(ctx)
 	if err != nil {
 		t.Fatalf("dial the launcher's socket in its emptyDir: %v", err)
 	}
@@ -231,7 +159,7 @@ func TestLauncherEmptyDir(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(pdir, "capabilities")); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = d.seedLauncher(planted, seed)
+	_, _ = d.SeedLauncher(planted, seed)
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
 		t.Errorf("the seed was written through a planted link: %v", entries)
 	}
@@ -242,10 +170,49 @@ func TestLauncherEmptyDir(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(pods, string(linked), "volumes", "kubernetes.io~empty-dir", "run")); err != nil {
 		t.Fatal(err)
 	}
-	if done, err := d.seedLauncher(linked, seed); done || err == nil {
+	if done, err := d.SeedLauncher(linked, seed); done || err == nil {
 		t.Errorf("seeding through a link in place of the emptyDir: %t, %v", done, err)
 	}
-	if _, err := d.dialLauncher(linked)(ctx); err == nil {
+	if _, err := d.DialLauncher(linked)(ctx); err == nil {
 		t.Error("dialing through a link in place of the emptyDir succeeded")
+	}
+}
+
+// TestDeadlines: the agent lists the shutdown deadlines in its directory and nothing else
+// there; a cleared deadline is gone.
+func TestDeadlines(t *testing.T) {
+	d := nodedirs.Dirs{Root: t.TempDir()}
+	if err := os.Mkdir(filepath.Join(d.Root, nodedirs.AgentDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(time.Minute).Truncate(time.Second)
+	live, gone := types.UID("6a0c1e2b-1111-4222-8333-944455556666"), types.UID("7b1d2f3c-1111-4222-8333-944455556666")
+	for _, uid := range []types.UID{live, gone} {
+		if err := d.SetDeadline(uid, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, stray := range []string{"notes", "Not_A_UID.deadline", string(gone) + ".deadline.tmp"} {
+		if err := os.WriteFile(filepath.Join(d.Root, nodedirs.AgentDir, stray), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(d.Root, nodedirs.AgentDir, "dir.deadline"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	uids, err := d.Deadlines()
+	slices.Sort(uids)
+	if err != nil || !slices.Equal(uids, []types.UID{live, gone}) {
+		t.Fatalf("deadlines = %v, %v; want %v and %v", uids, err, live, gone)
+	}
+	if got, ok := d.Deadline(live); !ok || !got.Equal(at) {
+		t.Errorf("deadline: %v %t, want %v", got, ok, at)
+	}
+	d.ClearDeadline(gone)
+	if _, ok := d.Deadline(gone); ok {
+		t.Error("a cleared deadline survived")
+	}
+	if err := d.SetDeadline("../x", at); err == nil {
+		t.Error("SetDeadline took a path for a UID")
 	}
 }

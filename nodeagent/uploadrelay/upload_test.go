@@ -1,4 +1,4 @@
-package nodeagent
+package uploadrelay
 
 import (
 	"io"
@@ -17,6 +17,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/importer/uploadapi"
+	"github.com/vireo-dev/vireo/nodeagent/nodedirs/nodedirstest"
 )
 
 // uploadPodFor is a running upload Pod controlled by DataVolume ns/dv (UID dvUID).
@@ -29,15 +30,15 @@ func uploadPodFor(ns, dv string, dvUID, podUID types.UID) *corev1.Pod {
 }
 
 func TestUploadRelay(t *testing.T) {
-	dirs := testNodeDirs(t)
+	dirs := nodedirstest.New(t)
 	podUID := types.UID("up1")
-	dir := testEmptyDir(t, dirs, podUID)
+	dir := nodedirstest.EmptyDir(t, dirs, podUID)
 	podIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = podIdx.Add(uploadPodFor("ns", "up", "dv-uid", podUID))
 	pending := uploadPodFor("ns", "pending", "p-uid", "up2")
 	pending.Status.Phase = corev1.PodPending
 	_ = podIdx.Add(pending)
-	a := &Agent{opts: &Options{NodeName: "node1"}, dirs: dirs, pods: corelisters.NewPodLister(podIdx)}
+	a := New(corelisters.NewPodLister(podIdx), dirs)
 
 	// The importer's side: records what reaches the socket.
 	var got *http.Request
@@ -55,7 +56,7 @@ func TestUploadRelay(t *testing.T) {
 	go func() { _ = importerSide.Serve(l) }()
 	t.Cleanup(func() { importerSide.Close() })
 	mux := http.NewServeMux()
-	a.registerUploads(mux)
+	a.Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 

@@ -1,4 +1,4 @@
-package nodeagent
+package migration
 
 import (
 	"context"
@@ -21,6 +21,8 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/reconcile"
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/nodeagent/launchersession"
+	"github.com/vireo-dev/vireo/nodeagent/nodedirs"
 )
 
 // TestRetryStartFailsAfterGrace: a migration whose start the source's agent recorded but
@@ -29,9 +31,9 @@ import (
 func TestRetryStartFailsAfterGrace(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	now := t0
-	a := &Agent{Loop: reconcile.NewLoop("test", func(context.Context, string) error { return nil }),
-		now: func() metav1.Time { return metav1.NewTime(now) }, migrations: map[types.UID]*migrationWork{}}
-	w := a.work("m1")
+	a := NewManager(Config{Queue: reconcile.NewLoop("test", func(context.Context, string) error { return nil }),
+		Now: func() metav1.Time { return metav1.NewTime(now) }})
+	w := a.record("m1")
 	ms := &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", StartTimestamp: &metav1.Time{Time: t0}}
 	cause := errors.New("the target launcher Pod does not run on this node")
 
@@ -52,62 +54,11 @@ func TestRetryStartFailsAfterGrace(t *testing.T) {
 // TestFailStartAbortRequested: an abort requested before a migration that never started
 // ends succeeded.
 func TestFailStartAbortRequested(t *testing.T) {
-	a := &Agent{now: metav1.Now}
+	a := NewManager(Config{})
 	ms := &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", AbortRequested: true}
 	a.failStart(ms, errors.New("no launcher"))
 	if !ms.Failed || ms.AbortStatus != v1.MigrationAbortSucceeded {
 		t.Errorf("state %+v", ms)
-	}
-}
-
-// TestLauncherPodThroughMigrations: the agent follows the Pod the guest runs in, also while a
-// migration to another node completes and the VMI has not moved yet: then it is the source Pod,
-// even when that Pod was itself an earlier migration's target (labelled as such).
-func TestLauncherPodThroughMigrations(t *testing.T) {
-	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: "vmi-uid"}}
-	pod := func(name string, target bool) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name + "-uid"),
-			Labels: map[string]string{v1.CreatedByLabel: "vmi-uid"}}}
-		if target {
-			p.Labels[v1.MigrationJobLabel] = "earlier"
-		}
-		return p
-	}
-	cases := []struct {
-		name  string
-		pods  []*corev1.Pod
-		state *v1.VirtualMachineInstanceMigrationState
-		want  string
-	}{
-		{"never migrated", []*corev1.Pod{pod("first", false)}, nil, "first"},
-		{"in flight: the source", []*corev1.Pod{pod("first", false), pod("second", true)},
-			&v1.VirtualMachineInstanceMigrationState{SourcePod: "first", TargetPod: "second"}, "first"},
-		{"completed in place: the target", []*corev1.Pod{pod("first", false), pod("second", true)},
-			&v1.VirtualMachineInstanceMigrationState{SourcePod: "first", TargetPod: "second", Completed: true}, "second"},
-		{"completed to another node, from an earlier target: the source", []*corev1.Pod{pod("second", true)},
-			&v1.VirtualMachineInstanceMigrationState{SourcePod: "second", TargetPod: "third", Completed: true}, "second"},
-		{"nothing on this node", []*corev1.Pod{pod("other", true)},
-			&v1.VirtualMachineInstanceMigrationState{SourcePod: "second", TargetPod: "third", Completed: true}, ""},
-	}
-	for _, c := range cases {
-		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-		for _, p := range c.pods {
-			_ = idx.Add(p)
-		}
-		a := &Agent{pods: corelisters.NewPodLister(idx)}
-		v := vmi.DeepCopy()
-		v.Status.MigrationState = c.state
-		got, err := a.launcherPod(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := ""
-		if got != nil {
-			name = got.Name
-		}
-		if name != c.want {
-			t.Errorf("%s: launcher Pod %q, want %q", c.name, name, c.want)
-		}
 	}
 }
 
@@ -127,9 +78,10 @@ func TestReportArrival(t *testing.T) {
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = idx.Add(launcherPod("target", "node-b"))
 	_ = idx.Add(launcherPod("source", "node-b"))
-	targetSession, sourceSession := &session{}, &session{}
-	a := &Agent{opts: &Options{NodeName: "node-b"}, pods: corelisters.NewPodLister(idx),
-		sessions: map[types.UID]*session{"target-uid": targetSession, "source-uid": sourceSession}}
+	sessions := launchersession.NewRegistry(nodedirs.Dirs{}, func(string, *protocol.DomainStatus, *protocol.DomainStatus) {})
+	defer sessions.StopAll()
+	targetSession, sourceSession := sessions.Ensure("target-uid", "vmi-uid", "ns/vm"), sessions.Ensure("source-uid", "vmi-uid", "ns/vm")
+	a := NewManager(Config{Node: "node-b", Pods: corelisters.NewPodLister(idx), Sessions: sessions})
 	state := func() *v1.VirtualMachineInstanceMigrationState {
 		return &v1.VirtualMachineInstanceMigrationState{MigrationUID: "m1", SourceNode: "node-b", SourcePod: "source",
 			TargetNode: "node-b", TargetPod: "target", TargetNodeAddress: "node-b", AbortRequested: true}
@@ -146,7 +98,7 @@ func TestReportArrival(t *testing.T) {
 		{"arrived", &protocol.MigrationStatus{Phase: protocol.MigrationCompleted, End: &end, ElapsedMs: 900}, protocol.DomainRunning, true},
 	}
 	for _, c := range cases {
-		targetSession.domain = &protocol.DomainStatus{Phase: c.phase, Migration: c.migration}
+		targetSession.Record(&protocol.DomainStatus{Phase: c.phase, Migration: c.migration})
 		ms := state()
 		a.reportArrival(vmi, ms)
 		if ms.Completed != c.completed || ms.TargetNodeDomainDetected != c.completed {
@@ -159,11 +111,11 @@ func TestReportArrival(t *testing.T) {
 
 	ms := state()
 	ms.Completed = true
-	sourceSession.domain = &protocol.DomainStatus{Phase: protocol.DomainRunning, Migration: &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationRunning}}
+	sourceSession.Record(&protocol.DomainStatus{Phase: protocol.DomainRunning, Migration: &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationRunning}})
 	if !a.stillLeaving(vmi, ms) {
 		t.Error("the source launcher still migrating: not leaving")
 	}
-	sourceSession.domain.Migration.Phase = protocol.MigrationCompleted
+	sourceSession.Record(&protocol.DomainStatus{Phase: protocol.DomainRunning, Migration: &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationCompleted}})
 	if a.stillLeaving(vmi, ms) {
 		t.Error("the source launcher reported the end: still leaving")
 	}
@@ -209,15 +161,15 @@ func TestStartJustWritten(t *testing.T) {
 // after a success the target's agent reported first (the source's launcher never reports the
 // end to it then).
 func TestMigrationProgressSeriesEndWithTheMigration(t *testing.T) {
-	registerMigrationMetrics()
-	a := &Agent{opts: &Options{NodeName: "node1"}, migrations: map[types.UID]*migrationWork{}}
+	RegisterMetrics()
+	a := NewManager(Config{Node: "node1"})
 	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "progress-vm"}}
 	a.observeMigration("m1", vmi, &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationRunning, DataProcessed: 42, DataRemaining: 7})
 	if n := progressSeries(t, "progress-vm"); n != len(migrationGauges) {
 		t.Fatalf("%d progress series while the migration runs, want %d", n, len(migrationGauges))
 	}
-	a.work("m1").proxyPod = "source-pod"
-	a.endMigrationsFrom("source-pod")
+	a.record("m1").proxyPod = "source-pod"
+	a.EndFrom("source-pod")
 	if n := progressSeries(t, "progress-vm"); n != 0 {
 		t.Errorf("%d progress series after the source Pod went, want 0", n)
 	}
@@ -276,17 +228,17 @@ func TestMigrationSettingsReachTheLauncher(t *testing.T) {
 		*c.CompletionTimeoutPerGiB != 150 || *c.ProgressTimeout != 150 || !*c.AllowAutoConverge || !*c.AllowPostCopy {
 		t.Errorf("configuration %+v", c)
 	}
-	a := &Agent{migrations: map[types.UID]*migrationWork{}}
+	a := NewManager(Config{})
 	dom := &protocol.DomainStatus{Migration: &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationRunning,
 		PostCopyUnavailable: "Postcopy is not supported"}}
 	// The state written with the start lacks the configuration; the agent's record has it.
 	ms.MigrationConfiguration = nil
-	a.work("m1").configuration = migrationConfiguration(m)
+	a.record("m1").configuration = migrationConfiguration(m)
 	a.reportSource(t.Context(), nil, dom, ms)
 	if c := ms.MigrationConfiguration; c == nil || *c.AllowPostCopy || !*c.AllowAutoConverge {
 		t.Errorf("after the target refused post-copy: configuration %+v, want allowPostCopy false", c)
 	}
-	if !*a.work("m1").configuration.AllowPostCopy {
+	if !*a.record("m1").configuration.AllowPostCopy {
 		t.Error("the agent's record of the configuration changed with the state's")
 	}
 }

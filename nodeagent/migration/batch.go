@@ -1,4 +1,4 @@
-package nodeagent
+package migration
 
 import (
 	"crypto/tls"
@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vireo-dev/vireo/nodeagent/relay"
 )
 
 // A migration connection between node agents carries a guest's memory at up to hundreds of
@@ -59,13 +61,13 @@ func (c *batchingConn) flush() error {
 // peerConn is a migration connection to another node agent: TLS over raw, each Write's
 // records sent with one write.
 type peerConn struct {
-	bufferedConn
+	relay.BufferedConn
 	raw *batchingConn
 }
 
 func (c *peerConn) Write(p []byte) (int, error) {
 	c.raw.holdWrites()
-	n, err := c.Conn.Write(p)
+	n, err := c.BufferedConn.Write(p)
 	if ferr := c.raw.flush(); err == nil && ferr != nil {
 		return 0, ferr
 	}
@@ -136,7 +138,7 @@ func (c *recordCoalescer) queued() bool {
 
 // readAheadConn is a connection the agent's HTTPS server accepted, under its TLS connection.
 // crypto/tls reads a record (at most 16 KiB) per read of the socket; once a peer's migration
-// connection took it over (readAhead), each read of the socket fills a spliceBuffer instead,
+// connection took it over (readAhead), each read of the socket fills a relay.SpliceBuffer instead,
 // from which the records are then taken: a guest's memory arrives with a sixteenth of the
 // system calls. Its reads come from one goroutine at a time, as a TLS connection's do.
 type readAheadConn struct {
@@ -148,7 +150,7 @@ type readAheadConn struct {
 // readAhead turns read-ahead on; the connection must not be read concurrently.
 func (c *readAheadConn) readAhead() {
 	if c.buf == nil {
-		c.buf = make([]byte, spliceBuffer)
+		c.buf = make([]byte, relay.SpliceBuffer)
 	}
 }
 
@@ -171,10 +173,10 @@ func (c *readAheadConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readAheadListener wraps the connections a listener accepts in readAheadConns.
-type readAheadListener struct{ net.Listener }
+// ReadAheadListener wraps the connections a listener accepts in readAheadConns.
+type ReadAheadListener struct{ net.Listener }
 
-func (l readAheadListener) Accept() (net.Conn, error) {
+func (l ReadAheadListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err

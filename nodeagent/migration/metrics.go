@@ -1,8 +1,9 @@
-package nodeagent
+package migration
 
 import (
 	"sync"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
@@ -51,9 +52,8 @@ var (
 	})
 )
 
-// registerMigrationMetrics adds the gauges and the arrivals' figures to the registry /metrics
-// serves.
-func registerMigrationMetrics() {
+// RegisterMetrics adds the gauges and the arrivals' figures to the registry /metrics serves.
+func RegisterMetrics() {
 	registerMigrationGaugesOn.Do(func() {
 		for _, g := range migrationGauges {
 			legacyregistry.MustRegister(g)
@@ -73,32 +73,37 @@ func arrivedByMigration(prev, st *protocol.DomainStatus) bool {
 	return prev.Migration == nil || prev.Migration.Phase != protocol.MigrationCompleted
 }
 
-// observeArrival records the figures of a migration that arrived here.
-func observeArrival(m *protocol.MigrationStatus) {
+// ObserveArrival records the figures of a migration that arrived here, when a target
+// launcher's status went from prev to st by its guest's arrival (arrivedByMigration).
+func ObserveArrival(prev, st *protocol.DomainStatus) {
+	if !arrivedByMigration(prev, st) {
+		return
+	}
+	m := st.Migration
 	migrationDowntime.Observe(float64(m.DowntimeMs) / 1000)
 	migrationTransfer.Observe(float64(m.ElapsedMs) / 1000)
 	migrationReceived.Add(float64(m.DataProcessed))
 }
 
 // observeMigration records the progress of vmi's running migration m, or forgets it once ended.
-// The series are forgotten too when the agent forgets the migration (endMigration): on success
+// The series are forgotten too when the agent forgets the migration (end): on success
 // the target's agent usually reports the end first, and the source's launcher Pod goes before
 // its own report of the end reaches this agent.
-func (a *Agent) observeMigration(uid migrationKey, vmi *v1.VirtualMachineInstance, m *protocol.MigrationStatus) {
-	labels := []string{vmi.Namespace, vmi.Name, a.opts.NodeName}
-	if m.Ended() {
+func (m *Manager) observeMigration(uid types.UID, vmi *v1.VirtualMachineInstance, mig *protocol.MigrationStatus) {
+	labels := []string{vmi.Namespace, vmi.Name, m.node}
+	if mig.Ended() {
 		forgetMigrationProgress(labels)
 		return
 	}
-	w := a.work(uid)
-	a.mu.Lock()
+	w := m.record(uid)
+	m.mu.Lock()
 	w.progressLabels = labels
-	a.mu.Unlock()
-	migrationDataProcessed.WithLabelValues(labels...).Set(float64(m.DataProcessed))
-	migrationDataRemaining.WithLabelValues(labels...).Set(float64(m.DataRemaining))
-	migrationDataTotal.WithLabelValues(labels...).Set(float64(m.DataTotal))
-	migrationDirtyMemoryRate.WithLabelValues(labels...).Set(float64(m.MemoryDirtyRate))
-	migrationMemoryTransfer.WithLabelValues(labels...).Set(float64(m.MemoryBps))
+	m.mu.Unlock()
+	migrationDataProcessed.WithLabelValues(labels...).Set(float64(mig.DataProcessed))
+	migrationDataRemaining.WithLabelValues(labels...).Set(float64(mig.DataRemaining))
+	migrationDataTotal.WithLabelValues(labels...).Set(float64(mig.DataTotal))
+	migrationDirtyMemoryRate.WithLabelValues(labels...).Set(float64(mig.MemoryDirtyRate))
+	migrationMemoryTransfer.WithLabelValues(labels...).Set(float64(mig.MemoryBps))
 }
 
 // forgetMigrationProgress removes the progress series of a migration (labels: namespace, name,

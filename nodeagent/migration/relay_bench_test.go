@@ -1,4 +1,4 @@
-package nodeagent
+package migration
 
 import (
 	"crypto/tls"
@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vireo-dev/vireo/nodeagent/relay"
 )
 
 // BenchmarkMigrationRelay streams through both agents' relays as a migration between nodes
@@ -31,7 +33,7 @@ func BenchmarkMigrationRelay(b *testing.B) {
 		if err != nil {
 			return
 		}
-		n, _ := io.CopyBuffer(io.Discard, onlyReader{c}, make([]byte, spliceBuffer))
+		n, _ := io.CopyBuffer(io.Discard, struct{ io.Reader }{c}, make([]byte, relay.SpliceBuffer))
 		received <- n
 		c.Close()
 	}()
@@ -43,13 +45,13 @@ func BenchmarkMigrationRelay(b *testing.B) {
 		}
 		relayPeer(w, target)
 	}))
-	srv.Listener = readAheadListener{srv.Listener}
+	srv.Listener = ReadAheadListener{srv.Listener}
 	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13}
 	srv.StartTLS()
 	defer srv.Close()
 	cfg := srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 	cfg.ServerName, cfg.DynamicRecordSizingDisabled = "example.com", true
-	peer, err := (&peerTLS{client: cfg}).dialPeer(b.Context(), srv.Listener.Addr().String(), "uid", "socket")
+	peer, err := (&PeerTLS{client: cfg}).dialPeer(b.Context(), srv.Listener.Addr().String(), "uid", "socket")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func BenchmarkMigrationRelay(b *testing.B) {
 	defer source.Close()
 	go func() {
 		if c, err := source.Accept(); err == nil {
-			spliceConns(c, peer)
+			relay.Splice(c, peer)
 		}
 	}()
 	qemu, err := net.Dial("unix", sourcePath)

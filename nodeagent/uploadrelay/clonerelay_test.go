@@ -1,4 +1,4 @@
-package nodeagent
+package uploadrelay
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/vireo-dev/vireo/importer/uploadapi"
 	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/nodeagent/nodedirs"
 )
 
 const (
@@ -99,8 +100,7 @@ func TestCloneRelay(t *testing.T) {
 	_ = idx.Add(source)
 	_ = idx.Add(cloneTargetPod("golden"))
 	var l net.Listener
-	a := &Agent{opts: &Options{NodeName: "node1"}, dirs: nodeDirs{root: t.TempDir(), pods: pods},
-		pods: corelisters.NewPodLister(idx), cloneRelays: map[types.UID]*socketProxy{}}
+	a := New(corelisters.NewPodLister(idx), nodedirs.Dirs{Root: t.TempDir(), Pods: pods})
 
 	l, err = net.Listen("unix", filepath.Join(targetDir, uploadapi.SocketName))
 	if err != nil {
@@ -113,7 +113,7 @@ func TestCloneRelay(t *testing.T) {
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { srv.Close() })
 
-	a.relayClone(source)
+	a.SyncCloneSource(source)
 	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", filepath.Join(sourceDir, uploadapi.SocketName))
@@ -131,11 +131,20 @@ func TestCloneRelay(t *testing.T) {
 
 	ended := source.DeepCopy()
 	ended.Status.Phase = corev1.PodSucceeded
-	a.relayClone(ended)
+	a.SyncCloneSource(ended)
 	if _, err := client.Get("http://upload" + uploadapi.Path); err == nil {
 		t.Error("the relay still answers after the source Pod ended")
 	}
-	if len(a.cloneRelays) != 0 {
-		t.Errorf("relays left: %v", a.cloneRelays)
+	if len(a.clones) != 0 {
+		t.Errorf("relays left: %v", a.clones)
+	}
+	a.SyncCloneSource(source)
+	a.CloseAll()
+	if _, err := client.Get("http://upload" + uploadapi.Path); err == nil || len(a.clones) != 0 {
+		t.Errorf("a relay survived CloseAll: %v, %v", err, a.clones)
+	}
+	a.SyncCloneSource(source)
+	if len(a.clones) != 0 {
+		t.Error("a relay started after CloseAll")
 	}
 }

@@ -1,4 +1,4 @@
-package nodeagent
+package streams
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ const screenshotTimeout = 20 * time.Second
 
 // serveScreenshot answers GET .../vnc/screenshot with a PNG of the VMI's display. It opens its
 // own shared RFB connection, so an open VNC session is neither replaced nor disturbed.
-func (a *Agent) serveScreenshot(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveScreenshot(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
 	moveCursor := false
 	if v := r.URL.Query().Get("moveCursor"); v != "" {
@@ -37,12 +37,12 @@ func (a *Agent) serveScreenshot(w http.ResponseWriter, r *http.Request) {
 		}
 		moveCursor = b
 	}
-	podUID, herr := a.streamLauncher(ns, name)
+	podUID, herr := s.launchers.Running(ns, name)
 	if herr != nil {
-		http.Error(w, herr.msg, herr.code)
+		herr.Write(w)
 		return
 	}
-	conn, err := a.dirs.dialSocket(r.Context(), podUID, protocol.VNCSocket)
+	conn, err := s.dirs.DialSocket(r.Context(), podUID, protocol.VNCSocket)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("the display of VMI %s/%s is not reachable on this node: %v", ns, name, err), http.StatusServiceUnavailable)
 		return
