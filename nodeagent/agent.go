@@ -283,7 +283,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return ctx.Err()
 	}
 	defer a.closeAll()
-	a.collectGarbage(ctx)
+	a.forgetGone(ctx)
 	srv, err := newServer(a.opts, a.peers, func(mux *http.ServeMux) {
 		a.streams.Register(mux)
 		a.registerActions(mux)

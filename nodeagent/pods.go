@@ -15,8 +15,10 @@ import (
 )
 
 // syncPod prepares what a Pod on this node needs of the agent: a launcher's capabilities seed,
-// a clone source's relay. A Pod that is gone, or was replaced by another of its name, is
-// forgotten: its launcher's session, migrations, seed and shutdown deadline, its relay.
+// a clone source's relay. Once a Pod is gone, or was replaced by another of its name, every Pod
+// the agent keeps something for that is no longer on the node is forgotten (forgetGone): a
+// sweep rather than the one UID, since the VMI queue may have started a session with a Pod
+// that went before this queue first saw it.
 func (a *Agent) syncPod(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -34,8 +36,8 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		delete(a.podUIDs, key)
 	}
 	a.mu.Unlock()
-	if known != "" && (pod == nil || pod.UID != known) {
-		a.forgetPod(known)
+	if pod == nil || known != "" && pod.UID != known {
+		a.forgetGone(ctx)
 	}
 	if pod == nil {
 		return nil
@@ -117,15 +119,25 @@ func (a *Agent) forgetPod(uid types.UID) {
 	a.dirs.ClearDeadline(uid)
 }
 
-// collectGarbage forgets the Pods that have a shutdown deadline in the agent's directory but
-// no longer exist on this node (deleted while the agent was down), clearing their deadlines.
-func (a *Agent) collectGarbage(ctx context.Context) {
+// forgetGone forgets the Pods the agent keeps something for (a session, a seed record, a clone
+// relay, a shutdown deadline) that no longer exist on this node: deleted since, or while the
+// agent was down (it runs once on start).
+func (a *Agent) forgetGone(ctx context.Context) {
 	uids, err := a.dirs.Deadlines()
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Listing shutdown deadlines")
+	}
+	uids = append(uids, a.sessions.PodUIDs()...)
+	uids = append(uids, a.uploads.CloneSources()...)
+	a.mu.Lock()
+	for uid := range a.seeds {
+		uids = append(uids, uid)
+	}
+	a.mu.Unlock()
+	pods, err := a.podList.List(labels.Everything())
+	if err != nil {
 		return
 	}
-	pods, _ := a.podList.List(labels.Everything())
 	live := map[types.UID]bool{}
 	for _, p := range pods {
 		live[p.UID] = true

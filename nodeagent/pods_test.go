@@ -20,9 +20,9 @@ import (
 	"github.com/vireo-dev/vireo/nodeagent/nodedirs/nodedirstest"
 )
 
-// TestCollectGarbage: on start the agent forgets the Pods that have a shutdown deadline but
+// TestForgetGone: on start the agent forgets the Pods that have a shutdown deadline but
 // are gone, keeping the live Pods'.
-func TestCollectGarbage(t *testing.T) {
+func TestForgetGone(t *testing.T) {
 	d := nodedirs.Dirs{Root: t.TempDir()}
 	if err := os.Mkdir(filepath.Join(d.Root, nodedirs.AgentDir), 0o700); err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestCollectGarbage(t *testing.T) {
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = idx.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "virt-launcher-vm1", UID: live}})
 	a := assemble(&Options{RunDir: d.Root}, nil, nil, listers{pods: corelisters.NewPodLister(idx)}, nil)
-	a.collectGarbage(context.Background())
+	a.forgetGone(context.Background())
 	if got, ok := d.Deadline(live); !ok || !got.Equal(at) {
 		t.Errorf("the live Pod's deadline: %v %t, want %v", got, ok, at)
 	}
@@ -52,7 +52,7 @@ func TestCollectGarbage(t *testing.T) {
 
 // TestPodQueueSeedsAndForgets: the Pod queue copies the capabilities seed into a launcher Pod's
 // emptyDir once the kubelet created it (looking again until then), and forgets a Pod that is
-// gone: its seed record and its shutdown deadline.
+// gone: its seed record and its shutdown deadline, and any other Pod's session that is gone.
 func TestPodQueueSeedsAndForgets(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to hand files to uid 107")
@@ -93,9 +93,15 @@ func TestPodQueueSeedsAndForgets(t *testing.T) {
 	if err := dirs.SetDeadline(uid, time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
+	// A session the VMI queue started with a Pod that went before the Pod queue saw it.
+	unseen := types.UID("c0627e81-1111-4222-8333-944455556666")
+	a.sessions.Ensure(unseen, "vmi-uid", "ns/vm1")
 	_ = idx.Delete(pod)
 	if err := a.syncPod(t.Context(), key); err != nil {
 		t.Fatal(err)
+	}
+	if a.sessions.Get(unseen) != nil {
+		t.Error("the session with a Pod that is gone was kept")
 	}
 	a.mu.Lock()
 	left := a.seeds[uid]

@@ -60,6 +60,17 @@ func (r *Registry) Status(podUID types.UID) *protocol.DomainStatus {
 	return dom
 }
 
+// PodUIDs are the launcher Pods that have a session.
+func (r *Registry) PodUIDs() []types.UID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	uids := make([]types.UID, 0, len(r.sessions))
+	for uid := range r.sessions {
+		uids = append(uids, uid)
+	}
+	return uids
+}
+
 // Forget stops and forgets the session with the launcher of Pod podUID, if any.
 func (r *Registry) Forget(podUID types.UID) {
 	r.mu.Lock()

@@ -69,6 +69,17 @@ func (u *Relay) StopClone(uid types.UID) {
 	}
 }
 
+// CloneSources are the clone source Pods whose upload socket is relayed.
+func (u *Relay) CloneSources() []types.UID {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	uids := make([]types.UID, 0, len(u.clones))
+	for uid := range u.clones {
+		uids = append(uids, uid)
+	}
+	return uids
+}
+
 // CloseAll stops every clone's relay; none starts afterwards.
 func (u *Relay) CloseAll() {
 	u.mu.Lock()
