@@ -16,24 +16,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/nodeagent/nodedirs"
 	"github.com/vireo-dev/vireo/nodeagent/nodedirs/nodedirstest"
 )
 
 // TestForgetGone: on start the agent forgets the Pods that have a shutdown deadline but
 // are gone, keeping the live Pods'.
 func TestForgetGone(t *testing.T) {
-	d := nodedirs.Dirs{Root: t.TempDir()}
-	if err := os.Mkdir(filepath.Join(d.Root, nodedirs.AgentDir), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	at := time.Now().Add(time.Minute).Truncate(time.Second)
 	live, gone := types.UID("6a0c1e2b-1111-4222-8333-944455556666"), types.UID("7b1d2f3c-1111-4222-8333-944455556666")
-	for _, uid := range []types.UID{live, gone} {
-		if err := d.SetDeadline(uid, at); err != nil {
-			t.Fatal(err)
-		}
-	}
+	d, at := nodedirstest.WithDeadlines(t, live, gone)
 
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = idx.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "virt-launcher-vm1", UID: live}})

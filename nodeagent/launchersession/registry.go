@@ -1,6 +1,8 @@
 package launchersession
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -64,11 +66,7 @@ func (r *Registry) Status(podUID types.UID) *protocol.DomainStatus {
 func (r *Registry) PodUIDs() []types.UID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	uids := make([]types.UID, 0, len(r.sessions))
-	for uid := range r.sessions {
-		uids = append(uids, uid)
-	}
-	return uids
+	return slices.Collect(maps.Keys(r.sessions))
 }
 
 // Forget stops and forgets the session with the launcher of Pod podUID, if any.

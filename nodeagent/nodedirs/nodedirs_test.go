@@ -181,17 +181,8 @@ func TestLauncherEmptyDir(t *testing.T) {
 // TestDeadlines: the agent lists the shutdown deadlines in its directory and nothing else
 // there; a cleared deadline is gone.
 func TestDeadlines(t *testing.T) {
-	d := nodedirs.Dirs{Root: t.TempDir()}
-	if err := os.Mkdir(filepath.Join(d.Root, nodedirs.AgentDir), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	at := time.Now().Add(time.Minute).Truncate(time.Second)
 	live, gone := types.UID("6a0c1e2b-1111-4222-8333-944455556666"), types.UID("7b1d2f3c-1111-4222-8333-944455556666")
-	for _, uid := range []types.UID{live, gone} {
-		if err := d.SetDeadline(uid, at); err != nil {
-			t.Fatal(err)
-		}
-	}
+	d, at := nodedirstest.WithDeadlines(t, live, gone)
 	for _, stray := range []string{"notes", "Not_A_UID.deadline", string(gone) + ".deadline.tmp"} {
 		if err := os.WriteFile(filepath.Join(d.Root, nodedirs.AgentDir, stray), nil, 0o600); err != nil {
 			t.Fatal(err)

@@ -3,7 +3,9 @@ package uploadrelay
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,11 +75,7 @@ func (u *Relay) StopClone(uid types.UID) {
 func (u *Relay) CloneSources() []types.UID {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	uids := make([]types.UID, 0, len(u.clones))
-	for uid := range u.clones {
-		uids = append(uids, uid)
-	}
-	return uids
+	return slices.Collect(maps.Keys(u.clones))
 }
 
 // CloseAll stops every clone's relay; none starts afterwards.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -27,6 +28,23 @@ func New(t testing.TB) nodedirs.Dirs {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// WithDeadlines is a run directory (no kubelet Pod directories) whose agent directory holds a
+// shutdown deadline, a minute ahead and returned, for each of uids.
+func WithDeadlines(t testing.TB, uids ...types.UID) (nodedirs.Dirs, time.Time) {
+	t.Helper()
+	d := nodedirs.Dirs{Root: t.TempDir()}
+	if err := os.Mkdir(filepath.Join(d.Root, nodedirs.AgentDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(time.Minute).Truncate(time.Second)
+	for _, uid := range uids {
+		if err := d.SetDeadline(uid, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d, at
 }
 
 // EmptyDir creates Pod uid's emptyDir "run" below the kubelet's Pod directories, as the
