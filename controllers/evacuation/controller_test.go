@@ -17,7 +17,7 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
-	"github.com/vireo-dev/vireo/internal/fakeapi"
+	"github.com/vireo-dev/vireo/internal/testsupport"
 )
 
 // fixture is a controller on fake clients whose informers run; its syncs are called directly,
@@ -40,7 +40,7 @@ func newFixture(t *testing.T, vireoObjs []runtime.Object, kubeObjs []runtime.Obj
 	// The fakes fill in no names from generateName, UIDs or creation times: do as the API
 	// server would.
 	f := &fixture{t: t, ctx: ctx, vireo: vireo, kube: kube, now: t0.Add(time.Hour)}
-	fakeapi.StampObjects(func() time.Time { return f.now }, vireo, kube)
+	testsupport.StampObjects(func() time.Time { return f.now }, vireo, kube)
 	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
 	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
 	ctrl, err := New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), vf.Kubevirt().V1().VirtualMachineInstanceMigrations(),

@@ -18,7 +18,7 @@ import (
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	"github.com/vireo-dev/vireo/internal/clusterconfig"
-	"github.com/vireo-dev/vireo/internal/fakeapi"
+	"github.com/vireo-dev/vireo/internal/testsupport"
 )
 
 // fixture is a controller on fake clients whose informers run; its syncs are called directly.
@@ -34,7 +34,7 @@ func newFixture(ctx context.Context, t *testing.T, vireo *vireofake.Clientset, k
 	t.Helper()
 	// The fakes keep no resourceVersions (the controller's stale-cache check relies on them),
 	// UIDs or creation times: set them as the API server would.
-	fakeapi.StampObjects(time.Now, vireo, kube)
+	testsupport.StampObjects(time.Now, vireo, kube)
 	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
 	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
 	settings, err := clusterconfig.New(vf.Kubevirt().V1().KubeVirts())

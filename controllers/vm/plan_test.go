@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/internal/libvmi"
+	"github.com/vireo-dev/vireo/internal/testsupport/libvmi"
 )
 
 var now = metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))

@@ -17,7 +17,7 @@ import (
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	"github.com/vireo-dev/vireo/internal/launcherpodapi"
-	"github.com/vireo-dev/vireo/internal/libvmi"
+	"github.com/vireo-dev/vireo/internal/testsupport/libvmi"
 )
 
 var testLauncher = launcherpod.Options{Image: "ghcr.io/vireo-dev/vireo-launcher:test"}

@@ -14,7 +14,7 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	"github.com/vireo-dev/vireo/internal/launcherpodapi"
-	"github.com/vireo-dev/vireo/internal/libvmi"
+	"github.com/vireo-dev/vireo/internal/testsupport/libvmi"
 )
 
 var t0 = metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/testsupport"
 )
 
 // launcherUID is the user the launcher runs libvirtd and QEMU as.
@@ -245,7 +245,7 @@ func TestStartPausedInSessionLibvirt(t *testing.T) {
 			vmi := loadVMI(t, c.name)
 			for i := range vmi.Spec.Domain.Devices.Interfaces {
 				// Ports below 1024 need privileges uid 107 lacks outside a Pod's namespace.
-				vmi.Spec.Domain.Devices.Interfaces[i].Ports = []v1.Port{{Port: freePort(t)}}
+				vmi.Spec.Domain.Devices.Interfaces[i].Ports = []v1.Port{{Port: int32(testsupport.FreePort(t))}}
 			}
 			in := c.in
 			in.Emulation, in.TCGCacheMiB = EmulationTCG, 8
@@ -330,15 +330,4 @@ func directIO(path string) bool {
 	}
 	f.Close()
 	return true
-}
-
-// freePort returns a TCP port that was free on the loopback address a moment ago.
-func freePort(t *testing.T) int32 {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return int32(l.Addr().(*net.TCPAddr).Port)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/vireo-dev/vireo/internal/testsupport"
 	"github.com/vireo-dev/vireo/localcluster"
 	"github.com/vireo-dev/vireo/test/images"
 )
@@ -53,7 +54,7 @@ func TestRegistryComponent(t *testing.T) {
 	opts.BinDir = t.TempDir()
 	opts.Images = out
 	opts.Network.HostIP = net.IPv4(127, 0, 0, 1)
-	opts.Ports.Registry = freePort(t)
+	opts.Ports.Registry = testsupport.FreePort(t)
 	installAsVireoLocal(t, opts.BinDir)
 	cluster := localcluster.New(opts)
 	t.Cleanup(func() { _ = cluster.Down(false) })
@@ -113,14 +114,4 @@ func installAsVireoLocal(t *testing.T, dir string) {
 	if err := dst.Close(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

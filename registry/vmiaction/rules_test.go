@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/internal/libvmi"
+	"github.com/vireo-dev/vireo/internal/testsupport/libvmi"
 )
 
 func TestCheck(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vireo-dev/vireo/internal/testsupport"
 )
 
 // Guests boot under TCG on two shared cores: generous deadlines, never timed assertions.
@@ -99,17 +100,6 @@ func seedISO(t *testing.T, hostname string) (string, string) {
 	return iso, token
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // TestBootDisk boots disk.raw from SeaBIOS, with a NIC on QEMU's user network (port 80
 // forwarded from loopback) and a NoCloud seed as an IDE CD-ROM, and checks what the guest
 // promises: the marker, the user-data's output, a working console shell, HTTP on port 80, text
@@ -117,7 +107,7 @@ func freePort(t *testing.T) int {
 func TestBootDisk(t *testing.T) {
 	res := built(t)
 	iso, token := seedISO(t, "seeded-guest")
-	port := freePort(t)
+	port := testsupport.FreePort(t)
 	start := time.Now()
 	v := startVM(t,
 		"-drive", "file="+res.Path(DiskRaw)+",format=raw,if=virtio,readonly=on",
