@@ -57,7 +57,7 @@ type Options struct {
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{Dir: protocol.LauncherDir, PrivateDir: "/var/run/vireo-private", TCGCacheMiB: 16, VCPUNice: 10,
+	return &Options{Dir: protocol.LauncherDir, PrivateDir: protocol.PrivateDir, TCGCacheMiB: 16, VCPUNice: 10,
 		SeedTimeout: 3 * time.Second, FinalTimeout: 10 * time.Second,
 		PodUID: os.Getenv("POD_UID"), PodIP: os.Getenv("POD_IP"),
 		UseEmulation: true, NodeName: os.Getenv("NODE_NAME")}

@@ -22,10 +22,9 @@ import (
 )
 
 const (
-	// PrivateVolumeName is the emptyDir for the launcher's own sockets (libvirt session daemon).
+	// PrivateVolumeName is the emptyDir for the launcher's own sockets (libvirt session daemon),
+	// mounted at protocol.PrivateDir.
 	PrivateVolumeName = "private"
-	// PrivateDir is where PrivateVolumeName is mounted in the container.
-	PrivateDir = "/var/run/vireo-private"
 	// UnprivilegedPortSysctl lets the launcher (uid 107) forward the guest's ports below 1024
 	// from the Pod's address; it is one of Kubernetes' safe, namespaced sysctls.
 	UnprivilegedPortSysctl = "net.ipv4.ip_unprivileged_port_start"
@@ -222,7 +221,7 @@ func computeContainer(vmi *v1.VirtualMachineInstance, opts Options, emu *cluster
 			// The Pod's own directory, shared with the node agent only, at the same path in every
 			// launcher: a migration's source and target see the same paths (protocol.LauncherDir).
 			{Name: launcherpodapi.RunDirVolumeName, MountPath: protocol.LauncherDir},
-			{Name: PrivateVolumeName, MountPath: PrivateDir},
+			{Name: PrivateVolumeName, MountPath: protocol.PrivateDir},
 		}, disks.mounts...),
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: new(false),

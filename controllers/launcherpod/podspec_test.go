@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
 )
 
 func TestRenderPodSpec(t *testing.T) {
@@ -67,7 +68,7 @@ func TestRenderPodSpec(t *testing.T) {
 	if diff := cmp.Diff(wantEnv, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	wantMounts := []corev1.VolumeMount{{Name: "run", MountPath: "/var/run/vireo/launcher"}, {Name: "private", MountPath: PrivateDir}}
+	wantMounts := []corev1.VolumeMount{{Name: "run", MountPath: "/var/run/vireo/launcher"}, {Name: "private", MountPath: protocol.PrivateDir}}
 	if diff := cmp.Diff(wantMounts, c.VolumeMounts); diff != "" {
 		t.Errorf("volume mounts (-want +got):\n%s", diff)
 	}

@@ -37,6 +37,10 @@ const (
 // EmptyDirPath).
 const LauncherDir = "/var/run/vireo/launcher"
 
+// PrivateDir is where a launcher Pod mounts the launcher's private emptyDir (its libvirt
+// session daemon's sockets and state), shared with no one.
+const PrivateDir = "/var/run/vireo-private"
+
 // KubeletPodsDir is where the kubelet keeps each Pod's volumes (its --root-dir's pods/).
 const KubeletPodsDir = "/var/lib/kubelet/pods"
 
