@@ -41,4 +41,3 @@ func TestSessionEndedBeforeUpgradeKeepsItsReason(t *testing.T) {
 		t.Errorf("the session ended with %v, want the close message %q", err, nodeagentapi.CloseVMIMigrated)
 	}
 }
-
