@@ -149,7 +149,8 @@ func (l *launcher) prepare(ctx context.Context, req *protocol.SyncRequest) (xml 
 	if err := os.MkdirAll(prep.Dir, 0o700); err != nil {
 		return "", false, err
 	}
-	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisksDir: protocol.ContainerDisksDir, ClaimsDir: protocol.ClaimsDir, SecretsDir: protocol.SecretsDir})
+	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisksDir: protocol.ContainerDisksDir, ClaimsDir: protocol.ClaimsDir, SecretsDir: protocol.SecretsDir,
+		ConfigVolumesDir: protocol.ConfigVolumesDir})
 	if err != nil {
 		return "", true, fmt.Errorf("preparing disks: %w", err)
 	}

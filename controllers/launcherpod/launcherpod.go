@@ -79,8 +79,10 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 	errs = append(errs, secretErrs...)
 	images, pullSecrets, imageErrs := imageVolumes(vmi, opts.PinnedImages, field.NewPath("spec", "volumes"))
 	errs = append(errs, imageErrs...)
-	disks.volumes = append(append(disks.volumes, images.volumes...), secrets.volumes...)
-	disks.mounts = append(append(disks.mounts, images.mounts...), secrets.mounts...)
+	configs, serviceAccount, configErrs := configVolumes(vmi.Spec.Volumes, field.NewPath("spec", "volumes"))
+	errs = append(errs, configErrs...)
+	disks.volumes = append(append(append(disks.volumes, images.volumes...), secrets.volumes...), configs.volumes...)
+	disks.mounts = append(append(append(disks.mounts, images.mounts...), secrets.mounts...), configs.mounts...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("launcher pod for VirtualMachineInstance %s/%s: %w",
 			vmi.Namespace, vmi.Name, errs.ToAggregate())
@@ -112,7 +114,11 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 			PriorityClassName:             vmi.Spec.PriorityClassName,
 			Hostname:                      vmi.Spec.Hostname,
 			Subdomain:                     vmi.Spec.Subdomain,
-			// The launcher holds no Kubernetes credentials: it hears only from its node agent.
+			// A serviceAccount volume's ServiceAccount (the default one otherwise), whose token
+			// the kubelet projects only into that volume.
+			ServiceAccountName: serviceAccount,
+			// The launcher holds no Kubernetes credentials of its own: it hears only from its
+			// node agent.
 			AutomountServiceAccountToken: new(false),
 			EnableServiceLinks:           new(false),
 			// KubeVirt's non-root launcher: libvirt runs in session mode as uid/gid 107.

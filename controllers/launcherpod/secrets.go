@@ -21,12 +21,12 @@ type secretRef struct {
 	secret string // the Secret's name
 }
 
-// volumeSecrets lists the Secrets of one VMI volume: cloudInitNoCloud's secretRef and
+// volumeSecrets lists the Secrets of one VMI volume: a cloud-init volume's secretRef and
 // networkDataSecretRef. (containerDisk's imagePullSecret is one of the Pod's
 // imagePullSecrets: the kubelet pulls the image.)
 func volumeSecrets(vol *v1.Volume) []secretRef {
 	var refs []secretRef
-	if ci := vol.CloudInitNoCloud; ci != nil {
+	if ci, _ := vol.CloudInit(); ci != nil {
 		if ci.UserDataSecretRef != nil {
 			refs = append(refs, secretRef{volume: vol.Name, use: protocol.UserDataSecret, secret: ci.UserDataSecretRef.Name})
 		}

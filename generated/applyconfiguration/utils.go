@@ -60,8 +60,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.ClockOffsetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ClockOffsetUTC"):
 		return &corev1.ClockOffsetUTCApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CloudInitConfigDriveSource"):
+		return &corev1.CloudInitConfigDriveSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CloudInitNoCloudSource"):
 		return &corev1.CloudInitNoCloudSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ConfigMapVolumeSource"):
+		return &corev1.ConfigMapVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerDiskInfo"):
 		return &corev1.ContainerDiskInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerDiskSource"):
@@ -84,6 +88,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.DiskTargetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DomainSpec"):
 		return &corev1.DomainSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DownwardAPIVolumeFile"):
+		return &corev1.DownwardAPIVolumeFileApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DownwardAPIVolumeSource"):
+		return &corev1.DownwardAPIVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("EFI"):
 		return &corev1.EFIApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("EmptyDiskSource"):
@@ -152,6 +160,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.NodeSelectorRequirementApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NodeSelectorTerm"):
 		return &corev1.NodeSelectorTermApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ObjectFieldSelector"):
+		return &corev1.ObjectFieldSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimVolumeSource"):
 		return &corev1.PersistentVolumeClaimVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PITTimer"):
@@ -168,10 +178,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.PortApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PreferredSchedulingTerm"):
 		return &corev1.PreferredSchedulingTermApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ResourceFieldSelector"):
+		return &corev1.ResourceFieldSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceRequirements"):
 		return &corev1.ResourceRequirementsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RTCTimer"):
 		return &corev1.RTCTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SecretVolumeSource"):
+		return &corev1.SecretVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ServiceAccountVolumeSource"):
+		return &corev1.ServiceAccountVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SyNICTimer"):
 		return &corev1.SyNICTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Timer"):

@@ -44,7 +44,9 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Clock{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Clock(ref),
 		v1.ClockOffset{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_ClockOffset(ref),
 		v1.ClockOffsetUTC{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_ClockOffsetUTC(ref),
+		v1.CloudInitConfigDriveSource{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_CloudInitConfigDriveSource(ref),
 		v1.CloudInitNoCloudSource{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref),
+		v1.ConfigMapVolumeSource{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_ConfigMapVolumeSource(ref),
 		v1.ContainerDiskInfo{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_ContainerDiskInfo(ref),
 		v1.ContainerDiskSource{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ContainerDiskSource(ref),
 		v1.CustomizeComponents{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_CustomizeComponents(ref),
@@ -57,6 +59,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.DiskDevice{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DiskDevice(ref),
 		v1.DiskTarget{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DiskTarget(ref),
 		v1.DomainSpec{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DomainSpec(ref),
+		v1.DownwardAPIVolumeFile{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_DownwardAPIVolumeFile(ref),
+		v1.DownwardAPIVolumeSource{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_DownwardAPIVolumeSource(ref),
 		v1.EFI{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_EFI(ref),
 		v1.EmptyDiskSource{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_EmptyDiskSource(ref),
 		v1.FeatureAPIC{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_FeatureAPIC(ref),
@@ -96,6 +100,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.NodeSelector{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_NodeSelector(ref),
 		v1.NodeSelectorRequirement{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_NodeSelectorRequirement(ref),
 		v1.NodeSelectorTerm{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_NodeSelectorTerm(ref),
+		v1.ObjectFieldSelector{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ObjectFieldSelector(ref),
 		v1.PITTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_PITTimer(ref),
 		v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():                       schema_vireo_apis_core_v1_PersistentVolumeClaimVolumeSource(ref),
 		v1.PodAffinity{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_PodAffinity(ref),
@@ -105,8 +110,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Port{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_Port(ref),
 		v1.PreferredSchedulingTerm{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_PreferredSchedulingTerm(ref),
 		v1.RTCTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_RTCTimer(ref),
+		v1.ResourceFieldSelector{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_ResourceFieldSelector(ref),
 		v1.ResourceRequirements{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_ResourceRequirements(ref),
 		v1.Rng{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_Rng(ref),
+		v1.SecretVolumeSource{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_SecretVolumeSource(ref),
+		v1.ServiceAccountVolumeSource{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_ServiceAccountVolumeSource(ref),
 		v1.SyNICTimer{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_SyNICTimer(ref),
 		v1.TLBFlush{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_TLBFlush(ref),
 		v1.TPMDevice{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_TPMDevice(ref),
@@ -1062,6 +1070,61 @@ func schema_vireo_apis_core_v1_ClockOffsetUTC(ref common.ReferenceCallback) comm
 	}
 }
 
+func schema_vireo_apis_core_v1_CloudInitConfigDriveSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CloudInitConfigDriveSource is cloud-init configuration delivered on an OpenStack config drive. Its fields are CloudInitNoCloudSource's: at most one of userData, userDataBase64 and secretRef, at most one of networkData, networkDataBase64 and networkDataSecretRef.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UserDataSecretRef names a Secret in the VMI's namespace whose \"userdata\" (or \"userData\") key holds the user-data; use it for user-data larger than 2048 bytes.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"userDataBase64": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UserDataBase64 is the user-data, base64-encoded.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"userData": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UserData is the user-data as plain text, at most 2048 bytes.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"networkData": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkData is the network configuration (OpenStack's network_data.json) as plain text, at most 2048 bytes.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"networkDataBase64": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkDataBase64 is the network configuration, base64-encoded.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"networkDataSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkDataSecretRef names a Secret in the VMI's namespace whose \"networkdata\" (or \"networkData\") key holds the network configuration; use it for data larger than 2048 bytes.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1096,6 +1159,13 @@ func schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref common.ReferenceCallba
 							Format:      "",
 						},
 					},
+					"networkDataBase64": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkDataBase64 is the network configuration, base64-encoded.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"networkDataSecretRef": {
 						SchemaProps: spec.SchemaProps{
 							Description: "NetworkDataSecretRef names a Secret in the VMI's namespace whose \"networkdata\" (or \"networkData\") key holds the network configuration; use it for data larger than 2048 bytes.",
@@ -1107,6 +1177,40 @@ func schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref common.ReferenceCallba
 		},
 		Dependencies: []string{
 			v1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_ConfigMapVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ConfigMapVolumeSource gives the guest a ConfigMap of the VMI's namespace as a disk: an ISO image with one file per key.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the referenced object, in the namespace of the referring object.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"optional": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Optional lets the VMI start when the ConfigMap does not exist (the disk is then empty).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"volumeLabel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeLabel is the disk's volume label inside the guest, such as \"cidata\", \"config-2\" or \"OEMDRV\"; at most 32 characters. Defaults to \"cfgdata\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -1563,6 +1667,89 @@ func schema_vireo_apis_core_v1_DomainSpec(ref common.ReferenceCallback) common.O
 		},
 		Dependencies: []string{
 			v1.CPU{}.OpenAPIModelName(), v1.Clock{}.OpenAPIModelName(), v1.Devices{}.OpenAPIModelName(), v1.Features{}.OpenAPIModelName(), v1.Firmware{}.OpenAPIModelName(), v1.Machine{}.OpenAPIModelName(), v1.Memory{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_DownwardAPIVolumeFile(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DownwardAPIVolumeFile is one file of a downwardAPI disk (Kubernetes' DownwardAPIVolumeFile).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Path is the file's relative path on the disk: no \"..\", not absolute, at most 4096 bytes.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"fieldRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FieldRef selects a field of the launcher Pod: metadata.name, metadata.namespace, metadata.uid, metadata.labels, metadata.annotations, or one label or annotation (metadata.labels['KEY']).",
+							Ref:         ref(v1.ObjectFieldSelector{}.OpenAPIModelName()),
+						},
+					},
+					"resourceFieldRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceFieldRef selects a resource of the launcher's container (\"compute\"): limits.cpu, limits.memory, requests.cpu, requests.memory and their ephemeral-storage counterparts.",
+							Ref:         ref(v1.ResourceFieldSelector{}.OpenAPIModelName()),
+						},
+					},
+					"mode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Mode is the file's permission bits in the launcher Pod (0 to 0777); the guest sees every file of the disk read-only.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"path"},
+			},
+		},
+		Dependencies: []string{
+			v1.ObjectFieldSelector{}.OpenAPIModelName(), v1.ResourceFieldSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_DownwardAPIVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DownwardAPIVolumeSource gives the guest facts of its launcher Pod (which carries the VMI's labels) as a disk with one file per field.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"fields": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Fields are the files of the disk.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.DownwardAPIVolumeFile{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"volumeLabel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeLabel is the disk's volume label inside the guest; at most 32 characters. Defaults to \"cfgdata\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.DownwardAPIVolumeFile{}.OpenAPIModelName()},
 	}
 }
 
@@ -2917,6 +3104,35 @@ func schema_vireo_apis_core_v1_NodeSelectorTerm(ref common.ReferenceCallback) co
 	}
 }
 
+func schema_vireo_apis_core_v1_ObjectFieldSelector(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ObjectFieldSelector selects a field of an object (Kubernetes' ObjectFieldSelector).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion of the schema FieldPath is written in; defaults to \"v1\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"fieldPath": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FieldPath is the path of the field to select.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"fieldPath"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_PITTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3290,6 +3506,43 @@ func schema_vireo_apis_core_v1_RTCTimer(ref common.ReferenceCallback) common.Ope
 	}
 }
 
+func schema_vireo_apis_core_v1_ResourceFieldSelector(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ResourceFieldSelector selects a container's resource (Kubernetes' ResourceFieldSelector).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"containerName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerName is the container's name; the launcher's is \"compute\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resource to select, such as limits.memory.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"divisor": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Divisor is the unit the value is given in; defaults to \"1\".",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"resource"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_ResourceRequirements(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3339,6 +3592,60 @@ func schema_vireo_apis_core_v1_Rng(ref common.ReferenceCallback) common.OpenAPID
 			SchemaProps: spec.SchemaProps{
 				Description: "Rng is a virtio random number generator device; it has no settings.",
 				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_SecretVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SecretVolumeSource gives the guest a Secret of the VMI's namespace as a disk: an ISO image with one file per key.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretName is the name of the Secret.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"optional": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Optional lets the VMI start when the Secret does not exist (the disk is then empty).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"volumeLabel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeLabel is the disk's volume label inside the guest; at most 32 characters. Defaults to \"cfgdata\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_ServiceAccountVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ServiceAccountVolumeSource gives the guest a ServiceAccount's credentials as a disk holding the files a Pod sees under /var/run/secrets/kubernetes.io/serviceaccount: token, ca.crt and namespace. The launcher Pod runs as that ServiceAccount, so a VMI has at most one such volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"serviceAccountName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceAccountName is the name of the ServiceAccount, in the VMI's namespace.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
 			},
 		},
 	}
@@ -5048,10 +5355,40 @@ func schema_vireo_apis_core_v1_Volume(ref common.ReferenceCallback) common.OpenA
 							Ref:         ref(v1.CloudInitNoCloudSource{}.OpenAPIModelName()),
 						},
 					},
+					"cloudInitConfigDrive": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CloudInitConfigDrive passes user-data and network-data to the guest on an OpenStack config drive (a \"config-2\" ISO with openstack/latest/user_data, meta_data.json and network_data.json), for guests whose cloud-init or cloudbase-init reads only that.",
+							Ref:         ref(v1.CloudInitConfigDriveSource{}.OpenAPIModelName()),
+						},
+					},
 					"emptyDisk": {
 						SchemaProps: spec.SchemaProps{
 							Description: "EmptyDisk is a new, empty, sparse disk that is discarded when the VMI stops.",
 							Ref:         ref(v1.EmptyDiskSource{}.OpenAPIModelName()),
+						},
+					},
+					"configMap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ConfigMap is a ConfigMap of the VMI's namespace as an ISO disk, one file per key.",
+							Ref:         ref(v1.ConfigMapVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret is a Secret of the VMI's namespace as an ISO disk, one file per key.",
+							Ref:         ref(v1.SecretVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"serviceAccount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceAccount is a ServiceAccount's token, CA certificate and namespace as an ISO disk.",
+							Ref:         ref(v1.ServiceAccountVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"downwardAPI": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardAPI is facts of the launcher Pod (labels, annotations, name, resources) as an ISO disk.",
+							Ref:         ref(v1.DownwardAPIVolumeSource{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -5059,7 +5396,7 @@ func schema_vireo_apis_core_v1_Volume(ref common.ReferenceCallback) common.OpenA
 			},
 		},
 		Dependencies: []string{
-			v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+			v1.CloudInitConfigDriveSource{}.OpenAPIModelName(), v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ConfigMapVolumeSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.DownwardAPIVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName(), v1.SecretVolumeSource{}.OpenAPIModelName(), v1.ServiceAccountVolumeSource{}.OpenAPIModelName()},
 	}
 }
 
@@ -5100,17 +5437,47 @@ func schema_vireo_apis_core_v1_VolumeSource(ref common.ReferenceCallback) common
 							Ref:         ref(v1.CloudInitNoCloudSource{}.OpenAPIModelName()),
 						},
 					},
+					"cloudInitConfigDrive": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CloudInitConfigDrive passes user-data and network-data to the guest on an OpenStack config drive (a \"config-2\" ISO with openstack/latest/user_data, meta_data.json and network_data.json), for guests whose cloud-init or cloudbase-init reads only that.",
+							Ref:         ref(v1.CloudInitConfigDriveSource{}.OpenAPIModelName()),
+						},
+					},
 					"emptyDisk": {
 						SchemaProps: spec.SchemaProps{
 							Description: "EmptyDisk is a new, empty, sparse disk that is discarded when the VMI stops.",
 							Ref:         ref(v1.EmptyDiskSource{}.OpenAPIModelName()),
 						},
 					},
+					"configMap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ConfigMap is a ConfigMap of the VMI's namespace as an ISO disk, one file per key.",
+							Ref:         ref(v1.ConfigMapVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret is a Secret of the VMI's namespace as an ISO disk, one file per key.",
+							Ref:         ref(v1.SecretVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"serviceAccount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceAccount is a ServiceAccount's token, CA certificate and namespace as an ISO disk.",
+							Ref:         ref(v1.ServiceAccountVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"downwardAPI": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardAPI is facts of the launcher Pod (labels, annotations, name, resources) as an ISO disk.",
+							Ref:         ref(v1.DownwardAPIVolumeSource{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+			v1.CloudInitConfigDriveSource{}.OpenAPIModelName(), v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ConfigMapVolumeSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.DownwardAPIVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName(), v1.SecretVolumeSource{}.OpenAPIModelName(), v1.ServiceAccountVolumeSource{}.OpenAPIModelName()},
 	}
 }
 

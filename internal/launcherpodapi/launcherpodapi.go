@@ -17,7 +17,7 @@ import (
 
 const (
 	// ContainerName is the name of the launcher's container (KubeVirt's).
-	ContainerName = "compute"
+	ContainerName = v1.LauncherContainerName
 	// NamePrefix starts the name of every launcher Pod: virt-launcher-<vmi name>-<5 characters>,
 	// KubeVirt's shape, with the suffix derived from the VMI's UID (see PodName).
 	NamePrefix = "virt-launcher-"

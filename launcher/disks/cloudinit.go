@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/domain"
@@ -21,80 +22,100 @@ const (
 	noCloudNetworkData = "network-config"
 )
 
+// Config drive file names and volume label, as cloud-init's and cloudbase-init's ConfigDrive
+// data sources look for them (OpenStack's layout, KubeVirt's choice of files).
+const (
+	configDriveLabel       = "config-2"
+	configDriveDir         = "openstack/latest/"
+	configDriveUserData    = configDriveDir + "user_data"
+	configDriveMetaData    = configDriveDir + "meta_data.json"
+	configDriveNetworkData = configDriveDir + "network_data.json"
+)
+
 // plainYAMLScalar is what a meta-data value may look like to be written unquoted.
 var plainYAMLScalar = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// NoCloud is the content of a NoCloud "cidata" ISO.
+// NoCloud is the content of a cloud-init ISO, NoCloud's "cidata" or a "config-2" config drive.
 type NoCloud struct {
 	// UserData is the user-data file; cloud-init needs the file even when it is empty.
 	UserData []byte
-	// NetworkConfig is the network-config file (netplan v1 or v2); left out when empty.
+	// NetworkConfig is the network configuration (NoCloud's network-config, netplan v1 or v2, or
+	// a config drive's network_data.json); left out when empty.
 	NetworkConfig []byte
 	// InstanceID is meta-data's instance-id; cloud-init runs its once-per-instance steps again
 	// when it changes.
 	InstanceID string
 	// LocalHostname is meta-data's local-hostname.
 	LocalHostname string
+	// UUID is the guest's firmware UUID, a config drive's meta_data.json uuid.
+	UUID string
 }
 
 // ResolvedSecrets are the cloud-init data a volume refers to in Secrets, which the launcher
 // reads from where its Pod mounts them: the launcher holds no Kubernetes credentials.
 type ResolvedSecrets struct {
-	// UserData is the user-data from cloudInitNoCloud.secretRef.
+	// UserData is the user-data from the volume's secretRef.
 	UserData []byte
-	// NetworkData is the network data from cloudInitNoCloud.networkDataSecretRef.
+	// NetworkData is the network data from the volume's networkDataSecretRef.
 	NetworkData []byte
 }
 
-// NoCloudFromVolume returns the NoCloud content of a cloudInitNoCloud volume of vmi: the
-// user-data from userData, userDataBase64 or (resolved) secretRef, the network data, and
+// NoCloudFromVolume returns the content of vol, a cloudInitNoCloud or cloudInitConfigDrive
+// volume of vmi: the user-data from userData, userDataBase64 or (resolved) secretRef, the
+// network data from networkData, networkDataBase64 or (resolved) networkDataSecretRef, and
 // KubeVirt's meta-data: instance-id "<name>.<namespace>", which stays the same across the
-// restarts of a VirtualMachine so cloud-init's first-boot steps run once, and local-hostname
-// spec.hostname or else the VMI's name.
-func NoCloudFromVolume(vmi *v1.VirtualMachineInstance, volume string, src *v1.CloudInitNoCloudSource, secrets ResolvedSecrets) (NoCloud, error) {
+// restarts of a VirtualMachine so cloud-init's first-boot steps run once, local-hostname
+// spec.hostname or else the VMI's name, and the guest's firmware UUID.
+func NoCloudFromVolume(vmi *v1.VirtualMachineInstance, vol *v1.Volume, secrets ResolvedSecrets) (NoCloud, error) {
 	out := NoCloud{InstanceID: vmi.Name + "." + vmi.Namespace, LocalHostname: vmi.Spec.Hostname}
 	if out.LocalHostname == "" {
 		out.LocalHostname = vmi.Name
 	}
+	src, kind := vol.CloudInit()
 	if src == nil {
-		return out, fmt.Errorf("volume %q is not a cloudInitNoCloud volume", volume)
+		return out, fmt.Errorf("volume %q is not a cloud-init volume", vol.Name)
 	}
-	sources := 0
-	if src.UserData != "" {
-		sources++
-		out.UserData = []byte(src.UserData)
+	var err error
+	if out.UUID, err = domain.FirmwareUUID(vmi); err != nil {
+		return out, err
 	}
-	if src.UserDataBase64 != "" {
-		sources++
-		data, err := base64.StdEncoding.DecodeString(src.UserDataBase64)
-		if err != nil {
-			return out, fmt.Errorf("volume %q: cloudInitNoCloud.userDataBase64 is not valid base64: %w", volume, err)
+	pick := func(what string, inline, b64 string, ref *v1.LocalObjectReference, resolved []byte) ([]byte, error) {
+		names := map[string][3]string{"user-data": {"userData", "userDataBase64", "secretRef"},
+			"network data": {"networkData", "networkDataBase64", "networkDataSecretRef"}}[what]
+		var data []byte
+		sources := 0
+		if inline != "" {
+			sources++
+			data = []byte(inline)
 		}
-		out.UserData = data
-	}
-	if src.UserDataSecretRef != nil {
-		sources++
-		if secrets.UserData == nil {
-			return out, fmt.Errorf("volume %q: the user-data of Secret %q (cloudInitNoCloud.secretRef) was not passed to the launcher",
-				volume, src.UserDataSecretRef.Name)
+		if b64 != "" {
+			sources++
+			decoded, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				return nil, fmt.Errorf("volume %q: %s.%s is not valid base64: %w", vol.Name, kind, names[1], err)
+			}
+			data = decoded
 		}
-		out.UserData = secrets.UserData
-	}
-	if sources > 1 {
-		return out, fmt.Errorf("volume %q: set only one of cloudInitNoCloud.userData, userDataBase64 and secretRef", volume)
-	}
-	out.NetworkConfig = []byte(src.NetworkData)
-	if src.NetworkDataSecretRef != nil && secrets.NetworkData == nil {
-		return out, fmt.Errorf("volume %q: the network data of Secret %q (cloudInitNoCloud.networkDataSecretRef) was not passed to the launcher",
-			volume, src.NetworkDataSecretRef.Name)
-	}
-	if len(secrets.NetworkData) > 0 {
-		if src.NetworkData != "" {
-			return out, fmt.Errorf("volume %q: network data given both inline and in a Secret; set only one", volume)
+		if ref != nil {
+			sources++
+			if resolved == nil {
+				return nil, fmt.Errorf("volume %q: the %s of Secret %q (%s.%s) was not passed to the launcher", vol.Name, what, ref.Name, kind, names[2])
+			}
+			data = resolved
+		} else if len(resolved) > 0 {
+			sources++
+			data = resolved
 		}
-		out.NetworkConfig = secrets.NetworkData
+		if sources > 1 {
+			return nil, fmt.Errorf("volume %q: %s given more than once; set only one of %s.%s, %s and %s", vol.Name, what, kind, names[0], names[1], names[2])
+		}
+		return data, nil
 	}
-	return out, nil
+	if out.UserData, err = pick("user-data", src.UserData, src.UserDataBase64, src.UserDataSecretRef, secrets.UserData); err != nil {
+		return out, err
+	}
+	out.NetworkConfig, err = pick("network data", src.NetworkData, src.NetworkDataBase64, src.NetworkDataSecretRef, secrets.NetworkData)
+	return out, err
 }
 
 // metaData renders the meta-data file as YAML.
@@ -110,16 +131,51 @@ func (n NoCloud) metaData() []byte {
 }
 
 // CloudInitNoCloud writes the NoCloud ISO of volume: an ISO 9660 image labelled "cidata" with
-// user-data, meta-data and, when given, network-config, with Joliet and Rock Ridge names (made
-// by genisoimage, as KubeVirt does: files owned by root, readable, lowercase names for every
-// reader). The data is staged in a private directory below the per-VMI directory, which is
-// removed afterwards, since user-data may hold secrets. Calling it again rewrites the ISO.
+// user-data, meta-data and, when given, network-config (writeISO).
 func (p *Preparer) CloudInitNoCloud(ctx context.Context, volume string, data NoCloud) (domain.DiskSource, error) {
-	if err := checkVolumeName(volume); err != nil {
-		return domain.DiskSource{}, err
-	}
 	if data.InstanceID == "" {
 		return domain.DiskSource{}, fmt.Errorf("cloudInitNoCloud volume %q: no instance-id", volume)
+	}
+	files := map[string][]byte{noCloudUserData: data.UserData, noCloudMetaData: data.metaData()}
+	if len(data.NetworkConfig) > 0 {
+		files[noCloudNetworkData] = data.NetworkConfig
+	}
+	return p.writeISO(ctx, volume, noCloudLabel, files)
+}
+
+// configDriveMeta is a config drive's meta_data.json, with KubeVirt's fields.
+type configDriveMeta struct {
+	InstanceID string `json:"instance_id"`
+	Hostname   string `json:"hostname"`
+	UUID       string `json:"uuid,omitempty"`
+}
+
+// CloudInitConfigDrive writes the config drive of volume: an ISO 9660 image labelled
+// "config-2" with openstack/latest/user_data, meta_data.json and, when given,
+// network_data.json (writeISO).
+func (p *Preparer) CloudInitConfigDrive(ctx context.Context, volume string, data NoCloud) (domain.DiskSource, error) {
+	if data.InstanceID == "" {
+		return domain.DiskSource{}, fmt.Errorf("cloudInitConfigDrive volume %q: no instance-id", volume)
+	}
+	meta, err := json.Marshal(configDriveMeta{InstanceID: data.InstanceID, Hostname: data.LocalHostname, UUID: data.UUID})
+	if err != nil {
+		return domain.DiskSource{}, err
+	}
+	files := map[string][]byte{configDriveUserData: data.UserData, configDriveMetaData: meta}
+	if len(data.NetworkConfig) > 0 {
+		files[configDriveNetworkData] = data.NetworkConfig
+	}
+	return p.writeISO(ctx, volume, configDriveLabel, files)
+}
+
+// writeISO writes volume's ISO 9660 image labelled label with files (paths below the image's
+// root, fixed by the caller), with Joliet and Rock Ridge names (made by genisoimage, as KubeVirt
+// does: files owned by root, readable, lowercase names for every reader). The data is staged in
+// a private directory below the per-VMI directory, which is removed afterwards, since user-data
+// may hold secrets. Calling it again rewrites the ISO.
+func (p *Preparer) writeISO(ctx context.Context, volume, label string, files map[string][]byte) (domain.DiskSource, error) {
+	if err := checkVolumeName(volume); err != nil {
+		return domain.DiskSource{}, err
 	}
 	dir, err := p.subdir(cloudInitDir)
 	if err != nil {
@@ -131,19 +187,8 @@ func (p *Preparer) CloudInitNoCloud(ctx context.Context, volume string, data NoC
 		return domain.DiskSource{}, err
 	}
 	defer os.RemoveAll(staging)
-	stage, err := openDir(staging)
-	if err != nil {
+	if err := stageFiles(staging, files); err != nil {
 		return domain.DiskSource{}, err
-	}
-	defer stage.Close()
-	files := map[string][]byte{noCloudUserData: data.UserData, noCloudMetaData: data.metaData()}
-	if len(data.NetworkConfig) > 0 {
-		files[noCloudNetworkData] = data.NetworkConfig
-	}
-	for name, content := range files {
-		if err := stage.writeFile(name, content); err != nil {
-			return domain.DiskSource{}, err
-		}
 	}
 	iso := volume + ".iso"
 	tmp := iso + ".tmp"
@@ -153,7 +198,7 @@ func (p *Preparer) CloudInitNoCloud(ctx context.Context, volume string, data NoC
 		return domain.DiskSource{}, err
 	}
 	defer f.Close()
-	_, err = run(ctx, f, p.genISOImage(), "-quiet", "-output", childFD, "-volid", noCloudLabel,
+	_, err = run(ctx, f, p.genISOImage(), "-quiet", "-output", childFD, "-volid", label,
 		"-joliet", "-rational-rock", "-input-charset", "utf-8", staging)
 	if err == nil {
 		err = f.Sync()
@@ -163,7 +208,32 @@ func (p *Preparer) CloudInitNoCloud(ctx context.Context, volume string, data NoC
 	}
 	if err != nil {
 		dir.remove(tmp)
-		return domain.DiskSource{}, fmt.Errorf("cloudInitNoCloud volume %q: %w", volume, err)
+		return domain.DiskSource{}, fmt.Errorf("cloud-init volume %q: %w", volume, err)
 	}
 	return fileSource(filepath.Join(dir.path, iso), domain.FormatRaw, false), nil
+}
+
+// stageFiles writes files below the fresh directory staging, creating their directories.
+func stageFiles(staging string, files map[string][]byte) error {
+	for name, content := range files {
+		stage, err := openDir(staging)
+		if err != nil {
+			return err
+		}
+		parts := strings.Split(name, "/")
+		for _, sub := range parts[:len(parts)-1] {
+			next, err := stage.subdir(sub)
+			stage.Close()
+			if err != nil {
+				return err
+			}
+			stage = next
+		}
+		err = stage.writeFile(parts[len(parts)-1], content)
+		stage.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

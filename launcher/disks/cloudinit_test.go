@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/domain"
@@ -17,7 +18,11 @@ import (
 
 func TestNoCloudFromVolume(t *testing.T) {
 	vmi := &v1.VirtualMachineInstance{}
-	vmi.Name, vmi.Namespace = "fedora", "default"
+	vmi.Name, vmi.Namespace, vmi.UID = "fedora", "default", "2b1a7c3e-1111-4222-8333-944455556666"
+	uuid, err := domain.FirmwareUUID(vmi)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name    string
 		src     *v1.CloudInitNoCloudSource
@@ -35,11 +40,15 @@ func TestNoCloudFromVolume(t *testing.T) {
 		{"bad base64", &v1.CloudInitNoCloudSource{UserDataBase64: "%%%"}, ResolvedSecrets{}, NoCloud{}, "not valid base64"},
 		{"unresolved secret", &v1.CloudInitNoCloudSource{UserDataSecretRef: &v1.LocalObjectReference{Name: "s"}}, ResolvedSecrets{}, NoCloud{}, `Secret "s"`},
 		{"two user-data sources", &v1.CloudInitNoCloudSource{UserData: "a", UserDataBase64: "YQ=="}, ResolvedSecrets{}, NoCloud{}, "only one"},
-		{"network data twice", &v1.CloudInitNoCloudSource{NetworkData: "a"}, ResolvedSecrets{NetworkData: []byte("b")}, NoCloud{}, "both inline and in a Secret"},
-		{"not cloud-init", nil, ResolvedSecrets{}, NoCloud{}, "not a cloudInitNoCloud volume"},
+		{"network data twice", &v1.CloudInitNoCloudSource{NetworkData: "a"}, ResolvedSecrets{NetworkData: []byte("b")}, NoCloud{}, "network data given more than once"},
+		{"networkDataBase64", &v1.CloudInitNoCloudSource{NetworkDataBase64: "dmVyc2lvbjogMgo="}, ResolvedSecrets{},
+			NoCloud{NetworkConfig: []byte("version: 2\n"), InstanceID: "fedora.default", LocalHostname: "fedora"}, ""},
+		{"networkDataBase64 not base64", &v1.CloudInitNoCloudSource{NetworkDataBase64: "%%%"}, ResolvedSecrets{}, NoCloud{}, "cloudInitNoCloud.networkDataBase64 is not valid base64"},
+		{"not cloud-init", nil, ResolvedSecrets{}, NoCloud{}, "not a cloud-init volume"},
 	}
 	for _, c := range cases {
-		got, err := NoCloudFromVolume(vmi, "cloudinit", c.src, c.secrets)
+		vol := &v1.Volume{Name: "cloudinit", VolumeSource: v1.VolumeSource{CloudInitNoCloud: c.src}}
+		got, err := NoCloudFromVolume(vmi, vol, c.secrets)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: %v, want %q", c.name, err, c.err)
@@ -50,14 +59,21 @@ func TestNoCloudFromVolume(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		if diff := cmp.Diff(c.want, got); diff != "" {
+		c.want.UUID = uuid
+		if diff := cmp.Diff(c.want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", c.name, diff)
 		}
 	}
 	vmi.Spec.Hostname = "web"
-	got, _ := NoCloudFromVolume(vmi, "cloudinit", &v1.CloudInitNoCloudSource{UserData: "x"}, ResolvedSecrets{})
-	if got.LocalHostname != "web" {
-		t.Errorf("local-hostname %q, want spec.hostname", got.LocalHostname)
+	drive := &v1.Volume{Name: "cloudinit", VolumeSource: v1.VolumeSource{CloudInitConfigDrive: &v1.CloudInitConfigDriveSource{
+		UserData: "x", NetworkDataBase64: "%%%"}}}
+	if _, err := NoCloudFromVolume(vmi, drive, ResolvedSecrets{}); err == nil || !strings.Contains(err.Error(), "cloudInitConfigDrive.networkDataBase64") {
+		t.Errorf("a config drive's bad base64: %v, want its field named", err)
+	}
+	drive.CloudInitConfigDrive.NetworkDataBase64 = ""
+	got, err := NoCloudFromVolume(vmi, drive, ResolvedSecrets{})
+	if err != nil || got.LocalHostname != "web" || string(got.UserData) != "x" {
+		t.Errorf("config drive: %+v, %v; want its user-data and spec.hostname", got, err)
 	}
 }
 
@@ -168,5 +184,35 @@ func TestCloudInitNoCloudRefusesBadNames(t *testing.T) {
 	}
 	if _, err := p.CloudInitNoCloud(context.Background(), "ok", NoCloud{}); err == nil {
 		t.Error("meta-data without an instance-id was accepted")
+	}
+}
+
+// TestCloudInitConfigDriveISO: a config drive is an ISO labelled config-2 with OpenStack's
+// openstack/latest/ files: user_data, meta_data.json (KubeVirt's instance_id, hostname and
+// uuid) and network_data.json when there is network data.
+func TestCloudInitConfigDriveISO(t *testing.T) {
+	needTools(t, "genisoimage", "isoinfo")
+	p := &Preparer{Dir: t.TempDir()}
+	data := NoCloud{UserData: []byte("#cloud-config\n"), NetworkConfig: []byte(`{"links":[]}`),
+		InstanceID: "fedora.default", LocalHostname: "fedora", UUID: "5d1c2a3b-1111-5222-8333-944455556666"}
+	src, err := p.CloudInitConfigDrive(testContext(t), "configdrive", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc := isoinfo(t, src.Path, "-d"); !strings.Contains(desc, "Volume id: config-2") {
+		t.Errorf("isoinfo -d lacks the config-2 label:\n%s", desc)
+	}
+	want := map[string]string{
+		"/openstack/latest/user_data":         "#cloud-config\n",
+		"/openstack/latest/meta_data.json":    `{"instance_id":"fedora.default","hostname":"fedora","uuid":"5d1c2a3b-1111-5222-8333-944455556666"}`,
+		"/openstack/latest/network_data.json": `{"links":[]}`,
+	}
+	for name, content := range want {
+		if got := isoinfo(t, src.Path, "-R", "-x", name); got != content {
+			t.Errorf("%s on the ISO is %q, want %q", name, got, content)
+		}
+	}
+	if entries, err := os.ReadDir(filepath.Join(p.Dir, "cloud-init")); err != nil || len(entries) != 1 {
+		t.Errorf("cloud-init directory holds %v (%v); the staged data should be gone", entries, err)
 	}
 }

@@ -25,6 +25,10 @@ type NodeVolumes struct {
 	// SecretsDir is where the launcher Pod mounts the Secrets the VMI's volumes refer to
 	// (protocol.SecretsDir), each at SecretsDir/<volume name>/<use>.
 	SecretsDir string
+	// ConfigVolumesDir is where the launcher Pod mounts the data of the VMI's configMap,
+	// secret, serviceAccount and downwardAPI volumes (protocol.ConfigVolumesDir), each at
+	// ConfigVolumesDir/<volume name>.
+	ConfigVolumesDir string
 }
 
 // PrepareVolumes prepares every volume of vmi and returns them by name, ready for
@@ -61,16 +65,27 @@ func (p *Preparer) prepareVolume(ctx context.Context, vmi *v1.VirtualMachineInst
 		return p.ContainerDisk(ctx, vol.Name, filepath.Join(node.ContainerDisksDir, vol.Name), vol.ContainerDisk.Path)
 	case vol.EmptyDisk != nil:
 		return p.EmptyDisk(ctx, vol.Name, vol.EmptyDisk.Capacity)
-	case vol.CloudInitNoCloud != nil:
+	case vol.CloudInitNoCloud != nil || vol.CloudInitConfigDrive != nil:
 		secrets, err := node.cloudInitSecrets(vol)
 		if err != nil {
 			return domain.DiskSource{}, err
 		}
-		data, err := NoCloudFromVolume(vmi, vol.Name, vol.CloudInitNoCloud, secrets)
+		data, err := NoCloudFromVolume(vmi, vol, secrets)
 		if err != nil {
 			return domain.DiskSource{}, err
 		}
+		if vol.CloudInitConfigDrive != nil {
+			return p.CloudInitConfigDrive(ctx, vol.Name, data)
+		}
 		return p.CloudInitNoCloud(ctx, vol.Name, data)
+	case vol.ConfigMap != nil || vol.Secret != nil || vol.ServiceAccount != nil || vol.DownwardAPI != nil:
+		if err := checkVolumeName(vol.Name); err != nil {
+			return domain.DiskSource{}, err
+		}
+		if node.ConfigVolumesDir == "" {
+			return domain.DiskSource{}, errors.New("the launcher knows no directory its config volumes are mounted in")
+		}
+		return p.ConfigVolume(ctx, vol.Name, filepath.Join(node.ConfigVolumesDir, vol.Name), configVolumeLabel(vol))
 	case vol.PersistentVolumeClaim != nil || vol.DataVolume != nil:
 		if err := checkVolumeName(vol.Name); err != nil {
 			return domain.DiskSource{}, err

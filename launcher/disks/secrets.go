@@ -83,8 +83,8 @@ func (n NodeVolumes) cloudInitSecrets(vol *v1.Volume) (ResolvedSecrets, error) {
 		return s, nil
 	}
 	var out ResolvedSecrets
-	src := vol.CloudInitNoCloud
-	if n.SecretsDir == "" || (src.UserDataSecretRef == nil && src.NetworkDataSecretRef == nil) {
+	src, kind := vol.CloudInit()
+	if n.SecretsDir == "" || src == nil || (src.UserDataSecretRef == nil && src.NetworkDataSecretRef == nil) {
 		return out, nil
 	}
 	if err := checkVolumeName(vol.Name); err != nil {
@@ -96,11 +96,11 @@ func (n NodeVolumes) cloudInitSecrets(vol *v1.Volume) (ResolvedSecrets, error) {
 		}
 		data, _, err := ReadMountedSecret(filepath.Join(n.SecretsDir, vol.Name, use), keys...)
 		if errors.Is(err, errNoKey) {
-			return nil, fmt.Errorf("Secret %q (cloudInitNoCloud.%s) has no key %s; put the data under one of them",
-				ref.Name, field, strings.Join(keys, " or "))
+			return nil, fmt.Errorf("Secret %q (%s.%s) has no key %s; put the data under one of them",
+				ref.Name, kind, field, strings.Join(keys, " or "))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading Secret %q (cloudInitNoCloud.%s): %w", ref.Name, field, err)
+			return nil, fmt.Errorf("reading Secret %q (%s.%s): %w", ref.Name, kind, field, err)
 		}
 		return data, nil
 	}

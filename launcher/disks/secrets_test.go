@@ -112,8 +112,8 @@ func TestCloudInitSecretsFromMounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	vmi := &v1.VirtualMachineInstance{}
-	vmi.Name, vmi.Namespace = "vm", "ns"
-	nc, err := NoCloudFromVolume(vmi, "ci", vol.CloudInitNoCloud, got)
+	vmi.Name, vmi.Namespace, vmi.UID = "vm", "ns", "3c2b8d4f-1111-4222-8333-944455556666"
+	nc, err := NoCloudFromVolume(vmi, &vol, got)
 	if err != nil {
 		t.Fatal(err)
 	}

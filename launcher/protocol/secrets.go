@@ -24,3 +24,15 @@ const MaxSecretFileBytes = 1 << 20
 func SecretMountDir(volume, use string) string {
 	return path.Join(SecretsDir, volume, use)
 }
+
+// ConfigVolumesDir is where a launcher Pod mounts the data of its VMI's configMap, secret,
+// serviceAccount and downwardAPI volumes, read-only, each at ConfigVolumeMountDir(volume); the
+// launcher turns each into an ISO disk. The kubelet fills them (atomic writer layout: keys are
+// links into a "..data" directory inside the mount).
+const ConfigVolumesDir = "/var/run/kubevirt-private/config-volumes"
+
+// ConfigVolumeMountDir is the directory the data of config volume (a DNS-1123 label, checked by
+// whoever builds the path) is mounted at.
+func ConfigVolumeMountDir(volume string) string {
+	return path.Join(ConfigVolumesDir, volume)
+}

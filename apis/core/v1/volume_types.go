@@ -33,9 +33,27 @@ type VolumeSource struct {
 	// CloudInitNoCloud passes user-data and network-data to the guest on a NoCloud "cidata" ISO.
 	// +optional
 	CloudInitNoCloud *CloudInitNoCloudSource `json:"cloudInitNoCloud,omitempty"`
+	// CloudInitConfigDrive passes user-data and network-data to the guest on an OpenStack
+	// config drive (a "config-2" ISO with openstack/latest/user_data, meta_data.json and
+	// network_data.json), for guests whose cloud-init or cloudbase-init reads only that.
+	// +optional
+	CloudInitConfigDrive *CloudInitConfigDriveSource `json:"cloudInitConfigDrive,omitempty"`
 	// EmptyDisk is a new, empty, sparse disk that is discarded when the VMI stops.
 	// +optional
 	EmptyDisk *EmptyDiskSource `json:"emptyDisk,omitempty"`
+	// ConfigMap is a ConfigMap of the VMI's namespace as an ISO disk, one file per key.
+	// +optional
+	ConfigMap *ConfigMapVolumeSource `json:"configMap,omitempty"`
+	// Secret is a Secret of the VMI's namespace as an ISO disk, one file per key.
+	// +optional
+	Secret *SecretVolumeSource `json:"secret,omitempty"`
+	// ServiceAccount is a ServiceAccount's token, CA certificate and namespace as an ISO disk.
+	// +optional
+	ServiceAccount *ServiceAccountVolumeSource `json:"serviceAccount,omitempty"`
+	// DownwardAPI is facts of the launcher Pod (labels, annotations, name, resources) as an
+	// ISO disk.
+	// +optional
+	DownwardAPI *DownwardAPIVolumeSource `json:"downwardAPI,omitempty"`
 }
 
 // HostDiskType says whether a host disk image must already exist or may be created.
@@ -113,10 +131,55 @@ type CloudInitNoCloudSource struct {
 	// NetworkData is the network configuration (netplan v1 or v2) as plain text, at most 2048 bytes.
 	// +optional
 	NetworkData string `json:"networkData,omitempty"`
+	// NetworkDataBase64 is the network configuration, base64-encoded.
+	// +optional
+	NetworkDataBase64 string `json:"networkDataBase64,omitempty"`
 	// NetworkDataSecretRef names a Secret in the VMI's namespace whose "networkdata" (or
 	// "networkData") key holds the network configuration; use it for data larger than 2048 bytes.
 	// +optional
 	NetworkDataSecretRef *LocalObjectReference `json:"networkDataSecretRef,omitempty"`
+}
+
+// CloudInitConfigDriveSource is cloud-init configuration delivered on an OpenStack config
+// drive. Its fields are CloudInitNoCloudSource's: at most one of userData, userDataBase64 and
+// secretRef, at most one of networkData, networkDataBase64 and networkDataSecretRef.
+type CloudInitConfigDriveSource struct {
+	// UserDataSecretRef names a Secret in the VMI's namespace whose "userdata" (or "userData") key
+	// holds the user-data; use it for user-data larger than 2048 bytes.
+	// +optional
+	UserDataSecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+	// UserDataBase64 is the user-data, base64-encoded.
+	// +optional
+	UserDataBase64 string `json:"userDataBase64,omitempty"`
+	// UserData is the user-data as plain text, at most 2048 bytes.
+	// +optional
+	UserData string `json:"userData,omitempty"`
+	// NetworkData is the network configuration (OpenStack's network_data.json) as plain text, at
+	// most 2048 bytes.
+	// +optional
+	NetworkData string `json:"networkData,omitempty"`
+	// NetworkDataBase64 is the network configuration, base64-encoded.
+	// +optional
+	NetworkDataBase64 string `json:"networkDataBase64,omitempty"`
+	// NetworkDataSecretRef names a Secret in the VMI's namespace whose "networkdata" (or
+	// "networkData") key holds the network configuration; use it for data larger than 2048 bytes.
+	// +optional
+	NetworkDataSecretRef *LocalObjectReference `json:"networkDataSecretRef,omitempty"`
+}
+
+// CloudInit is the volume's cloud-init data, NoCloud or config drive, in NoCloud's form (the
+// two have the same fields), and the source's field name ("cloudInitNoCloud" or
+// "cloudInitConfigDrive"); nil and "" when the volume has neither.
+func (s *VolumeSource) CloudInit() (*CloudInitNoCloudSource, string) {
+	switch {
+	case s.CloudInitNoCloud != nil:
+		return s.CloudInitNoCloud, "cloudInitNoCloud"
+	case s.CloudInitConfigDrive != nil:
+		c := s.CloudInitConfigDrive
+		return &CloudInitNoCloudSource{UserDataSecretRef: c.UserDataSecretRef, UserDataBase64: c.UserDataBase64, UserData: c.UserData,
+			NetworkData: c.NetworkData, NetworkDataBase64: c.NetworkDataBase64, NetworkDataSecretRef: c.NetworkDataSecretRef}, "cloudInitConfigDrive"
+	}
+	return nil, ""
 }
 
 // EmptyDiskSource is a temporary, sparse, empty disk.

@@ -24,6 +24,9 @@ const (
 	AppLabel = "kubevirt.io"
 	// LauncherApp is AppLabel's value on launcher Pods.
 	LauncherApp = "virt-launcher"
+	// LauncherContainerName is the name of the launcher Pod's container (KubeVirt's), which a
+	// downwardAPI volume's resourceFieldRef names.
+	LauncherContainerName = "compute"
 	// UploadApp (Vireo's own) is AppLabel's value on the importer Pods of uploads: the node
 	// agent of their node relays the datavolumes/upload subresource to them.
 	UploadApp = "vireo-upload"

@@ -50,8 +50,18 @@ func (in ClockOffsetUTC) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CloudInitConfigDriveSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.CloudInitConfigDriveSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CloudInitNoCloudSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.CloudInitNoCloudSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ConfigMapVolumeSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ConfigMapVolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -112,6 +122,16 @@ func (in DiskTarget) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DomainSpec) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.DomainSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DownwardAPIVolumeFile) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DownwardAPIVolumeFile"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DownwardAPIVolumeSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DownwardAPIVolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -310,6 +330,11 @@ func (in NodeSelectorTerm) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ObjectFieldSelector) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ObjectFieldSelector"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PITTimer) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.PITTimer"
 }
@@ -355,6 +380,11 @@ func (in RTCTimer) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ResourceFieldSelector) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ResourceFieldSelector"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ResourceRequirements) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.ResourceRequirements"
 }
@@ -362,6 +392,16 @@ func (in ResourceRequirements) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Rng) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Rng"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SecretVolumeSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SecretVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ServiceAccountVolumeSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ServiceAccountVolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -17,7 +17,7 @@ import (
 const MaxInlineCloudInitBytes = 2048
 
 // volumeSourceNames lists the volume sources, for messages.
-const volumeSourceNames = "hostDisk, containerDisk, persistentVolumeClaim, dataVolume, cloudInitNoCloud, emptyDisk"
+const volumeSourceNames = "hostDisk, containerDisk, persistentVolumeClaim, dataVolume, cloudInitNoCloud, cloudInitConfigDrive, emptyDisk, configMap, secret, serviceAccount, downwardAPI"
 
 // hostDiskTypes are the types a host disk may have.
 var hostDiskTypes = []v1.HostDiskType{v1.HostDiskExists, v1.HostDiskExistsOrCreate}
@@ -37,6 +37,7 @@ func validateStorage(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, o
 		volumes[v.Name] = true
 		errs = append(errs, validateVolumeSource(&v.VolumeSource, vPath)...)
 	}
+	errs = append(errs, validateOneServiceAccount(spec.Volumes, volumesPath)...)
 	disks := map[string]bool{}
 	for i := range spec.Domain.Devices.Disks {
 		d := &spec.Domain.Devices.Disks[i]
@@ -106,9 +107,14 @@ func validateVolumeSource(src *v1.VolumeSource, fldPath *field.Path) field.Error
 		set = append(set, "dataVolume")
 		errs = append(errs, validateObjectName(s.Name, fldPath.Child("dataVolume", "name"), "DataVolume")...)
 	}
-	if s := src.CloudInitNoCloud; s != nil {
+	if src.CloudInitNoCloud != nil {
 		set = append(set, "cloudInitNoCloud")
-		errs = append(errs, validateCloudInitNoCloud(s, fldPath.Child("cloudInitNoCloud"))...)
+	}
+	if src.CloudInitConfigDrive != nil {
+		set = append(set, "cloudInitConfigDrive")
+	}
+	if s, name := src.CloudInit(); s != nil {
+		errs = append(errs, validateCloudInit(s, fldPath.Child(name))...)
 	}
 	if s := src.EmptyDisk; s != nil {
 		set = append(set, "emptyDisk")
@@ -117,6 +123,8 @@ func validateVolumeSource(src *v1.VolumeSource, fldPath *field.Path) field.Error
 				"must be greater than zero, such as 10Gi"))
 		}
 	}
+	configSet, configErrs := validateConfigVolumeSource(src, fldPath)
+	set, errs = append(set, configSet...), append(errs, configErrs...)
 	switch {
 	case len(set) == 0:
 		errs = append(errs, field.Required(fldPath, "a volume must have exactly one of "+volumeSourceNames))
@@ -153,47 +161,59 @@ func validateHostDisk(h *v1.HostDisk, fldPath *field.Path) field.ErrorList {
 	return errs
 }
 
-// validateCloudInitNoCloud checks the cloud-init data: at most one user-data source, some data at
-// all, valid base64, and inline data no larger than MaxInlineCloudInitBytes.
-func validateCloudInitNoCloud(s *v1.CloudInitNoCloudSource, fldPath *field.Path) field.ErrorList {
+// validateCloudInit checks the cloud-init data (NoCloud's or a config drive's): at most one
+// user-data and one network-data source, some data at all, Secret names, valid base64, and
+// inline data no larger than MaxInlineCloudInitBytes.
+func validateCloudInit(s *v1.CloudInitNoCloudSource, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	sources := 0
-	for _, set := range []bool{s.UserData != "", s.UserDataBase64 != "", s.UserDataSecretRef != nil} {
-		if set {
-			sources++
+	count := func(set ...bool) int {
+		n := 0
+		for _, b := range set {
+			if b {
+				n++
+			}
 		}
+		return n
 	}
+	users := count(s.UserData != "", s.UserDataBase64 != "", s.UserDataSecretRef != nil)
+	networks := count(s.NetworkData != "", s.NetworkDataBase64 != "", s.NetworkDataSecretRef != nil)
 	switch {
-	case sources > 1:
+	case users > 1:
 		errs = append(errs, field.Invalid(fldPath, "multiple user-data sources",
 			"set only one of userData, userDataBase64 and secretRef"))
-	case sources == 0 && s.NetworkData == "" && s.NetworkDataSecretRef == nil:
+	case users == 0 && networks == 0:
 		errs = append(errs, field.Required(fldPath,
-			"set one of userData, userDataBase64 and secretRef, or networkData or networkDataSecretRef"))
+			"set one of userData, userDataBase64 and secretRef, or one of networkData, networkDataBase64 and networkDataSecretRef"))
+	}
+	if networks > 1 {
+		errs = append(errs, field.Invalid(fldPath, "multiple network-data sources",
+			"set only one of networkData, networkDataBase64 and networkDataSecretRef"))
 	}
 	if s.UserDataSecretRef != nil {
 		errs = append(errs, validateObjectName(s.UserDataSecretRef.Name, fldPath.Child("secretRef", "name"),
 			"Secret holding the user-data")...)
 	}
 	if s.NetworkDataSecretRef != nil {
-		if s.NetworkData != "" {
-			errs = append(errs, field.Invalid(fldPath, "multiple network-data sources",
-				"set only one of networkData and networkDataSecretRef"))
-		}
 		errs = append(errs, validateObjectName(s.NetworkDataSecretRef.Name, fldPath.Child("networkDataSecretRef", "name"),
 			"Secret holding the network data")...)
 	}
 	errs = append(errs, validateInlineSize(len(s.UserData), fldPath.Child("userData"))...)
-	if s.UserDataBase64 != "" {
-		decoded, err := base64.StdEncoding.DecodeString(s.UserDataBase64)
-		if err != nil {
-			errs = append(errs, field.Invalid(fldPath.Child("userDataBase64"), "<omitted>",
-				"must be valid standard base64: "+err.Error()))
-		} else {
-			errs = append(errs, validateInlineSize(len(decoded), fldPath.Child("userDataBase64"))...)
-		}
+	errs = append(errs, validateInlineSize(len(s.NetworkData), fldPath.Child("networkData"))...)
+	errs = append(errs, validateInlineBase64(s.UserDataBase64, fldPath.Child("userDataBase64"))...)
+	return append(errs, validateInlineBase64(s.NetworkDataBase64, fldPath.Child("networkDataBase64"))...)
+}
+
+// validateInlineBase64 checks inline base64 cloud-init data: valid standard base64 whose
+// content is no larger than MaxInlineCloudInitBytes.
+func validateInlineBase64(data string, fldPath *field.Path) field.ErrorList {
+	if data == "" {
+		return nil
 	}
-	return append(errs, validateInlineSize(len(s.NetworkData), fldPath.Child("networkData"))...)
+	decoded, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return field.ErrorList{field.Invalid(fldPath, "<omitted>", "must be valid standard base64: "+err.Error())}
+	}
+	return validateInlineSize(len(decoded), fldPath)
 }
 
 // validateInlineSize reports an error when inline cloud-init data of size bytes is too large.

@@ -128,6 +128,24 @@ func TestCloudInitValidation(t *testing.T) {
 		{name: "networkDataSecretRef without name", mutate: set(v1.CloudInitNoCloudSource{UserData: "a", NetworkDataSecretRef: &v1.LocalObjectReference{}}),
 			want: []fe{{required, ci + ".networkDataSecretRef.name"}}},
 		{name: "network data only", mutate: set(v1.CloudInitNoCloudSource{NetworkData: "version: 2\n"})},
+		{name: "networkDataBase64 only", mutate: set(v1.CloudInitNoCloudSource{NetworkDataBase64: b64([]byte("version: 2\n"))})},
+		{name: "networkData and networkDataBase64", mutate: set(v1.CloudInitNoCloudSource{NetworkData: "version: 2\n", NetworkDataBase64: b64([]byte("version: 2\n"))}),
+			want: []fe{{invalid, ci}}},
+		{name: "networkDataBase64 not base64", mutate: set(v1.CloudInitNoCloudSource{NetworkDataBase64: "%%%"}),
+			want: []fe{{invalid, ci + ".networkDataBase64"}}},
+		{name: "networkDataBase64 too large", mutate: set(v1.CloudInitNoCloudSource{NetworkDataBase64: b64([]byte(big))}),
+			want: []fe{{tooLong, ci + ".networkDataBase64"}}},
+		{name: "config drive", mutate: func(s *v1.VirtualMachineInstanceSpec) {
+			s.Volumes[1].CloudInitNoCloud = nil
+			s.Volumes[1].CloudInitConfigDrive = &v1.CloudInitConfigDriveSource{UserData: "#cloud-config\n", NetworkDataBase64: b64([]byte("{}"))}
+		}},
+		{name: "config drive without data", mutate: func(s *v1.VirtualMachineInstanceSpec) {
+			s.Volumes[1].CloudInitNoCloud = nil
+			s.Volumes[1].CloudInitConfigDrive = &v1.CloudInitConfigDriveSource{}
+		}, want: []fe{{required, volumesPath + "[1].cloudInitConfigDrive"}}},
+		{name: "config drive and NoCloud", mutate: func(s *v1.VirtualMachineInstanceSpec) {
+			s.Volumes[1].CloudInitConfigDrive = &v1.CloudInitConfigDriveSource{UserData: "#cloud-config\n"}
+		}, want: []fe{{invalid, volumesPath + "[1]"}}},
 		{name: "user and network data", mutate: set(v1.CloudInitNoCloudSource{UserData: "#cloud-config\n", NetworkData: "version: 2\n"})},
 		{name: "nothing", mutate: set(v1.CloudInitNoCloudSource{}), want: []fe{{required, ci}}},
 		{name: "two user-data sources", mutate: set(v1.CloudInitNoCloudSource{UserData: "a", UserDataBase64: b64([]byte("a"))}),

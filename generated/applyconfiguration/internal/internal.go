@@ -326,10 +326,13 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: offsetSeconds
       type:
         scalar: numeric
-- name: com.github.vireo-dev.vireo.apis.core.v1.CloudInitNoCloudSource
+- name: com.github.vireo-dev.vireo.apis.core.v1.CloudInitConfigDriveSource
   map:
     fields:
     - name: networkData
+      type:
+        scalar: string
+    - name: networkDataBase64
       type:
         scalar: string
     - name: networkDataSecretRef
@@ -342,6 +345,39 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: userDataBase64
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.CloudInitNoCloudSource
+  map:
+    fields:
+    - name: networkData
+      type:
+        scalar: string
+    - name: networkDataBase64
+      type:
+        scalar: string
+    - name: networkDataSecretRef
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference
+    - name: secretRef
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference
+    - name: userData
+      type:
+        scalar: string
+    - name: userDataBase64
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.ConfigMapVolumeSource
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: optional
+      type:
+        scalar: boolean
+    - name: volumeLabel
       type:
         scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskInfo
@@ -520,6 +556,34 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.ResourceRequirements
       default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.DownwardAPIVolumeFile
+  map:
+    fields:
+    - name: fieldRef
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ObjectFieldSelector
+    - name: mode
+      type:
+        scalar: numeric
+    - name: path
+      type:
+        scalar: string
+      default: ""
+    - name: resourceFieldRef
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ResourceFieldSelector
+- name: com.github.vireo-dev.vireo.apis.core.v1.DownwardAPIVolumeSource
+  map:
+    fields:
+    - name: fields
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.DownwardAPIVolumeFile
+          elementRelationship: atomic
+    - name: volumeLabel
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.EFI
   map:
     fields:
@@ -996,6 +1060,16 @@ var schemaYAML = typed.YAMLObject(`types:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorRequirement
           elementRelationship: atomic
     elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.ObjectFieldSelector
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: fieldPath
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.PITTimer
   map:
     fields:
@@ -1119,6 +1193,19 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: track
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.ResourceFieldSelector
+  map:
+    fields:
+    - name: containerName
+      type:
+        scalar: string
+    - name: divisor
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: resource
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.ResourceRequirements
   map:
     fields:
@@ -1144,6 +1231,24 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.SecretVolumeSource
+  map:
+    fields:
+    - name: optional
+      type:
+        scalar: boolean
+    - name: secretName
+      type:
+        scalar: string
+    - name: volumeLabel
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.ServiceAccountVolumeSource
+  map:
+    fields:
+    - name: serviceAccountName
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.SyNICTimer
   map:
     fields:
@@ -1712,15 +1817,24 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.core.v1.Volume
   map:
     fields:
+    - name: cloudInitConfigDrive
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.CloudInitConfigDriveSource
     - name: cloudInitNoCloud
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.CloudInitNoCloudSource
+    - name: configMap
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ConfigMapVolumeSource
     - name: containerDisk
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskSource
     - name: dataVolume
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeSource
+    - name: downwardAPI
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DownwardAPIVolumeSource
     - name: emptyDisk
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.EmptyDiskSource
@@ -1734,6 +1848,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: persistentVolumeClaim
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource
+    - name: secret
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SecretVolumeSource
+    - name: serviceAccount
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ServiceAccountVolumeSource
 - name: com.github.vireo-dev.vireo.apis.core.v1.VolumeStatus
   map:
     fields:

@@ -21,6 +21,8 @@ type CloudInitNoCloudSourceApplyConfiguration struct {
 	UserData *string `json:"userData,omitempty"`
 	// NetworkData is the network configuration (netplan v1 or v2) as plain text, at most 2048 bytes.
 	NetworkData *string `json:"networkData,omitempty"`
+	// NetworkDataBase64 is the network configuration, base64-encoded.
+	NetworkDataBase64 *string `json:"networkDataBase64,omitempty"`
 	// NetworkDataSecretRef names a Secret in the VMI's namespace whose "networkdata" (or
 	// "networkData") key holds the network configuration; use it for data larger than 2048 bytes.
 	NetworkDataSecretRef *LocalObjectReferenceApplyConfiguration `json:"networkDataSecretRef,omitempty"`
@@ -61,6 +63,14 @@ func (b *CloudInitNoCloudSourceApplyConfiguration) WithUserData(value string) *C
 // If called multiple times, the NetworkData field is set to the value of the last call.
 func (b *CloudInitNoCloudSourceApplyConfiguration) WithNetworkData(value string) *CloudInitNoCloudSourceApplyConfiguration {
 	b.NetworkData = &value
+	return b
+}
+
+// WithNetworkDataBase64 sets the NetworkDataBase64 field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NetworkDataBase64 field is set to the value of the last call.
+func (b *CloudInitNoCloudSourceApplyConfiguration) WithNetworkDataBase64(value string) *CloudInitNoCloudSourceApplyConfiguration {
+	b.NetworkDataBase64 = &value
 	return b
 }
 

@@ -25,8 +25,21 @@ type VolumeSourceApplyConfiguration struct {
 	DataVolume *DataVolumeSourceApplyConfiguration `json:"dataVolume,omitempty"`
 	// CloudInitNoCloud passes user-data and network-data to the guest on a NoCloud "cidata" ISO.
 	CloudInitNoCloud *CloudInitNoCloudSourceApplyConfiguration `json:"cloudInitNoCloud,omitempty"`
+	// CloudInitConfigDrive passes user-data and network-data to the guest on an OpenStack
+	// config drive (a "config-2" ISO with openstack/latest/user_data, meta_data.json and
+	// network_data.json), for guests whose cloud-init or cloudbase-init reads only that.
+	CloudInitConfigDrive *CloudInitConfigDriveSourceApplyConfiguration `json:"cloudInitConfigDrive,omitempty"`
 	// EmptyDisk is a new, empty, sparse disk that is discarded when the VMI stops.
 	EmptyDisk *EmptyDiskSourceApplyConfiguration `json:"emptyDisk,omitempty"`
+	// ConfigMap is a ConfigMap of the VMI's namespace as an ISO disk, one file per key.
+	ConfigMap *ConfigMapVolumeSourceApplyConfiguration `json:"configMap,omitempty"`
+	// Secret is a Secret of the VMI's namespace as an ISO disk, one file per key.
+	Secret *SecretVolumeSourceApplyConfiguration `json:"secret,omitempty"`
+	// ServiceAccount is a ServiceAccount's token, CA certificate and namespace as an ISO disk.
+	ServiceAccount *ServiceAccountVolumeSourceApplyConfiguration `json:"serviceAccount,omitempty"`
+	// DownwardAPI is facts of the launcher Pod (labels, annotations, name, resources) as an
+	// ISO disk.
+	DownwardAPI *DownwardAPIVolumeSourceApplyConfiguration `json:"downwardAPI,omitempty"`
 }
 
 // VolumeSourceApplyConfiguration constructs a declarative configuration of the VolumeSource type for use with
@@ -75,10 +88,50 @@ func (b *VolumeSourceApplyConfiguration) WithCloudInitNoCloud(value *CloudInitNo
 	return b
 }
 
+// WithCloudInitConfigDrive sets the CloudInitConfigDrive field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CloudInitConfigDrive field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithCloudInitConfigDrive(value *CloudInitConfigDriveSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.CloudInitConfigDrive = value
+	return b
+}
+
 // WithEmptyDisk sets the EmptyDisk field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the EmptyDisk field is set to the value of the last call.
 func (b *VolumeSourceApplyConfiguration) WithEmptyDisk(value *EmptyDiskSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
 	b.EmptyDisk = value
+	return b
+}
+
+// WithConfigMap sets the ConfigMap field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ConfigMap field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithConfigMap(value *ConfigMapVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.ConfigMap = value
+	return b
+}
+
+// WithSecret sets the Secret field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Secret field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithSecret(value *SecretVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.Secret = value
+	return b
+}
+
+// WithServiceAccount sets the ServiceAccount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccount field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithServiceAccount(value *ServiceAccountVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.ServiceAccount = value
+	return b
+}
+
+// WithDownwardAPI sets the DownwardAPI field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DownwardAPI field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithDownwardAPI(value *DownwardAPIVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.DownwardAPI = value
 	return b
 }
