@@ -23,6 +23,7 @@ var vmiActions = map[string]string{
 	"pause":      protocol.ActionPause,
 	"unpause":    protocol.ActionUnpause,
 	"softreboot": protocol.ActionSoftReboot,
+	"reset":      protocol.ActionReset,
 }
 
 // registerActions adds the VMI actions to mux: PUT .../virtualmachineinstances/{name}/{action}
@@ -36,7 +37,7 @@ func (a *Agent) serveAction(w http.ResponseWriter, r *http.Request) {
 	namespace, name := r.PathValue("namespace"), r.PathValue("name")
 	call, ok := vmiActions[r.PathValue("action")]
 	if !ok {
-		http.Error(w, fmt.Sprintf("unknown action %q: use pause, unpause or softreboot", r.PathValue("action")), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("unknown action %q: use pause, unpause, softreboot or reset", r.PathValue("action")), http.StatusNotFound)
 		return
 	}
 	client, herr := a.actionClient(namespace, name, r.URL.Query().Get("uid"))

@@ -60,6 +60,12 @@ func (l *actionLauncher) Unpause(context.Context, *protocol.Empty) (*protocol.Em
 func (l *actionLauncher) SoftReboot(context.Context, *protocol.Empty) (*protocol.Empty, error) {
 	return nil, status.Error(codes.Internal, "libvirt went away")
 }
+func (l *actionLauncher) Reset(context.Context, *protocol.Empty) (*protocol.Empty, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, "Reset")
+	return &protocol.Empty{}, nil
+}
 func (l *actionLauncher) PrepareTarget(context.Context, *protocol.SyncRequest) (*protocol.DomainStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "not in this test")
 }
@@ -131,12 +137,15 @@ func TestActionsReachTheLauncher(t *testing.T) {
 	if code, msg := put(path("vm2", "pause")); code != http.StatusNotFound {
 		t.Errorf("pause of an unknown VMI: %d %q", code, msg)
 	}
-	if code, msg := put(path("vm1", "reset")); code != http.StatusNotFound || !strings.Contains(msg, "softreboot") {
+	if code, msg := put(path("vm1", "reset")); code != http.StatusOK {
+		t.Errorf("reset: %d %q", code, msg)
+	}
+	if code, msg := put(path("vm1", "powercycle")); code != http.StatusNotFound || !strings.Contains(msg, "softreboot or reset") {
 		t.Errorf("unknown action: %d %q", code, msg)
 	}
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
-	if got := strings.Join(fake.calls, ","); !strings.HasSuffix(got, "Pause,Pause,Unpause") {
+	if got := strings.Join(fake.calls, ","); !strings.HasSuffix(got, "Pause,Pause,Unpause,Reset") {
 		t.Errorf("the launcher received %s", got)
 	}
 }

@@ -68,11 +68,27 @@ func pauseArgs(_ *cobra.Command, args []string) error {
 // newSoftRebootCommand is `vireoctl soft-reboot NAME` (also `softreboot`): the guest reboots
 // through its ACPI power button, in the same VMI.
 func newSoftRebootCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := newGuestActionCommand(flags, streams, "softreboot", "was scheduled to soft-reboot")
+	cmd.Use, cmd.Aliases = "soft-reboot NAME", []string{"softreboot"}
+	cmd.Short = "Reboot the guest of a VirtualMachineInstance through ACPI, keeping the VMI"
+	cmd.Flag("dry-run").Usage = "Check the request without rebooting the guest."
+	return cmd
+}
+
+// newResetCommand is `vireoctl reset NAME`: the machine is reset like its reset button, at
+// once, with no guest shutdown and no guest agent needed, in the same VMI.
+func newResetCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := newGuestActionCommand(flags, streams, "reset", "was reset")
+	cmd.Use = "reset NAME"
+	cmd.Short = "Reset the machine of a VirtualMachineInstance at once (a hard reset), keeping the VMI"
+	cmd.Flag("dry-run").Usage = "Check the request without resetting the guest."
+	return cmd
+}
+
+// newGuestActionCommand is a command that PUTs the VMI subresource action and says done.
+func newGuestActionCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, action, done string) *cobra.Command {
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:               "soft-reboot NAME",
-		Aliases:           []string{"softreboot"},
-		Short:             "Reboot the guest of a VirtualMachineInstance through ACPI, keeping the VMI",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: nameCompletion(flags, completeVMIs),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -84,14 +100,14 @@ func newSoftRebootCommand(flags *genericclioptions.ConfigFlags, streams generici
 			if err != nil {
 				return err
 			}
-			if err := t.put(c.Context(), "virtualmachineinstances", args[0], "softreboot", body); err != nil {
+			if err := t.put(c.Context(), "virtualmachineinstances", args[0], action, body); err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "VMI %s was scheduled to soft-reboot%s\n", args[0], dryRunSuffix(dryRun))
+			fmt.Fprintf(streams.Out, "VMI %s %s%s\n", args[0], done, dryRunSuffix(dryRun))
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "Check the request without rebooting the guest.")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "Check the request without acting on the guest.")
 	return cmd
 }
 

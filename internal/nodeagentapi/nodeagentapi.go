@@ -28,7 +28,7 @@ const (
 	StreamPattern = "GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{kind}"
 	// ScreenshotPattern serves a PNG of a VMI's display.
 	ScreenshotPattern = "GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/vnc/screenshot"
-	// ActionPattern runs a VMI action ({action}: pause, unpause, softreboot).
+	// ActionPattern runs a VMI action ({action}: pause, unpause, softreboot, reset).
 	ActionPattern = "PUT /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{action}"
 	// UploadPath is the relay of a DataVolume's upload (GET and PUT, the upload protocol).
 	UploadPath = "/v1/namespaces/{namespace}/datavolumes/{name}/upload"

@@ -25,6 +25,8 @@ type Server interface {
 	Pause(context.Context, *Empty) (*Empty, error)
 	Unpause(context.Context, *Empty) (*Empty, error)
 	SoftReboot(context.Context, *Empty) (*Empty, error)
+	// Reset resets the machine at once, like its reset button: no guest shutdown.
+	Reset(context.Context, *Empty) (*Empty, error)
 	// PrepareTarget, Migrate and AbortMigration carry out live migration (version 4 on; see
 	// migration.go).
 	PrepareTarget(context.Context, *SyncRequest) (*DomainStatus, error)
@@ -73,6 +75,7 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "Pause", Handler: unary(Server.Pause)},
 		{MethodName: "Unpause", Handler: unary(Server.Unpause)},
 		{MethodName: "SoftReboot", Handler: unary(Server.SoftReboot)},
+		{MethodName: "Reset", Handler: unary(Server.Reset)},
 		{MethodName: "PrepareTarget", Handler: unary(Server.PrepareTarget)},
 		{MethodName: "Migrate", Handler: unary(Server.Migrate)},
 		{MethodName: "AbortMigration", Handler: unary(Server.AbortMigration)},
@@ -155,12 +158,14 @@ const (
 	ActionPause      = "Pause"
 	ActionUnpause    = "Unpause"
 	ActionSoftReboot = "SoftReboot"
+	ActionReset      = "Reset"
 )
 
-// Action carries out the VMI action name (ActionPause, ActionUnpause, ActionSoftReboot).
+// Action carries out the VMI action name (ActionPause, ActionUnpause, ActionSoftReboot,
+// ActionReset).
 func (c *Client) Action(ctx context.Context, name string) error {
 	switch name {
-	case ActionPause, ActionUnpause, ActionSoftReboot:
+	case ActionPause, ActionUnpause, ActionSoftReboot, ActionReset:
 	default:
 		return fmt.Errorf("no launcher action %q", name)
 	}

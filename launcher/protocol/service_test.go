@@ -50,6 +50,11 @@ func (f *fakeLauncher) SoftReboot(context.Context, *Empty) (*Empty, error) {
 	return &Empty{}, nil
 }
 
+func (f *fakeLauncher) Reset(context.Context, *Empty) (*Empty, error) {
+	f.actions = append(f.actions, ActionReset)
+	return &Empty{}, nil
+}
+
 func (f *fakeLauncher) PrepareTarget(context.Context, *SyncRequest) (*DomainStatus, error) {
 	return &DomainStatus{}, nil
 }
@@ -137,10 +142,13 @@ func TestProtocolRoundTrip(t *testing.T) {
 	if err := c.Action(ctx, ActionSoftReboot); err != nil {
 		t.Error(err)
 	}
-	if err := c.Action(ctx, "Reset"); err == nil {
+	if err := c.Action(ctx, ActionReset); err != nil {
+		t.Error(err)
+	}
+	if err := c.Action(ctx, "PowerCycle"); err == nil {
 		t.Error("Action accepted an action the protocol does not have")
 	}
-	if strings.Join(f.actions, ",") != "Pause,Unpause,SoftReboot" {
+	if strings.Join(f.actions, ",") != "Pause,Unpause,SoftReboot,Reset" {
 		t.Errorf("the launcher received %v", f.actions)
 	}
 	if err := c.Stop(ctx); err != nil {

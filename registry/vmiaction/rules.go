@@ -1,5 +1,6 @@
-// Package vmiaction serves the VirtualMachineInstance actions pause, unpause and softreboot (PUT
-// .../virtualmachineinstances/NAME/{pause,unpause,softreboot}, KubeVirt's bodies and answers):
+// Package vmiaction serves the VirtualMachineInstance actions pause, unpause, softreboot and
+// reset (PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot,reset}, KubeVirt's
+// bodies and answers):
 // it checks the VMI's state with KubeVirt's rules (409 with KubeVirt's messages, 404 for no
 // VMI), honours dryRun, and asks the node agent of the VMI's node over mutual TLS, which asks
 // the VMI's launcher. The launcher decides whether the guest is paused (KubeVirt's 409s
@@ -21,13 +22,14 @@ const (
 	Pause      = "pause"
 	Unpause    = "unpause"
 	SoftReboot = "softreboot"
+	Reset      = "reset"
 )
 
 // Names lists the actions.
-var Names = []string{Pause, Unpause, SoftReboot}
+var Names = []string{Pause, Unpause, SoftReboot, Reset}
 
-// Options are the bodies of the actions: KubeVirt's PauseOptions and UnpauseOptions (softreboot
-// takes none; an empty body is no options).
+// Options are the bodies of the actions: KubeVirt's PauseOptions and UnpauseOptions
+// (softreboot and reset take none; an empty body is no options).
 type Options struct {
 	DryRun []string `json:"dryRun,omitempty"`
 }
@@ -62,6 +64,8 @@ func Check(action string, vmi *v1.VirtualMachineInstance, dryRun bool) error {
 			return conflict(vmi, "VMI neither has the guest agent connected nor the ACPI feature enabled: "+
 				"spec.domain.features.acpi.enabled is false, and Vireo reboots through ACPI")
 		}
+	case Reset:
+		// A hard reset needs neither the guest agent nor ACPI, and works on a paused guest.
 	default:
 		return apierrors.NewNotFound(v1.Resource("virtualmachineinstances/"+action), vmi.Name)
 	}

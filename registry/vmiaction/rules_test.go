@@ -36,6 +36,9 @@ func TestCheck(t *testing.T) {
 		{SoftReboot, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), false, ""},
 		{SoftReboot, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running), libvmi.Paused()), true, "VMI is paused"},
 		{SoftReboot, noACPI, false, "nor the ACPI feature enabled"},
+		{Reset, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running), libvmi.Paused()), true, ""},
+		{Reset, noACPI, true, ""},
+		{Reset, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Scheduling)), false, "VMI is not running"},
 	} {
 		err := Check(c.action, c.vmi, c.dryRun)
 		switch {
@@ -45,7 +48,7 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s of %s (dry run %v): %v, want a 409 saying %q", c.action, c.vmi.Status.Phase, c.dryRun, err, c.want)
 		}
 	}
-	if err := Check("reset", libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), false); !apierrors.IsNotFound(err) {
+	if err := Check("powercycle", libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), false); !apierrors.IsNotFound(err) {
 		t.Errorf("unknown action: %v, want 404", err)
 	}
 }

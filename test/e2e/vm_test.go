@@ -126,7 +126,7 @@ func TestVMActions(t *testing.T) {
 	con := openConsole(t, ns, "demo")
 	con.waitFor(t, guestMarker, 90*time.Second)
 	// The VMI actions, on the same guest.
-	checkPauseAndSoftReboot(t, ns, "demo", con)
+	checkGuestActions(t, ns, "demo", con)
 	if code, msg := put(vireo, "subresources.kubevirt.io", "stop", `{"gracePeriod": -1}`); code != 400 || !strings.Contains(msg, "gracePeriod") {
 		t.Errorf("stop with a negative grace period: %d %q, want 400 naming gracePeriod", code, msg)
 	}

@@ -44,10 +44,11 @@ func kubectlVireo(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// checkPauseAndSoftReboot drives pause, unpause and softreboot of the running VMI ns/name, whose
-// guest has booted and prints to con: a paused guest runs nothing typed at its console until
-// unpaused; a soft reboot boots the guest again in the same VMI. The refusals are KubeVirt's.
-func checkPauseAndSoftReboot(t *testing.T, ns, name string, con *console) {
+// checkGuestActions drives pause, unpause, softreboot and reset of the running VMI ns/name,
+// whose guest has booted and prints to con: a paused guest runs nothing typed at its console
+// until unpaused; a soft reboot boots the guest again in the same VMI, through its power
+// button; a reset boots it again at once, without the power button. The refusals are KubeVirt's.
+func checkGuestActions(t *testing.T, ns, name string, con *console) {
 	vmi, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +124,19 @@ func checkPauseAndSoftReboot(t *testing.T, ns, name string, con *console) {
 	after, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil || after.UID != vmi.UID || after.Status.Phase != v1.Running {
 		t.Errorf("after the soft reboot: VMI %v phase %v (%v), want the same VMI %s Running", after.UID, after.Status.Phase, err, vmi.UID)
+	}
+
+	const powerButton = "power button pressed"
+	if out := kubectlVireo(t, "reset", name, "-n", ns); !strings.Contains(out, "was reset") {
+		t.Errorf("kubectl vireo reset: %q", out)
+	}
+	con.waitForCount(t, guestMarker, 3, 120*time.Second)
+	if n := strings.Count(con.output(), powerButton); n != 1 {
+		t.Errorf("the guest saw its power button %d times after a soft reboot and a reset, want 1 (a reset presses none)", n)
+	}
+	after, err = vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil || after.UID != vmi.UID || after.Status.Phase != v1.Running {
+		t.Errorf("after the reset: VMI %v phase %v (%v), want the same VMI %s Running", after.UID, after.Status.Phase, err, vmi.UID)
 	}
 }
 
