@@ -10,13 +10,14 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// configVolumesScript is the config drive's user-data: it mounts each virtio disk that has a
-// serial number at /mnt/<serial>, prints its volume label, then what the guest reads on each.
+// configVolumesScript is the config drive's user-data: it prints the volume label of each
+// virtio disk that has a serial number (an ISO 9660 volume identifier: 32 bytes at 32808; the
+// guest's busybox has no blkid), mounts it at /mnt/<serial>, then prints what it reads on each.
 const configVolumesScript = `#!/bin/sh
 for d in /sys/block/vd*; do
 	s=$(cat $d/serial 2>/dev/null); [ -n "$s" ] || continue
-	mkdir -p /mnt/$s && mount -t iso9660 -o ro /dev/${d##*/} /mnt/$s || continue
-	echo "DISK $s $(blkid /dev/${d##*/} | sed -n 's/.*LABEL="\([^"]*\)".*/\1/p')"
+	echo "DISK $s $(dd if=/dev/${d##*/} bs=1 skip=32808 count=32 2>/dev/null | tr -d ' ')"
+	grep -q " /mnt/$s " /proc/mounts || { mkdir -p /mnt/$s && mount -t iso9660 -o ro /dev/${d##*/} /mnt/$s; }
 done
 echo "DRIVE $(hostname) $(cat /mnt/config-2/openstack/latest/network_data.json)"
 echo "CM $(cat /mnt/cm/greeting) $(cat /mnt/cm/color)"

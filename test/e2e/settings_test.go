@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,14 +100,21 @@ func TestKubeVirtSettings(t *testing.T) {
 
 // serveKVMFromTest serves a healthy devices.kubevirt.io/kvm on node from this process (the
 // kubelet takes the newest registration of a resource). The returned stop ends it and
-// restarts the node's agent, whose device plugin then registers again, unhealthy here.
+// restarts the node's agent, whose device plugin then registers again, unhealthy here. The
+// device is the host's /dev/kvm, or /dev/null in its place where the host has none (a PVM
+// guest whose kvm module did not bind): either opens in the container and neither can boot
+// a guest, as the CPU advertises neither vmx nor svm.
 func serveKVMFromTest(t *testing.T, node string) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	hostPath := kvm.DevicePath
+	if _, err := os.Stat(hostPath); err != nil {
+		hostPath = os.DevNull
+	}
 	p := &deviceplugin.Plugin{Resource: kvm.ResourceName, Socket: "e2e-kvm.sock", Count: 1,
 		Dir:     filepath.Join(cluster.Options().NodeDir(node), "kubelet", "device-plugins"),
-		Devices: []*pluginapi.DeviceSpec{{ContainerPath: kvm.DevicePath, HostPath: kvm.DevicePath, Permissions: "rw"}},
+		Devices: []*pluginapi.DeviceSpec{{ContainerPath: kvm.DevicePath, HostPath: hostPath, Permissions: "rw"}},
 		Health:  func() (bool, string) { return true, "served by the e2e test" }, HealthInterval: time.Minute, CheckInterval: time.Second}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = p.Run(ctx) }()
