@@ -27,6 +27,7 @@ import (
 	"github.com/vireo-dev/vireo/registry/vmaction"
 	"github.com/vireo-dev/vireo/registry/vmi"
 	"github.com/vireo-dev/vireo/registry/vmiaction"
+	"github.com/vireo-dev/vireo/registry/guestinfo"
 	"github.com/vireo-dev/vireo/registry/vmistream"
 )
 
@@ -49,6 +50,9 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	}
 	for _, action := range vmiaction.Names {
 		connecters["virtualmachineinstances/"+action] = vmiaction.New(action, vmis, agents)
+	}
+	for _, name := range guestinfo.Names {
+		connecters["virtualmachineinstances/"+name] = guestinfo.New(name, vmis, agents)
 	}
 	clones := datavolume.CloneSources{Authorizer: authz}
 	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource(clones)); err != nil {

@@ -40,8 +40,9 @@ func (l *launcher) Unpause(ctx context.Context, _ *protocol.Empty) (*protocol.Em
 	return &protocol.Empty{}, l.conn.Resume(ctx, name)
 }
 
-// SoftReboot reboots the guest through its ACPI power button (the VMI action softreboot): the
-// guest shuts down cleanly and libvirt starts it again in the same QEMU.
+// SoftReboot reboots the guest (the VMI action softreboot) through its guest agent when one is
+// connected, as KubeVirt does, else through its ACPI power button: the guest shuts down
+// cleanly and libvirt starts it again in the same QEMU.
 func (l *launcher) SoftReboot(ctx context.Context, _ *protocol.Empty) (*protocol.Empty, error) {
 	name, state, err := l.actionState(ctx, "soft-reboot")
 	if err != nil {
@@ -53,6 +54,9 @@ func (l *launcher) SoftReboot(ctx context.Context, _ *protocol.Empty) (*protocol
 	case virt.StateRunning, virt.StateBlocked:
 	default:
 		return nil, notRunning("soft-reboot", state)
+	}
+	if l.hub.get().AgentConnected {
+		return &protocol.Empty{}, l.conn.RebootByAgent(ctx, name)
 	}
 	return &protocol.Empty{}, l.conn.Reboot(ctx, name)
 }

@@ -159,6 +159,9 @@ func (l *launcher) loop(ctx context.Context, daemon *virt.Daemon, events <-chan 
 			if ev.Kind == virt.EventResumed && ev.Reason == virt.ReasonMigrated {
 				go l.arrived(ctx, ev.Domain)
 			}
+			if ev.Kind == virt.EventAgentConnected {
+				go l.refreshGuestOS(ctx, ev.Domain)
+			}
 		case <-daemon.Done():
 			l.hub.end(protocol.DomainFailed, v1.ReasonLibvirtExited, fmt.Sprintf("libvirtd exited: %v", daemon.Err()))
 		case <-sigterm:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -163,7 +164,8 @@ func (l *launcher) prepare(ctx context.Context, req *protocol.SyncRequest) (xml 
 		return "", false, &reasonError{v1.ReasonKernelBootImageInvalid, fmt.Errorf("spec.domain.firmware.kernelBoot.container: %w", err)}
 	}
 	in := domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: diskSources, KernelBoot: kernel,
-		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket}
+		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket,
+		AgentSocket: filepath.Join(l.opts.PrivateDir, protocol.AgentSocket)}
 	def, err := domain.Build(vmi, in)
 	if err != nil {
 		return "", false, err

@@ -58,6 +58,10 @@ func (h *hub) get() protocol.DomainStatus {
 		m := *h.st.Migration
 		st.Migration = &m
 	}
+	if h.st.GuestOS != nil {
+		g := *h.st.GuestOS
+		st.GuestOS = &g
+	}
 	return st
 }
 
@@ -124,7 +128,10 @@ func (d *domainEvents) handle(ev virt.Event) {
 	case virt.EventCrashed:
 		d.hub.end(protocol.DomainFailed, v1.ReasonGuestPanicked, ev.Message)
 	case virt.EventStopped:
+		d.hub.update(func(st *protocol.DomainStatus) { st.AgentConnected = false })
 		d.stopped(ev)
+	case virt.EventAgentConnected, virt.EventAgentDisconnected:
+		d.hub.update(func(st *protocol.DomainStatus) { st.AgentConnected = ev.Kind == virt.EventAgentConnected })
 	}
 }
 

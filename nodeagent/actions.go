@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -26,11 +27,13 @@ var vmiActions = map[string]string{
 	"reset":      protocol.ActionReset,
 }
 
-// registerActions adds the VMI actions to mux: PUT .../virtualmachineinstances/{name}/{action}
+// registerActions adds the VMI actions to mux, and the guest agent's info (serveGuestInfo):
+// PUT .../virtualmachineinstances/{name}/{action}
 // with the query uid= (the VMI's UID as vireo-apiserver read it), answered 200, 404 (no such VMI
 // on this node), 409 (its state does not allow the action; the body says why) or 503.
 func (a *Agent) registerActions(mux *http.ServeMux) {
 	mux.HandleFunc(nodeagentapi.ActionPattern, a.serveAction)
+	mux.HandleFunc(nodeagentapi.GuestInfoPattern, a.serveGuestInfo)
 }
 
 func (a *Agent) serveAction(w http.ResponseWriter, r *http.Request) {
@@ -57,6 +60,30 @@ func (a *Agent) serveAction(w http.ResponseWriter, r *http.Request) {
 	default:
 		klog.ErrorS(err, "VMI action failed", "vmi", klog.KRef(namespace, name), "action", call)
 		http.Error(w, fmt.Sprintf("the launcher of VMI %s/%s failed to %s: %s", namespace, name, r.PathValue("action"), status.Convert(err).Message()),
+			http.StatusInternalServerError)
+	}
+}
+
+// serveGuestInfo answers GuestInfoPattern (query uid= as for actions): 200 with the launcher's
+// answer in JSON, 409 when the guest has no agent connected or does not run.
+func (a *Agent) serveGuestInfo(w http.ResponseWriter, r *http.Request) {
+	namespace, name := r.PathValue("namespace"), r.PathValue("name")
+	client, herr := a.actionClient(namespace, name, r.URL.Query().Get("uid"))
+	if herr != nil {
+		herr.Write(w)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), actionTimeout)
+	defer cancel()
+	info, err := client.GuestInfo(ctx)
+	switch {
+	case err == nil:
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(info)
+	case status.Code(err) == codes.FailedPrecondition:
+		http.Error(w, status.Convert(err).Message(), http.StatusConflict)
+	default:
+		http.Error(w, fmt.Sprintf("the launcher of VMI %s/%s could not ask the guest agent: %s", namespace, name, status.Convert(err).Message()),
 			http.StatusInternalServerError)
 	}
 }

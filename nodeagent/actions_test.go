@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/nodeagent/nodedirs/nodedirstest"
@@ -66,6 +67,14 @@ func (l *actionLauncher) Reset(context.Context, *protocol.Empty) (*protocol.Empt
 	l.calls = append(l.calls, "Reset")
 	return &protocol.Empty{}, nil
 }
+func (l *actionLauncher) GuestInfo(context.Context, *protocol.Empty) (*v1.VirtualMachineInstanceGuestAgentInfo, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.paused {
+		return nil, status.Error(codes.FailedPrecondition, "VMI does not have guest agent connected")
+	}
+	return &v1.VirtualMachineInstanceGuestAgentInfo{Hostname: "tiny", OS: v1.VirtualMachineInstanceGuestOSInfo{ID: "vireo-tiny"}}, nil
+}
 func (l *actionLauncher) PrepareTarget(context.Context, *protocol.SyncRequest) (*protocol.DomainStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "not in this test")
 }
@@ -115,6 +124,15 @@ func TestActionsReachTheLauncher(t *testing.T) {
 		return resp.StatusCode, strings.TrimSpace(string(b))
 	}
 	path := func(name, action string) string { return nodeagentapi.VMIPath("ns", name, action) }
+	get := func(path string) (int, string) {
+		resp, err := http.Get(f.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(b))
+	}
 	// The session connects in the background: until then the answer is 503.
 	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		code, _ := put(path("vm1", "pause") + "?uid=vmi-uid")
@@ -125,8 +143,15 @@ func TestActionsReachTheLauncher(t *testing.T) {
 	if code, msg := put(path("vm1", "pause") + "?uid=vmi-uid"); code != http.StatusConflict || msg != "the guest is already paused" {
 		t.Errorf("second pause: %d %q, want 409 with the launcher's message", code, msg)
 	}
+	// The fake launcher has no agent while paused.
+	if code, msg := get(path("vm1", nodeagentapi.GuestInfo) + "?uid=vmi-uid"); code != http.StatusConflict || msg != "VMI does not have guest agent connected" {
+		t.Errorf("guest info without an agent: %d %q, want 409 with the launcher's message", code, msg)
+	}
 	if code, msg := put(path("vm1", "unpause")); code != http.StatusOK {
 		t.Errorf("unpause: %d %q", code, msg)
+	}
+	if code, msg := get(path("vm1", nodeagentapi.GuestInfo) + "?uid=vmi-uid"); code != http.StatusOK || !strings.Contains(msg, `"hostname":"tiny"`) || !strings.Contains(msg, `"id":"vireo-tiny"`) {
+		t.Errorf("guest info: %d %q, want 200 with the launcher's answer", code, msg)
 	}
 	if code, msg := put(path("vm1", "softreboot")); code != http.StatusInternalServerError || !strings.Contains(msg, "VMI ns/vm1") || !strings.Contains(msg, "libvirt went away") {
 		t.Errorf("failing softreboot: %d %q", code, msg)

@@ -94,6 +94,10 @@ func runningStatus(st *v1.VirtualMachineInstanceStatus, obs observation, now met
 	}
 	st.SetCondition(ready, now)
 	pausedCondition(st, obs.domain, now)
+	agentCondition(st, obs.domain, now)
+	if g := obs.domain.GuestOS; g != nil {
+		st.GuestOSInfo = *g
+	}
 	if obs.domain.Emulation == "tcg" {
 		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSoftwareEmulation,
 			Status: v1.ConditionTrue, Reason: v1.ReasonSoftwareEmulation, Message: obs.domain.EmulationReason}, now)
@@ -118,6 +122,16 @@ func pausedCondition(st *v1.VirtualMachineInstanceStatus, dom *protocol.DomainSt
 		Status: v1.ConditionTrue, Reason: dom.Reason, Message: pausedMessages[dom.Reason]}, now)
 }
 
+// agentCondition is KubeVirt's AgentConnected: True while the guest agent has its channel
+// open, absent otherwise.
+func agentCondition(st *v1.VirtualMachineInstanceStatus, dom *protocol.DomainStatus, now metav1.Time) {
+	if !dom.AgentConnected {
+		st.RemoveCondition(v1.VirtualMachineInstanceAgentConnected)
+		return
+	}
+	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceAgentConnected, Status: v1.ConditionTrue}, now)
+}
+
 // syncCondition reports a failure to hand the VMI to its launcher as Synchronized False.
 func syncCondition(st *v1.VirtualMachineInstanceStatus, obs observation, now metav1.Time) {
 	if obs.syncErr == "" {
@@ -137,6 +151,7 @@ func end(st *v1.VirtualMachineInstanceStatus, phase v1.VirtualMachineInstancePha
 	st.SetPhase(phase, now)
 	st.Reason = reason
 	st.RemoveCondition(v1.VirtualMachineInstancePaused)
+	st.RemoveCondition(v1.VirtualMachineInstanceAgentConnected)
 	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceReady,
 		Status: v1.ConditionFalse, Reason: v1.ReasonGuestNotRunning, Message: message}, now)
 }

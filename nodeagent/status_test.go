@@ -132,6 +132,24 @@ func TestPausedCondition(t *testing.T) {
 	}
 }
 
+// TestAgentConnectedCondition: AgentConnected is True while the launcher reports the guest
+// agent's channel open, and goes when it closes or the guest ends.
+func TestAgentConnectedCondition(t *testing.T) {
+	withAgent := domain(protocol.DomainRunning, "")
+	withAgent.AgentConnected = true
+	st := nextStatus(scheduledVMI(nil), observation{pod: readyPod(nil), domain: withAgent}, t0)
+	if c := findCondition(st, v1.VirtualMachineInstanceAgentConnected); c == nil || c.Status != v1.ConditionTrue {
+		t.Errorf("AgentConnected of a guest whose agent connected: %+v", c)
+	}
+	vmi := scheduledVMI(func(v *v1.VirtualMachineInstance) { v.Status = st })
+	if st := nextStatus(vmi, observation{pod: readyPod(nil), domain: domain(protocol.DomainRunning, "")}, t0); findCondition(st, v1.VirtualMachineInstanceAgentConnected) != nil {
+		t.Error("AgentConnected stayed after the agent disconnected")
+	}
+	if st := nextStatus(vmi, observation{pod: readyPod(nil), domain: domain(protocol.DomainSucceeded, "GuestShutdown")}, t0); findCondition(st, v1.VirtualMachineInstanceAgentConnected) != nil {
+		t.Error("AgentConnected stayed on a VMI that ended")
+	}
+}
+
 func findCondition(st v1.VirtualMachineInstanceStatus, t v1.VirtualMachineInstanceConditionType) *v1.VirtualMachineInstanceCondition {
 	for i := range st.Conditions {
 		if st.Conditions[i].Type == t {

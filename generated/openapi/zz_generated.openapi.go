@@ -70,6 +70,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.FeatureVendorID{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_FeatureVendorID(ref),
 		v1.Features{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Features(ref),
 		v1.Firmware{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Firmware(ref),
+		v1.GuestAgentCommandInfo{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_GuestAgentCommandInfo(ref),
 		v1.HPETTimer{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_HPETTimer(ref),
 		v1.HostDisk{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_HostDisk(ref),
 		v1.HypervTimer{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_HypervTimer(ref),
@@ -124,7 +125,14 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.VirtualMachineCondition{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_VirtualMachineCondition(ref),
 		v1.VirtualMachineInstance{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_VirtualMachineInstance(ref),
 		v1.VirtualMachineInstanceCondition{}.OpenAPIModelName():                         schema_vireo_apis_core_v1_VirtualMachineInstanceCondition(ref),
+		v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName():                        schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystem(ref),
+		v1.VirtualMachineInstanceFileSystemDisk{}.OpenAPIModelName():                    schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystemDisk(ref),
+		v1.VirtualMachineInstanceFileSystemInfo{}.OpenAPIModelName():                    schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystemInfo(ref),
+		v1.VirtualMachineInstanceFileSystemList{}.OpenAPIModelName():                    schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystemList(ref),
+		v1.VirtualMachineInstanceGuestAgentInfo{}.OpenAPIModelName():                    schema_vireo_apis_core_v1_VirtualMachineInstanceGuestAgentInfo(ref),
 		v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName():                       schema_vireo_apis_core_v1_VirtualMachineInstanceGuestOSInfo(ref),
+		v1.VirtualMachineInstanceGuestOSUser{}.OpenAPIModelName():                       schema_vireo_apis_core_v1_VirtualMachineInstanceGuestOSUser(ref),
+		v1.VirtualMachineInstanceGuestOSUserList{}.OpenAPIModelName():                   schema_vireo_apis_core_v1_VirtualMachineInstanceGuestOSUserList(ref),
 		v1.VirtualMachineInstanceList{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_VirtualMachineInstanceList(ref),
 		v1.VirtualMachineInstanceMigration{}.OpenAPIModelName():                         schema_vireo_apis_core_v1_VirtualMachineInstanceMigration(ref),
 		v1.VirtualMachineInstanceMigrationCondition{}.OpenAPIModelName():                schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationCondition(ref),
@@ -2067,6 +2075,35 @@ func schema_vireo_apis_core_v1_Firmware(ref common.ReferenceCallback) common.Ope
 		},
 		Dependencies: []string{
 			v1.Bootloader{}.OpenAPIModelName(), v1.KernelBoot{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_GuestAgentCommandInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GuestAgentCommandInfo is one command of the guest agent.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the command, such as guest-ping.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled says whether the agent runs the command.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
 	}
 }
 
@@ -4051,6 +4088,304 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceCondition(ref common.Refere
 	}
 }
 
+func schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystem(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceFileSystem is one mounted filesystem of the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"diskName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DiskName is the guest's name of the device, such as vda1.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"mountPoint": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MountPoint is where it is mounted, such as /.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"fileSystemType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FileSystemType is its type, such as ext4.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"usedBytes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UsedBytes is how much of it is used.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"totalBytes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TotalBytes is its size.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"disk": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Disk are the disks it is on.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VirtualMachineInstanceFileSystemDisk{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"diskName", "mountPoint", "fileSystemType", "usedBytes", "totalBytes"},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceFileSystemDisk{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystemDisk(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceFileSystemDisk is a disk a guest filesystem is on.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"serial": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Serial is the disk's serial number.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"busType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BusType is the disk's bus, such as virtio or scsi.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"busType"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystemInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceFileSystemInfo are the guest's mounted filesystems.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"disks": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Filesystems are the mounted filesystems.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"disks"},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystemList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceFileSystemList is the answer of the filesystemlist subresource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the mounted filesystems.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineInstanceGuestAgentInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceGuestAgentInfo is what the guest agent says of the guest: the answer of the guestosinfo subresource (KubeVirt's type).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"guestAgentVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GAVersion is the guest agent's version.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"supportedCommands": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "SupportedCommands are the agent's commands and whether each is enabled.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.GuestAgentCommandInfo{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"hostname": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hostname is the guest's host name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"os": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OS is the guest's operating system.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName()),
+						},
+					},
+					"timezone": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Timezone is the guest's time zone and offset, such as \"UTC, 0\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"userList": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "UserList are the users logged in to the guest.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VirtualMachineInstanceGuestOSUser{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"fsInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FSInfo are the guest's mounted filesystems.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.VirtualMachineInstanceFileSystemInfo{}.OpenAPIModelName()),
+						},
+					},
+					"fsFreezeStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FSFreezeStatus is \"frozen\" while the guest's filesystems are frozen.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.GuestAgentCommandInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceFileSystemInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceGuestOSUser{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_VirtualMachineInstanceGuestOSInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4117,6 +4452,96 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceGuestOSInfo(ref common.Refe
 				},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineInstanceGuestOSUser(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceGuestOSUser is a user logged in to the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"userName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UserName is the user's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domain": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Domain is the user's domain (Windows guests).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"loginTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LoginTime is when the user logged in, in seconds since the epoch.",
+							Type:        []string{"number"},
+							Format:      "double",
+						},
+					},
+				},
+				Required: []string{"userName"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineInstanceGuestOSUserList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceGuestOSUserList is the answer of the userlist subresource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the logged-in users.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VirtualMachineInstanceGuestOSUser{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceGuestOSUser{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 

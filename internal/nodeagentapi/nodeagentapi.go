@@ -28,6 +28,9 @@ const (
 	StreamPattern = "GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{kind}"
 	// ScreenshotPattern serves a PNG of a VMI's display.
 	ScreenshotPattern = "GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/vnc/screenshot"
+	// GuestInfoPattern answers what the guest agent of a VMI says of its guest, as KubeVirt's
+	// VirtualMachineInstanceGuestAgentInfo in JSON (409 without a connected agent).
+	GuestInfoPattern = "GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/" + GuestInfo
 	// ActionPattern runs a VMI action ({action}: pause, unpause, softreboot, reset).
 	ActionPattern = "PUT /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{action}"
 	// UploadPath is the relay of a DataVolume's upload (GET and PUT, the upload protocol).
@@ -36,6 +39,9 @@ const (
 	// MigrationPath + "{uid}/{socket}".
 	MigrationPath = "/v1/migrations/"
 )
+
+// GuestInfo is the last element of GuestInfoPattern.
+const GuestInfo = "guestinfo"
 
 // VMIPath is the path of subresource (console, vnc, vnc/screenshot, pause, ...) of VMI
 // namespace/name.

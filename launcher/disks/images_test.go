@@ -273,7 +273,7 @@ func TestPrepareVolumesThenBuild(t *testing.T) {
 		t.Errorf("sources %+v", sources)
 	}
 	d, err := domain.Build(vmi, domain.Inputs{
-		Emulation: domain.EmulationTCG, ConsoleSocket: "/run/c.sock", VNCSocket: "/run/v.sock", Disks: sources,
+		Emulation: domain.EmulationTCG, ConsoleSocket: "/run/c.sock", VNCSocket: "/run/v.sock", AgentSocket: "/run/a.sock", Disks: sources,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -19,15 +19,28 @@ type consoleDevices struct {
 	consoles []libvirtxml.DomainConsole
 	graphics []libvirtxml.DomainGraphic
 	videos   []libvirtxml.DomainVideo
+	channels []libvirtxml.DomainChannel
 }
+
+// GuestAgentChannel is the name of the virtio-serial port QEMU's guest agent opens in the
+// guest (qemu-ga's default), which libvirt talks to.
+const GuestAgentChannel = "org.qemu.guest_agent.0"
 
 // consoles returns the serial console and the VNC display, both attached unless the VMI turns
 // them off (autoattachSerialConsole, autoattachGraphicsDevice; both default to true, as in
-// KubeVirt). QEMU binds each on a unix socket whose path the launcher chose; the node agent
-// connects to them. The display is a VGA adapter.
+// KubeVirt), and the guest agent's channel, which every domain has (as KubeVirt adds it). QEMU
+// binds each on a unix socket whose path the launcher chose; the node agent connects to the
+// console and display, libvirt alone to the agent. The display is a VGA adapter.
 func consoles(devices *v1.Devices, in Inputs, devicesPath *field.Path) (consoleDevices, field.ErrorList) {
 	var out consoleDevices
 	var errs field.ErrorList
+	if err := checkSocket(in.AgentSocket, "AgentSocket"); err != nil {
+		errs = append(errs, field.InternalError(devicesPath, err))
+	}
+	out.channels = []libvirtxml.DomainChannel{{
+		Source: &libvirtxml.DomainChardevSource{UNIX: &libvirtxml.DomainChardevSourceUNIX{Mode: "bind", Path: in.AgentSocket}},
+		Target: &libvirtxml.DomainChannelTarget{VirtIO: &libvirtxml.DomainChannelTargetVirtIO{Name: GuestAgentChannel}},
+	}}
 	if boolOr(devices.AutoattachSerialConsole, true) {
 		if err := checkSocket(in.ConsoleSocket, "ConsoleSocket"); err != nil {
 			errs = append(errs, field.InternalError(devicesPath.Child("autoattachSerialConsole"), err))

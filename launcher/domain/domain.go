@@ -79,6 +79,9 @@ type Inputs struct {
 	// VNCSocket is the path of the unix socket QEMU binds for the VNC display; required unless
 	// spec.domain.devices.autoattachGraphicsDevice is false.
 	VNCSocket string
+	// AgentSocket is the path of the unix socket QEMU binds for the guest agent's channel,
+	// which only libvirt connects to; required.
+	AgentSocket string
 	// Disks are the prepared volumes, by volume name.
 	Disks map[string]DiskSource
 	// KernelBoot holds the extracted kernel and initrd when the VMI boots a kernel directly.
@@ -146,6 +149,7 @@ func Build(vmi *v1.VirtualMachineInstance, in Inputs) (*libvirtxml.Domain, error
 	con, e = consoles(&spec.Domain.Devices, in, specPath.Child("domain", "devices"))
 	errs = append(errs, e...)
 	dev.Serials, dev.Consoles, dev.Graphics, dev.Videos = con.serials, con.consoles, con.graphics, con.videos
+	dev.Channels = con.channels
 	misc := miscDevices(&spec.Domain.Devices, dev.Disks)
 	dev.Controllers = append(misc.controllers, diskCtrls...)
 	dev.RNGs, dev.MemBalloon = misc.rngs, misc.memBalloon

@@ -16,6 +16,7 @@ func tinyInputs() Inputs {
 		Emulation:     EmulationTCG,
 		ConsoleSocket: "/run/vmi/console.sock",
 		VNCSocket:     "/run/vmi/vnc.sock",
+		AgentSocket:   "/run/vmi/agent.sock",
 		Disks: map[string]DiskSource{
 			"containerdisk": {Path: "/run/vmi/containerdisk.qcow2", Format: FormatQCOW2},
 		},
@@ -166,6 +167,9 @@ var refusals = []refusal{
 	{"relative VNC socket", func(_ *v1.VirtualMachineInstance, in *Inputs) {
 		in.VNCSocket = "vnc.sock"
 	}, []string{"spec.domain.devices.autoattachGraphicsDevice", "Inputs.VNCSocket"}},
+	{"no agent socket", func(_ *v1.VirtualMachineInstance, in *Inputs) {
+		in.AgentSocket = ""
+	}, []string{"spec.domain.devices", "Inputs.AgentSocket"}},
 }
 
 // TestBuildRefuses checks that what Vireo cannot run is refused with the path of the field

@@ -39,7 +39,7 @@ func goldenCases(t *testing.T) []goldenCase {
 	}
 	machines := ParseMachineHelp(string(help))
 	sockets := func(in Inputs) Inputs {
-		in.ConsoleSocket, in.VNCSocket = vmiDir+"/console.sock", vmiDir+"/vnc.sock"
+		in.ConsoleSocket, in.VNCSocket, in.AgentSocket = vmiDir+"/console.sock", vmiDir+"/vnc.sock", vmiDir+"/private/agent.sock"
 		return in
 	}
 	return []goldenCase{
@@ -75,7 +75,7 @@ func goldenCases(t *testing.T) []goldenCase {
 				"usb":   {Path: vmiDir + "/empty-disks/usb.qcow2", Format: FormatQCOW2},
 			},
 		})},
-		{name: "minimal", in: Inputs{Emulation: EmulationKVM}},
+		{name: "minimal", in: Inputs{Emulation: EmulationKVM, AgentSocket: vmiDir + "/private/agent.sock"}},
 	}
 }
 

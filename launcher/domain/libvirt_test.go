@@ -250,6 +250,7 @@ func TestStartPausedInSessionLibvirt(t *testing.T) {
 			in := c.in
 			in.Emulation, in.TCGCacheMiB = EmulationTCG, 8
 			in.ConsoleSocket, in.VNCSocket = filepath.Join(d.dir, c.name+"-console.sock"), filepath.Join(d.dir, c.name+"-vnc.sock")
+			in.AgentSocket = filepath.Join(d.dir, c.name+"-agent.sock")
 			if c.in.KernelBoot != nil {
 				in.KernelBoot = d.guestKernel(t)
 			}

@@ -63,6 +63,10 @@ const (
 	VNCSocket = "vnc.sock"
 )
 
+// AgentSocket is the guest agent's channel (QEMU binds it, libvirt alone connects), in the
+// launcher's private directory: the node agent never reaches the guest agent directly.
+const AgentSocket = "agent.sock"
+
 // ClaimsDir is where a launcher Pod mounts its VMI's persistentVolumeClaim and dataVolume
 // claims, each at ClaimsDir/<volume name>, with the disk in its disk.img (KubeVirt's paths).
 const ClaimsDir = "/var/run/kubevirt-private/vmi-disks"
@@ -154,6 +158,10 @@ type DomainStatus struct {
 	Interfaces []Interface `json:"interfaces,omitempty"`
 	// Migration is the latest live migration out of (source) or into (target) this launcher.
 	Migration *MigrationStatus `json:"migration,omitempty"`
+	// AgentConnected is true while the guest agent has its channel open.
+	AgentConnected bool `json:"agentConnected,omitempty"`
+	// GuestOS is the guest's operating system as its agent last said it (status.guestOSInfo).
+	GuestOS *v1.VirtualMachineInstanceGuestOSInfo `json:"guestOS,omitempty"`
 	// Since is when the phase last changed.
 	Since time.Time `json:"since"`
 }

@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // ServiceName is the gRPC service the launcher serves.
@@ -27,6 +29,8 @@ type Server interface {
 	SoftReboot(context.Context, *Empty) (*Empty, error)
 	// Reset resets the machine at once, like its reset button: no guest shutdown.
 	Reset(context.Context, *Empty) (*Empty, error)
+	// GuestInfo is what the guest agent says of the guest; FailedPrecondition without one.
+	GuestInfo(context.Context, *Empty) (*v1.VirtualMachineInstanceGuestAgentInfo, error)
 	// PrepareTarget, Migrate and AbortMigration carry out live migration (version 4 on; see
 	// migration.go).
 	PrepareTarget(context.Context, *SyncRequest) (*DomainStatus, error)
@@ -76,6 +80,7 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "Unpause", Handler: unary(Server.Unpause)},
 		{MethodName: "SoftReboot", Handler: unary(Server.SoftReboot)},
 		{MethodName: "Reset", Handler: unary(Server.Reset)},
+		{MethodName: "GuestInfo", Handler: unary(Server.GuestInfo)},
 		{MethodName: "PrepareTarget", Handler: unary(Server.PrepareTarget)},
 		{MethodName: "Migrate", Handler: unary(Server.Migrate)},
 		{MethodName: "AbortMigration", Handler: unary(Server.AbortMigration)},
@@ -170,6 +175,12 @@ func (c *Client) Action(ctx context.Context, name string) error {
 		return fmt.Errorf("no launcher action %q", name)
 	}
 	return c.conn.Invoke(ctx, method(name), &Empty{}, &Empty{})
+}
+
+// GuestInfo asks the launcher what the guest agent says of the guest.
+func (c *Client) GuestInfo(ctx context.Context) (*v1.VirtualMachineInstanceGuestAgentInfo, error) {
+	info := &v1.VirtualMachineInstanceGuestAgentInfo{}
+	return info, c.conn.Invoke(ctx, method("GuestInfo"), &Empty{}, info)
 }
 
 // Shutdown asks the guest to power off (ACPI power button).

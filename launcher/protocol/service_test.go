@@ -55,6 +55,10 @@ func (f *fakeLauncher) Reset(context.Context, *Empty) (*Empty, error) {
 	return &Empty{}, nil
 }
 
+func (f *fakeLauncher) GuestInfo(context.Context, *Empty) (*v1.VirtualMachineInstanceGuestAgentInfo, error) {
+	return &v1.VirtualMachineInstanceGuestAgentInfo{Hostname: "guest"}, nil
+}
+
 func (f *fakeLauncher) PrepareTarget(context.Context, *SyncRequest) (*DomainStatus, error) {
 	return &DomainStatus{}, nil
 }

@@ -183,6 +183,14 @@ func (c *Conn) Reboot(ctx context.Context, name string) error {
 	})
 }
 
+// RebootByAgent asks the guest agent to reboot the guest (KubeVirt's soft reboot when an agent
+// is connected): no power button needed.
+func (c *Conn) RebootByAgent(ctx context.Context, name string) error {
+	return c.onDomain(ctx, "reboot domain", name, func(d libvirt.Domain) error {
+		return c.l.DomainReboot(d, libvirt.DomainRebootGuestAgent)
+	})
+}
+
 // Reset resets the domain like a reset button, without a guest shutdown.
 func (c *Conn) Reset(ctx context.Context, name string) error {
 	return c.onDomain(ctx, "reset domain", name, func(d libvirt.Domain) error { return c.l.DomainReset(d, 0) })

@@ -30,12 +30,17 @@ const (
 	EventCrashed
 	// EventPMSuspended: the guest suspended itself through power management.
 	EventPMSuspended
+	// EventAgentConnected: the guest agent opened its channel (libvirt's agent lifecycle
+	// event), also reported when a domain arrives by migration with its agent connected.
+	EventAgentConnected
+	// EventAgentDisconnected: the guest agent closed its channel.
+	EventAgentDisconnected
 )
 
 var eventKindNames = map[EventKind]string{
 	EventStarted: "Started", EventSuspended: "Suspended", EventResumed: "Resumed",
 	EventShutdown: "Shutdown", EventStopped: "Stopped", EventCrashed: "Crashed",
-	EventPMSuspended: "PMSuspended",
+	EventPMSuspended: "PMSuspended", EventAgentConnected: "AgentConnected", EventAgentDisconnected: "AgentDisconnected",
 }
 
 func (k EventKind) String() string {
@@ -151,14 +156,31 @@ func (t *translator) logSuffix(name string) string {
 	return "; QEMU's last log lines: " + strings.Join(lines, " | ")
 }
 
-// Events subscribes to libvirt's lifecycle events of all domains (libvirt pushes them; no
-// polling). The channel closes when ctx ends or the connection is lost. Subscribe before
-// Start to see a domain's Started event.
+// agentEvent maps one of libvirt's agent lifecycle messages; ok is false for other messages.
+func agentEvent(m any, now time.Time) (Event, bool) {
+	msg, ok := m.(*libvirt.DomainEventCallbackAgentLifecycleMsg)
+	if !ok {
+		return Event{}, false
+	}
+	ev := Event{Domain: msg.Dom.Name, UUID: toDomain(msg.Dom).UUID, Kind: EventAgentDisconnected, Message: "the guest agent disconnected", Time: now}
+	if libvirt.ConnectDomainEventAgentLifecycleState(msg.State) == libvirt.ConnectDomainEventAgentLifecycleStateConnected {
+		ev.Kind, ev.Message = EventAgentConnected, "the guest agent connected"
+	}
+	return ev, true
+}
+
+// Events subscribes to libvirt's lifecycle and guest agent lifecycle events of all domains
+// (libvirt pushes them; no polling). The channel closes when ctx ends or the connection is
+// lost. Subscribe before Start to see a domain's Started event.
 func (c *Conn) Events(ctx context.Context) (<-chan Event, error) {
 	var raw <-chan libvirt.DomainEventLifecycleMsg
+	var agent <-chan any
 	err := c.call(ctx, "subscribe to events of", "all domains", func() error {
 		var err error
-		raw, err = c.l.LifecycleEvents(ctx)
+		if raw, err = c.l.LifecycleEvents(ctx); err != nil {
+			return err
+		}
+		agent, err = c.l.SubscribeEvents(ctx, libvirt.DomainEventIDAgentLifecycle, libvirt.OptDomain{})
 		return err
 	})
 	if err != nil {
@@ -167,30 +189,44 @@ func (c *Conn) Events(ctx context.Context) (<-chan Event, error) {
 	out := make(chan Event, 16)
 	go func() {
 		defer close(out)
-		// go-libvirt's forwarding goroutine blocks until its channel is read: keep reading
-		// until it closes, which it does when ctx ends or the connection is lost.
+		// go-libvirt's forwarding goroutines block until their channels are read: keep reading
+		// until they close, which they do when ctx ends or the connection is lost.
 		defer func() {
 			go func() {
 				for range raw {
 				}
 			}()
+			if agent != nil {
+				go func() {
+					for range agent {
+					}
+				}()
+			}
 		}()
 		t := &translator{layout: c.d.layout, hostShutdown: map[string]bool{}}
 		for {
+			var ev Event
+			ok := false
 			select {
-			case m, ok := <-raw:
-				if !ok {
+			case m, open := <-raw:
+				if !open {
 					return
 				}
-				ev, ok := t.translate(m, time.Now())
-				if !ok {
+				ev, ok = t.translate(m, time.Now())
+			case m, open := <-agent:
+				if !open {
+					agent = nil
 					continue
 				}
-				select {
-				case out <- ev:
-				case <-ctx.Done():
-					return
-				}
+				ev, ok = agentEvent(m, time.Now())
+			case <-ctx.Done():
+				return
+			}
+			if !ok {
+				continue
+			}
+			select {
+			case out <- ev:
 			case <-ctx.Done():
 				return
 			}

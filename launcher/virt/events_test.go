@@ -134,3 +134,22 @@ func TestNameOf(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentEvents: libvirt's agent lifecycle messages become AgentConnected and
+// AgentDisconnected events of their domain; other messages are not agent events.
+func TestAgentEvents(t *testing.T) {
+	dom := libvirt.Domain{Name: "ns_vm", UUID: libvirt.UUID{0x12, 0x34}}
+	for state, want := range map[libvirt.ConnectDomainEventAgentLifecycleState]EventKind{
+		libvirt.ConnectDomainEventAgentLifecycleStateConnected:    EventAgentConnected,
+		libvirt.ConnectDomainEventAgentLifecycleStateDisconnected: EventAgentDisconnected,
+	} {
+		ev, ok := agentEvent(&libvirt.DomainEventCallbackAgentLifecycleMsg{Dom: dom, State: int32(state),
+			Reason: int32(libvirt.ConnectDomainEventAgentLifecycleReasonChannel)}, time.Now())
+		if !ok || ev.Kind != want || ev.Domain != "ns_vm" {
+			t.Errorf("state %d: %+v (%v), want %s of ns_vm", state, ev, ok, want)
+		}
+	}
+	if _, ok := agentEvent(&libvirt.DomainEventCallbackTunableMsg{}, time.Now()); ok {
+		t.Error("a tunable message was taken for an agent event")
+	}
+}

@@ -60,9 +60,9 @@ func Check(action string, vmi *v1.VirtualMachineInstance, dryRun bool) error {
 		if paused {
 			return conflict(vmi, "VMI is paused: unpause it first")
 		}
-		if f := vmi.Spec.Domain.Features; f != nil && f.ACPI.Enabled != nil && !*f.ACPI.Enabled {
+		if f := vmi.Spec.Domain.Features; f != nil && f.ACPI.Enabled != nil && !*f.ACPI.Enabled && !agentConnected(vmi) {
 			return conflict(vmi, "VMI neither has the guest agent connected nor the ACPI feature enabled: "+
-				"spec.domain.features.acpi.enabled is false, and Vireo reboots through ACPI")
+				"spec.domain.features.acpi.enabled is false, and no guest agent is connected to reboot it")
 		}
 	case Reset:
 		// A hard reset needs neither the guest agent nor ACPI, and works on a paused guest.
@@ -70,6 +70,16 @@ func Check(action string, vmi *v1.VirtualMachineInstance, dryRun bool) error {
 		return apierrors.NewNotFound(v1.Resource("virtualmachineinstances/"+action), vmi.Name)
 	}
 	return nil
+}
+
+// agentConnected reports whether the VMI's guest agent is connected (AgentConnected True).
+func agentConnected(vmi *v1.VirtualMachineInstance) bool {
+	for _, c := range vmi.Status.Conditions {
+		if c.Type == v1.VirtualMachineInstanceAgentConnected {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func isPaused(vmi *v1.VirtualMachineInstance) bool {

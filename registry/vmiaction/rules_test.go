@@ -15,6 +15,8 @@ func TestCheck(t *testing.T) {
 	off := false
 	noACPI := libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running))
 	noACPI.Spec.Domain.Features = &v1.Features{ACPI: v1.FeatureState{Enabled: &off}}
+	noACPIWithAgent := noACPI.DeepCopy()
+	noACPIWithAgent.Status.Conditions = []v1.VirtualMachineInstanceCondition{{Type: v1.VirtualMachineInstanceAgentConnected, Status: v1.ConditionTrue}}
 	deleting := libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running))
 	deleting.DeletionTimestamp = &metav1.Time{}
 	for _, c := range []struct {
@@ -36,6 +38,7 @@ func TestCheck(t *testing.T) {
 		{SoftReboot, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), false, ""},
 		{SoftReboot, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running), libvmi.Paused()), true, "VMI is paused"},
 		{SoftReboot, noACPI, false, "nor the ACPI feature enabled"},
+		{SoftReboot, noACPIWithAgent, false, ""}, // the agent reboots it
 		{Reset, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running), libvmi.Paused()), true, ""},
 		{Reset, noACPI, true, ""},
 		{Reset, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Scheduling)), false, "VMI is not running"},

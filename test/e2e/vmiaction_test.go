@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,9 +46,10 @@ func kubectlVireo(t *testing.T, args ...string) string {
 }
 
 // checkGuestActions drives pause, unpause, softreboot and reset of the running VMI ns/name,
-// whose guest has booted and prints to con: a paused guest runs nothing typed at its console
-// until unpaused; a soft reboot boots the guest again in the same VMI, through its power
-// button; a reset boots it again at once, without the power button. The refusals are KubeVirt's.
+// whose guest has booted and prints to con (after checking its AgentConnected condition): a
+// paused guest runs nothing typed at its console until unpaused; a soft reboot boots the guest
+// again in the same VMI, through its guest agent; a reset boots it again at once, without the
+// power button. The refusals are KubeVirt's.
 func checkGuestActions(t *testing.T, ns, name string, con *console) {
 	vmi, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
@@ -57,6 +59,7 @@ func checkGuestActions(t *testing.T, ns, name string, con *console) {
 	put := func(group, action, body string) (int, string) {
 		return putSubresource(t, vireo, group, ns, "virtualmachineinstances", name, action, body)
 	}
+	checkAgentCondition(t, ns, name, con)
 	viewer := userClient(t, "viewer")
 	eventually(t, "the viewer is refused pause", func() error {
 		if code, msg := putSubresource(t, viewer, sub, ns, "virtualmachineinstances", name, "pause", "{}"); code != 403 {
@@ -117,9 +120,12 @@ func checkGuestActions(t *testing.T, ns, name string, con *console) {
 	con.send(t, "echo QUICK-$((3*3))")
 	con.waitFor(t, "QUICK-9", 30*time.Second)
 
+	// With the guest agent connected, the soft reboot goes through it (KubeVirt's way), not
+	// through the power button.
 	if code, msg := put(core, "softreboot", ""); code != 200 {
 		t.Fatalf("softreboot: %d %s", code, msg)
 	}
+	con.waitFor(t, "shutdown -r requested by the guest agent", 60*time.Second)
 	con.waitForCount(t, guestMarker, 2, 120*time.Second)
 	after, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil || after.UID != vmi.UID || after.Status.Phase != v1.Running {
@@ -131,13 +137,68 @@ func checkGuestActions(t *testing.T, ns, name string, con *console) {
 		t.Errorf("kubectl vireo reset: %q", out)
 	}
 	con.waitForCount(t, guestMarker, 3, 120*time.Second)
-	if n := strings.Count(con.output(), powerButton); n != 1 {
-		t.Errorf("the guest saw its power button %d times after a soft reboot and a reset, want 1 (a reset presses none)", n)
+	if n := strings.Count(con.output(), powerButton); n != 0 {
+		t.Errorf("the guest saw its power button %d times after a soft reboot through its agent and a reset, want none", n)
 	}
 	after, err = vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil || after.UID != vmi.UID || after.Status.Phase != v1.Running {
 		t.Errorf("after the reset: VMI %v phase %v (%v), want the same VMI %s Running", after.UID, after.Status.Phase, err, vmi.UID)
 	}
+}
+
+// checkAgentCondition: the guest's qemu-ga connects (AgentConnected True, as KubeVirt reports
+// it; status.guestOSInfo says what the guest runs); the guestosinfo, userlist and
+// filesystemlist subresources answer a viewer with KubeVirt's types, and vireoctl prints them;
+// with qemu-ga stopped in the guest the condition goes and the subresources answer KubeVirt's
+// 409; started again, the condition comes back.
+func checkAgentCondition(t *testing.T, ns, name string, con *console) {
+	t.Helper()
+	agent := func(want bool) func(*v1.VirtualMachineInstance) bool {
+		return func(v *v1.VirtualMachineInstance) bool {
+			c := conditionOf(v, v1.VirtualMachineInstanceAgentConnected)
+			return (c != nil && c.Status == v1.ConditionTrue) == want
+		}
+	}
+	waitVMI(t, ns, name, 60*time.Second, "AgentConnected True and guestOSInfo", func(v *v1.VirtualMachineInstance) bool {
+		return agent(true)(v) && v.Status.GuestOSInfo.ID == "vireo-tiny" && v.Status.GuestOSInfo.KernelRelease != ""
+	})
+	viewer := userClient(t, "viewer")
+	getInfo := func(subresource string) (int, []byte) {
+		var code int
+		raw, _ := viewer.KubevirtV1().RESTClient().Get().
+			AbsPath("/apis/subresources.kubevirt.io/v1/namespaces", ns, "virtualmachineinstances", name, subresource).
+			Do(t.Context()).StatusCode(&code).Raw()
+		return code, raw
+	}
+	var info v1.VirtualMachineInstanceGuestAgentInfo
+	eventually(t, "the viewer reads guestosinfo", func() error {
+		code, raw := getInfo("guestosinfo")
+		if code != 200 {
+			return fmt.Errorf("guestosinfo: %d %s", code, raw)
+		}
+		return json.Unmarshal(raw, &info)
+	})
+	if info.Kind != "VirtualMachineInstanceGuestAgentInfo" || info.OS.ID != "vireo-tiny" || info.OS.PrettyName != "Vireo tiny test guest" ||
+		info.GAVersion == "" || len(info.SupportedCommands) == 0 || info.Hostname == "" {
+		t.Errorf("guestosinfo: %+v", info)
+	}
+	if code, raw := getInfo("filesystemlist"); code != 200 || !strings.Contains(string(raw), `"kind":"VirtualMachineInstanceFileSystemList"`) {
+		t.Errorf("filesystemlist: %d %s", code, raw)
+	}
+	if code, raw := getInfo("userlist"); code != 200 || !strings.Contains(string(raw), `"items":`) {
+		t.Errorf("userlist: %d %s", code, raw)
+	}
+	if out := kubectlVireo(t, "guestosinfo", name, "-n", ns); !strings.Contains(out, `"prettyName": "Vireo tiny test guest"`) {
+		t.Errorf("kubectl vireo guestosinfo printed %q", out)
+	}
+	con.send(t, "kill $(cat /run/qemu-ga.pid); echo AGENT-STOPPED-$((6*7))")
+	con.waitFor(t, "AGENT-STOPPED-42", 30*time.Second)
+	waitVMI(t, ns, name, 30*time.Second, "no AgentConnected after qemu-ga stopped", agent(false))
+	if code, raw := getInfo("guestosinfo"); code != 409 || !strings.Contains(string(raw), "VMI does not have guest agent connected") {
+		t.Errorf("guestosinfo without an agent: %d %s, want KubeVirt's 409", code, raw)
+	}
+	con.send(t, "qemu-ga -d -m virtio-serial -p /dev/$(grep -l org.qemu.guest_agent.0 /sys/class/virtio-ports/*/name | cut -d/ -f5) -f /run/qemu-ga.pid")
+	waitVMI(t, ns, name, 30*time.Second, "AgentConnected True after qemu-ga started again", agent(true))
 }
 
 // neverWithin checks that the console does not print unwanted during d (a guest that must not

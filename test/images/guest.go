@@ -47,14 +47,19 @@ func syslinuxConfig(kernel, initrd, cmdline string) string {
 	}, "\n")
 }
 
-// initramfsTree is the guest's root filesystem: busybox, the init script and its helper
-// files, the kernel modules (flat, with their load order), and the device nodes the kernel
-// needs before init mounts devtmpfs.
-func initramfsTree(busybox []byte, mods []module) (cpioTree, error) {
+// initramfsTree is the guest's root filesystem: busybox, QEMU's guest agent with the
+// libraries it loads, the init script and its helper files, the kernel modules (flat, with
+// their load order), and the device nodes the kernel needs before init mounts devtmpfs.
+func initramfsTree(busybox []byte, mods []module, agent map[string][]byte) (cpioTree, error) {
 	t := cpioTree{}
-	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "dev", "proc", "sys", "run", "tmp", "etc", "lib/modules", "var", "mnt", "root"} {
+	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "dev", "proc", "sys", "run", "tmp", "etc", "lib/modules",
+		"lib/x86_64-linux-gnu", "lib64", "var", "mnt", "root"} {
 		t.dir(d)
 	}
+	for name, data := range agent {
+		t.file(name, 0o755, data)
+	}
+	t.file("etc/os-release", 0o644, guestFile("os-release"))
 	t.charDevice("dev/console", 0o600, 5, 1)
 	t.charDevice("dev/null", 0o666, 1, 3)
 	t.file("bin/busybox", 0o755, busybox)
@@ -63,6 +68,7 @@ func initramfsTree(busybox []byte, mods []module) (cpioTree, error) {
 	t.file("etc/udhcpc.script", 0o755, guestFile("udhcpc.script"))
 	t.file("etc/acpid.conf", 0o644, guestFile("acpid.conf"))
 	t.file("etc/acpi/power-button", 0o755, guestFile("power-button"))
+	t.file("sbin/shutdown", 0o755, guestFile("shutdown"))
 	t.file("etc/profile", 0o644, guestFile("profile"))
 	t.file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"))
 	t.file("etc/group", 0o644, []byte("root:x:0:\n"))
@@ -104,7 +110,7 @@ func writeInitramfs(path string, t cpioTree) error {
 
 // buildInitramfs assembles the initramfs from the extracted busybox-static and kernel
 // packages (modDir is the kernel's lib/modules/<version>).
-func buildInitramfs(path, busyboxRoot, modDir string) ([]module, error) {
+func buildInitramfs(path, busyboxRoot, modDir string, agent map[string][]byte) ([]module, error) {
 	bb, err := os.ReadFile(filepath.Join(busyboxRoot, "bin", "busybox"))
 	if err != nil {
 		return nil, fmt.Errorf("busybox-static: %w", err)
@@ -113,7 +119,7 @@ func buildInitramfs(path, busyboxRoot, modDir string) ([]module, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := initramfsTree(bb, mods)
+	t, err := initramfsTree(bb, mods, agent)
 	if err != nil {
 		return nil, err
 	}

@@ -38,13 +38,14 @@ func endsWithConsole(cmdline, want string) bool {
 }
 
 func TestInitramfsTree(t *testing.T) {
-	tree, err := initramfsTree([]byte("busybox"), nil)
+	tree, err := initramfsTree([]byte("busybox"), nil, map[string][]byte{"usr/sbin/qemu-ga": []byte("agent")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, mode := range map[string]uint32{
 		"init": 0o100755, "bin/busybox": 0o100755, "bin/sh": 0o120777, "dev/console": 0o020600,
 		"etc/acpi/power-button": 0o100755, "etc/udhcpc.script": 0o100755, "lib/modules/load-order": 0o100644,
+		"usr/sbin/qemu-ga": 0o100755, "etc/os-release": 0o100644,
 	} {
 		e, ok := tree[name]
 		if !ok {

@@ -200,12 +200,20 @@ func (b *builder) build(ctx context.Context, dir string, pkgs []Package, key str
 		return Manifest{}, err
 	}
 	kernelRoot := ""
-	for name, root := range roots {
-		if name != busyboxPackage {
-			kernelRoot = root
+	var agentRoots []string
+	for _, p := range pkgs {
+		switch {
+		case strings.HasPrefix(p.Name, "linux-image-"):
+			kernelRoot = roots[p.Name]
+		case p.Name != busyboxPackage:
+			agentRoots = append(agentRoots, roots[p.Name])
 		}
 	}
-	mods, err := b.assemble(ctx, stage, kernelRoot, roots[busyboxPackage])
+	agent, err := guestAgentFiles(agentRoots)
+	if err != nil {
+		return Manifest{}, err
+	}
+	mods, err := b.assemble(ctx, stage, kernelRoot, roots[busyboxPackage], agent)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -233,8 +241,8 @@ func (b *builder) build(ctx context.Context, dir string, pkgs []Package, key str
 }
 
 // assemble writes the kernel, initramfs, raw and qcow2 disks into stage from the extracted
-// kernel and busybox packages.
-func (b *builder) assemble(ctx context.Context, stage, kernelRoot, busyboxRoot string) ([]module, error) {
+// kernel and busybox packages and the guest agent's files.
+func (b *builder) assemble(ctx context.Context, stage, kernelRoot, busyboxRoot string, agent map[string][]byte) ([]module, error) {
 	vmlinuz, err := filepath.Glob(filepath.Join(kernelRoot, "boot", "vmlinuz-*"))
 	if err != nil || len(vmlinuz) != 1 {
 		return nil, fmt.Errorf("expected one boot/vmlinuz-* in the kernel package, found %v", vmlinuz)
@@ -246,7 +254,7 @@ func (b *builder) assemble(ctx context.Context, stage, kernelRoot, busyboxRoot s
 	if err := copyFile(vmlinuz[0], filepath.Join(stage, Kernel)); err != nil {
 		return nil, err
 	}
-	mods, err := buildInitramfs(filepath.Join(stage, Initrd), busyboxRoot, modDirs[0])
+	mods, err := buildInitramfs(filepath.Join(stage, Initrd), busyboxRoot, modDirs[0], agent)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,8 @@ var guestModules = []string{
 	"isofs", "nls_utf8",
 	// The ACPI power button as an input device, and the evdev interface acpid reads.
 	"button", "evdev",
+	// virtio-serial, whose port org.qemu.guest_agent.0 qemu-ga serves.
+	"virtio_console",
 }
 
 // module is what the build needs to know of one kernel module file.

@@ -30,8 +30,8 @@ func kernelDependency(depends string) (string, error) {
 	return "", fmt.Errorf("no linux-image-* package in Depends %q", depends)
 }
 
-// resolvePackages finds the kernel package behind the metapackage and the versions of it and
-// busybox-static that apt would download now.
+// resolvePackages finds the kernel package behind the metapackage and the versions of it,
+// busybox-static and qemu-guest-agent with the libraries it loads that apt would download now.
 func resolvePackages(ctx context.Context) ([]Package, error) {
 	first, err := debian.Show(ctx, kernelMetaPackage, busyboxPackage)
 	if err != nil {
@@ -45,5 +45,15 @@ func resolvePackages(ctx context.Context) ([]Package, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Package{kernel[kname], first[busyboxPackage]}, nil
+	agent, err := debian.Closure(ctx, guestAgentPackage)
+	if err != nil {
+		return nil, err
+	}
+	pkgs := []Package{kernel[kname], first[busyboxPackage]}
+	for _, p := range agent {
+		if isGuestAgentLibraryPackage(p.Name) {
+			pkgs = append(pkgs, p)
+		}
+	}
+	return pkgs, nil
 }

@@ -180,6 +180,11 @@ func (in Firmware) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in GuestAgentCommandInfo) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.GuestAgentCommandInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in HPETTimer) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.HPETTimer"
 }
@@ -450,8 +455,43 @@ func (in VirtualMachineInstanceCondition) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceFileSystem) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceFileSystem"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceFileSystemDisk) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceFileSystemDisk"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceFileSystemInfo) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceFileSystemInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceFileSystemList) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceFileSystemList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceGuestAgentInfo) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceGuestAgentInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceGuestOSInfo) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceGuestOSInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceGuestOSUser) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceGuestOSUser"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceGuestOSUserList) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceGuestOSUserList"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -148,7 +148,8 @@ func (d *floorDomain) prepare(ctx context.Context, image string, tcgCacheMiB uin
 	}
 	emu, _ := virt.DetectEmulation()
 	def, err := domain.Build(d.vmi, domain.Inputs{Emulation: domain.Emulation(emu), TCGCacheMiB: tcgCacheMiB, Disks: srcs,
-		ConsoleSocket: filepath.Join(d.dir, protocol.ConsoleSocket), VNCSocket: filepath.Join(d.dir, protocol.VNCSocket)})
+		ConsoleSocket: filepath.Join(d.dir, protocol.ConsoleSocket), VNCSocket: filepath.Join(d.dir, protocol.VNCSocket),
+		AgentSocket: filepath.Join(d.dir, protocol.AgentSocket)})
 	if err != nil {
 		return err
 	}

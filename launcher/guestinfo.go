@@ -1,0 +1,114 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
+	"github.com/vireo-dev/vireo/launcher/virt"
+)
+
+// GuestInfo answers what the guest agent says of the guest (the guestosinfo, userlist and
+// filesystemlist subresources); FailedPrecondition when no agent is connected.
+func (l *launcher) GuestInfo(ctx context.Context, _ *protocol.Empty) (*v1.VirtualMachineInstanceGuestAgentInfo, error) {
+	name, _, err := l.actionState(ctx, "ask the guest agent of")
+	if err != nil {
+		return nil, err
+	}
+	if !l.hub.get().AgentConnected {
+		return nil, status.Error(codes.FailedPrecondition, "VMI does not have guest agent connected")
+	}
+	params, err := l.conn.GuestInfo(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("asking the guest agent: %w", err)
+	}
+	agent, err := l.conn.AgentInfo(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("asking the guest agent: %w", err)
+	}
+	info := guestAgentInfo(params, agent)
+	return &info, nil
+}
+
+// refreshGuestOS reads the guest's operating system from its agent into the domain status
+// (the VMI's status.guestOSInfo), once the agent connected.
+func (l *launcher) refreshGuestOS(ctx context.Context, name string) {
+	params, err := l.conn.GuestInfo(ctx, name)
+	if err != nil {
+		klog.InfoS("The guest agent did not say what the guest runs", "err", err)
+		return
+	}
+	osInfo := guestAgentInfo(params, virt.AgentInfo{}).OS
+	l.hub.update(func(st *protocol.DomainStatus) {
+		if st.AgentConnected {
+			st.GuestOS = &osInfo
+		}
+	})
+}
+
+// guestAgentInfo maps libvirt's guest info parameters and the agent's own info to KubeVirt's
+// VirtualMachineInstanceGuestAgentInfo.
+func guestAgentInfo(p virt.GuestInfo, agent virt.AgentInfo) v1.VirtualMachineInstanceGuestAgentInfo {
+	info := v1.VirtualMachineInstanceGuestAgentInfo{
+		GAVersion: agent.Version,
+		Hostname:  paramString(p, "hostname"),
+		OS: v1.VirtualMachineInstanceGuestOSInfo{
+			Name: paramString(p, "os.name"), KernelRelease: paramString(p, "os.kernel-release"),
+			Version: paramString(p, "os.version"), PrettyName: paramString(p, "os.pretty-name"),
+			VersionID: paramString(p, "os.version-id"), KernelVersion: paramString(p, "os.kernel-version"),
+			Machine: paramString(p, "os.machine"), ID: paramString(p, "os.id"),
+		},
+	}
+	info.APIVersion, info.Kind = v1.SchemeGroupVersion.String(), "VirtualMachineInstanceGuestAgentInfo"
+	for _, c := range agent.SupportedCommands {
+		info.SupportedCommands = append(info.SupportedCommands, v1.GuestAgentCommandInfo{Name: c.Name, Enabled: c.Enabled})
+	}
+	if tz := paramString(p, "timezone.name"); tz != "" || p["timezone.offset"] != nil {
+		info.Timezone = fmt.Sprintf("%s, %d", tz, paramInt(p, "timezone.offset"))
+	}
+	for i := range paramInt(p, "user.count") {
+		prefix := fmt.Sprintf("user.%d.", i)
+		info.UserList = append(info.UserList, v1.VirtualMachineInstanceGuestOSUser{
+			UserName: paramString(p, prefix+"name"), Domain: paramString(p, prefix+"domain"),
+			LoginTime: float64(paramInt(p, prefix+"login-time")) / 1000, // libvirt: milliseconds
+		})
+	}
+	for i := range paramInt(p, "fs.count") {
+		prefix := fmt.Sprintf("fs.%d.", i)
+		fs := v1.VirtualMachineInstanceFileSystem{DiskName: paramString(p, prefix+"name"), MountPoint: paramString(p, prefix+"mountpoint"),
+			FileSystemType: paramString(p, prefix+"fstype"), UsedBytes: paramInt(p, prefix+"used-bytes"), TotalBytes: paramInt(p, prefix+"total-bytes")}
+		for j := range paramInt(p, prefix+"disk.count") {
+			fs.Disk = append(fs.Disk, v1.VirtualMachineInstanceFileSystemDisk{Serial: paramString(p, fmt.Sprintf("%sdisk.%d.serial", prefix, j))})
+		}
+		info.FSInfo.Filesystems = append(info.FSInfo.Filesystems, fs)
+	}
+	return info
+}
+
+// paramString is a string parameter, "" when missing or of another type.
+func paramString(p virt.GuestInfo, key string) string {
+	s, _ := p[key].(string)
+	return s
+}
+
+// paramInt is an integer parameter of any of libvirt's integer types, 0 when missing.
+func paramInt(p virt.GuestInfo, key string) int {
+	switch v := p[key].(type) {
+	case int32:
+		return int(v)
+	case uint32:
+		return int(v)
+	case int64:
+		return int(v)
+	case uint64:
+		return int(v)
+	case int:
+		return v
+	}
+	return 0
+}

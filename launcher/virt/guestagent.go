@@ -1,0 +1,68 @@
+package virt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	libvirt "github.com/digitalocean/go-libvirt"
+)
+
+// agentTimeoutSeconds bounds libvirt's wait for the guest agent's answer.
+const agentTimeoutSeconds = 5
+
+// GuestInfo is what libvirt's virDomainGetGuestInfo returns from the guest agent: typed
+// parameters by name ("os.id", "hostname", "user.0.name", "fs.0.mountpoint", ...).
+type GuestInfo map[string]any
+
+// AgentInfo is the guest agent's own guest-info answer: its version and commands.
+type AgentInfo struct {
+	Version           string `json:"version"`
+	SupportedCommands []struct {
+		Name    string `json:"name"`
+		Enabled bool   `json:"enabled"`
+	} `json:"supported_commands"`
+}
+
+// GuestInfo asks the guest agent of the domain for its operating system, host name, time
+// zone, users and filesystems. It fails when no agent is connected.
+func (c *Conn) GuestInfo(ctx context.Context, name string) (GuestInfo, error) {
+	out := GuestInfo{}
+	err := c.onDomain(ctx, "ask the guest agent of", name, func(d libvirt.Domain) error {
+		types := libvirt.DomainGuestInfoUsers | libvirt.DomainGuestInfoOs | libvirt.DomainGuestInfoTimezone |
+			libvirt.DomainGuestInfoHostname | libvirt.DomainGuestInfoFilesystem
+		params, err := c.l.DomainGetGuestInfo(d, uint32(types), 0)
+		if err != nil {
+			return err
+		}
+		for _, p := range params {
+			out[p.Field] = p.Value.I
+		}
+		return nil
+	})
+	return out, err
+}
+
+// AgentInfo asks the guest agent for its version and commands (QEMU's guest-info command,
+// sent through libvirt).
+func (c *Conn) AgentInfo(ctx context.Context, name string) (AgentInfo, error) {
+	var info AgentInfo
+	err := c.onDomain(ctx, "ask the guest agent of", name, func(d libvirt.Domain) error {
+		res, err := c.l.QEMUDomainAgentCommand(d, `{"execute":"guest-info"}`, agentTimeoutSeconds, 0)
+		if err != nil {
+			return err
+		}
+		if len(res) == 0 {
+			return fmt.Errorf("the guest agent answered guest-info with nothing")
+		}
+		var answer struct {
+			Return AgentInfo `json:"return"`
+		}
+		if err := json.Unmarshal([]byte(res[0]), &answer); err != nil {
+			return fmt.Errorf("the guest agent's guest-info answer: %w", err)
+		}
+		info = answer.Return
+		return nil
+	})
+	return info, err
+}

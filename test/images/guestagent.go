@@ -1,0 +1,141 @@
+package images
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// guestAgentPackage is QEMU's guest agent; the guest runs its qemu-ga on the virtio-serial
+// port org.qemu.guest_agent.0, as a KubeVirt guest image does.
+const guestAgentPackage = "qemu-guest-agent"
+
+// guestAgentBinary is qemu-ga's path in its package and in the guest.
+const guestAgentBinary = "usr/sbin/qemu-ga"
+
+// libraryDirs are where Debian's packages keep shared libraries, and where the guest's dynamic
+// loader looks for them (its built-in multiarch search path: there is no ld.so.cache).
+var libraryDirs = []string{"lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu", "lib64"}
+
+// isGuestAgentLibraryPackage reports whether a package of qemu-guest-agent's dependency
+// closure may hold a library qemu-ga loads: the agent itself and the lib* packages; the
+// closure's tools (dpkg, perl-base, tar...) are never loaded.
+func isGuestAgentLibraryPackage(name string) bool {
+	return name == guestAgentPackage || strings.HasPrefix(name, "lib")
+}
+
+// guestAgentFiles returns qemu-ga and every shared library it loads, directly or through
+// another library, with its dynamic loader, read from the extracted packages under roots and
+// keyed by their paths in the guest: the binary at usr/sbin/qemu-ga, the loader at the path
+// its ELF header names, libraries in lib/x86_64-linux-gnu by soname (links resolved to the
+// file's content). A library no root has is an error naming it.
+func guestAgentFiles(roots []string) (map[string][]byte, error) {
+	bin, err := findInRoots(roots, []string{filepath.Dir(guestAgentBinary)}, filepath.Base(guestAgentBinary))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", guestAgentPackage, err)
+	}
+	files := map[string][]byte{}
+	queue := []string{bin}
+	guestPath := map[string]string{bin: guestAgentBinary}
+	for len(queue) > 0 {
+		path := queue[0]
+		queue = queue[1:]
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		files[guestPath[path]] = data
+		interp, needed, err := elfDependencies(path)
+		if err != nil {
+			return nil, err
+		}
+		if interp != "" {
+			name := strings.TrimPrefix(interp, "/")
+			if _, seen := files[name]; !seen {
+				lib, err := findInRoots(roots, []string{filepath.Dir(name)}, filepath.Base(name))
+				if err != nil {
+					return nil, fmt.Errorf("the dynamic loader %s: %w", interp, err)
+				}
+				guestPath[lib] = name
+				queue = append(queue, lib)
+				files[name] = nil
+			}
+		}
+		for _, soname := range needed {
+			name := "lib/x86_64-linux-gnu/" + soname
+			if _, seen := files[name]; seen {
+				continue
+			}
+			lib, err := findInRoots(roots, libraryDirs, soname)
+			if err != nil {
+				return nil, fmt.Errorf("%s needs %s: %w", filepath.Base(path), soname, err)
+			}
+			guestPath[lib] = name
+			queue = append(queue, lib)
+			files[name] = nil
+		}
+	}
+	return files, nil
+}
+
+// elfDependencies reads an ELF file's interpreter (empty for a library) and the sonames it
+// needs.
+func elfDependencies(path string) (string, []string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	needed, err := f.ImportedLibraries()
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", path, err)
+	}
+	interp := ""
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			if _, err := p.ReadAt(b, 0); err != nil {
+				return "", nil, fmt.Errorf("%s: reading its interpreter: %w", path, err)
+			}
+			interp = strings.TrimRight(string(b), "\x00")
+		}
+	}
+	return interp, needed, nil
+}
+
+// findInRoots finds name in one of dirs below one of roots and returns the file it is,
+// following links only within that root (a package's soname link names a file beside it).
+func findInRoots(roots, dirs []string, name string) (string, error) {
+	for _, root := range roots {
+		for _, dir := range dirs {
+			path := filepath.Join(root, dir, name)
+			for range 8 {
+				fi, err := os.Lstat(path)
+				if err != nil {
+					break
+				}
+				if fi.Mode().IsRegular() {
+					return path, nil
+				}
+				if fi.Mode()&os.ModeSymlink == 0 {
+					break
+				}
+				target, err := os.Readlink(path)
+				if err != nil {
+					break
+				}
+				if filepath.IsAbs(target) {
+					path = filepath.Join(root, target)
+				} else {
+					path = filepath.Join(filepath.Dir(path), target)
+				}
+				if rel, err := filepath.Rel(root, path); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+					break
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("no %s in %s of the extracted packages", name, strings.Join(dirs, ", "))
+}
