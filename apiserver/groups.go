@@ -19,6 +19,7 @@ import (
 	"github.com/vireo-dev/vireo/registry/agentclient"
 	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/dvupload"
+	"github.com/vireo-dev/vireo/registry/guestinfo"
 	kvregistry "github.com/vireo-dev/vireo/registry/kubevirt"
 	"github.com/vireo-dev/vireo/registry/migrateaction"
 	"github.com/vireo-dev/vireo/registry/migration"
@@ -27,7 +28,6 @@ import (
 	"github.com/vireo-dev/vireo/registry/vmaction"
 	"github.com/vireo-dev/vireo/registry/vmi"
 	"github.com/vireo-dev/vireo/registry/vmiaction"
-	"github.com/vireo-dev/vireo/registry/guestinfo"
 	"github.com/vireo-dev/vireo/registry/vmistream"
 )
 
