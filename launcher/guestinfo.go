@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -32,6 +33,9 @@ func (l *launcher) GuestInfo(ctx context.Context, _ *protocol.Empty) (*v1.Virtua
 		return nil, fmt.Errorf("asking the guest agent: %w", err)
 	}
 	info := guestAgentInfo(params, agent)
+	if st, err := l.conn.FreezeStatus(ctx, name); err == nil && st == "frozen" {
+		info.FSFreezeStatus = st // KubeVirt's: "frozen", or nothing
+	}
 	return &info, nil
 }
 
@@ -111,4 +115,60 @@ func paramInt(p virt.GuestInfo, key string) int {
 		return v
 	}
 	return 0
+}
+
+// Freeze freezes the guest's filesystems through its agent (the VMI action freeze) and thaws
+// them after the request's timeout unless Unfreeze came first; a new freeze restarts the
+// timeout.
+func (l *launcher) Freeze(ctx context.Context, req *protocol.FreezeRequest) (*protocol.Empty, error) {
+	name, _, err := l.actionState(ctx, "freeze")
+	if err != nil {
+		return nil, err
+	}
+	if !l.hub.get().AgentConnected {
+		return nil, status.Error(codes.FailedPrecondition, "VMI does not have guest agent connected: filesystems are frozen through the guest agent")
+	}
+	if req.UnfreezeTimeout <= 0 {
+		return nil, status.Error(codes.InvalidArgument, "the unfreeze timeout must be positive")
+	}
+	n, err := l.conn.Freeze(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("freezing the guest's filesystems: %w", err)
+	}
+	klog.InfoS("Froze the guest's filesystems", "filesystems", n, "unfreezeTimeout", req.UnfreezeTimeout)
+	l.freezeMu.Lock()
+	defer l.freezeMu.Unlock()
+	if l.thawTimer != nil {
+		l.thawTimer.Stop()
+	}
+	l.thawTimer = time.AfterFunc(req.UnfreezeTimeout, func() {
+		klog.InfoS("The unfreeze timeout passed: thawing the guest's filesystems", "timeout", req.UnfreezeTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := l.conn.Thaw(ctx, name); err != nil {
+			klog.ErrorS(err, "Thawing the guest's filesystems after the unfreeze timeout")
+		}
+	})
+	return &protocol.Empty{}, nil
+}
+
+// Unfreeze thaws the guest's filesystems (the VMI action unfreeze).
+func (l *launcher) Unfreeze(ctx context.Context, _ *protocol.Empty) (*protocol.Empty, error) {
+	name, _, err := l.actionState(ctx, "unfreeze")
+	if err != nil {
+		return nil, err
+	}
+	if !l.hub.get().AgentConnected {
+		return nil, status.Error(codes.FailedPrecondition, "VMI does not have guest agent connected: filesystems are thawed through the guest agent")
+	}
+	l.freezeMu.Lock()
+	if l.thawTimer != nil {
+		l.thawTimer.Stop()
+		l.thawTimer = nil
+	}
+	l.freezeMu.Unlock()
+	if err := l.conn.Thaw(ctx, name); err != nil {
+		return nil, fmt.Errorf("thawing the guest's filesystems: %w", err)
+	}
+	return &protocol.Empty{}, nil
 }

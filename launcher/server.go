@@ -45,6 +45,11 @@ type launcher struct {
 	migration *migrationRun
 	// stopAfterMigration: SIGTERM came while the guest was leaving; should it stay, it is shut down.
 	stopAfterMigration bool
+
+	// freezeMu guards thawTimer, which thaws the guest's filesystems when a freeze's unfreeze
+	// timeout passes.
+	freezeMu  sync.Mutex
+	thawTimer *time.Timer
 }
 
 func newLauncher(o *Options, dir string) *launcher {

@@ -25,7 +25,12 @@ var vmiActions = map[string]string{
 	"unpause":    protocol.ActionUnpause,
 	"softreboot": protocol.ActionSoftReboot,
 	"reset":      protocol.ActionReset,
+	"freeze":     actionFreeze,
+	"unfreeze":   protocol.ActionUnfreeze,
 }
+
+// actionFreeze marks freeze, which takes the unfreeze timeout (nodeagentapi.UnfreezeTimeoutParam).
+const actionFreeze = "Freeze"
 
 // registerActions adds the VMI actions to mux, and the guest agent's info (serveGuestInfo):
 // PUT .../virtualmachineinstances/{name}/{action}
@@ -40,7 +45,7 @@ func (a *Agent) serveAction(w http.ResponseWriter, r *http.Request) {
 	namespace, name := r.PathValue("namespace"), r.PathValue("name")
 	call, ok := vmiActions[r.PathValue("action")]
 	if !ok {
-		http.Error(w, fmt.Sprintf("unknown action %q: use pause, unpause, softreboot or reset", r.PathValue("action")), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("unknown action %q: use pause, unpause, softreboot, reset, freeze or unfreeze", r.PathValue("action")), http.StatusNotFound)
 		return
 	}
 	client, herr := a.actionClient(namespace, name, r.URL.Query().Get("uid"))
@@ -50,7 +55,17 @@ func (a *Agent) serveAction(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), actionTimeout)
 	defer cancel()
-	err := client.Action(ctx, call)
+	var err error
+	if call == actionFreeze {
+		timeout, perr := time.ParseDuration(r.URL.Query().Get(nodeagentapi.UnfreezeTimeoutParam))
+		if perr != nil || timeout <= 0 {
+			http.Error(w, fmt.Sprintf("freeze needs a positive %s duration", nodeagentapi.UnfreezeTimeoutParam), http.StatusBadRequest)
+			return
+		}
+		err = client.Freeze(ctx, timeout)
+	} else {
+		err = client.Action(ctx, call)
+	}
 	switch {
 	case err == nil:
 		klog.InfoS("VMI action", "vmi", klog.KRef(namespace, name), "action", call)

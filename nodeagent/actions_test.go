@@ -75,6 +75,18 @@ func (l *actionLauncher) GuestInfo(context.Context, *protocol.Empty) (*v1.Virtua
 	}
 	return &v1.VirtualMachineInstanceGuestAgentInfo{Hostname: "tiny", OS: v1.VirtualMachineInstanceGuestOSInfo{ID: "vireo-tiny"}}, nil
 }
+func (l *actionLauncher) Freeze(_ context.Context, req *protocol.FreezeRequest) (*protocol.Empty, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, "Freeze "+req.UnfreezeTimeout.String())
+	return &protocol.Empty{}, nil
+}
+func (l *actionLauncher) Unfreeze(context.Context, *protocol.Empty) (*protocol.Empty, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, "Unfreeze")
+	return &protocol.Empty{}, nil
+}
 func (l *actionLauncher) PrepareTarget(context.Context, *protocol.SyncRequest) (*protocol.DomainStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "not in this test")
 }
@@ -165,12 +177,21 @@ func TestActionsReachTheLauncher(t *testing.T) {
 	if code, msg := put(path("vm1", "reset")); code != http.StatusOK {
 		t.Errorf("reset: %d %q", code, msg)
 	}
-	if code, msg := put(path("vm1", "powercycle")); code != http.StatusNotFound || !strings.Contains(msg, "softreboot or reset") {
+	if code, msg := put(path("vm1", "freeze") + "?unfreezeTimeout=5m0s"); code != http.StatusOK {
+		t.Errorf("freeze: %d %q", code, msg)
+	}
+	if code, msg := put(path("vm1", "freeze")); code != http.StatusBadRequest || !strings.Contains(msg, "unfreezeTimeout") {
+		t.Errorf("freeze without a timeout: %d %q, want 400 naming unfreezeTimeout", code, msg)
+	}
+	if code, msg := put(path("vm1", "unfreeze")); code != http.StatusOK {
+		t.Errorf("unfreeze: %d %q", code, msg)
+	}
+	if code, msg := put(path("vm1", "powercycle")); code != http.StatusNotFound || !strings.Contains(msg, "reset, freeze or unfreeze") {
 		t.Errorf("unknown action: %d %q", code, msg)
 	}
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
-	if got := strings.Join(fake.calls, ","); !strings.HasSuffix(got, "Pause,Pause,Unpause,Reset") {
+	if got := strings.Join(fake.calls, ","); !strings.HasSuffix(got, "Pause,Pause,Unpause,Reset,Freeze 5m0s,Unfreeze") {
 		t.Errorf("the launcher received %s", got)
 	}
 }

@@ -32,7 +32,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		root.AddCommand(newVMActionCommand(action, flags, streams))
 	}
 	root.AddCommand(newPauseCommand("pause", flags, streams), newPauseCommand("unpause", flags, streams),
-		newSoftRebootCommand(flags, streams), newResetCommand(flags, streams), newVersionCommand(flags, streams))
+		newSoftRebootCommand(flags, streams), newResetCommand(flags, streams), newFreezeCommand(flags, streams), newUnfreezeCommand(flags, streams), newVersionCommand(flags, streams))
 	root.AddCommand(guestInfoCommands(flags, streams)...)
 	root.AddCommand(newImageUploadCommand(flags, streams))
 	root.AddCommand(newMigrateCommand(flags, streams), newMigrateCancelCommand(flags, streams))

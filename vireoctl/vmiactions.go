@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -82,6 +83,43 @@ func newResetCommand(flags *genericclioptions.ConfigFlags, streams genericioopti
 	cmd.Use = "reset NAME"
 	cmd.Short = "Reset the machine of a VirtualMachineInstance at once (a hard reset), keeping the VMI"
 	cmd.Flag("dry-run").Usage = "Check the request without resetting the guest."
+	return cmd
+}
+
+// newFreezeCommand is `vireoctl freeze NAME` (`--unfreeze-timeout`, as virtctl): the guest's
+// filesystems are frozen through its agent until `vireoctl unfreeze NAME` or the timeout.
+func newFreezeCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:               "freeze NAME",
+		Short:             "Freeze the filesystems of a VirtualMachineInstance's guest through its guest agent",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: nameCompletion(flags, completeVMIs),
+		RunE: func(c *cobra.Command, args []string) error {
+			t, err := resolve(flags)
+			if err != nil {
+				return err
+			}
+			body, err := json.Marshal(map[string]string{"unfreezeTimeout": timeout.String()})
+			if err != nil {
+				return err
+			}
+			if err := t.put(c.Context(), "virtualmachineinstances", args[0], "freeze", body); err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "VMI %s was scheduled to freeze (thawed after %s unless unfrozen first)\n", args[0], timeout)
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "unfreeze-timeout", 5*time.Minute, "Thaw the filesystems after this long if no unfreeze came first.")
+	return cmd
+}
+
+// newUnfreezeCommand is `vireoctl unfreeze NAME`.
+func newUnfreezeCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := newGuestActionCommand(flags, streams, "unfreeze", "was scheduled to unfreeze")
+	cmd.Use = "unfreeze NAME"
+	cmd.Short = "Thaw the filesystems of a VirtualMachineInstance's guest through its guest agent"
 	return cmd
 }
 

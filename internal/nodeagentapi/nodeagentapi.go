@@ -31,7 +31,7 @@ const (
 	// GuestInfoPattern answers what the guest agent of a VMI says of its guest, as KubeVirt's
 	// VirtualMachineInstanceGuestAgentInfo in JSON (409 without a connected agent).
 	GuestInfoPattern = "GET /v1/namespaces/{namespace}/virtualmachineinstances/{name}/" + GuestInfo
-	// ActionPattern runs a VMI action ({action}: pause, unpause, softreboot, reset).
+	// ActionPattern runs a VMI action ({action}: pause, unpause, softreboot, reset, freeze, unfreeze).
 	ActionPattern = "PUT /v1/namespaces/{namespace}/virtualmachineinstances/{name}/{action}"
 	// UploadPath is the relay of a DataVolume's upload (GET and PUT, the upload protocol).
 	UploadPath = "/v1/namespaces/{namespace}/datavolumes/{name}/upload"
@@ -42,6 +42,10 @@ const (
 
 // GuestInfo is the last element of GuestInfoPattern.
 const GuestInfo = "guestinfo"
+
+// UnfreezeTimeoutParam is the query parameter of the freeze action: a Go duration after which
+// the launcher thaws the guest's filesystems if no unfreeze came first.
+const UnfreezeTimeoutParam = "unfreezeTimeout"
 
 // VMIPath is the path of subresource (console, vnc, vnc/screenshot, pause, ...) of VMI
 // namespace/name.

@@ -166,6 +166,12 @@ type DomainStatus struct {
 	Since time.Time `json:"since"`
 }
 
+// FreezeRequest asks for the guest's filesystems to be frozen.
+type FreezeRequest struct {
+	// UnfreezeTimeout is when the launcher thaws them if no Unfreeze came first.
+	UnfreezeTimeout time.Duration `json:"unfreezeTimeout"`
+}
+
 // Interface is one network interface of the domain.
 type Interface struct {
 	// Name is the interface's name in spec.domain.devices.interfaces.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -31,6 +32,10 @@ type Server interface {
 	Reset(context.Context, *Empty) (*Empty, error)
 	// GuestInfo is what the guest agent says of the guest; FailedPrecondition without one.
 	GuestInfo(context.Context, *Empty) (*v1.VirtualMachineInstanceGuestAgentInfo, error)
+	// Freeze freezes the guest's filesystems through its agent until Unfreeze or the
+	// request's timeout; FailedPrecondition without an agent.
+	Freeze(context.Context, *FreezeRequest) (*Empty, error)
+	Unfreeze(context.Context, *Empty) (*Empty, error)
 	// PrepareTarget, Migrate and AbortMigration carry out live migration (version 4 on; see
 	// migration.go).
 	PrepareTarget(context.Context, *SyncRequest) (*DomainStatus, error)
@@ -81,6 +86,8 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "SoftReboot", Handler: unary(Server.SoftReboot)},
 		{MethodName: "Reset", Handler: unary(Server.Reset)},
 		{MethodName: "GuestInfo", Handler: unary(Server.GuestInfo)},
+		{MethodName: "Freeze", Handler: unary(Server.Freeze)},
+		{MethodName: "Unfreeze", Handler: unary(Server.Unfreeze)},
 		{MethodName: "PrepareTarget", Handler: unary(Server.PrepareTarget)},
 		{MethodName: "Migrate", Handler: unary(Server.Migrate)},
 		{MethodName: "AbortMigration", Handler: unary(Server.AbortMigration)},
@@ -164,17 +171,23 @@ const (
 	ActionUnpause    = "Unpause"
 	ActionSoftReboot = "SoftReboot"
 	ActionReset      = "Reset"
+	ActionUnfreeze   = "Unfreeze"
 )
 
 // Action carries out the VMI action name (ActionPause, ActionUnpause, ActionSoftReboot,
 // ActionReset).
 func (c *Client) Action(ctx context.Context, name string) error {
 	switch name {
-	case ActionPause, ActionUnpause, ActionSoftReboot, ActionReset:
+	case ActionPause, ActionUnpause, ActionSoftReboot, ActionReset, ActionUnfreeze:
 	default:
 		return fmt.Errorf("no launcher action %q", name)
 	}
 	return c.conn.Invoke(ctx, method(name), &Empty{}, &Empty{})
+}
+
+// Freeze asks the launcher to freeze the guest's filesystems, thawing them after timeout.
+func (c *Client) Freeze(ctx context.Context, timeout time.Duration) error {
+	return c.conn.Invoke(ctx, method("Freeze"), &FreezeRequest{UnfreezeTimeout: timeout}, &Empty{})
 }
 
 // GuestInfo asks the launcher what the guest agent says of the guest.

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,16 @@ func (f *fakeLauncher) Reset(context.Context, *Empty) (*Empty, error) {
 
 func (f *fakeLauncher) GuestInfo(context.Context, *Empty) (*v1.VirtualMachineInstanceGuestAgentInfo, error) {
 	return &v1.VirtualMachineInstanceGuestAgentInfo{Hostname: "guest"}, nil
+}
+
+func (f *fakeLauncher) Freeze(_ context.Context, req *FreezeRequest) (*Empty, error) {
+	f.actions = append(f.actions, fmt.Sprintf("Freeze %s", req.UnfreezeTimeout))
+	return &Empty{}, nil
+}
+
+func (f *fakeLauncher) Unfreeze(context.Context, *Empty) (*Empty, error) {
+	f.actions = append(f.actions, ActionUnfreeze)
+	return &Empty{}, nil
 }
 
 func (f *fakeLauncher) PrepareTarget(context.Context, *SyncRequest) (*DomainStatus, error) {
@@ -149,10 +160,16 @@ func TestProtocolRoundTrip(t *testing.T) {
 	if err := c.Action(ctx, ActionReset); err != nil {
 		t.Error(err)
 	}
+	if err := c.Freeze(ctx, 90*time.Second); err != nil {
+		t.Error(err)
+	}
+	if err := c.Action(ctx, ActionUnfreeze); err != nil {
+		t.Error(err)
+	}
 	if err := c.Action(ctx, "PowerCycle"); err == nil {
 		t.Error("Action accepted an action the protocol does not have")
 	}
-	if strings.Join(f.actions, ",") != "Pause,Unpause,SoftReboot,Reset" {
+	if strings.Join(f.actions, ",") != "Pause,Unpause,SoftReboot,Reset,Freeze 1m30s,Unfreeze" {
 		t.Errorf("the launcher received %v", f.actions)
 	}
 	if err := c.Stop(ctx); err != nil {

@@ -43,6 +43,48 @@ func (c *Conn) GuestInfo(ctx context.Context, name string) (GuestInfo, error) {
 	return out, err
 }
 
+// Freeze freezes the guest's filesystems through its agent and returns how many it froze.
+func (c *Conn) Freeze(ctx context.Context, name string) (int, error) {
+	n := 0
+	err := c.onDomain(ctx, "freeze the filesystems of", name, func(d libvirt.Domain) error {
+		frozen, err := c.l.DomainFsfreeze(d, nil, 0)
+		n = int(frozen)
+		return err
+	})
+	return n, err
+}
+
+// Thaw thaws the guest's filesystems through its agent.
+func (c *Conn) Thaw(ctx context.Context, name string) error {
+	return c.onDomain(ctx, "thaw the filesystems of", name, func(d libvirt.Domain) error {
+		_, err := c.l.DomainFsthaw(d, nil, 0)
+		return err
+	})
+}
+
+// FreezeStatus is the agent's guest-fsfreeze-status: "frozen" or "thawed".
+func (c *Conn) FreezeStatus(ctx context.Context, name string) (string, error) {
+	var st string
+	err := c.onDomain(ctx, "ask the guest agent of", name, func(d libvirt.Domain) error {
+		res, err := c.l.QEMUDomainAgentCommand(d, `{"execute":"guest-fsfreeze-status"}`, agentTimeoutSeconds, 0)
+		if err != nil {
+			return err
+		}
+		if len(res) == 0 {
+			return fmt.Errorf("the guest agent answered guest-fsfreeze-status with nothing")
+		}
+		var answer struct {
+			Return string `json:"return"`
+		}
+		if err := json.Unmarshal([]byte(res[0]), &answer); err != nil {
+			return fmt.Errorf("the guest agent's guest-fsfreeze-status answer: %w", err)
+		}
+		st = answer.Return
+		return nil
+	})
+	return st, err
+}
+
 // AgentInfo asks the guest agent for its version and commands (QEMU's guest-info command,
 // sent through libvirt).
 func (c *Conn) AgentInfo(ctx context.Context, name string) (AgentInfo, error) {

@@ -69,7 +69,15 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 	if err := Check(r.action, vmi, dryRun); err != nil || dryRun {
 		return err
 	}
-	return r.callAgent(ctx, vmi)
+	query := url.Values{"uid": {string(vmi.UID)}}
+	if r.action == Freeze {
+		timeout := DefaultUnfreezeTimeout
+		if opts.UnfreezeTimeout != nil {
+			timeout = opts.UnfreezeTimeout.Duration
+		}
+		query.Set(nodeagentapi.UnfreezeTimeoutParam, timeout.String())
+	}
+	return r.callAgent(ctx, vmi, query)
 }
 
 // decode reads the options body (empty means none).
@@ -78,8 +86,13 @@ func (r *REST) decode(req *http.Request) (Options, error) {
 	if err := storeutil.ReadOptions(req, r.action, optionsKind(r.action), &opts); err != nil {
 		return opts, err
 	}
-	_, err := storeutil.DryRun(r.action, opts.DryRun)
-	return opts, err
+	if _, err := storeutil.DryRun(r.action, opts.DryRun); err != nil {
+		return opts, err
+	}
+	if t := opts.UnfreezeTimeout; t != nil && (r.action != Freeze || t.Duration <= 0) {
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("unfreezeTimeout %s: must be a positive duration such as 5m, and only freeze takes it", t.Duration))
+	}
+	return opts, nil
 }
 
 func optionsKind(action string) string {
@@ -88,14 +101,16 @@ func optionsKind(action string) string {
 		return "PauseOptions"
 	case Unpause:
 		return "UnpauseOptions"
+	case Freeze:
+		return "FreezeUnfreezeTimeout"
 	}
 	return "options"
 }
 
 // callAgent asks the node agent of the VMI's node to carry the action out, for this VMI (its UID)
 // only, and turns its answer into the API's.
-func (r *REST) callAgent(ctx context.Context, vmi *v1.VirtualMachineInstance) error {
-	loc, err := r.agents.Location(vmi.Status.NodeName, nodeagentapi.VMIPath(vmi.Namespace, vmi.Name, r.action), url.Values{"uid": {string(vmi.UID)}})
+func (r *REST) callAgent(ctx context.Context, vmi *v1.VirtualMachineInstance, query url.Values) error {
+	loc, err := r.agents.Location(vmi.Status.NodeName, nodeagentapi.VMIPath(vmi.Namespace, vmi.Name, r.action), query)
 	if err != nil {
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("cannot %s VMI %s/%s: %v", r.action, vmi.Namespace, vmi.Name, err))
 	}

@@ -1,6 +1,6 @@
-// Package vmiaction serves the VirtualMachineInstance actions pause, unpause, softreboot and
-// reset (PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot,reset}, KubeVirt's
-// bodies and answers):
+// Package vmiaction serves the VirtualMachineInstance actions pause, unpause, softreboot,
+// reset, freeze and unfreeze (PUT .../virtualmachineinstances/NAME/ACTION, KubeVirt's bodies
+// and answers):
 // it checks the VMI's state with KubeVirt's rules (409 with KubeVirt's messages, 404 for no
 // VMI), honours dryRun, and asks the node agent of the VMI's node over mutual TLS, which asks
 // the VMI's launcher. The launcher decides whether the guest is paused (KubeVirt's 409s
@@ -11,8 +11,10 @@ package vmiaction
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
@@ -23,15 +25,24 @@ const (
 	Unpause    = "unpause"
 	SoftReboot = "softreboot"
 	Reset      = "reset"
+	Freeze     = "freeze"
+	Unfreeze   = "unfreeze"
 )
 
 // Names lists the actions.
-var Names = []string{Pause, Unpause, SoftReboot, Reset}
+var Names = []string{Pause, Unpause, SoftReboot, Reset, Freeze, Unfreeze}
+
+// DefaultUnfreezeTimeout is how long a freeze lasts unless its body says otherwise, after which
+// the launcher thaws the guest's filesystems itself (KubeVirt's default).
+const DefaultUnfreezeTimeout = 5 * time.Minute
 
 // Options are the bodies of the actions: KubeVirt's PauseOptions and UnpauseOptions
 // (softreboot and reset take none; an empty body is no options).
 type Options struct {
 	DryRun []string `json:"dryRun,omitempty"`
+	// UnfreezeTimeout (freeze only, KubeVirt's FreezeUnfreezeTimeout) is when the launcher
+	// thaws the filesystems if no unfreeze came first.
+	UnfreezeTimeout *metav1.Duration `json:"unfreezeTimeout,omitempty"`
 }
 
 // Check applies KubeVirt's rules of action to vmi: nil when the action may go ahead, else a
@@ -66,6 +77,10 @@ func Check(action string, vmi *v1.VirtualMachineInstance, dryRun bool) error {
 		}
 	case Reset:
 		// A hard reset needs neither the guest agent nor ACPI, and works on a paused guest.
+	case Freeze, Unfreeze:
+		if !agentConnected(vmi) {
+			return conflict(vmi, "VMI does not have guest agent connected: filesystems are frozen through the guest agent")
+		}
 	default:
 		return apierrors.NewNotFound(v1.Resource("virtualmachineinstances/"+action), vmi.Name)
 	}

@@ -39,6 +39,10 @@ func TestCheck(t *testing.T) {
 		{SoftReboot, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running), libvmi.Paused()), true, "VMI is paused"},
 		{SoftReboot, noACPI, false, "nor the ACPI feature enabled"},
 		{SoftReboot, noACPIWithAgent, false, ""}, // the agent reboots it
+		{Freeze, noACPIWithAgent, false, ""},
+		{Unfreeze, noACPIWithAgent, true, ""},
+		{Freeze, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), false, "VMI does not have guest agent connected"},
+		{Unfreeze, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running)), true, "VMI does not have guest agent connected"},
 		{Reset, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Running), libvmi.Paused()), true, ""},
 		{Reset, noACPI, true, ""},
 		{Reset, libvmi.New(libvmi.WithName("demo"), libvmi.InPhase(v1.Scheduling)), false, "VMI is not running"},

@@ -191,11 +191,27 @@ func checkAgentCondition(t *testing.T, ns, name string, con *console) {
 	if out := kubectlVireo(t, "guestosinfo", name, "-n", ns); !strings.Contains(out, `"prettyName": "Vireo tiny test guest"`) {
 		t.Errorf("kubectl vireo guestosinfo printed %q", out)
 	}
+	// Freeze and unfreeze through the agent, as virtctl sends them.
+	if code, msg := putSubresource(t, vireo, "subresources.kubevirt.io", ns, "virtualmachineinstances", name, "freeze", `{"unfreezeTimeout":"5m0s"}`); code != 200 {
+		t.Fatalf("freeze: %d %s", code, msg)
+	}
+	if code, raw := getInfo("guestosinfo"); code != 200 || !strings.Contains(string(raw), `"fsFreezeStatus":"frozen"`) {
+		t.Errorf("guestosinfo of a frozen guest: %d %s, want fsFreezeStatus frozen", code, raw)
+	}
+	if out := kubectlVireo(t, "unfreeze", name, "-n", ns); !strings.Contains(out, "scheduled to unfreeze") {
+		t.Errorf("kubectl vireo unfreeze: %q", out)
+	}
+	if code, raw := getInfo("guestosinfo"); code != 200 || strings.Contains(string(raw), "fsFreezeStatus") {
+		t.Errorf("guestosinfo of a thawed guest: %d %s, want no fsFreezeStatus", code, raw)
+	}
 	con.send(t, "kill $(cat /run/qemu-ga.pid); echo AGENT-STOPPED-$((6*7))")
 	con.waitFor(t, "AGENT-STOPPED-42", 30*time.Second)
 	waitVMI(t, ns, name, 30*time.Second, "no AgentConnected after qemu-ga stopped", agent(false))
 	if code, raw := getInfo("guestosinfo"); code != 409 || !strings.Contains(string(raw), "VMI does not have guest agent connected") {
 		t.Errorf("guestosinfo without an agent: %d %s, want KubeVirt's 409", code, raw)
+	}
+	if code, msg := putSubresource(t, vireo, "kubevirt.io", ns, "virtualmachineinstances", name, "freeze", ""); code != 409 || !strings.Contains(msg, "guest agent") {
+		t.Errorf("freeze without an agent: %d %q, want 409 naming the guest agent", code, msg)
 	}
 	con.send(t, "qemu-ga -d -m virtio-serial -p /dev/$(grep -l org.qemu.guest_agent.0 /sys/class/virtio-ports/*/name | cut -d/ -f5) -f /run/qemu-ga.pid")
 	waitVMI(t, ns, name, 30*time.Second, "AgentConnected True after qemu-ga started again", agent(true))
