@@ -33,8 +33,14 @@ func (l *launcher) GuestInfo(ctx context.Context, _ *protocol.Empty) (*v1.Virtua
 		return nil, fmt.Errorf("asking the guest agent: %w", err)
 	}
 	info := guestAgentInfo(params, agent)
-	if st, err := l.conn.FreezeStatus(ctx, name); err == nil && st == "frozen" {
-		info.FSFreezeStatus = st // KubeVirt's: "frozen", or nothing
+	// KubeVirt's "frozen", or nothing: frozen while a freeze of the launcher's holds, or while
+	// the agent says so (a freeze from inside the guest). A guest with nothing to freeze (no
+	// block filesystem mounted) is frozen as asked, though its agent says "thawed".
+	l.freezeMu.Lock()
+	frozen := l.thawTimer != nil
+	l.freezeMu.Unlock()
+	if st, err := l.conn.FreezeStatus(ctx, name); frozen || (err == nil && st == "frozen") {
+		info.FSFreezeStatus = "frozen"
 	}
 	return &info, nil
 }
@@ -141,14 +147,21 @@ func (l *launcher) Freeze(ctx context.Context, req *protocol.FreezeRequest) (*pr
 	if l.thawTimer != nil {
 		l.thawTimer.Stop()
 	}
-	l.thawTimer = time.AfterFunc(req.UnfreezeTimeout, func() {
+	var timer *time.Timer
+	timer = time.AfterFunc(req.UnfreezeTimeout, func() {
 		klog.InfoS("The unfreeze timeout passed: thawing the guest's filesystems", "timeout", req.UnfreezeTimeout)
+		l.freezeMu.Lock()
+		if l.thawTimer == timer {
+			l.thawTimer = nil
+		}
+		l.freezeMu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := l.conn.Thaw(ctx, name); err != nil {
 			klog.ErrorS(err, "Thawing the guest's filesystems after the unfreeze timeout")
 		}
 	})
+	l.thawTimer = timer
 	return &protocol.Empty{}, nil
 }
 

@@ -125,7 +125,7 @@ func checkGuestActions(t *testing.T, ns, name string, con *console) {
 	if code, msg := put(core, "softreboot", ""); code != 200 {
 		t.Fatalf("softreboot: %d %s", code, msg)
 	}
-	con.waitFor(t, "shutdown -r requested by the guest agent", 60*time.Second)
+	con.waitFor(t, "reboot requested by the guest agent", 60*time.Second)
 	con.waitForCount(t, guestMarker, 2, 120*time.Second)
 	after, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil || after.UID != vmi.UID || after.Status.Phase != v1.Running {

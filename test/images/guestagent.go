@@ -20,10 +20,11 @@ const guestAgentBinary = "usr/sbin/qemu-ga"
 var libraryDirs = []string{"lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu", "lib64"}
 
 // isGuestAgentLibraryPackage reports whether a package of qemu-guest-agent's dependency
-// closure may hold a library qemu-ga loads: the agent itself and the lib* packages; the
-// closure's tools (dpkg, perl-base, tar...) are never loaded.
+// closure may hold a library qemu-ga loads: the agent itself and the lib* packages but Perl's;
+// the closure's tools (dpkg, perl-base, tar...) and their modules are never loaded.
 func isGuestAgentLibraryPackage(name string) bool {
-	return name == guestAgentPackage || strings.HasPrefix(name, "lib")
+	return name == guestAgentPackage ||
+		(strings.HasPrefix(name, "lib") && !strings.HasPrefix(name, "libperl") && !strings.HasSuffix(name, "-perl"))
 }
 
 // guestAgentFiles returns qemu-ga and every shared library it loads, directly or through

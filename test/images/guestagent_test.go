@@ -57,7 +57,8 @@ func TestGuestAgentFilesNamesWhatIsMissing(t *testing.T) {
 }
 
 func TestGuestAgentLibraryPackages(t *testing.T) {
-	for name, want := range map[string]bool{"qemu-guest-agent": true, "libglib2.0-0": true, "perl-base": false, "dpkg": false} {
+	for name, want := range map[string]bool{"qemu-guest-agent": true, "libglib2.0-0": true, "perl-base": false, "dpkg": false,
+		"libperl5.36": false, "libfile-find-rule-perl": false} {
 		if got := isGuestAgentLibraryPackage(name); got != want {
 			t.Errorf("%s: %v, want %v", name, got, want)
 		}

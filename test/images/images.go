@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -123,10 +124,12 @@ func (b *builder) say(format string, args ...any) {
 	}
 }
 
-// resolvedCache remembers a resolution with the state of apt's lists it was made from:
-// asking apt-cache takes about a second, and the answer cannot change while the lists do not.
+// resolvedCache remembers a resolution with the state of apt's lists it was made from and
+// the packages asked for: asking apt takes seconds, and the answer cannot change while
+// neither does.
 type resolvedCache struct {
 	Lists    string    `json:"lists"`
+	Wanted   []string  `json:"wanted"`
 	Packages []Package `json:"packages"`
 }
 
@@ -145,7 +148,8 @@ func (b *builder) resolve(ctx context.Context, update bool) ([]Package, error) {
 		return nil, err
 	}
 	var rc resolvedCache
-	if data, err := os.ReadFile(cacheFile); err == nil && json.Unmarshal(data, &rc) == nil && rc.Lists == lists && len(rc.Packages) > 0 {
+	if data, err := os.ReadFile(cacheFile); err == nil && json.Unmarshal(data, &rc) == nil && rc.Lists == lists &&
+		slices.Equal(rc.Wanted, wantedPackages) && len(rc.Packages) > 0 {
 		return rc.Packages, nil
 	}
 	pkgs, err := resolvePackages(ctx)
@@ -162,7 +166,7 @@ func (b *builder) resolve(ctx context.Context, update bool) ([]Package, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(resolvedCache{Lists: lists, Packages: pkgs})
+	data, err := json.Marshal(resolvedCache{Lists: lists, Wanted: wantedPackages, Packages: pkgs})
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,10 @@ const (
 	busyboxPackage    = "busybox-static"
 )
 
+// wantedPackages are the packages the guest is resolved from (the others are their
+// dependencies); a change of them invalidates a cached resolution.
+var wantedPackages = []string{kernelMetaPackage, busyboxPackage, guestAgentPackage}
+
 // kernelDependency returns the linux-image-* package a metapackage's Depends names
 // ("linux-image-6.1.0-57-amd64 (= 6.1.192-3)").
 func kernelDependency(depends string) (string, error) {
