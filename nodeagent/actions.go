@@ -66,17 +66,25 @@ func (a *Agent) serveAction(w http.ResponseWriter, r *http.Request) {
 	} else {
 		err = client.Action(ctx, call)
 	}
-	switch {
-	case err == nil:
-		klog.InfoS("VMI action", "vmi", klog.KRef(namespace, name), "action", call)
-		w.WriteHeader(http.StatusOK)
-	case status.Code(err) == codes.FailedPrecondition:
-		http.Error(w, status.Convert(err).Message(), http.StatusConflict)
-	default:
-		klog.ErrorS(err, "VMI action failed", "vmi", klog.KRef(namespace, name), "action", call)
-		http.Error(w, fmt.Sprintf("the launcher of VMI %s/%s failed to %s: %s", namespace, name, r.PathValue("action"), status.Convert(err).Message()),
-			http.StatusInternalServerError)
+	if err != nil {
+		if status.Code(err) != codes.FailedPrecondition {
+			klog.ErrorS(err, "VMI action failed", "vmi", klog.KRef(namespace, name), "action", call)
+		}
+		writeLauncherError(w, err, fmt.Sprintf("the launcher of VMI %s/%s failed to %s", namespace, name, r.PathValue("action")))
+		return
 	}
+	klog.InfoS("VMI action", "vmi", klog.KRef(namespace, name), "action", call)
+	w.WriteHeader(http.StatusOK)
+}
+
+// writeLauncherError answers a launcher's refusal (FailedPrecondition) as 409 with its message,
+// any other failure as 500, its message after what.
+func writeLauncherError(w http.ResponseWriter, err error, what string) {
+	if status.Code(err) == codes.FailedPrecondition {
+		http.Error(w, status.Convert(err).Message(), http.StatusConflict)
+		return
+	}
+	http.Error(w, what+": "+status.Convert(err).Message(), http.StatusInternalServerError)
 }
 
 // serveGuestInfo answers GuestInfoPattern (query uid= as for actions): 200 with the launcher's
@@ -91,16 +99,12 @@ func (a *Agent) serveGuestInfo(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), actionTimeout)
 	defer cancel()
 	info, err := client.GuestInfo(ctx)
-	switch {
-	case err == nil:
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(info)
-	case status.Code(err) == codes.FailedPrecondition:
-		http.Error(w, status.Convert(err).Message(), http.StatusConflict)
-	default:
-		http.Error(w, fmt.Sprintf("the launcher of VMI %s/%s could not ask the guest agent: %s", namespace, name, status.Convert(err).Message()),
-			http.StatusInternalServerError)
+	if err != nil {
+		writeLauncherError(w, err, fmt.Sprintf("the launcher of VMI %s/%s could not ask the guest agent", namespace, name))
+		return
 	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(info)
 }
 
 // actionClient is the connection to the launcher that runs VMI namespace/name on this node now.

@@ -64,47 +64,36 @@ func (c *Conn) Thaw(ctx context.Context, name string) error {
 
 // FreezeStatus is the agent's guest-fsfreeze-status: "frozen" or "thawed".
 func (c *Conn) FreezeStatus(ctx context.Context, name string) (string, error) {
-	var st string
-	err := c.onDomain(ctx, "ask the guest agent of", name, func(d libvirt.Domain) error {
-		res, err := c.l.QEMUDomainAgentCommand(d, `{"execute":"guest-fsfreeze-status"}`, agentTimeoutSeconds, 0)
-		if err != nil {
-			return err
-		}
-		if len(res) == 0 {
-			return fmt.Errorf("the guest agent answered guest-fsfreeze-status with nothing")
-		}
-		var answer struct {
-			Return string `json:"return"`
-		}
-		if err := json.Unmarshal([]byte(res[0]), &answer); err != nil {
-			return fmt.Errorf("the guest agent's guest-fsfreeze-status answer: %w", err)
-		}
-		st = answer.Return
-		return nil
-	})
-	return st, err
+	return agentCommand[string](ctx, c, name, "guest-fsfreeze-status")
 }
 
-// AgentInfo asks the guest agent for its version and commands (QEMU's guest-info command,
-// sent through libvirt).
+// AgentInfo asks the guest agent for its version and commands (QEMU's guest-info command).
 func (c *Conn) AgentInfo(ctx context.Context, name string) (AgentInfo, error) {
-	var info AgentInfo
+	return agentCommand[AgentInfo](ctx, c, name, "guest-info")
+}
+
+// agentCommand sends the guest agent of the domain an argument-less command through libvirt
+// and decodes the "return" of its answer.
+func agentCommand[T any](ctx context.Context, c *Conn, name, command string) (T, error) {
+	var answer struct {
+		Return T `json:"return"`
+	}
 	err := c.onDomain(ctx, "ask the guest agent of", name, func(d libvirt.Domain) error {
-		res, err := c.l.QEMUDomainAgentCommand(d, `{"execute":"guest-info"}`, agentTimeoutSeconds, 0)
+		cmd, err := json.Marshal(map[string]string{"execute": command})
+		if err != nil {
+			return err
+		}
+		res, err := c.l.QEMUDomainAgentCommand(d, string(cmd), agentTimeoutSeconds, 0)
 		if err != nil {
 			return err
 		}
 		if len(res) == 0 {
-			return fmt.Errorf("the guest agent answered guest-info with nothing")
-		}
-		var answer struct {
-			Return AgentInfo `json:"return"`
+			return fmt.Errorf("the guest agent answered %s with nothing", command)
 		}
 		if err := json.Unmarshal([]byte(res[0]), &answer); err != nil {
-			return fmt.Errorf("the guest agent's guest-info answer: %w", err)
+			return fmt.Errorf("the guest agent's %s answer: %w", command, err)
 		}
-		info = answer.Return
 		return nil
 	})
-	return info, err
+	return answer.Return, err
 }
