@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -45,20 +46,71 @@ func (l *launcher) GuestInfo(ctx context.Context, _ *protocol.Empty) (*v1.Virtua
 	return &info, nil
 }
 
-// refreshGuestOS reads the guest's operating system from its agent into the domain status
-// (the VMI's status.guestOSInfo), once the agent connected.
-func (l *launcher) refreshGuestOS(ctx context.Context, name string) {
-	params, err := l.conn.GuestInfo(ctx, name)
-	if err != nil {
-		klog.InfoS("The guest agent did not say what the guest runs", "err", err)
-		return
-	}
-	osInfo := guestAgentInfo(params, virt.AgentInfo{}).OS
-	l.hub.update(func(st *protocol.DomainStatus) {
-		if st.AgentConnected {
-			st.GuestOS = &osInfo
-		}
+// guestRefreshInterval is how often the launcher asks a connected guest agent for the
+// guest's interfaces again (they change with DHCP and the guest's own configuration).
+const guestRefreshInterval = 30 * time.Second
+
+// agentConnected starts following the guest agent of domain name (once per launcher) and has
+// it read the guest at once.
+func (l *launcher) agentConnected(ctx context.Context, name string) {
+	l.followAgent.Do(func() {
+		l.agentKick = make(chan struct{}, 1)
+		go l.followGuestAgent(ctx, name)
 	})
+	select {
+	case l.agentKick <- struct{}{}:
+	default:
+	}
+}
+
+// followGuestAgent reads the guest's operating system and interface names from its agent into
+// the domain status (the VMI's status.guestOSInfo and status.interfaces[].interfaceName) when
+// the agent connects and then every guestRefreshInterval while it is connected.
+func (l *launcher) followGuestAgent(ctx context.Context, name string) {
+	tick := time.NewTicker(guestRefreshInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.agentKick:
+		case <-tick.C:
+		}
+		if l.hub.get().AgentConnected {
+			l.readGuest(ctx, name)
+		}
+	}
+}
+
+// readGuest reads the guest's operating system and interfaces from its agent into the domain
+// status.
+func (l *launcher) readGuest(ctx context.Context, name string) {
+	if params, err := l.conn.GuestInfo(ctx, name); err == nil {
+		osInfo := guestAgentInfo(params, virt.AgentInfo{}).OS
+		l.hub.update(func(st *protocol.DomainStatus) {
+			if st.AgentConnected {
+				st.GuestOS = &osInfo
+			}
+		})
+	} else {
+		klog.InfoS("The guest agent did not say what the guest runs", "err", err)
+	}
+	if guest, err := l.conn.GuestInterfaces(ctx, name); err == nil {
+		l.hub.update(func(st *protocol.DomainStatus) { nameInterfaces(st.Interfaces, guest) })
+	}
+}
+
+// nameInterfaces gives each domain interface the guest's name of the interface with its MAC
+// address.
+func nameInterfaces(ifaces []protocol.Interface, guest []virt.GuestInterface) {
+	for i := range ifaces {
+		ifaces[i].GuestName = ""
+		for _, g := range guest {
+			if strings.EqualFold(g.MAC, ifaces[i].MAC) {
+				ifaces[i].GuestName = g.Name
+			}
+		}
+	}
 }
 
 // guestAgentInfo maps libvirt's guest info parameters and the agent's own info to KubeVirt's

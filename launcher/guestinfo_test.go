@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/virt"
 )
 
@@ -43,5 +44,15 @@ func TestGuestAgentInfo(t *testing.T) {
 	}
 	if empty := guestAgentInfo(virt.GuestInfo{}, virt.AgentInfo{}); empty.Timezone != "" || empty.UserList != nil {
 		t.Errorf("no parameters gave %+v", empty)
+	}
+}
+
+// TestNameInterfaces: the guest's interface names are matched by MAC address (in either case);
+// an interface the agent does not list has no name.
+func TestNameInterfaces(t *testing.T) {
+	ifaces := []protocol.Interface{{Name: "default", MAC: "02:00:00:aa:bb:cc"}, {Name: "other", MAC: "02:00:00:dd:ee:ff", GuestName: "stale"}}
+	nameInterfaces(ifaces, []virt.GuestInterface{{Name: "lo", MAC: "00:00:00:00:00:00"}, {Name: "eth0", MAC: "02:00:00:AA:BB:CC"}})
+	if ifaces[0].GuestName != "eth0" || ifaces[1].GuestName != "" {
+		t.Errorf("names: %+v", ifaces)
 	}
 }

@@ -160,7 +160,7 @@ func (l *launcher) loop(ctx context.Context, daemon *virt.Daemon, events <-chan 
 				go l.arrived(ctx, ev.Domain)
 			}
 			if ev.Kind == virt.EventAgentConnected {
-				go l.refreshGuestOS(ctx, ev.Domain)
+				l.agentConnected(ctx, ev.Domain)
 			}
 		case <-daemon.Done():
 			l.hub.end(protocol.DomainFailed, v1.ReasonLibvirtExited, fmt.Sprintf("libvirtd exited: %v", daemon.Err()))

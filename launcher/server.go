@@ -50,6 +50,10 @@ type launcher struct {
 	// timeout passes.
 	freezeMu  sync.Mutex
 	thawTimer *time.Timer
+
+	// followAgent starts followGuestAgent once; agentKick has it read the guest at once.
+	followAgent sync.Once
+	agentKick   chan struct{}
 }
 
 func newLauncher(o *Options, dir string) *launcher {

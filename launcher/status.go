@@ -131,7 +131,12 @@ func (d *domainEvents) handle(ev virt.Event) {
 		d.hub.update(func(st *protocol.DomainStatus) { st.AgentConnected = false })
 		d.stopped(ev)
 	case virt.EventAgentConnected, virt.EventAgentDisconnected:
-		d.hub.update(func(st *protocol.DomainStatus) { st.AgentConnected = ev.Kind == virt.EventAgentConnected })
+		d.hub.update(func(st *protocol.DomainStatus) {
+			st.AgentConnected = ev.Kind == virt.EventAgentConnected
+			if !st.AgentConnected {
+				nameInterfaces(st.Interfaces, nil) // what the guest said no longer holds
+			}
+		})
 	}
 }
 

@@ -75,7 +75,10 @@ func runningStatus(st *v1.VirtualMachineInstanceStatus, obs observation, now met
 	}
 	ifaces := make([]v1.VirtualMachineInstanceNetworkInterface, 0, len(obs.domain.Interfaces))
 	for _, i := range obs.domain.Interfaces {
-		iface := v1.VirtualMachineInstanceNetworkInterface{Name: i.Name, MAC: i.MAC, InfoSource: "domain"}
+		iface := v1.VirtualMachineInstanceNetworkInterface{Name: i.Name, MAC: i.MAC, InfoSource: "domain", InterfaceName: i.GuestName}
+		if i.GuestName != "" {
+			iface.InfoSource = "domain, guest-agent"
+		}
 		if len(ips) > 0 {
 			iface.IP, iface.IPs = ips[0], slices.Clone(ips)
 		}

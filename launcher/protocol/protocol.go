@@ -179,4 +179,7 @@ type Interface struct {
 	MAC  string `json:"mac"`
 	// IPs are the addresses the guest is reached at: for masquerade, the Pod's.
 	IPs []string `json:"ips,omitempty"`
+	// GuestName is the interface's name in the guest (such as eth0), as the guest agent says;
+	// empty without an agent.
+	GuestName string `json:"guestName,omitempty"`
 }

@@ -62,6 +62,39 @@ func (c *Conn) Thaw(ctx context.Context, name string) error {
 	})
 }
 
+// GuestInterface is one network interface as the guest agent sees it.
+type GuestInterface struct {
+	// Name is the guest's name of the interface, such as eth0.
+	Name string
+	// MAC is its hardware address.
+	MAC string
+	// IPs are its addresses.
+	IPs []string
+}
+
+// GuestInterfaces asks the guest agent for the guest's network interfaces.
+func (c *Conn) GuestInterfaces(ctx context.Context, name string) ([]GuestInterface, error) {
+	var out []GuestInterface
+	err := c.onDomain(ctx, "ask the guest agent of", name, func(d libvirt.Domain) error {
+		ifaces, err := c.l.DomainInterfaceAddresses(d, uint32(libvirt.DomainInterfaceAddressesSrcAgent), 0)
+		if err != nil {
+			return err
+		}
+		for _, i := range ifaces {
+			g := GuestInterface{Name: i.Name}
+			if len(i.Hwaddr) > 0 {
+				g.MAC = i.Hwaddr[0]
+			}
+			for _, a := range i.Addrs {
+				g.IPs = append(g.IPs, a.Addr)
+			}
+			out = append(out, g)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // FreezeStatus is the agent's guest-fsfreeze-status: "frozen" or "thawed".
 func (c *Conn) FreezeStatus(ctx context.Context, name string) (string, error) {
 	return agentCommand[string](ctx, c, name, "guest-fsfreeze-status")
