@@ -3,6 +3,8 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +42,11 @@ func (l *launcher) GuestInfo(ctx context.Context, _ *protocol.Empty) (*v1.Virtua
 	l.freezeMu.Lock()
 	frozen := l.thawTimer != nil
 	l.freezeMu.Unlock()
-	if st, err := l.conn.FreezeStatus(ctx, name); frozen || (err == nil && st == "frozen") {
+	if !frozen {
+		st, err := l.conn.FreezeStatus(ctx, name)
+		frozen = err == nil && st == "frozen"
+	}
+	if frozen {
 		info.FSFreezeStatus = "frozen"
 	}
 	return &info, nil
@@ -85,19 +91,43 @@ func (l *launcher) followGuestAgent(ctx context.Context, name string) {
 // readGuest reads the guest's operating system and interfaces from its agent into the domain
 // status.
 func (l *launcher) readGuest(ctx context.Context, name string) {
+	var osInfo *v1.VirtualMachineInstanceGuestOSInfo
 	if params, err := l.conn.GuestInfo(ctx, name); err == nil {
-		osInfo := guestAgentInfo(params, virt.AgentInfo{}).OS
-		l.hub.update(func(st *protocol.DomainStatus) {
-			if st.AgentConnected {
-				st.GuestOS = &osInfo
-			}
-		})
+		os := guestAgentInfo(params, virt.AgentInfo{}).OS
+		osInfo = &os
 	} else {
 		klog.InfoS("The guest agent did not say what the guest runs", "err", err)
 	}
-	if guest, err := l.conn.GuestInterfaces(ctx, name); err == nil {
-		l.hub.update(func(st *protocol.DomainStatus) { nameInterfaces(st.Interfaces, guest) })
+	guest, ifaceErr := l.conn.GuestInterfaces(ctx, name)
+	// The status changes (and the node agent hears of it) only when the guest does.
+	now := l.hub.get()
+	named := slices.Clone(now.Interfaces)
+	if ifaceErr == nil {
+		nameInterfaces(named, guest)
 	}
+	if (osInfo == nil || reflect.DeepEqual(osInfo, now.GuestOS)) && slices.Equal(namesOf(named), namesOf(now.Interfaces)) {
+		return
+	}
+	l.hub.update(func(st *protocol.DomainStatus) {
+		if !st.AgentConnected {
+			return
+		}
+		if osInfo != nil {
+			st.GuestOS = osInfo
+		}
+		if ifaceErr == nil {
+			nameInterfaces(st.Interfaces, guest)
+		}
+	})
+}
+
+// namesOf lists the guest's names of ifaces.
+func namesOf(ifaces []protocol.Interface) []string {
+	out := make([]string, len(ifaces))
+	for i := range ifaces {
+		out[i] = ifaces[i].GuestName
+	}
+	return out
 }
 
 // nameInterfaces gives each domain interface the guest's name of the interface with its MAC

@@ -79,43 +79,56 @@ func NoCloudFromVolume(vmi *v1.VirtualMachineInstance, vol *v1.Volume, secrets R
 	if out.UUID, err = domain.FirmwareUUID(vmi); err != nil {
 		return out, err
 	}
-	pick := func(what string, inline, b64 string, ref *v1.LocalObjectReference, resolved []byte) ([]byte, error) {
-		names := map[string][3]string{"user-data": {"userData", "userDataBase64", "secretRef"},
-			"network data": {"networkData", "networkDataBase64", "networkDataSecretRef"}}[what]
-		var data []byte
-		sources := 0
-		if inline != "" {
-			sources++
-			data = []byte(inline)
-		}
-		if b64 != "" {
-			sources++
-			decoded, err := base64.StdEncoding.DecodeString(b64)
-			if err != nil {
-				return nil, fmt.Errorf("volume %q: %s.%s is not valid base64: %w", vol.Name, kind, names[1], err)
-			}
-			data = decoded
-		}
-		if ref != nil {
-			sources++
-			if resolved == nil {
-				return nil, fmt.Errorf("volume %q: the %s of Secret %q (%s.%s) was not passed to the launcher", vol.Name, what, ref.Name, kind, names[2])
-			}
-			data = resolved
-		} else if len(resolved) > 0 {
-			sources++
-			data = resolved
-		}
-		if sources > 1 {
-			return nil, fmt.Errorf("volume %q: %s given more than once; set only one of %s.%s, %s and %s", vol.Name, what, kind, names[0], names[1], names[2])
-		}
-		return data, nil
-	}
-	if out.UserData, err = pick("user-data", src.UserData, src.UserDataBase64, src.UserDataSecretRef, secrets.UserData); err != nil {
+	user := cloudInitSource{what: "user-data", fields: [3]string{"userData", "userDataBase64", "secretRef"},
+		inline: src.UserData, base64: src.UserDataBase64, ref: src.UserDataSecretRef, resolved: secrets.UserData}
+	if out.UserData, err = user.data(vol.Name, kind); err != nil {
 		return out, err
 	}
-	out.NetworkConfig, err = pick("network data", src.NetworkData, src.NetworkDataBase64, src.NetworkDataSecretRef, secrets.NetworkData)
+	network := cloudInitSource{what: "network data", fields: [3]string{"networkData", "networkDataBase64", "networkDataSecretRef"},
+		inline: src.NetworkData, base64: src.NetworkDataBase64, ref: src.NetworkDataSecretRef, resolved: secrets.NetworkData}
+	out.NetworkConfig, err = network.data(vol.Name, kind)
 	return out, err
+}
+
+// cloudInitSource is one kind of a cloud-init volume's data (user-data or network data): its
+// inline, base64 and Secret forms, the Secret's data as the launcher read it, and the names of
+// the three fields, for messages.
+type cloudInitSource struct {
+	what, inline, base64 string
+	fields               [3]string
+	ref                  *v1.LocalObjectReference
+	resolved             []byte
+}
+
+// data is the one form given (nil for none); more than one, undecodable base64 or a Secret the
+// launcher was not given is an error naming the volume and the field (kind is the volume
+// source's field name).
+func (c cloudInitSource) data(volume, kind string) ([]byte, error) {
+	var data []byte
+	sources := 0
+	if c.inline != "" {
+		sources++
+		data = []byte(c.inline)
+	}
+	if c.base64 != "" {
+		sources++
+		decoded, err := base64.StdEncoding.DecodeString(c.base64)
+		if err != nil {
+			return nil, fmt.Errorf("volume %q: %s.%s is not valid base64: %w", volume, kind, c.fields[1], err)
+		}
+		data = decoded
+	}
+	switch {
+	case c.ref != nil && c.resolved == nil:
+		return nil, fmt.Errorf("volume %q: the %s of Secret %q (%s.%s) was not passed to the launcher", volume, c.what, c.ref.Name, kind, c.fields[2])
+	case c.ref != nil || len(c.resolved) > 0:
+		sources++
+		data = c.resolved
+	}
+	if sources > 1 {
+		return nil, fmt.Errorf("volume %q: %s given more than once; set only one of %s.%s, %s and %s", volume, c.what, kind, c.fields[0], c.fields[1], c.fields[2])
+	}
+	return data, nil
 }
 
 // metaData renders the meta-data file as YAML.
@@ -208,7 +221,7 @@ func (p *Preparer) writeISO(ctx context.Context, volume, label string, files map
 	}
 	if err != nil {
 		dir.remove(tmp)
-		return domain.DiskSource{}, fmt.Errorf("cloud-init volume %q: %w", volume, err)
+		return domain.DiskSource{}, fmt.Errorf("volume %q: making its ISO: %w", volume, err)
 	}
 	return fileSource(filepath.Join(dir.path, iso), domain.FormatRaw, false), nil
 }
