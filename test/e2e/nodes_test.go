@@ -206,8 +206,16 @@ spec:
 	if last := pod.Status.ContainerStatuses[0].LastTerminationState.Terminated; last.ExitCode != 1 || last.Reason != "Error" {
 		t.Errorf("last state %+v, want exit code 1, reason Error", last)
 	}
-	if out := kubectl(t, "-n", ns, "logs", "crash", "--previous"); !strings.Contains(out, "127.0.0.1:1") {
-		t.Errorf("kubectl logs --previous = %q, want the connect error", out)
+	// The kubelet keeps one dead container per container: while the current run has
+	// exited too and is not yet collected, the one LastTerminationState names may be
+	// gone and the kubelet answers "unable to retrieve container logs"; ask again.
+	var previous string
+	err = wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		previous, _, _ = kubectlResult("-n", ns, "logs", "crash", "--previous")
+		return strings.Contains(previous, "127.0.0.1:1"), nil
+	})
+	if err != nil {
+		t.Errorf("kubectl logs --previous = %q, want the connect error", previous)
 	}
 	// logs -f ends when the followed run exits.
 	cmd := exec.CommandContext(t.Context(), filepath.Join(cluster.Options().BinDir, "kubectl"), "--kubeconfig", cluster.Options().Kubeconfig(),
