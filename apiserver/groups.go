@@ -23,6 +23,7 @@ import (
 	kvregistry "github.com/vireo-dev/vireo/registry/kubevirt"
 	"github.com/vireo-dev/vireo/registry/migrateaction"
 	"github.com/vireo-dev/vireo/registry/migration"
+	"github.com/vireo-dev/vireo/registry/portforward"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 	"github.com/vireo-dev/vireo/registry/vm"
 	"github.com/vireo-dev/vireo/registry/vmaction"
@@ -100,7 +101,8 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err := installScreenshotRoute(gs, shot, codecs); err != nil {
 		return err
 	}
-	gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+SubresourcesGroupVersion.String()+"/namespaces/", subresourcesHandler(connecters, shot, codecs))
+	forwarder := portforward.New(vmis, vms)
+	gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+SubresourcesGroupVersion.String()+"/namespaces/", subresourcesHandler(connecters, shot, forwarder, codecs))
 	return nil
 }
 

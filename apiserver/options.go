@@ -148,7 +148,7 @@ func (o *Options) Config() (*Config, error) {
 	}
 	// Console and VNC sessions last as long as the user keeps them: no request timeout, and
 	// they are not counted against the in-flight limits of ordinary requests.
-	gc.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(sets.NewString("watch"), sets.NewString(streamSubresources...))
+	gc.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(sets.NewString("watch"), sets.NewString(longRunningSubresources...))
 	gc.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
 	gc.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	gc.Authorization.Authorizer = withAnyNameFirst(gc.Authorization.Authorizer)

@@ -16,12 +16,16 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
+	"github.com/vireo-dev/vireo/registry/portforward"
 	"github.com/vireo-dev/vireo/registry/vmistream"
 )
 
-// streamSubresources are the VMI subresources that stream (websocket upgrades): long-running,
-// so kube-apiserver's proxy and this server keep them open as long as the user does.
+// streamSubresources are the VMI subresources the node agent streams (websocket upgrades).
 var streamSubresources = []string{vmistream.Console, vmistream.VNC}
+
+// longRunningSubresources are the subresources that stream: kube-apiserver's proxy and this
+// server keep them open as long as the user does.
+var longRunningSubresources = append([]string{portforward.Subresource}, streamSubresources...)
 
 // connecterStorage is a subresource that hands the request to a handler of its own.
 type connecterStorage interface {
@@ -34,7 +38,7 @@ type connecterStorage interface {
 // with the handlers of kubevirt.io/v1 (connecters, by "resource/subresource"). The server's
 // filters have authenticated the user and authorized the verb on the subresource in
 // subresources.kubevirt.io.
-func subresourcesHandler(connecters map[string]connecterStorage, shot *vmistream.Screenshot, codecs serializer.CodecFactory) http.Handler {
+func subresourcesHandler(connecters map[string]connecterStorage, shot *vmistream.Screenshot, forwarder *portforward.Forwarder, codecs serializer.CodecFactory) http.Handler {
 	gv := schema.GroupVersion{Group: SubresourcesGroupVersion.Group, Version: SubresourcesGroupVersion.Version}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		fail := func(err error) { responsewriters.ErrorNegotiated(err, codecs, gv, w, req) }
@@ -45,6 +49,10 @@ func subresourcesHandler(connecters map[string]connecterStorage, shot *vmistream
 		}
 		if len(info.Parts) == 4 && info.Parts[2] == "vnc" && info.Parts[3] == "screenshot" && req.Method == http.MethodGet {
 			serveScreenshot(shot, gv.Group, info.Namespace, info.Name, w, req, codecs)
+			return
+		}
+		if info.Subresource == portforward.Subresource && len(info.Parts) > 3 && req.Method == http.MethodGet {
+			servePortForward(forwarder, info, w, req, fail)
 			return
 		}
 		path := info.Resource + "/" + info.Subresource
@@ -65,6 +73,25 @@ func subresourcesHandler(connecters map[string]connecterStorage, shot *vmistream
 		}
 		h.ServeHTTP(w, req.WithContext(ctx))
 	})
+}
+
+// servePortForward answers .../NAME/portforward/PORT[/PROTOCOL]: refusals as API errors before
+// the upgrade, then the tunnel.
+func servePortForward(forwarder *portforward.Forwarder, info *genericapirequest.RequestInfo, w http.ResponseWriter, req *http.Request, fail func(error)) {
+	target, err := portforward.ParseTarget(info.Parts[3:])
+	if err == nil {
+		err = vmistream.CheckUpgrade(req, "port-forward")
+	}
+	ctx := genericapirequest.WithNamespace(req.Context(), info.Namespace)
+	var h http.Handler
+	if err == nil {
+		h, err = forwarder.Handler(ctx, info.Resource, info.Name, target)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	h.ServeHTTP(w, req.WithContext(ctx))
 }
 
 // responder writes a Connecter's errors and objects for a request outside go-restful.

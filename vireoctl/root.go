@@ -22,12 +22,12 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:           "vireoctl",
-		Short:         "Reach Vireo's virtual machines: serial console, VNC, start, stop, restart, pause, soft-reboot, migrate and image upload",
+		Short:         "Reach Vireo's virtual machines: serial console, VNC, port-forward, start, stop, restart, pause, soft-reboot, migrate and image upload",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
 	flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newConsoleCommand(flags, streams), newVNCCommand(flags, streams))
+	root.AddCommand(newConsoleCommand(flags, streams), newVNCCommand(flags, streams), newPortForwardCommand(flags, streams))
 	for _, action := range []string{"start", "stop", "restart"} {
 		root.AddCommand(newVMActionCommand(action, flags, streams))
 	}
@@ -64,6 +64,13 @@ const subprotocol = v1.PlainStreamProtocolName
 // KubeVirt's path. It authenticates with the kubeconfig's client certificate or bearer token
 // (exec and auth-provider plugins are not supported yet). On refusal it returns the HTTP status.
 func (t *target) dial(name, subresource string) (*websocket.Conn, int, error) {
+	return t.dialResource("virtualmachineinstances", name, subresource)
+}
+
+// dialResource opens the websocket at path (subresource[/more]) of a VMI or VM (resource
+// "virtualmachineinstances" or "virtualmachines"), as dial does.
+func (t *target) dialResource(resource, name, path string) (*websocket.Conn, int, error) {
+	subresource, _, _ := strings.Cut(path, "/")
 	tlsCfg, err := rest.TLSConfigFor(t.cfg)
 	if err != nil {
 		return nil, 0, err
@@ -100,7 +107,7 @@ func (t *target) dial(name, subresource string) (*websocket.Conn, int, error) {
 	default:
 		host = "wss://" + host
 	}
-	u := fmt.Sprintf("%s/apis/subresources.kubevirt.io/v1/namespaces/%s/virtualmachineinstances/%s/%s", host, t.namespace, name, subresource)
+	u := fmt.Sprintf("%s/apis/subresources.kubevirt.io/v1/namespaces/%s/%s/%s/%s", host, t.namespace, resource, name, path)
 	d := websocket.Dialer{TLSClientConfig: tlsCfg, Subprotocols: []string{subprotocol}, Proxy: http.ProxyFromEnvironment}
 	ws, resp, err := d.Dial(u, header)
 	if err != nil {
@@ -108,9 +115,17 @@ func (t *target) dial(name, subresource string) (*websocket.Conn, int, error) {
 			defer resp.Body.Close()
 			body := make([]byte, 4096)
 			n, _ := resp.Body.Read(body)
-			return nil, resp.StatusCode, fmt.Errorf("%s of VMI %s/%s: %s: %s", subresource, t.namespace, name, resp.Status, serverMessage(body[:n]))
+			return nil, resp.StatusCode, fmt.Errorf("%s of %s %s/%s: %s: %s", subresource, kindName(resource), t.namespace, name, resp.Status, serverMessage(body[:n]))
 		}
-		return nil, 0, fmt.Errorf("%s of VMI %s/%s: %w", subresource, t.namespace, name, err)
+		return nil, 0, fmt.Errorf("%s of %s %s/%s: %w", subresource, kindName(resource), t.namespace, name, err)
 	}
 	return ws, http.StatusSwitchingProtocols, nil
+}
+
+// kindName is how messages name a resource: VM or VMI.
+func kindName(resource string) string {
+	if resource == "virtualmachines" {
+		return "VM"
+	}
+	return "VMI"
 }

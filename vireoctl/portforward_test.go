@@ -1,0 +1,53 @@
+package vireoctl
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseForwardTarget(t *testing.T) {
+	for _, c := range []struct {
+		in, resource, namespace, name, wantErr string
+	}{
+		{"vm/web", "virtualmachines", "", "web", ""},
+		{"VMI/web/prod", "virtualmachineinstances", "prod", "web", ""},
+		{"virtualmachineinstances/web", "virtualmachineinstances", "", "web", ""},
+		{"web", "", "", "", "want TYPE/NAME"},
+		{"pod/web", "", "", "", `type "pod" must be vm or vmi`},
+		{"vm/", "", "", "", "the name is empty"},
+		{"vm/web/", "", "", "", "the namespace is empty"},
+		{"vm/a/b/c", "", "", "", "want TYPE/NAME"},
+	} {
+		resource, namespace, name, err := parseForwardTarget(c.in)
+		switch {
+		case c.wantErr == "" && (err != nil || resource != c.resource || namespace != c.namespace || name != c.name):
+			t.Errorf("%q: %q %q %q %v", c.in, resource, namespace, name, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%q: %v, want %q", c.in, err, c.wantErr)
+		}
+	}
+}
+
+func TestParseForwardedPorts(t *testing.T) {
+	got, err := parseForwardedPorts([]string{"8080:80", "22", "udp/5353:53", "TCP/0:443"})
+	want := []forwardedPort{{"tcp", 8080, 80}, {"tcp", 22, 22}, {"udp", 5353, 53}, {"tcp", 0, 443}}
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("%v, %v", got, err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("port %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	for arg, wantErr := range map[string]string{
+		"sctp/80": `protocol "sctp" must be tcp or udp`,
+		"x:80":    `local port "x" must be a number`,
+		"80:0":    `remote port "0" must be a number from 1 to 65535`,
+		"0":       "give the remote port",
+		"70000":   "from 1 to 65535",
+	} {
+		if _, err := parseForwardedPorts([]string{arg}); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%q: %v, want %q", arg, err, wantErr)
+		}
+	}
+}
