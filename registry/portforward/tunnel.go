@@ -2,7 +2,7 @@ package portforward
 
 import (
 	"errors"
-		"io"
+	"io"
 	"net"
 	"net/http"
 	"sync"
