@@ -29,7 +29,7 @@ var emptyStruct = map[string]any{}
 // kubeVirtAlwaysSent lists, from KubeVirt's staging/src/kubevirt.io/api/core/v1/{types,schema}.go
 // and CDI's core/v1beta1/types.go, every field sent at its zero value that sits in a struct
 // Vireo supports. Fields inside structs Vireo does not implement (accessCredentials, inputs,
-// watchdog, gpus, hostDevices, filesystems, probes, multus, sendTo/receive, status.volumeStatus,
+// watchdog, gpus, hostDevices, filesystems, multus, sendTo/receive, status.volumeStatus,
 // volumeSnapshotStatuses, ...) are not listed: their parents are themselves unknown to Vireo.
 var kubeVirtAlwaysSent = []alwaysSent{
 	// VirtualMachineInstance: metadata and status are structs; so are the domain's resources,
@@ -42,6 +42,10 @@ var kubeVirtAlwaysSent = []alwaysSent{
 	{"VirtualMachineInstance", "spec.domain.machine.type", ""},
 	{"VirtualMachineInstance", "spec.domain.features.acpi", emptyStruct},
 	{"VirtualMachineInstance", "spec.domain.firmware.kernelBoot.container.image", ""},
+	{"VirtualMachineInstance", "spec.readinessProbe.httpGet.port", 0},
+	{"VirtualMachineInstance", "spec.readinessProbe.httpGet.httpHeaders[0].name", ""},
+	{"VirtualMachineInstance", "spec.readinessProbe.httpGet.httpHeaders[0].value", ""},
+	{"VirtualMachineInstance", "spec.livenessProbe.tcpSocket.port", 0},
 	{"VirtualMachineInstance", "spec.volumes[0].name", ""},
 	{"VirtualMachineInstance", "spec.volumes[0].containerDisk.image", ""},
 	{"VirtualMachineInstance", "spec.volumes[1].name", ""},

@@ -53,6 +53,7 @@ kube::codegen::gen_openapi --boilerplate "${BOILERPLATE}" \
 	--report-filename hack/api-rules.list \
 	--update-report \
 	--output-model-name-file zz_generated.model_name.go \
+	--extra-pkgs k8s.io/apimachinery/pkg/util/intstr \
 	apis
 
 SCHEMA="$(mktemp -t vireo-openapi-schema.XXXXXX)"

@@ -263,6 +263,7 @@ func (l *launcher) domainName() string {
 // guest still be here), destroy when the grace period is over. Without a domain the launcher
 // ends at once.
 func (l *launcher) terminate(ctx context.Context) <-chan time.Time {
+	l.hub.update(func(st *protocol.DomainStatus) { st.Terminated = true })
 	if l.domainName() == "" {
 		l.hub.end(protocol.DomainSucceeded, v1.ReasonStoppedBeforeStart, "the launcher Pod was stopped before the guest started")
 		return nil

@@ -87,6 +87,9 @@ func (l *actionLauncher) Unfreeze(context.Context, *protocol.Empty) (*protocol.E
 	l.calls = append(l.calls, "Unfreeze")
 	return &protocol.Empty{}, nil
 }
+func (l *actionLauncher) GuestProbe(context.Context, *protocol.GuestProbeRequest) (*protocol.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "not in this test")
+}
 func (l *actionLauncher) PrepareTarget(context.Context, *protocol.SyncRequest) (*protocol.DomainStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "not in this test")
 }

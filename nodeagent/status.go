@@ -56,11 +56,24 @@ func endedStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachineInst
 		end(st, v1.Succeeded, dom.Reason, dom.Message, now)
 	case (obs.podDeleted || obs.pod != nil && obs.pod.DeletionTimestamp != nil) && vmi.DeletionTimestamp == nil:
 		end(st, v1.Failed, v1.ReasonLauncherPodDeleted, "the launcher Pod was deleted, and the guest with it ("+dom.Message+")", now)
+	case dom.Phase == protocol.DomainSucceeded && dom.Terminated && vmi.DeletionTimestamp == nil:
+		// Neither the VMI nor its Pod was deleted, yet the launcher was told to stop: the kubelet
+		// stopped it, after a failed liveness probe or to evict the Pod. KubeVirt: Failed.
+		end(st, v1.Failed, v1.ReasonLauncherTerminated, terminatedMessage(vmi, dom), now)
 	case dom.Phase == protocol.DomainSucceeded:
 		end(st, v1.Succeeded, dom.Reason, dom.Message, now)
 	default:
 		end(st, v1.Failed, dom.Reason, dom.Message, now)
 	}
+}
+
+// terminatedMessage says why a guest the kubelet stopped ended.
+func terminatedMessage(vmi *v1.VirtualMachineInstance, dom *protocol.DomainStatus) string {
+	why := "the kubelet stopped the launcher while neither the VMI nor its Pod was deleted (the node evicted the Pod)"
+	if vmi.Spec.LivenessProbe != nil {
+		why = "the kubelet stopped the launcher: the VMI's liveness probe failed (see the launcher Pod's events), or the node evicted the Pod"
+	}
+	return why + "; " + dom.Message
 }
 
 // runningStatus is the status of a VMI whose guest runs (or is paused or shutting down).

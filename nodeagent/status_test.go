@@ -37,6 +37,12 @@ func domain(phase protocol.DomainPhase, reason string) *protocol.DomainStatus {
 		Interfaces: []protocol.Interface{{Name: "default", MAC: "02:00:00:aa:bb:cc"}}}
 }
 
+// terminated marks a domain status as the launcher's after SIGTERM.
+func terminated(d *protocol.DomainStatus) *protocol.DomainStatus {
+	d.Terminated = true
+	return d
+}
+
 func TestNextStatus(t *testing.T) {
 	now := metav1.Now()
 	deleting := func(vmi *v1.VirtualMachineInstance) { vmi.DeletionTimestamp = &now }
@@ -59,6 +65,10 @@ func TestNextStatus(t *testing.T) {
 		{name: "paused is running, not ready", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainPaused, "")}, wantPhase: v1.Running, wantReady: v1.ConditionFalse},
 		{name: "guest powered off", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainSucceeded, "GuestShutdown")}, wantPhase: v1.Succeeded, wantReason: "GuestShutdown", wantReady: v1.ConditionFalse},
 		{name: "qemu crashed", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: domain(protocol.DomainFailed, "Crashed")}, wantPhase: v1.Failed, wantReason: "Crashed"},
+		{name: "the kubelet stopped the launcher (liveness)", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), domain: terminated(domain(protocol.DomainSucceeded, "GuestShutdown"))},
+			wantPhase: v1.Failed, wantReason: v1.ReasonLauncherTerminated},
+		{name: "deleted VMI shut down, launcher told to stop", vmi: scheduledVMI(deleting), obs: observation{pod: readyPod(podDeleting), domain: terminated(domain(protocol.DomainSucceeded, "GuestShutdown"))},
+			wantPhase: v1.Succeeded, wantReason: "GuestShutdown"},
 		{name: "deleted VMI shut down", vmi: scheduledVMI(deleting), obs: observation{pod: readyPod(podDeleting), domain: domain(protocol.DomainSucceeded, "Shutdown")}, wantPhase: v1.Succeeded, wantReason: "Shutdown"},
 		{name: "launcher pod deleted under the VMI", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(podDeleting), domain: domain(protocol.DomainSucceeded, "Shutdown")}, wantPhase: v1.Failed, wantReason: v1.ReasonLauncherPodDeleted},
 		{name: "launcher pod deleted, as the API says", vmi: scheduledVMI(nil), obs: observation{pod: readyPod(nil), podDeleted: true, domain: domain(protocol.DomainFailed, "QEMUCrashed")}, wantPhase: v1.Failed, wantReason: v1.ReasonLauncherPodDeleted},

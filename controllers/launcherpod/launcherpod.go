@@ -96,6 +96,8 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 	}
 	grace += ExtraGracePeriodSeconds
 
+	compute := computeContainer(vmi, opts, emu, res, disks)
+	withProbes(&compute, vmi)
 	pod := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -137,7 +139,7 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			ImagePullSecrets: pullSecrets,
-			Containers:       []corev1.Container{computeContainer(vmi, opts, emu, res, disks)},
+			Containers:       []corev1.Container{compute},
 			Volumes: append([]corev1.Volume{
 				{Name: launcherpodapi.RunDirVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 				{Name: PrivateVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},

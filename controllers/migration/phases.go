@@ -206,7 +206,7 @@ func (d *decision) advance(in input, observed *v1.VirtualMachineInstanceMigratio
 			}
 			d.setPhase(v1.MigrationScheduling, in.now)
 		case v1.MigrationScheduling:
-			if !podReady(in.target) {
+			if !launcherpodapi.Started(in.target) {
 				return
 			}
 			d.recordTarget(in)

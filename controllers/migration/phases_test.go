@@ -74,7 +74,8 @@ func target(mutate func(*corev1.Pod)) *corev1.Pod {
 			CreationTimestamp: metav1.NewTime(now.Add(-time.Minute)), Labels: map[string]string{v1.MigrationJobLabel: "mig-uid"}},
 		Spec: corev1.PodSpec{NodeName: "node-b", Containers: []corev1.Container{{Name: "compute", Image: "launcher:v2"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "compute", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
 	}
 	if mutate != nil {
 		mutate(p)

@@ -94,15 +94,6 @@ func avoidNode(spec *corev1.PodSpec, node string) {
 	}
 }
 
-// podReady reports whether the target Pod is bound, running and ready.
-func podReady(pod *corev1.Pod) bool {
-	if pod == nil || pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
-		return false
-	}
-	c := podCondition(pod, corev1.PodReady)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
 // targetTrouble says why the target Pod of a migration in phase (that the source node agent
 // has not started) can no longer serve ("" when it can), and otherwise how long until a
 // timeout must be checked (0: none pending).

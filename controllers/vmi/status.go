@@ -61,10 +61,7 @@ func schedulingStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachin
 	}
 	st.RemoveCondition(v1.VirtualMachineInstancePodScheduled)
 	imagePullStatus(st, pod, now)
-	if pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
-		return
-	}
-	if c := podCondition(pod, corev1.PodReady); c == nil || c.Status != corev1.ConditionTrue {
+	if !launcherpodapi.Started(pod) {
 		return
 	}
 	st.SetPhase(v1.Scheduled, now)

@@ -36,6 +36,7 @@ func running(p *corev1.Pod) {
 	p.Spec.NodeName = "node-a"
 	p.Status.Phase = corev1.PodRunning
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "compute", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 }
 
 func failedAt(at time.Time) func(*corev1.Pod) {
@@ -67,10 +68,18 @@ func TestNextStatus(t *testing.T) {
 		{name: "unset phase counts as pending", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase("")), pod: launcherPod(nil), wantPhase: v1.Scheduling},
 		{name: "pod already running: straight to scheduled", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Pending)), pod: launcherPod(running), wantPhase: v1.Scheduled, wantNode: "node-a"},
 		{name: "unschedulable", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), pod: launcherPod(unschedulable), wantPhase: v1.Scheduling, wantCond: "PodScheduled=False/Unschedulable"},
-		{name: "running but not ready waits", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), pod: launcherPod(func(p *corev1.Pod) {
+		{name: "running but the compute container not started waits", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), pod: launcherPod(func(p *corev1.Pod) {
 			running(p)
 			p.Status.Conditions[1].Status = corev1.ConditionFalse
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 		}), wantPhase: v1.Scheduling},
+		// The compute container carries the VMI's readiness probe, which passes only once the
+		// guest runs: the VMI is scheduled without waiting for it.
+		{name: "compute container running but not ready: scheduled", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), pod: launcherPod(func(p *corev1.Pod) {
+			running(p)
+			p.Status.Conditions[1].Status = corev1.ConditionFalse
+			p.Status.ContainerStatuses[0].Ready = false
+		}), wantPhase: v1.Scheduled, wantNode: "node-a"},
 		{name: "scheduled", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), pod: launcherPod(running), wantPhase: v1.Scheduled, wantNode: "node-a"},
 		{name: "pod gone while scheduling", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), wantPhase: v1.Failed, wantReason: v1.ReasonPodNotExists},
 		{name: "pod failed while scheduling", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Scheduling)), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Failed, wantReason: v1.ReasonPodFailed},

@@ -96,6 +96,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.EFIApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("EmptyDiskSource"):
 		return &corev1.EmptyDiskSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ExecAction"):
+		return &corev1.ExecActionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("FeatureAPIC"):
 		return &corev1.FeatureAPICApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("FeatureHyperv"):
@@ -110,10 +112,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.FeatureVendorIDApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Firmware"):
 		return &corev1.FirmwareApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Handler"):
+		return &corev1.HandlerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HostDisk"):
 		return &corev1.HostDiskApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HPETTimer"):
 		return &corev1.HPETTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HTTPGetAction"):
+		return &corev1.HTTPGetActionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HTTPHeader"):
+		return &corev1.HTTPHeaderApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HypervTimer"):
 		return &corev1.HypervTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Interface"):
@@ -178,6 +186,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.PortApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PreferredSchedulingTerm"):
 		return &corev1.PreferredSchedulingTermApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Probe"):
+		return &corev1.ProbeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceFieldSelector"):
 		return &corev1.ResourceFieldSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceRequirements"):
@@ -190,6 +200,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.ServiceAccountVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SyNICTimer"):
 		return &corev1.SyNICTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TCPSocketAction"):
+		return &corev1.TCPSocketActionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Timer"):
 		return &corev1.TimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TLBFlush"):

@@ -15,6 +15,7 @@ import (
 	resource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
+	intstr "k8s.io/apimachinery/pkg/util/intstr"
 	version "k8s.io/apimachinery/pkg/version"
 	common "k8s.io/kube-openapi/pkg/common"
 	spec "k8s.io/kube-openapi/pkg/validation/spec"
@@ -63,6 +64,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.DownwardAPIVolumeSource{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_DownwardAPIVolumeSource(ref),
 		v1.EFI{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_EFI(ref),
 		v1.EmptyDiskSource{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_EmptyDiskSource(ref),
+		v1.ExecAction{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_ExecAction(ref),
 		v1.FeatureAPIC{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_FeatureAPIC(ref),
 		v1.FeatureHyperv{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_FeatureHyperv(ref),
 		v1.FeatureSpinlocks{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_FeatureSpinlocks(ref),
@@ -71,7 +73,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Features{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Features(ref),
 		v1.Firmware{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Firmware(ref),
 		v1.GuestAgentCommandInfo{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_GuestAgentCommandInfo(ref),
+		v1.GuestAgentPing{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_GuestAgentPing(ref),
 		v1.HPETTimer{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_HPETTimer(ref),
+		v1.HTTPGetAction{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_HTTPGetAction(ref),
+		v1.HTTPHeader{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_HTTPHeader(ref),
+		v1.Handler{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Handler(ref),
 		v1.HostDisk{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_HostDisk(ref),
 		v1.HypervTimer{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_HypervTimer(ref),
 		v1.Interface{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_Interface(ref),
@@ -110,6 +116,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.PodNetwork{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_PodNetwork(ref),
 		v1.Port{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_Port(ref),
 		v1.PreferredSchedulingTerm{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_PreferredSchedulingTerm(ref),
+		v1.Probe{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Probe(ref),
 		v1.RTCTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_RTCTimer(ref),
 		v1.ResourceFieldSelector{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_ResourceFieldSelector(ref),
 		v1.ResourceRequirements{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_ResourceRequirements(ref),
@@ -117,6 +124,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.SecretVolumeSource{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_SecretVolumeSource(ref),
 		v1.ServiceAccountVolumeSource{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_ServiceAccountVolumeSource(ref),
 		v1.SyNICTimer{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_SyNICTimer(ref),
+		v1.TCPSocketAction{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_TCPSocketAction(ref),
 		v1.TLBFlush{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_TLBFlush(ref),
 		v1.TPMDevice{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_TPMDevice(ref),
 		v1.Timer{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Timer(ref),
@@ -209,6 +217,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		runtime.RawExtension{}.OpenAPIModelName():                                       schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
 		runtime.TypeMeta{}.OpenAPIModelName():                                           schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
 		runtime.Unknown{}.OpenAPIModelName():                                            schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
+		intstr.IntOrString{}.OpenAPIModelName():                                         schema_apimachinery_pkg_util_intstr_IntOrString(ref),
 		version.Info{}.OpenAPIModelName():                                               schema_k8sio_apimachinery_pkg_version_Info(ref),
 	}
 }
@@ -1803,6 +1812,38 @@ func schema_vireo_apis_core_v1_EmptyDiskSource(ref common.ReferenceCallback) com
 	}
 }
 
+func schema_vireo_apis_core_v1_ExecAction(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExecAction is a command to run (Kubernetes' type).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"command": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Command is the program and its arguments, run without a shell.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_FeatureAPIC(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2107,6 +2148,17 @@ func schema_vireo_apis_core_v1_GuestAgentCommandInfo(ref common.ReferenceCallbac
 	}
 }
 
+func schema_vireo_apis_core_v1_GuestAgentPing(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GuestAgentPing pings the guest agent.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_HPETTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2131,6 +2183,136 @@ func schema_vireo_apis_core_v1_HPETTimer(ref common.ReferenceCallback) common.Op
 				},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_core_v1_HTTPGetAction(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HTTPGetAction is an HTTP GET to send (Kubernetes' type).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Path is the path to ask for.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"port": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Port is the port's number or the name of one of the interface's ports.",
+							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
+						},
+					},
+					"host": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Host is the host name to connect to; defaults to the VMI's address.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"scheme": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Scheme is HTTP (the default) or HTTPS.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"httpHeaders": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "HTTPHeaders are headers to send.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.HTTPHeader{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"port"},
+			},
+		},
+		Dependencies: []string{
+			v1.HTTPHeader{}.OpenAPIModelName(), intstr.IntOrString{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_HTTPHeader(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HTTPHeader is one header of an HTTP probe.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the header's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"value": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Value is the header's value.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "value"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_Handler(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Handler is the check a Probe runs; exactly one field is set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"exec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Exec runs a command in the guest through the guest agent; exit code 0 is healthy.",
+							Ref:         ref(v1.ExecAction{}.OpenAPIModelName()),
+						},
+					},
+					"httpGet": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HTTPGet sends an HTTP GET to the guest; a status from 200 to 399 is healthy.",
+							Ref:         ref(v1.HTTPGetAction{}.OpenAPIModelName()),
+						},
+					},
+					"tcpSocket": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TCPSocket opens a TCP connection to the guest; a connection is healthy.",
+							Ref:         ref(v1.TCPSocketAction{}.OpenAPIModelName()),
+						},
+					},
+					"guestAgentPing": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestAgentPing pings the guest agent; an answer is healthy.",
+							Ref:         ref(v1.GuestAgentPing{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ExecAction{}.OpenAPIModelName(), v1.GuestAgentPing{}.OpenAPIModelName(), v1.HTTPGetAction{}.OpenAPIModelName(), v1.TCPSocketAction{}.OpenAPIModelName()},
 	}
 }
 
@@ -3509,6 +3691,80 @@ func schema_vireo_apis_core_v1_PreferredSchedulingTerm(ref common.ReferenceCallb
 	}
 }
 
+func schema_vireo_apis_core_v1_Probe(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Probe is a check of the guest's health (KubeVirt's type). httpGet and tcpSocket reach the guest through the pod network at the VMI's address, as a kubelet probes a container; exec runs a command in the guest and guestAgentPing pings the guest agent, both through the guest agent.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"exec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Exec runs a command in the guest through the guest agent; exit code 0 is healthy.",
+							Ref:         ref(v1.ExecAction{}.OpenAPIModelName()),
+						},
+					},
+					"httpGet": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HTTPGet sends an HTTP GET to the guest; a status from 200 to 399 is healthy.",
+							Ref:         ref(v1.HTTPGetAction{}.OpenAPIModelName()),
+						},
+					},
+					"tcpSocket": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TCPSocket opens a TCP connection to the guest; a connection is healthy.",
+							Ref:         ref(v1.TCPSocketAction{}.OpenAPIModelName()),
+						},
+					},
+					"guestAgentPing": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestAgentPing pings the guest agent; an answer is healthy.",
+							Ref:         ref(v1.GuestAgentPing{}.OpenAPIModelName()),
+						},
+					},
+					"initialDelaySeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InitialDelaySeconds is how long after the guest started the first check waits.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"timeoutSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TimeoutSeconds is how long a check may take before it counts as failed; an exec check's command keeps running in the guest. Defaults to 1; at least 1.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"periodSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PeriodSeconds is how often the check runs. Defaults to 10; at least 1.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"successThreshold": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SuccessThreshold is how many checks in a row must pass after a failure. Defaults to 1; must be 1 for a liveness probe.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"failureThreshold": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FailureThreshold is how many checks in a row must fail after a success. Defaults to 3.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ExecAction{}.OpenAPIModelName(), v1.GuestAgentPing{}.OpenAPIModelName(), v1.HTTPGetAction{}.OpenAPIModelName(), v1.TCPSocketAction{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_RTCTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3713,6 +3969,35 @@ func schema_vireo_apis_core_v1_SyNICTimer(ref common.ReferenceCallback) common.O
 		},
 		Dependencies: []string{
 			v1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_TCPSocketAction(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TCPSocketAction is a TCP connection to open (Kubernetes' type).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"port": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Port is the port's number or the name of one of the interface's ports.",
+							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
+						},
+					},
+					"host": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Host is the host name to connect to; defaults to the VMI's address.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"port"},
+			},
+		},
+		Dependencies: []string{
+			intstr.IntOrString{}.OpenAPIModelName()},
 	}
 }
 
@@ -5245,6 +5530,18 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref common.ReferenceCa
 							Format:      "",
 						},
 					},
+					"readinessProbe": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadinessProbe decides whether the VMI is Ready (and so whether Services send it traffic); without one it is Ready once its guest runs.",
+							Ref:         ref(v1.Probe{}.OpenAPIModelName()),
+						},
+					},
+					"livenessProbe": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LivenessProbe ends the VMI (Failed) when the guest stops answering it; a VirtualMachine's run strategy then decides whether it starts again.",
+							Ref:         ref(v1.Probe{}.OpenAPIModelName()),
+						},
+					},
 					"architecture": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Architecture is the CPU architecture of the guest (amd64, arm64 or s390x); it selects the machine type and device defaults. Defaults to the cluster's architecture (amd64).",
@@ -5257,7 +5554,7 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref common.ReferenceCa
 			},
 		},
 		Dependencies: []string{
-			v1.Affinity{}.OpenAPIModelName(), v1.DomainSpec{}.OpenAPIModelName(), v1.Network{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName()},
+			v1.Affinity{}.OpenAPIModelName(), v1.DomainSpec{}.OpenAPIModelName(), v1.Network{}.OpenAPIModelName(), v1.Probe{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName()},
 	}
 }
 
@@ -8568,6 +8865,26 @@ func schema_k8sio_apimachinery_pkg_runtime_Unknown(ref common.ReferenceCallback)
 			},
 		},
 	}
+}
+
+func schema_apimachinery_pkg_util_intstr_IntOrString(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.EmbedOpenAPIDefinitionIntoV2Extension(common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.",
+				OneOf:       common.GenerateOpenAPIV3OneOfSchema(intstr.IntOrString{}.OpenAPIV3OneOfTypes()),
+				Format:      intstr.IntOrString{}.OpenAPISchemaFormat(),
+			},
+		},
+	}, common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.",
+				Type:        intstr.IntOrString{}.OpenAPISchemaType(),
+				Format:      intstr.IntOrString{}.OpenAPISchemaFormat(),
+			},
+		},
+	})
 }
 
 func schema_k8sio_apimachinery_pkg_version_Info(ref common.ReferenceCallback) common.OpenAPIDefinition {

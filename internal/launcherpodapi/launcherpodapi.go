@@ -93,6 +93,26 @@ func CurrentPodName(vmi *v1.VirtualMachineInstance) string {
 	return PodName(vmi.Name, string(vmi.UID))
 }
 
+// Started reports whether a launcher Pod is bound, running and not being deleted, with its
+// compute container running and its other containers (none today) ready. The compute container's
+// readiness is left out: it carries the VMI's readiness probe, which passes only once the guest
+// runs, and the guest starts only in a started Pod (KubeVirt's rule).
+func Started(pod *corev1.Pod) bool {
+	if pod == nil || pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
+		return false
+	}
+	compute := false
+	for _, cs := range pod.Status.ContainerStatuses {
+		switch {
+		case cs.Name == ContainerName:
+			compute = cs.State.Running != nil
+		case !cs.Ready:
+			return false
+		}
+	}
+	return compute
+}
+
 // Ended reports whether a launcher Pod has ended: the Pod has a final phase, or its compute
 // container has terminated (restartPolicy Never: it will not run again).
 func Ended(pod *corev1.Pod) bool {

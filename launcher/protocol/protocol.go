@@ -160,6 +160,9 @@ type DomainStatus struct {
 	Migration *MigrationStatus `json:"migration,omitempty"`
 	// AgentConnected is true while the guest agent has its channel open.
 	AgentConnected bool `json:"agentConnected,omitempty"`
+	// Terminated is true once the launcher was told to stop (SIGTERM: its Pod deleted, or its
+	// container stopped by the kubelet after a failed liveness probe).
+	Terminated bool `json:"terminated,omitempty"`
 	// GuestOS is the guest's operating system as its agent last said it (status.guestOSInfo).
 	GuestOS *v1.VirtualMachineInstanceGuestOSInfo `json:"guestOS,omitempty"`
 	// Since is when the phase last changed.
@@ -170,6 +173,17 @@ type DomainStatus struct {
 type FreezeRequest struct {
 	// UnfreezeTimeout is when the launcher thaws them if no Unfreeze came first.
 	UnfreezeTimeout time.Duration `json:"unfreezeTimeout"`
+}
+
+// GuestProbeRequest is an exec or guestAgentPing probe of the guest (the VMI's readiness or
+// liveness probe, which the kubelet runs as an exec probe of the launcher's container).
+type GuestProbeRequest struct {
+	// Ping asks for the guest agent to answer a ping.
+	Ping bool `json:"ping,omitempty"`
+	// Command is the program and arguments to run in the guest (without Ping); exit code 0 is healthy.
+	Command []string `json:"command,omitempty"`
+	// Timeout bounds the probe.
+	Timeout time.Duration `json:"timeout"`
 }
 
 // Interface is one network interface of the domain.

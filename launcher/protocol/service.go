@@ -36,6 +36,9 @@ type Server interface {
 	// request's timeout; FailedPrecondition without an agent.
 	Freeze(context.Context, *FreezeRequest) (*Empty, error)
 	Unfreeze(context.Context, *Empty) (*Empty, error)
+	// GuestProbe runs an exec or guestAgentPing probe through the guest agent: Empty when the
+	// guest is healthy, an error saying why not (FailedPrecondition without an agent).
+	GuestProbe(context.Context, *GuestProbeRequest) (*Empty, error)
 	// PrepareTarget, Migrate and AbortMigration carry out live migration (version 4 on; see
 	// migration.go).
 	PrepareTarget(context.Context, *SyncRequest) (*DomainStatus, error)
@@ -88,6 +91,7 @@ var serviceDesc = grpc.ServiceDesc{
 		{MethodName: "GuestInfo", Handler: unary(Server.GuestInfo)},
 		{MethodName: "Freeze", Handler: unary(Server.Freeze)},
 		{MethodName: "Unfreeze", Handler: unary(Server.Unfreeze)},
+		{MethodName: "GuestProbe", Handler: unary(Server.GuestProbe)},
 		{MethodName: "PrepareTarget", Handler: unary(Server.PrepareTarget)},
 		{MethodName: "Migrate", Handler: unary(Server.Migrate)},
 		{MethodName: "AbortMigration", Handler: unary(Server.AbortMigration)},
@@ -188,6 +192,11 @@ func (c *Client) Action(ctx context.Context, name string) error {
 // Freeze asks the launcher to freeze the guest's filesystems, thawing them after timeout.
 func (c *Client) Freeze(ctx context.Context, timeout time.Duration) error {
 	return c.conn.Invoke(ctx, method("Freeze"), &FreezeRequest{UnfreezeTimeout: timeout}, &Empty{})
+}
+
+// GuestProbe asks the launcher to run a guest probe; nil means healthy.
+func (c *Client) GuestProbe(ctx context.Context, req *GuestProbeRequest) error {
+	return c.conn.Invoke(ctx, method("GuestProbe"), req, &Empty{})
 }
 
 // GuestInfo asks the launcher what the guest agent says of the guest.

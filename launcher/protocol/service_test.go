@@ -70,6 +70,10 @@ func (f *fakeLauncher) Unfreeze(context.Context, *Empty) (*Empty, error) {
 	return &Empty{}, nil
 }
 
+func (f *fakeLauncher) GuestProbe(context.Context, *GuestProbeRequest) (*Empty, error) {
+	return &Empty{}, nil
+}
+
 func (f *fakeLauncher) PrepareTarget(context.Context, *SyncRequest) (*DomainStatus, error) {
 	return &DomainStatus{}, nil
 }

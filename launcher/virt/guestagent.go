@@ -97,26 +97,30 @@ func (c *Conn) GuestInterfaces(ctx context.Context, name string) ([]GuestInterfa
 
 // FreezeStatus is the agent's guest-fsfreeze-status: "frozen" or "thawed".
 func (c *Conn) FreezeStatus(ctx context.Context, name string) (string, error) {
-	return agentCommand[string](ctx, c, name, "guest-fsfreeze-status")
+	return agentCommand[string](ctx, c, name, "guest-fsfreeze-status", nil, agentTimeoutSeconds)
 }
 
 // AgentInfo asks the guest agent for its version and commands (QEMU's guest-info command).
 func (c *Conn) AgentInfo(ctx context.Context, name string) (AgentInfo, error) {
-	return agentCommand[AgentInfo](ctx, c, name, "guest-info")
+	return agentCommand[AgentInfo](ctx, c, name, "guest-info", nil, agentTimeoutSeconds)
 }
 
-// agentCommand sends the guest agent of the domain an argument-less command through libvirt
-// and decodes the "return" of its answer.
-func agentCommand[T any](ctx context.Context, c *Conn, name, command string) (T, error) {
+// agentCommand sends the guest agent of the domain a command with args (nil: none) through
+// libvirt, waiting timeoutSeconds for the answer, and decodes the answer's "return".
+func agentCommand[T any](ctx context.Context, c *Conn, name, command string, args any, timeoutSeconds int32) (T, error) {
 	var answer struct {
 		Return T `json:"return"`
 	}
 	err := c.onDomain(ctx, "ask the guest agent of", name, func(d libvirt.Domain) error {
-		cmd, err := json.Marshal(map[string]string{"execute": command})
+		req := map[string]any{"execute": command}
+		if args != nil {
+			req["arguments"] = args
+		}
+		cmd, err := json.Marshal(req)
 		if err != nil {
 			return err
 		}
-		res, err := c.l.QEMUDomainAgentCommand(d, string(cmd), agentTimeoutSeconds, 0)
+		res, err := c.l.QEMUDomainAgentCommand(d, string(cmd), timeoutSeconds, 0)
 		if err != nil {
 			return err
 		}

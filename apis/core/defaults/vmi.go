@@ -40,6 +40,8 @@ func SetVirtualMachineInstanceDefaults(vmi *v1.VirtualMachineInstance) {
 	setFeatureDefaults(&spec.Domain)
 	setClockDefaults(spec.Domain.Clock)
 	setImagePullPolicyDefaults(spec)
+	setProbeDefaults(spec.ReadinessProbe)
+	setProbeDefaults(spec.LivenessProbe)
 }
 
 // setMachineDefaults sets domain.machine.type to q35 when it is empty.
@@ -121,4 +123,24 @@ func setGuestMemoryDefaults(domain *v1.DomainSpec) {
 	}
 	guest := q.DeepCopy()
 	domain.Memory.Guest = &guest
+}
+
+// setProbeDefaults gives a probe KubeVirt's (and Kubernetes') defaults: a 1 s timeout, a check
+// every 10 s, healthy after 1 success, unhealthy after 3 failures.
+func setProbeDefaults(p *v1.Probe) {
+	if p == nil {
+		return
+	}
+	if p.TimeoutSeconds < 1 {
+		p.TimeoutSeconds = 1
+	}
+	if p.PeriodSeconds < 1 {
+		p.PeriodSeconds = 10
+	}
+	if p.SuccessThreshold < 1 {
+		p.SuccessThreshold = 1
+	}
+	if p.FailureThreshold < 1 {
+		p.FailureThreshold = 3
+	}
 }

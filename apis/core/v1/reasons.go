@@ -41,7 +41,10 @@ const (
 
 // Reasons a guest's domain ended (the launcher's; they become the VMI's status.reason).
 const (
-	ReasonGuestShutdown      = "GuestShutdown"
+	ReasonGuestShutdown = "GuestShutdown"
+	// ReasonLauncherTerminated: the kubelet stopped the launcher container (a failed liveness
+	// probe, an eviction) while the VMI was not being deleted.
+	ReasonLauncherTerminated = "LauncherTerminated"
 	ReasonDestroyed          = "Destroyed"
 	ReasonQEMUCrashed        = "QEMUCrashed"
 	ReasonQEMUTerminated     = "QEMUTerminated"

@@ -113,6 +113,14 @@ type VirtualMachineInstanceSpec struct {
 	// Must be a DNS-1123 subdomain.
 	// +optional
 	Subdomain string `json:"subdomain,omitempty"`
+	// ReadinessProbe decides whether the VMI is Ready (and so whether Services send it traffic);
+	// without one it is Ready once its guest runs.
+	// +optional
+	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
+	// LivenessProbe ends the VMI (Failed) when the guest stops answering it; a VirtualMachine's
+	// run strategy then decides whether it starts again.
+	// +optional
+	LivenessProbe *Probe `json:"livenessProbe,omitempty"`
 	// Architecture is the CPU architecture of the guest (amd64, arm64 or s390x); it selects the
 	// machine type and device defaults. Defaults to the cluster's architecture (amd64).
 	// +optional

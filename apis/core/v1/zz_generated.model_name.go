@@ -145,6 +145,11 @@ func (in EmptyDiskSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ExecAction) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ExecAction"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in FeatureAPIC) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.FeatureAPIC"
 }
@@ -185,8 +190,28 @@ func (in GuestAgentCommandInfo) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in GuestAgentPing) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.GuestAgentPing"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in HPETTimer) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.HPETTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HTTPGetAction) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.HTTPGetAction"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HTTPHeader) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.HTTPHeader"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Handler) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Handler"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -380,6 +405,11 @@ func (in PreferredSchedulingTerm) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Probe) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Probe"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in RTCTimer) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.RTCTimer"
 }
@@ -412,6 +442,11 @@ func (in ServiceAccountVolumeSource) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in SyNICTimer) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.SyNICTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TCPSocketAction) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.TCPSocketAction"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

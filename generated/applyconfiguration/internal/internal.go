@@ -596,6 +596,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: capacity
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.core.v1.ExecAction
+  map:
+    fields:
+    - name: command
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
 - name: com.github.vireo-dev.vireo.apis.core.v1.FeatureAPIC
   map:
     fields:
@@ -702,6 +711,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: uuid
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.GuestAgentPing
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.HPETTimer
   map:
     fields:
@@ -711,6 +732,38 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: tickPolicy
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.HTTPGetAction
+  map:
+    fields:
+    - name: host
+      type:
+        scalar: string
+    - name: httpHeaders
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.HTTPHeader
+          elementRelationship: atomic
+    - name: path
+      type:
+        scalar: string
+    - name: port
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+    - name: scheme
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.HTTPHeader
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: value
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.HostDisk
   map:
     fields:
@@ -1181,6 +1234,36 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+- name: com.github.vireo-dev.vireo.apis.core.v1.Probe
+  map:
+    fields:
+    - name: exec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ExecAction
+    - name: failureThreshold
+      type:
+        scalar: numeric
+    - name: guestAgentPing
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.GuestAgentPing
+    - name: httpGet
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.HTTPGetAction
+    - name: initialDelaySeconds
+      type:
+        scalar: numeric
+    - name: periodSeconds
+      type:
+        scalar: numeric
+    - name: successThreshold
+      type:
+        scalar: numeric
+    - name: tcpSocket
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.TCPSocketAction
+    - name: timeoutSeconds
+      type:
+        scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.RTCTimer
   map:
     fields:
@@ -1258,6 +1341,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: enabled
       type:
         scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.TCPSocketAction
+  map:
+    fields:
+    - name: host
+      type:
+        scalar: string
+    - name: port
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
 - name: com.github.vireo-dev.vireo.apis.core.v1.TLBFlush
   map:
     fields:
@@ -1620,6 +1712,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: hostname
       type:
         scalar: string
+    - name: livenessProbe
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Probe
     - name: networks
       type:
         list:
@@ -1637,6 +1732,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: priorityClassName
       type:
         scalar: string
+    - name: readinessProbe
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Probe
     - name: startStrategy
       type:
         scalar: string
@@ -2051,6 +2149,8 @@ var schemaYAML = typed.YAMLObject(`types:
       default: ""
     elementRelationship: atomic
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+  scalar: untyped
+- name: io.k8s.apimachinery.pkg.util.intstr.IntOrString
   scalar: untyped
 - name: __untyped_atomic_
   scalar: untyped

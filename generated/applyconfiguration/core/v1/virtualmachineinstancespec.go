@@ -47,6 +47,12 @@ type VirtualMachineInstanceSpecApplyConfiguration struct {
 	// "<hostname>.<subdomain>.<namespace>.svc.<cluster domain>", through a headless Service of that name.
 	// Must be a DNS-1123 subdomain.
 	Subdomain *string `json:"subdomain,omitempty"`
+	// ReadinessProbe decides whether the VMI is Ready (and so whether Services send it traffic);
+	// without one it is Ready once its guest runs.
+	ReadinessProbe *ProbeApplyConfiguration `json:"readinessProbe,omitempty"`
+	// LivenessProbe ends the VMI (Failed) when the guest stops answering it; a VirtualMachine's
+	// run strategy then decides whether it starts again.
+	LivenessProbe *ProbeApplyConfiguration `json:"livenessProbe,omitempty"`
 	// Architecture is the CPU architecture of the guest (amd64, arm64 or s390x); it selects the
 	// machine type and device defaults. Defaults to the cluster's architecture (amd64).
 	Architecture *string `json:"architecture,omitempty"`
@@ -172,6 +178,22 @@ func (b *VirtualMachineInstanceSpecApplyConfiguration) WithPriorityClassName(val
 // If called multiple times, the Subdomain field is set to the value of the last call.
 func (b *VirtualMachineInstanceSpecApplyConfiguration) WithSubdomain(value string) *VirtualMachineInstanceSpecApplyConfiguration {
 	b.Subdomain = &value
+	return b
+}
+
+// WithReadinessProbe sets the ReadinessProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReadinessProbe field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithReadinessProbe(value *ProbeApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.ReadinessProbe = value
+	return b
+}
+
+// WithLivenessProbe sets the LivenessProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LivenessProbe field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithLivenessProbe(value *ProbeApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.LivenessProbe = value
 	return b
 }
 
