@@ -84,6 +84,7 @@ func (l *launcher) followGuestAgent(ctx context.Context, name string) {
 		}
 		if l.hub.get().AgentConnected {
 			l.readGuest(ctx, name)
+			l.syncAccessCredentials(ctx, name)
 		}
 	}
 }

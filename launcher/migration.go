@@ -41,6 +41,7 @@ func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest)
 		return nil, status.Error(codes.FailedPrecondition, "this launcher already runs the guest: it cannot be a migration's target")
 	}
 	l.started, l.target = true, true
+	l.credentials = req.VMI.Spec.AccessCredentials
 	l.mu.Unlock()
 	if l.refusal != "" {
 		l.hub.end(protocol.DomainFailed, v1.ReasonEmulationNotAllowed, l.refusal)

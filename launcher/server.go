@@ -54,6 +54,10 @@ type launcher struct {
 	// followAgent starts followGuestAgent once; agentKick has it read the guest at once.
 	followAgent sync.Once
 	agentKick   chan struct{}
+	// credentials are the VMI's access credentials (guarded by mu); credentialsDigest is a
+	// digest of what the guest agent last applied (the follower's only).
+	credentials       []v1.AccessCredential
+	credentialsDigest string
 }
 
 func newLauncher(o *Options, dir string) *launcher {
@@ -82,6 +86,7 @@ func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protoc
 		return nil, fmt.Errorf("this launcher runs VMI %s only", l.opts.UID)
 	}
 	l.mu.Lock()
+	l.credentials = req.VMI.Spec.AccessCredentials
 	if l.started {
 		// Also a migration's target: its guest arrives by migration, never by Sync.
 		l.mu.Unlock()
@@ -160,7 +165,7 @@ func (l *launcher) prepare(ctx context.Context, req *protocol.SyncRequest) (xml 
 		return "", false, err
 	}
 	diskSources, err := prep.PrepareVolumes(ctx, vmi, disks.NodeVolumes{ContainerDisksDir: protocol.ContainerDisksDir, ClaimsDir: protocol.ClaimsDir, SecretsDir: protocol.SecretsDir,
-		ConfigVolumesDir: protocol.ConfigVolumesDir})
+		ConfigVolumesDir: protocol.ConfigVolumesDir, AccessCredentialsDir: protocol.AccessCredentialsDir})
 	if err != nil {
 		return "", true, fmt.Errorf("preparing disks: %w", err)
 	}

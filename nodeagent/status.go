@@ -111,6 +111,7 @@ func runningStatus(st *v1.VirtualMachineInstanceStatus, obs observation, now met
 	st.SetCondition(ready, now)
 	pausedCondition(st, obs.domain, now)
 	agentCondition(st, obs.domain, now)
+	credentialsCondition(st, obs.domain, now)
 	if g := obs.domain.GuestOS; g != nil {
 		st.GuestOSInfo = *g
 	}
@@ -146,6 +147,22 @@ func agentCondition(st *v1.VirtualMachineInstanceStatus, dom *protocol.DomainSta
 		return
 	}
 	st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceAgentConnected, Status: v1.ConditionTrue}, now)
+}
+
+// credentialsCondition is KubeVirt's AccessCredentialsSynchronized: whether the guest agent
+// applied the VMI's qemuGuestAgent access credentials; absent until the launcher tried.
+func credentialsCondition(st *v1.VirtualMachineInstanceStatus, dom *protocol.DomainStatus, now metav1.Time) {
+	c := dom.AccessCredentials
+	switch {
+	case c == nil:
+		st.RemoveCondition(v1.VirtualMachineInstanceAccessCredentialsSynchronized)
+	case c.Synced:
+		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceAccessCredentialsSynchronized,
+			Status: v1.ConditionTrue, Reason: v1.ReasonAccessCredentialsSyncSuccess}, now)
+	default:
+		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceAccessCredentialsSynchronized,
+			Status: v1.ConditionFalse, Reason: v1.ReasonAccessCredentialsSyncFailed, Message: c.Message}, now)
+	}
 }
 
 // syncCondition reports a failure to hand the VMI to its launcher as Synchronized False.

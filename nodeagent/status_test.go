@@ -37,6 +37,30 @@ func domain(phase protocol.DomainPhase, reason string) *protocol.DomainStatus {
 		Interfaces: []protocol.Interface{{Name: "default", MAC: "02:00:00:aa:bb:cc"}}}
 }
 
+func TestAccessCredentialsCondition(t *testing.T) {
+	now := metav1.Now()
+	for _, c := range []struct {
+		status     *protocol.CredentialsStatus
+		want       v1.ConditionStatus
+		wantReason string
+	}{
+		{nil, "", ""},
+		{&protocol.CredentialsStatus{Synced: true}, v1.ConditionTrue, v1.ReasonAccessCredentialsSyncSuccess},
+		{&protocol.CredentialsStatus{Message: "no such user"}, v1.ConditionFalse, v1.ReasonAccessCredentialsSyncFailed},
+	} {
+		dom := domain(protocol.DomainRunning, "")
+		dom.AccessCredentials = c.status
+		st := nextStatus(scheduledVMI(nil), observation{pod: readyPod(nil), domain: dom}, now)
+		got := st.Condition(v1.VirtualMachineInstanceAccessCredentialsSynchronized)
+		switch {
+		case c.want == "" && got != nil:
+			t.Errorf("%+v: condition %+v, want none", c.status, got)
+		case c.want != "" && (got == nil || got.Status != c.want || got.Reason != c.wantReason || (c.status != nil && got.Message != c.status.Message)):
+			t.Errorf("%+v: condition %+v, want %s/%s", c.status, got, c.want, c.wantReason)
+		}
+	}
+}
+
 // terminated marks a domain status as the launcher's after SIGTERM.
 func terminated(d *protocol.DomainStatus) *protocol.DomainStatus {
 	d.Terminated = true

@@ -81,8 +81,12 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 	errs = append(errs, imageErrs...)
 	configs, serviceAccount, configErrs := configVolumes(vmi.Spec.Volumes, field.NewPath("spec", "volumes"))
 	errs = append(errs, configErrs...)
-	disks.volumes = append(append(append(disks.volumes, images.volumes...), secrets.volumes...), configs.volumes...)
-	disks.mounts = append(append(append(disks.mounts, images.mounts...), secrets.mounts...), configs.mounts...)
+	creds, credErrs := accessCredentialVolumes(vmi.Spec.AccessCredentials, field.NewPath("spec", "accessCredentials"))
+	errs = append(errs, credErrs...)
+	for _, m := range []diskMounts{images, secrets, configs, creds} {
+		disks.volumes = append(disks.volumes, m.volumes...)
+		disks.mounts = append(disks.mounts, m.mounts...)
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("launcher pod for VirtualMachineInstance %s/%s: %w",
 			vmi.Namespace, vmi.Name, errs.ToAggregate())

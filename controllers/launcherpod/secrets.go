@@ -1,6 +1,8 @@
 package launcherpod
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -67,6 +69,36 @@ func secretVolumes(volumes []v1.Volume, path *field.Path) (diskMounts, field.Err
 			out.volumes = append(out.volumes, corev1.Volume{Name: podVolume, VolumeSource: corev1.VolumeSource{Secret: src}})
 			out.mounts = append(out.mounts, corev1.VolumeMount{Name: podVolume, MountPath: protocol.SecretMountDir(ref.volume, ref.use), ReadOnly: true})
 		}
+	}
+	return out, errs
+}
+
+// accessCredentialVolumes mounts the Secret of each access credential, read-only, at
+// protocol.AccessCredentialMountDir(index). Not subPath mounts: the kubelet updates them when the
+// Secret changes. A missing Secret keeps the Pod from starting (FailedMount), as with KubeVirt.
+func accessCredentialVolumes(creds []v1.AccessCredential, path *field.Path) (diskMounts, field.ErrorList) {
+	var out diskMounts
+	var errs field.ErrorList
+	for i, ac := range creds {
+		var src *v1.AccessCredentialSecretSource
+		switch {
+		case ac.SSHPublicKey != nil:
+			src = ac.SSHPublicKey.Source.Secret
+		case ac.UserPassword != nil:
+			src = ac.UserPassword.Source.Secret
+		}
+		if src == nil {
+			errs = append(errs, field.Required(path.Index(i), "a credential with a secret source"))
+			continue
+		}
+		if msgs := validation.IsDNS1123Subdomain(src.SecretName); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(path.Index(i), src.SecretName, "Secret name: "+msgs[0]))
+			continue
+		}
+		name := "access-credential-" + strconv.Itoa(i)
+		out.volumes = append(out.volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: src.SecretName, DefaultMode: new(secretFileMode)}}})
+		out.mounts = append(out.mounts, corev1.VolumeMount{Name: name, MountPath: protocol.AccessCredentialMountDir(i), ReadOnly: true})
 	}
 	return out, errs
 }

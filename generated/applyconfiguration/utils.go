@@ -46,6 +46,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &cdiv1beta1.VolumeResourceRequirementsApplyConfiguration{}
 
 		// Group=kubevirt.io, Version=v1
+	case v1.SchemeGroupVersion.WithKind("AccessCredential"):
+		return &corev1.AccessCredentialApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AccessCredentialSecretSource"):
+		return &corev1.AccessCredentialSecretSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Affinity"):
 		return &corev1.AffinityApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("BIOS"):
@@ -188,6 +192,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.PreferredSchedulingTermApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Probe"):
 		return &corev1.ProbeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("QemuGuestAgentSSHPublicKeyAccessCredentialPropagation"):
+		return &corev1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagationApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceFieldSelector"):
 		return &corev1.ResourceFieldSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceRequirements"):
@@ -198,6 +204,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.SecretVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ServiceAccountVolumeSource"):
 		return &corev1.ServiceAccountVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredential"):
+		return &corev1.SSHPublicKeyAccessCredentialApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredentialPropagationMethod"):
+		return &corev1.SSHPublicKeyAccessCredentialPropagationMethodApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredentialSource"):
+		return &corev1.SSHPublicKeyAccessCredentialSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SyNICTimer"):
 		return &corev1.SyNICTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TCPSocketAction"):
@@ -210,6 +222,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.TolerationApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TPMDevice"):
 		return &corev1.TPMDeviceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("UserPasswordAccessCredential"):
+		return &corev1.UserPasswordAccessCredentialApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("UserPasswordAccessCredentialPropagationMethod"):
+		return &corev1.UserPasswordAccessCredentialPropagationMethodApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("UserPasswordAccessCredentialSource"):
+		return &corev1.UserPasswordAccessCredentialSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachine"):
 		return &corev1.VirtualMachineApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineCondition"):

@@ -37,6 +37,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1beta1.PersistentVolumeClaimSpec{}.OpenAPIModelName():                          schema_vireo_apis_cdi_v1beta1_PersistentVolumeClaimSpec(ref),
 		v1beta1.StorageSpec{}.OpenAPIModelName():                                        schema_vireo_apis_cdi_v1beta1_StorageSpec(ref),
 		v1beta1.VolumeResourceRequirements{}.OpenAPIModelName():                         schema_vireo_apis_cdi_v1beta1_VolumeResourceRequirements(ref),
+		v1.AccessCredential{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_AccessCredential(ref),
+		v1.AccessCredentialSecretSource{}.OpenAPIModelName():                            schema_vireo_apis_core_v1_AccessCredentialSecretSource(ref),
 		v1.Affinity{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Affinity(ref),
 		v1.BIOS{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_BIOS(ref),
 		v1.Bootloader{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_Bootloader(ref),
@@ -47,6 +49,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.ClockOffsetUTC{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_ClockOffsetUTC(ref),
 		v1.CloudInitConfigDriveSource{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_CloudInitConfigDriveSource(ref),
 		v1.CloudInitNoCloudSource{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref),
+		v1.ConfigDriveSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName():      schema_vireo_apis_core_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation(ref),
 		v1.ConfigMapVolumeSource{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_ConfigMapVolumeSource(ref),
 		v1.ContainerDiskInfo{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_ContainerDiskInfo(ref),
 		v1.ContainerDiskSource{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ContainerDiskSource(ref),
@@ -103,6 +106,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.MigrationConfiguration{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_MigrationConfiguration(ref),
 		v1.Network{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Network(ref),
 		v1.NetworkSource{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_NetworkSource(ref),
+		v1.NoCloudSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName():          schema_vireo_apis_core_v1_NoCloudSSHPublicKeyAccessCredentialPropagation(ref),
 		v1.NodeAffinity{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_NodeAffinity(ref),
 		v1.NodeSelector{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_NodeSelector(ref),
 		v1.NodeSelectorRequirement{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_NodeSelectorRequirement(ref),
@@ -117,10 +121,15 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Port{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_Port(ref),
 		v1.PreferredSchedulingTerm{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_PreferredSchedulingTerm(ref),
 		v1.Probe{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Probe(ref),
+		v1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName():   schema_vireo_apis_core_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(ref),
+		v1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}.OpenAPIModelName():   schema_vireo_apis_core_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(ref),
 		v1.RTCTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_RTCTimer(ref),
 		v1.ResourceFieldSelector{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_ResourceFieldSelector(ref),
 		v1.ResourceRequirements{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_ResourceRequirements(ref),
 		v1.Rng{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_Rng(ref),
+		v1.SSHPublicKeyAccessCredential{}.OpenAPIModelName():                            schema_vireo_apis_core_v1_SSHPublicKeyAccessCredential(ref),
+		v1.SSHPublicKeyAccessCredentialPropagationMethod{}.OpenAPIModelName():           schema_vireo_apis_core_v1_SSHPublicKeyAccessCredentialPropagationMethod(ref),
+		v1.SSHPublicKeyAccessCredentialSource{}.OpenAPIModelName():                      schema_vireo_apis_core_v1_SSHPublicKeyAccessCredentialSource(ref),
 		v1.SecretVolumeSource{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_SecretVolumeSource(ref),
 		v1.ServiceAccountVolumeSource{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_ServiceAccountVolumeSource(ref),
 		v1.SyNICTimer{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_SyNICTimer(ref),
@@ -129,6 +138,9 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.TPMDevice{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_TPMDevice(ref),
 		v1.Timer{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Timer(ref),
 		v1.Toleration{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_Toleration(ref),
+		v1.UserPasswordAccessCredential{}.OpenAPIModelName():                            schema_vireo_apis_core_v1_UserPasswordAccessCredential(ref),
+		v1.UserPasswordAccessCredentialPropagationMethod{}.OpenAPIModelName():           schema_vireo_apis_core_v1_UserPasswordAccessCredentialPropagationMethod(ref),
+		v1.UserPasswordAccessCredentialSource{}.OpenAPIModelName():                      schema_vireo_apis_core_v1_UserPasswordAccessCredentialSource(ref),
 		v1.VirtualMachine{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_VirtualMachine(ref),
 		v1.VirtualMachineCondition{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_VirtualMachineCondition(ref),
 		v1.VirtualMachineInstance{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_VirtualMachineInstance(ref),
@@ -836,6 +848,55 @@ func schema_vireo_apis_cdi_v1beta1_VolumeResourceRequirements(ref common.Referen
 	}
 }
 
+func schema_vireo_apis_core_v1_AccessCredential(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AccessCredential is a credential put into the guest for remote access (KubeVirt's type): exactly one of sshPublicKey and userPassword.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"sshPublicKey": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SSHPublicKey puts the public keys of a Secret into the guest.",
+							Ref:         ref(v1.SSHPublicKeyAccessCredential{}.OpenAPIModelName()),
+						},
+					},
+					"userPassword": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UserPassword sets the passwords of guest users from a Secret.",
+							Ref:         ref(v1.UserPasswordAccessCredential{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.SSHPublicKeyAccessCredential{}.OpenAPIModelName(), v1.UserPasswordAccessCredential{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_AccessCredentialSecretSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AccessCredentialSecretSource names a Secret in the VMI's namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretName is the Secret's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"secretName"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_Affinity(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1194,6 +1255,17 @@ func schema_vireo_apis_core_v1_CloudInitNoCloudSource(ref common.ReferenceCallba
 		},
 		Dependencies: []string{
 			v1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_ConfigDriveSSHPublicKeyAccessCredentialPropagation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ConfigDriveSSHPublicKeyAccessCredentialPropagation propagates keys by config drive.",
+				Type:        []string{"object"},
+			},
+		},
 	}
 }
 
@@ -3140,6 +3212,17 @@ func schema_vireo_apis_core_v1_NetworkSource(ref common.ReferenceCallback) commo
 	}
 }
 
+func schema_vireo_apis_core_v1_NoCloudSSHPublicKeyAccessCredentialPropagation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NoCloudSSHPublicKeyAccessCredentialPropagation propagates keys by NoCloud.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_NodeAffinity(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3765,6 +3848,50 @@ func schema_vireo_apis_core_v1_Probe(ref common.ReferenceCallback) common.OpenAP
 	}
 }
 
+func schema_vireo_apis_core_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "QemuGuestAgentSSHPublicKeyAccessCredentialPropagation propagates keys through the guest agent.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"users": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Users are the guest users whose authorized_keys get the keys.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"users"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "QemuGuestAgentUserPasswordAccessCredentialPropagation propagates passwords through the agent.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_RTCTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3887,6 +4014,90 @@ func schema_vireo_apis_core_v1_Rng(ref common.ReferenceCallback) common.OpenAPID
 				Type:        []string{"object"},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_core_v1_SSHPublicKeyAccessCredential(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SSHPublicKeyAccessCredential is where SSH public keys come from and how they reach the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is the Secret whose values are the keys (one or more per value, a line each).",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.SSHPublicKeyAccessCredentialSource{}.OpenAPIModelName()),
+						},
+					},
+					"propagationMethod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PropagationMethod is how the keys reach the guest: exactly one method.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.SSHPublicKeyAccessCredentialPropagationMethod{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"source", "propagationMethod"},
+			},
+		},
+		Dependencies: []string{
+			v1.SSHPublicKeyAccessCredentialPropagationMethod{}.OpenAPIModelName(), v1.SSHPublicKeyAccessCredentialSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_SSHPublicKeyAccessCredentialPropagationMethod(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SSHPublicKeyAccessCredentialPropagationMethod is how SSH keys reach the guest: exactly one of its fields.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"configDrive": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ConfigDrive puts the keys into the cloudInitConfigDrive volume's metadata (public_keys), which cloud-init installs for the guest's default user when the guest boots.",
+							Ref:         ref(v1.ConfigDriveSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName()),
+						},
+					},
+					"noCloud": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NoCloud puts the keys into the cloudInitNoCloud volume's metadata (public-keys), which cloud-init installs for the guest's default user when the guest boots.",
+							Ref:         ref(v1.NoCloudSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName()),
+						},
+					},
+					"qemuGuestAgent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QemuGuestAgent writes the keys into the users' authorized_keys through the guest agent while the guest runs, and again whenever the Secret changes.",
+							Ref:         ref(v1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ConfigDriveSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName(), v1.NoCloudSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName(), v1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_SSHPublicKeyAccessCredentialSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SSHPublicKeyAccessCredentialSource is where the keys come from: exactly one source.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret is a Secret in the VMI's namespace.",
+							Ref:         ref(v1.AccessCredentialSecretSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.AccessCredentialSecretSource{}.OpenAPIModelName()},
 	}
 }
 
@@ -4152,6 +4363,78 @@ func schema_vireo_apis_core_v1_Toleration(ref common.ReferenceCallback) common.O
 				},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_core_v1_UserPasswordAccessCredential(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UserPasswordAccessCredential is where passwords come from and how they reach the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is the Secret whose keys are user names and whose values are their passwords.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.UserPasswordAccessCredentialSource{}.OpenAPIModelName()),
+						},
+					},
+					"propagationMethod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PropagationMethod is how the passwords reach the guest.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.UserPasswordAccessCredentialPropagationMethod{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"source", "propagationMethod"},
+			},
+		},
+		Dependencies: []string{
+			v1.UserPasswordAccessCredentialPropagationMethod{}.OpenAPIModelName(), v1.UserPasswordAccessCredentialSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_UserPasswordAccessCredentialPropagationMethod(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UserPasswordAccessCredentialPropagationMethod is how passwords reach the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"qemuGuestAgent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QemuGuestAgent sets the passwords through the guest agent while the guest runs, and again whenever the Secret changes.",
+							Ref:         ref(v1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_UserPasswordAccessCredentialSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UserPasswordAccessCredentialSource is where passwords come from: exactly one source.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret is a Secret in the VMI's namespace.",
+							Ref:         ref(v1.AccessCredentialSecretSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.AccessCredentialSecretSource{}.OpenAPIModelName()},
 	}
 }
 
@@ -5530,6 +5813,24 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref common.ReferenceCa
 							Format:      "",
 						},
 					},
+					"accessCredentials": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AccessCredentials are SSH keys and passwords put into the guest for remote access.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.AccessCredential{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 					"readinessProbe": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ReadinessProbe decides whether the VMI is Ready (and so whether Services send it traffic); without one it is Ready once its guest runs.",
@@ -5554,7 +5855,7 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref common.ReferenceCa
 			},
 		},
 		Dependencies: []string{
-			v1.Affinity{}.OpenAPIModelName(), v1.DomainSpec{}.OpenAPIModelName(), v1.Network{}.OpenAPIModelName(), v1.Probe{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName()},
+			v1.AccessCredential{}.OpenAPIModelName(), v1.Affinity{}.OpenAPIModelName(), v1.DomainSpec{}.OpenAPIModelName(), v1.Network{}.OpenAPIModelName(), v1.Probe{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName()},
 	}
 }
 

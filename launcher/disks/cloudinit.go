@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -49,6 +50,10 @@ type NoCloud struct {
 	LocalHostname string
 	// UUID is the guest's firmware UUID, a config drive's meta_data.json uuid.
 	UUID string
+	// PublicKeys are SSH public keys for the guest's default user (KubeVirt's noCloud and
+	// configDrive propagation of accessCredentials): meta-data's public-keys, meta_data.json's
+	// public_keys.
+	PublicKeys []string
 }
 
 // ResolvedSecrets are the cloud-init data a volume refers to in Secrets, which the launcher
@@ -140,7 +145,26 @@ func (n NoCloud) metaData() []byte {
 		quoted, _ := json.Marshal(s) // a JSON string is a YAML double-quoted scalar
 		return string(quoted)
 	}
-	return []byte("instance-id: " + scalar(n.InstanceID) + "\nlocal-hostname: " + scalar(n.LocalHostname) + "\n")
+	out := "instance-id: " + scalar(n.InstanceID) + "\nlocal-hostname: " + scalar(n.LocalHostname) + "\n"
+	if len(n.PublicKeys) > 0 {
+		out += "public-keys:\n"
+		for i, k := range n.PublicKeys {
+			out += fmt.Sprintf("  \"%d\": %s\n", i, scalar(k))
+		}
+	}
+	return []byte(out)
+}
+
+// publicKeysByIndex is KubeVirt's form of public keys in metadata: a map from "0", "1", ...
+func (n NoCloud) publicKeysByIndex() map[string]string {
+	if len(n.PublicKeys) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(n.PublicKeys))
+	for i, k := range n.PublicKeys {
+		out[strconv.Itoa(i)] = k
+	}
+	return out
 }
 
 // CloudInitNoCloud writes the NoCloud ISO of volume: an ISO 9660 image labelled "cidata" with
@@ -158,9 +182,10 @@ func (p *Preparer) CloudInitNoCloud(ctx context.Context, volume string, data NoC
 
 // configDriveMeta is a config drive's meta_data.json, with KubeVirt's fields.
 type configDriveMeta struct {
-	InstanceID string `json:"instance_id"`
-	Hostname   string `json:"hostname"`
-	UUID       string `json:"uuid,omitempty"`
+	InstanceID string            `json:"instance_id"`
+	Hostname   string            `json:"hostname"`
+	UUID       string            `json:"uuid,omitempty"`
+	PublicKeys map[string]string `json:"public_keys,omitempty"`
 }
 
 // CloudInitConfigDrive writes the config drive of volume: an ISO 9660 image labelled
@@ -170,7 +195,8 @@ func (p *Preparer) CloudInitConfigDrive(ctx context.Context, volume string, data
 	if data.InstanceID == "" {
 		return domain.DiskSource{}, fmt.Errorf("cloudInitConfigDrive volume %q: no instance-id", volume)
 	}
-	meta, err := json.Marshal(configDriveMeta{InstanceID: data.InstanceID, Hostname: data.LocalHostname, UUID: data.UUID})
+	meta, err := json.Marshal(configDriveMeta{InstanceID: data.InstanceID, Hostname: data.LocalHostname, UUID: data.UUID,
+		PublicKeys: data.publicKeysByIndex()})
 	if err != nil {
 		return domain.DiskSource{}, err
 	}

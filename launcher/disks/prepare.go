@@ -29,6 +29,9 @@ type NodeVolumes struct {
 	// secret, serviceAccount and downwardAPI volumes (protocol.ConfigVolumesDir), each at
 	// ConfigVolumesDir/<volume name>.
 	ConfigVolumesDir string
+	// AccessCredentialsDir is where the launcher Pod mounts the Secrets of the VMI's access
+	// credentials (protocol.AccessCredentialsDir), each at protocol.AccessCredentialMountName(index).
+	AccessCredentialsDir string
 }
 
 // PrepareVolumes prepares every volume of vmi and returns them by name, ready for
@@ -72,6 +75,9 @@ func (p *Preparer) prepareVolume(ctx context.Context, vmi *v1.VirtualMachineInst
 		}
 		data, err := NoCloudFromVolume(vmi, vol, secrets)
 		if err != nil {
+			return domain.DiskSource{}, err
+		}
+		if data.PublicKeys, err = cloudInitPublicKeys(vmi, vol.CloudInitConfigDrive != nil, node.AccessCredentialsDir); err != nil {
 			return domain.DiskSource{}, err
 		}
 		if vol.CloudInitConfigDrive != nil {

@@ -160,6 +160,9 @@ type DomainStatus struct {
 	Migration *MigrationStatus `json:"migration,omitempty"`
 	// AgentConnected is true while the guest agent has its channel open.
 	AgentConnected bool `json:"agentConnected,omitempty"`
+	// AccessCredentials is how applying the VMI's qemuGuestAgent access credentials went; nil
+	// when it has none or they were not tried yet.
+	AccessCredentials *CredentialsStatus `json:"accessCredentials,omitempty"`
 	// Terminated is true once the launcher was told to stop (SIGTERM: its Pod deleted, or its
 	// container stopped by the kubelet after a failed liveness probe).
 	Terminated bool `json:"terminated,omitempty"`
@@ -173,6 +176,14 @@ type DomainStatus struct {
 type FreezeRequest struct {
 	// UnfreezeTimeout is when the launcher thaws them if no Unfreeze came first.
 	UnfreezeTimeout time.Duration `json:"unfreezeTimeout"`
+}
+
+// CredentialsStatus is how applying access credentials through the guest agent went.
+type CredentialsStatus struct {
+	// Synced is true when every credential was applied as the Secrets hold it now.
+	Synced bool `json:"synced"`
+	// Message says what failed when not Synced.
+	Message string `json:"message,omitempty"`
 }
 
 // GuestProbeRequest is an exec or guestAgentPing probe of the guest (the VMI's readiness or

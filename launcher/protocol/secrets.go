@@ -1,6 +1,9 @@
 package protocol
 
-import "path"
+import (
+	"path"
+	"strconv"
+)
 
 // SecretsDir is where a launcher Pod mounts the Secrets its VMI refers to, read-only, each at
 // SecretMountDir(volume, use). Only vireo-controller decides what is mounted (as secret
@@ -35,4 +38,20 @@ const ConfigVolumesDir = "/var/run/kubevirt-private/config-volumes"
 // whoever builds the path) is mounted at.
 func ConfigVolumeMountDir(volume string) string {
 	return path.Join(ConfigVolumesDir, volume)
+}
+
+// AccessCredentialsDir is where a launcher Pod mounts the Secrets of its VMI's access
+// credentials, read-only, each at AccessCredentialMountDir(index). The kubelet updates the files
+// when a Secret changes; the launcher applies qemuGuestAgent credentials again then.
+const AccessCredentialsDir = "/var/run/kubevirt-private/access-credentials"
+
+// AccessCredentialMountDir is the directory the Secret of spec.accessCredentials[index] is
+// mounted at: named by the index, never by the Secret's name.
+func AccessCredentialMountDir(index int) string {
+	return path.Join(AccessCredentialsDir, AccessCredentialMountName(index))
+}
+
+// AccessCredentialMountName is the name of AccessCredentialMountDir(index) in its directory.
+func AccessCredentialMountName(index int) string {
+	return "credential-" + strconv.Itoa(index)
 }

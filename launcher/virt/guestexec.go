@@ -74,3 +74,19 @@ func agentSeconds(d time.Duration) int32 {
 	}
 	return s
 }
+
+// SetAuthorizedKeys makes keys the SSH authorized keys of user in the guest, replacing what the
+// file held (guest-ssh-add-authorized-keys with reset).
+func (c *Conn) SetAuthorizedKeys(ctx context.Context, name, user string, keys []string) error {
+	_, err := agentCommand[struct{}](ctx, c, name, "guest-ssh-add-authorized-keys",
+		map[string]any{"username": user, "keys": keys, "reset": true}, agentTimeoutSeconds)
+	return err
+}
+
+// SetUserPassword sets the password of user in the guest (guest-set-user-password, in clear:
+// the guest hashes it).
+func (c *Conn) SetUserPassword(ctx context.Context, name, user, password string) error {
+	_, err := agentCommand[struct{}](ctx, c, name, "guest-set-user-password",
+		map[string]any{"username": user, "password": base64.StdEncoding.EncodeToString([]byte(password)), "crypted": false}, agentTimeoutSeconds)
+	return err
+}

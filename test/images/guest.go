@@ -69,6 +69,7 @@ func initramfsTree(busybox []byte, mods []module, agent map[string][]byte) (cpio
 	t.file("etc/acpid.conf", 0o644, guestFile("acpid.conf"))
 	t.file("etc/acpi/power-button", 0o755, guestFile("power-button"))
 	t.file("sbin/shutdown", 0o755, guestFile("shutdown"))
+	t.file("usr/sbin/chpasswd", 0o755, guestFile("chpasswd"))
 	t.file("etc/profile", 0o644, guestFile("profile"))
 	t.file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"))
 	t.file("etc/group", 0o644, []byte("root:x:0:\n"))

@@ -79,3 +79,9 @@ const (
 // ReasonMigrationDeleted is the reason of the migrationAbortRequested condition of a deleted
 // migration.
 const ReasonMigrationDeleted = "MigrationDeleted"
+
+// Reasons of the AccessCredentialsSynchronized condition (KubeVirt's).
+const (
+	ReasonAccessCredentialsSyncSuccess = "AccessCredentialsSyncSuccess"
+	ReasonAccessCredentialsSyncFailed  = "AccessCredentialsSyncFailed"
+)

@@ -113,6 +113,10 @@ type VirtualMachineInstanceSpec struct {
 	// Must be a DNS-1123 subdomain.
 	// +optional
 	Subdomain string `json:"subdomain,omitempty"`
+	// AccessCredentials are SSH keys and passwords put into the guest for remote access.
+	// +optional
+	// +listType=atomic
+	AccessCredentials []AccessCredential `json:"accessCredentials,omitempty"`
 	// ReadinessProbe decides whether the VMI is Ready (and so whether Services send it traffic);
 	// without one it is Ready once its guest runs.
 	// +optional
@@ -182,6 +186,9 @@ const (
 	VirtualMachineInstanceSynchronized VirtualMachineInstanceConditionType = "Synchronized"
 	// VirtualMachineInstanceAgentConnected is True while a guest agent is connected.
 	VirtualMachineInstanceAgentConnected VirtualMachineInstanceConditionType = "AgentConnected"
+	// VirtualMachineInstanceAccessCredentialsSynchronized is True once the guest agent applied the
+	// VMI's qemuGuestAgent access credentials, False with a reason while it could not.
+	VirtualMachineInstanceAccessCredentialsSynchronized VirtualMachineInstanceConditionType = "AccessCredentialsSynchronized"
 	// VirtualMachineInstanceSoftwareEmulation is True when the guest runs under software emulation
 	// (QEMU TCG) instead of hardware virtualization (KVM).
 	VirtualMachineInstanceSoftwareEmulation VirtualMachineInstanceConditionType = "SoftwareEmulation"

@@ -10,6 +10,16 @@ Copyright The Vireo Authors.
 package v1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AccessCredential) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.AccessCredential"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AccessCredentialSecretSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.AccessCredentialSecretSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Affinity) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Affinity"
 }
@@ -57,6 +67,11 @@ func (in CloudInitConfigDriveSource) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CloudInitNoCloudSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.CloudInitNoCloudSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ConfigDriveSSHPublicKeyAccessCredentialPropagation) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ConfigDriveSSHPublicKeyAccessCredentialPropagation"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -340,6 +355,11 @@ func (in NetworkSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in NoCloudSSHPublicKeyAccessCredentialPropagation) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.NoCloudSSHPublicKeyAccessCredentialPropagation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NodeAffinity) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.NodeAffinity"
 }
@@ -410,6 +430,16 @@ func (in Probe) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in QemuGuestAgentSSHPublicKeyAccessCredentialPropagation) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in QemuGuestAgentUserPasswordAccessCredentialPropagation) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.QemuGuestAgentUserPasswordAccessCredentialPropagation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in RTCTimer) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.RTCTimer"
 }
@@ -427,6 +457,21 @@ func (in ResourceRequirements) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Rng) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Rng"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SSHPublicKeyAccessCredential) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SSHPublicKeyAccessCredential"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SSHPublicKeyAccessCredentialPropagationMethod) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SSHPublicKeyAccessCredentialPropagationMethod"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SSHPublicKeyAccessCredentialSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SSHPublicKeyAccessCredentialSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -467,6 +512,21 @@ func (in Timer) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Toleration) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Toleration"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UserPasswordAccessCredential) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredential"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UserPasswordAccessCredentialPropagationMethod) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredentialPropagationMethod"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UserPasswordAccessCredentialSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredentialSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -39,6 +39,7 @@ func validateSpec(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, opts
 	errs = append(errs, validateBootOrder(spec, fldPath)...)
 	errs = append(errs, validateScheduling(spec, fldPath)...)
 	errs = append(errs, validateProbes(spec, fldPath)...)
+	errs = append(errs, validateAccessCredentials(spec, fldPath)...)
 	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		errs = append(errs, field.Invalid(fldPath.Child("terminationGracePeriodSeconds"), *g,
 			"must be 0 (stop at once) or a positive number of seconds"))

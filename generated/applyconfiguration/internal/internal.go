@@ -248,6 +248,22 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.core.v1.AccessCredential
+  map:
+    fields:
+    - name: sshPublicKey
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SSHPublicKeyAccessCredential
+    - name: userPassword
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredential
+- name: com.github.vireo-dev.vireo.apis.core.v1.AccessCredentialSecretSource
+  map:
+    fields:
+    - name: secretName
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.Affinity
   map:
     fields:
@@ -368,6 +384,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: userDataBase64
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.ConfigDriveSSHPublicKeyAccessCredentialPropagation
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.ConfigMapVolumeSource
   map:
     fields:
@@ -1058,6 +1086,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: pod
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.PodNetwork
+- name: com.github.vireo-dev.vireo.apis.core.v1.NoCloudSSHPublicKeyAccessCredentialPropagation
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.NodeAffinity
   map:
     fields:
@@ -1264,6 +1304,27 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: timeoutSeconds
       type:
         scalar: numeric
+- name: com.github.vireo-dev.vireo.apis.core.v1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation
+  map:
+    fields:
+    - name: users
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+- name: com.github.vireo-dev.vireo.apis.core.v1.QemuGuestAgentUserPasswordAccessCredentialPropagation
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.RTCTimer
   map:
     fields:
@@ -1314,6 +1375,35 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.SSHPublicKeyAccessCredential
+  map:
+    fields:
+    - name: propagationMethod
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SSHPublicKeyAccessCredentialPropagationMethod
+      default: {}
+    - name: source
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SSHPublicKeyAccessCredentialSource
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.SSHPublicKeyAccessCredentialPropagationMethod
+  map:
+    fields:
+    - name: configDrive
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ConfigDriveSSHPublicKeyAccessCredentialPropagation
+    - name: noCloud
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.NoCloudSSHPublicKeyAccessCredentialPropagation
+    - name: qemuGuestAgent
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation
+- name: com.github.vireo-dev.vireo.apis.core.v1.SSHPublicKeyAccessCredentialSource
+  map:
+    fields:
+    - name: secret
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.AccessCredentialSecretSource
 - name: com.github.vireo-dev.vireo.apis.core.v1.SecretVolumeSource
   map:
     fields:
@@ -1407,6 +1497,29 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: value
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredential
+  map:
+    fields:
+    - name: propagationMethod
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredentialPropagationMethod
+      default: {}
+    - name: source
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredentialSource
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredentialPropagationMethod
+  map:
+    fields:
+    - name: qemuGuestAgent
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.QemuGuestAgentUserPasswordAccessCredentialPropagation
+- name: com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredentialSource
+  map:
+    fields:
+    - name: secret
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.AccessCredentialSecretSource
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachine
   map:
     fields:
@@ -1696,6 +1809,12 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceSpec
   map:
     fields:
+    - name: accessCredentials
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.AccessCredential
+          elementRelationship: atomic
     - name: affinity
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Affinity

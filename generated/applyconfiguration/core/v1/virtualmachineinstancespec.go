@@ -47,6 +47,8 @@ type VirtualMachineInstanceSpecApplyConfiguration struct {
 	// "<hostname>.<subdomain>.<namespace>.svc.<cluster domain>", through a headless Service of that name.
 	// Must be a DNS-1123 subdomain.
 	Subdomain *string `json:"subdomain,omitempty"`
+	// AccessCredentials are SSH keys and passwords put into the guest for remote access.
+	AccessCredentials []AccessCredentialApplyConfiguration `json:"accessCredentials,omitempty"`
 	// ReadinessProbe decides whether the VMI is Ready (and so whether Services send it traffic);
 	// without one it is Ready once its guest runs.
 	ReadinessProbe *ProbeApplyConfiguration `json:"readinessProbe,omitempty"`
@@ -178,6 +180,19 @@ func (b *VirtualMachineInstanceSpecApplyConfiguration) WithPriorityClassName(val
 // If called multiple times, the Subdomain field is set to the value of the last call.
 func (b *VirtualMachineInstanceSpecApplyConfiguration) WithSubdomain(value string) *VirtualMachineInstanceSpecApplyConfiguration {
 	b.Subdomain = &value
+	return b
+}
+
+// WithAccessCredentials adds the given value to the AccessCredentials field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AccessCredentials field.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithAccessCredentials(values ...*AccessCredentialApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithAccessCredentials")
+		}
+		b.AccessCredentials = append(b.AccessCredentials, *values[i])
+	}
 	return b
 }
 
