@@ -7,7 +7,9 @@ import (
 )
 
 func TestAccessCredentialValidation(t *testing.T) {
-	secret := func(name string) *v1.AccessCredentialSecretSource { return &v1.AccessCredentialSecretSource{SecretName: name} }
+	secret := func(name string) *v1.AccessCredentialSecretSource {
+		return &v1.AccessCredentialSecretSource{SecretName: name}
+	}
 	ssh := func(name string, m v1.SSHPublicKeyAccessCredentialPropagationMethod) v1.AccessCredential {
 		return v1.AccessCredential{SSHPublicKey: &v1.SSHPublicKeyAccessCredential{
 			Source: v1.SSHPublicKeyAccessCredentialSource{Secret: secret(name)}, PropagationMethod: m}}
