@@ -1,8 +1,12 @@
 package vireoctl
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 func TestParseForwardTarget(t *testing.T) {
@@ -48,6 +52,34 @@ func TestParseForwardedPorts(t *testing.T) {
 	} {
 		if _, err := parseForwardedPorts([]string{arg}); err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("%q: %v, want %q", arg, err, wantErr)
+		}
+	}
+}
+
+func TestSSHArgs(t *testing.T) {
+	flags := genericclioptions.NewConfigFlags(false)
+	kubeconfig, ns := filepath.Join(t.TempDir(), "my kube%config"), "dev"
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags.KubeConfig, flags.Namespace = &kubeconfig, &ns
+	o := &sshOptions{port: 2222, identityFile: "id", localOptions: []string{"-o StrictHostKeyChecking=no"}, command: "uptime"}
+	args, err := o.sshArgs(flags, "root@vm/web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(args, "|")
+	for _, want := range []string{
+		"' '--kubeconfig=" + strings.ReplaceAll(kubeconfig, "%", "%%") + "' 'port-forward' '--stdio' 'vm/web/dev' '2222'",
+		"|-o|HostKeyAlias=vm.web.dev|-i|id|-o|StrictHostKeyChecking=no|root@vm.web.dev|--|uptime",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ssh args %q lack %q", got, want)
+		}
+	}
+	for target, wantErr := range map[string]string{"@vm/web": "user before '@' is empty", "root@web": "want TYPE/NAME", "pod/web": "must be vm or vmi"} {
+		if _, err := o.sshArgs(flags, target); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%q: %v, want %q", target, err, wantErr)
 		}
 	}
 }

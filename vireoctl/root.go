@@ -22,12 +22,12 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:           "vireoctl",
-		Short:         "Reach Vireo's virtual machines: serial console, VNC, port-forward, start, stop, restart, pause, soft-reboot, migrate and image upload",
+		Short:         "Reach Vireo's virtual machines: serial console, VNC, port-forward, ssh, start, stop, restart, pause, soft-reboot, migrate and image upload",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
 	flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newConsoleCommand(flags, streams), newVNCCommand(flags, streams), newPortForwardCommand(flags, streams))
+	root.AddCommand(newConsoleCommand(flags, streams), newVNCCommand(flags, streams), newPortForwardCommand(flags, streams), newSSHCommand(flags, streams))
 	for _, action := range []string{"start", "stop", "restart"} {
 		root.AddCommand(newVMActionCommand(action, flags, streams))
 	}

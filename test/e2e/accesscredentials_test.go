@@ -3,6 +3,9 @@ package e2e
 import (
 	"encoding/base64"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +20,20 @@ const credentialsUserData = "#!/bin/sh\necho \"META $(tr '\\n' ' ' < /mnt/cidata
 // the NoCloud meta-data's public-keys; one propagated by qemuGuestAgent is written into root's
 // authorized_keys through the guest agent, and again when its Secret changes; a userPassword
 // sets root's password through the agent (the guest's chpasswd hashes it into /etc/shadow); the
-// VMI says AccessCredentialsSynchronized.
+// VMI says AccessCredentialsSynchronized; vireoctl ssh logs in with the agent-propagated key.
 func TestAccessCredentials(t *testing.T) {
 	ns := namespace(t)
 	kubectl(t, "-n", ns, "create", "secret", "generic", "boot-key", "--from-literal=key=ssh-ed25519 AAAABOOT boot@e2e")
-	kubectl(t, "-n", ns, "create", "secret", "generic", "agent-key", "--from-literal=key=ssh-ed25519 AAAAAGENT agent@e2e")
+	// The agent's key is a real one: vireoctl ssh logs in with it.
+	keyDir := t.TempDir()
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "agent@e2e", "-f", filepath.Join(keyDir, "id")).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	agentKey, err := os.ReadFile(filepath.Join(keyDir, "id.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "-n", ns, "create", "secret", "generic", "agent-key", "--from-literal=key="+strings.TrimSpace(string(agentKey)))
 	kubectl(t, "-n", ns, "create", "secret", "generic", "passwords", "--from-literal=root=s3cret-e2e")
 	manifest := fmt.Sprintf(`apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance
@@ -34,6 +46,8 @@ spec:
       disks:
         - {name: containerdisk, disk: {bus: virtio}}
         - {name: cloudinit, disk: {bus: virtio}}
+      interfaces: [{name: default, masquerade: {}, ports: [{name: ssh, port: 22}]}]
+  networks: [{name: default, pod: {}}]
   volumes:
     - name: containerdisk
       containerDisk: {image: %s, imagePullPolicy: IfNotPresent}
@@ -60,9 +74,21 @@ spec:
 	})
 	con.waitFor(t, guestMarker, time.Minute)
 	con.send(t, `echo "KEYS $(cat /root/.ssh/authorized_keys | tr '\n' ' ')"`)
-	con.waitFor(t, "KEYS ssh-ed25519 AAAAAGENT agent@e2e", 30*time.Second)
+	con.waitFor(t, "KEYS "+strings.TrimSpace(string(agentKey)), 30*time.Second)
 	con.send(t, `h=$(grep ^root: /etc/shadow | cut -d: -f2); [ -n "$h" ] && [ "$(mkpasswd -m sha512 -S "$(echo "$h" | cut -d'$' -f3)" s3cret-e2e)" = "$h" ] && echo PASSWORD-SET`)
 	con.waitFor(t, "PASSWORD-SET", 30*time.Second)
+
+	// vireoctl ssh logs in with the key, through port-forward (the local ssh client's
+	// ProxyCommand is vireoctl port-forward --stdio) and runs a command.
+	eventuallyWithin(t, "vireoctl ssh into the guest", time.Minute, func() error {
+		out, err := vireoctl(t, "-n", ns, "ssh", "root@vmi/creds", "-i", filepath.Join(keyDir, "id"),
+			"-t", "-o StrictHostKeyChecking=no", "-t", "-o UserKnownHostsFile=/dev/null", "-t", "-o LogLevel=ERROR",
+			"-c", "echo SSH-OK $(hostname) $(id -u)")
+		if err != nil || !strings.Contains(out, "SSH-OK creds 0") {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	})
 
 	// A new key in the Secret reaches the guest: the kubelet updates the mounted Secret and the
 	// launcher applies it at its next look (every 30 s while the agent is connected).

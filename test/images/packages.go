@@ -20,7 +20,7 @@ const (
 
 // wantedPackages are the packages the guest is resolved from (the others are their
 // dependencies); a change of them invalidates a cached resolution.
-var wantedPackages = []string{kernelMetaPackage, busyboxPackage, guestAgentPackage}
+var wantedPackages = []string{kernelMetaPackage, busyboxPackage, guestAgentPackage, sshServerPackage}
 
 // kernelDependency returns the linux-image-* package a metapackage's Depends names
 // ("linux-image-6.1.0-57-amd64 (= 6.1.192-3)").
@@ -35,7 +35,8 @@ func kernelDependency(depends string) (string, error) {
 }
 
 // resolvePackages finds the kernel package behind the metapackage and the versions of it,
-// busybox-static and qemu-guest-agent with the libraries it loads that apt would download now.
+// busybox-static, qemu-guest-agent and dropbear-bin with the libraries they load that apt would
+// download now.
 func resolvePackages(ctx context.Context) ([]Package, error) {
 	first, err := debian.Show(ctx, kernelMetaPackage, busyboxPackage)
 	if err != nil {
@@ -49,13 +50,13 @@ func resolvePackages(ctx context.Context) ([]Package, error) {
 	if err != nil {
 		return nil, err
 	}
-	agent, err := debian.Closure(ctx, guestAgentPackage)
+	programs, err := debian.Closure(ctx, guestAgentPackage, sshServerPackage)
 	if err != nil {
 		return nil, err
 	}
 	pkgs := []Package{kernel[kname], first[busyboxPackage]}
-	for _, p := range agent {
-		if isGuestAgentLibraryPackage(p.Name) {
+	for _, p := range programs {
+		if isGuestProgramPackage(p.Name) {
 			pkgs = append(pkgs, p)
 		}
 	}

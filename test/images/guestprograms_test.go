@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// TestGuestAgentFilesFromHost: the dependency walk, run on a host binary with the host's /
+// TestGuestProgramFilesFromHost: the dependency walk, run on a host binary with the host's /
 // as the one root, finds the loader and every library the binary loads, by soname.
-func TestGuestAgentFilesFromHost(t *testing.T) {
+func TestGuestProgramFilesFromHost(t *testing.T) {
 	root := t.TempDir()
 	ls, err := exec.LookPath("ls")
 	if err != nil {
@@ -31,7 +31,7 @@ func TestGuestAgentFilesFromHost(t *testing.T) {
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	files, err := guestAgentFiles([]string{root, "/"})
+	files, err := guestProgramFiles([]string{root, "/"}, guestAgentBinary)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,17 +49,17 @@ func TestGuestAgentFilesFromHost(t *testing.T) {
 	}
 }
 
-// TestGuestAgentFilesNamesWhatIsMissing: a library no root has is named in the error.
-func TestGuestAgentFilesNamesWhatIsMissing(t *testing.T) {
-	if _, err := guestAgentFiles([]string{t.TempDir()}); err == nil {
+// TestGuestProgramFilesNamesWhatIsMissing: a library no root has is named in the error.
+func TestGuestProgramFilesNamesWhatIsMissing(t *testing.T) {
+	if _, err := guestProgramFiles([]string{t.TempDir()}, guestBinaries...); err == nil {
 		t.Error("no qemu-ga anywhere was accepted")
 	}
 }
 
-func TestGuestAgentLibraryPackages(t *testing.T) {
+func TestGuestProgramPackages(t *testing.T) {
 	for name, want := range map[string]bool{"qemu-guest-agent": true, "libglib2.0-0": true, "perl-base": false, "dpkg": false,
-		"libperl5.36": false, "libfile-find-rule-perl": false} {
-		if got := isGuestAgentLibraryPackage(name); got != want {
+		"libperl5.36": false, "dropbear-bin": true, "libfile-find-rule-perl": false} {
+		if got := isGuestProgramPackage(name); got != want {
 			t.Errorf("%s: %v, want %v", name, got, want)
 		}
 	}

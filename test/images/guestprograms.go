@@ -12,34 +12,48 @@ import (
 // port org.qemu.guest_agent.0, as a KubeVirt guest image does.
 const guestAgentPackage = "qemu-guest-agent"
 
+// sshServerPackage is Dropbear, the guest's small SSH server (for ssh and scp through
+// port-forward).
+const sshServerPackage = "dropbear-bin"
+
 // guestAgentBinary is qemu-ga's path in its package and in the guest.
 const guestAgentBinary = "usr/sbin/qemu-ga"
+
+// guestBinaries are the dynamically linked programs the guest gets from Debian's packages, at
+// their paths in their packages and in the guest: QEMU's guest agent, and Dropbear's server
+// and key generator.
+var guestBinaries = []string{guestAgentBinary, "usr/sbin/dropbear", "usr/bin/dropbearkey"}
 
 // libraryDirs are where Debian's packages keep shared libraries, and where the guest's dynamic
 // loader looks for them (its built-in multiarch search path: there is no ld.so.cache).
 var libraryDirs = []string{"lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu", "lib64"}
 
-// isGuestAgentLibraryPackage reports whether a package of qemu-guest-agent's dependency
-// closure may hold a library qemu-ga loads: the agent itself and the lib* packages but Perl's;
-// the closure's tools (dpkg, perl-base, tar...) and their modules are never loaded.
-func isGuestAgentLibraryPackage(name string) bool {
-	return name == guestAgentPackage ||
+// isGuestProgramPackage reports whether a package of the guest programs' dependency closure
+// may hold a program or a library one loads: the programs' own packages, zlib1g and the lib*
+// packages but Perl's; the closure's tools (dpkg, perl-base, tar...) and their modules are never loaded.
+func isGuestProgramPackage(name string) bool {
+	return name == guestAgentPackage || name == sshServerPackage || name == "zlib1g" ||
 		(strings.HasPrefix(name, "lib") && !strings.HasPrefix(name, "libperl") && !strings.HasSuffix(name, "-perl"))
 }
 
-// guestAgentFiles returns qemu-ga and every shared library it loads, directly or through
-// another library, with its dynamic loader, read from the extracted packages under roots and
-// keyed by their paths in the guest: the binary at usr/sbin/qemu-ga, the loader at the path
-// its ELF header names, libraries in lib/x86_64-linux-gnu by soname (links resolved to the
-// file's content). A library no root has is an error naming it.
-func guestAgentFiles(roots []string) (map[string][]byte, error) {
-	bin, err := findInRoots(roots, []string{filepath.Dir(guestAgentBinary)}, filepath.Base(guestAgentBinary))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", guestAgentPackage, err)
-	}
+// guestProgramFiles returns the binaries (paths below a root, the same in the guest) and every
+// shared library they load, directly or through another library, with the dynamic loader,
+// read from the extracted packages under roots and keyed by their paths in the guest: the
+// loader at the path its ELF header names, libraries in lib/x86_64-linux-gnu by soname (links
+// resolved to the file's content). A binary or library no root has is an error naming it.
+func guestProgramFiles(roots []string, binaries ...string) (map[string][]byte, error) {
 	files := map[string][]byte{}
-	queue := []string{bin}
-	guestPath := map[string]string{bin: guestAgentBinary}
+	var queue []string
+	guestPath := map[string]string{}
+	for _, b := range binaries {
+		bin, err := findInRoots(roots, []string{filepath.Dir(b)}, filepath.Base(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b, err)
+		}
+		queue = append(queue, bin)
+		guestPath[bin] = b
+		files[b] = nil
+	}
 	for len(queue) > 0 {
 		path := queue[0]
 		queue = queue[1:]
