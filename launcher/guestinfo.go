@@ -220,13 +220,17 @@ func (l *launcher) Freeze(ctx context.Context, req *protocol.FreezeRequest) (*pr
 	if req.UnfreezeTimeout <= 0 {
 		return nil, status.Error(codes.InvalidArgument, "the unfreeze timeout must be positive")
 	}
-	n, err := l.conn.Freeze(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("freezing the guest's filesystems: %w", err)
-	}
-	klog.InfoS("Froze the guest's filesystems", "filesystems", n, "unfreezeTimeout", req.UnfreezeTimeout)
 	l.freezeMu.Lock()
 	defer l.freezeMu.Unlock()
+	// A freeze while the launcher's freeze holds (a snapshot tool retrying) only restarts the
+	// timeout: the agent refuses to freeze a frozen guest.
+	if l.thawTimer == nil {
+		n, err := l.conn.Freeze(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("freezing the guest's filesystems: %w", err)
+		}
+		klog.InfoS("Froze the guest's filesystems", "filesystems", n, "unfreezeTimeout", req.UnfreezeTimeout)
+	}
 	if l.thawTimer != nil {
 		l.thawTimer.Stop()
 	}

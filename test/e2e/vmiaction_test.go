@@ -198,6 +198,10 @@ func checkAgentCondition(t *testing.T, ns, name string, con *console) {
 	if code, raw := getInfo("guestosinfo"); code != 200 || !strings.Contains(string(raw), `"fsFreezeStatus":"frozen"`) {
 		t.Errorf("guestosinfo of a frozen guest: %d %s, want fsFreezeStatus frozen", code, raw)
 	}
+	// A second freeze (a snapshot tool retrying) succeeds and only restarts the timeout.
+	if code, msg := putSubresource(t, vireo, "subresources.kubevirt.io", ns, "virtualmachineinstances", name, "freeze", `{"unfreezeTimeout":"5m0s"}`); code != 200 {
+		t.Errorf("freeze of a frozen guest: %d %s, want 200", code, msg)
+	}
 	if out := kubectlVireo(t, "unfreeze", name, "-n", ns); !strings.Contains(out, "scheduled to unfreeze") {
 		t.Errorf("kubectl vireo unfreeze: %q", out)
 	}
