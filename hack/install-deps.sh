@@ -4,7 +4,8 @@
 # standard CNI plugins (bridge, host-local, loopback) for Pod networking; iptables for
 # kube-proxy; libvirt (libvirtd in session mode, virsh, virt-xml-validate with xmllint), QEMU
 # (system emulator, qemu-img, NIC boot ROMs) and genisoimage (cloud-init ISOs, isoinfo) for the
-# launcher; dosfstools, mtools and syslinux for the test guest's boot disk; libseccomp-dev and
+# launcher; dosfstools, mtools and syslinux (BIOS and EFI) for the test guest's boot disk; ovmf
+# (EFI firmware) for the domain tests' session libvirtd; libseccomp-dev and
 # pkg-config to build runc with seccomp (hack/build-upstream.sh); openssh-client (ssh,
 # ssh-keygen) for vireoctl ssh's tests; and a passwd entry
 # for uid 107, the launcher's user, without which libvirtd cannot start QEMU ("Failed to find
@@ -13,7 +14,7 @@ set -euo pipefail
 need=()
 for pkg in git iproute2 util-linux ca-certificates containernetworking-plugins iptables nftables \
   libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libxml2-utils qemu-system-x86 qemu-utils ipxe-qemu \
-  genisoimage dosfstools mtools syslinux syslinux-common libseccomp-dev pkg-config openssh-client; do
+  genisoimage dosfstools mtools syslinux syslinux-common syslinux-efi ovmf libseccomp-dev pkg-config openssh-client; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

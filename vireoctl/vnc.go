@@ -2,16 +2,12 @@ package vireoctl
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os/exec"
 	"strconv"
 	"sync"
-	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -111,43 +107,5 @@ func spliceVNC(t *target, name string, conn net.Conn) error {
 		return err
 	}
 	defer ws.Close()
-	errc := make(chan error, 2)
-	go func() { // viewer -> VMI
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := conn.Read(buf)
-			if n > 0 {
-				if werr := ws.WriteMessage(websocket.BinaryMessage, buf[:n]); werr != nil {
-					errc <- werr
-					return
-				}
-			}
-			if err != nil {
-				_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-				errc <- nil
-				return
-			}
-		}
-	}()
-	go func() { // VMI -> viewer
-		for {
-			_, r, err := ws.NextReader()
-			if err != nil {
-				var ce *websocket.CloseError
-				if errors.As(err, &ce) && ce.Code == websocket.CloseNormalClosure && ce.Text == "" {
-					err = nil
-				} else if errors.As(err, &ce) {
-					err = fmt.Errorf("ended: %s", ce.Text)
-				}
-				conn.Close()
-				errc <- err
-				return
-			}
-			if _, err := io.Copy(conn, r); err != nil {
-				errc <- nil
-				return
-			}
-		}
-	}()
-	return <-errc
+	return splice(ws, conn, conn, false)
 }

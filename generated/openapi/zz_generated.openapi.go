@@ -1851,7 +1851,14 @@ func schema_vireo_apis_core_v1_EFI(ref common.ReferenceCallback) common.OpenAPID
 				Properties: map[string]spec.Schema{
 					"secureBoot": {
 						SchemaProps: spec.SchemaProps{
-							Description: "SecureBoot makes the firmware verify the signatures of what it boots.",
+							Description: "SecureBoot makes the firmware verify the signatures of what it boots (Microsoft's keys enrolled). On unless false; it needs features.smm.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"persistent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Persistent keeps the firmware's variables (NVRAM: boot entries, enrolled keys) across restarts of a VirtualMachine. Vireo does not keep them yet: true is refused; the variables last as long as the VMI.",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},

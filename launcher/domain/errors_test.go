@@ -45,9 +45,6 @@ var refusals = []refusal{
 	{"dedicated CPUs", func(v *v1.VirtualMachineInstance, _ *Inputs) {
 		v.Spec.Domain.CPU.DedicatedCPUPlacement = true
 	}, []string{"spec.domain.cpu.dedicatedCpuPlacement"}},
-	{"EFI", func(v *v1.VirtualMachineInstance, _ *Inputs) {
-		v.Spec.Domain.Firmware.Bootloader = &v1.Bootloader{EFI: &v1.EFI{}}
-	}, []string{"spec.domain.firmware.bootloader.efi", "OVMF"}},
 	{"serial BIOS without a serial console", func(v *v1.VirtualMachineInstance, _ *Inputs) {
 		v.Spec.Domain.Firmware.Bootloader = &v1.Bootloader{BIOS: &v1.BIOS{UseSerial: ptr.To(true)}}
 		v.Spec.Domain.Devices.AutoattachSerialConsole = ptr.To(false)

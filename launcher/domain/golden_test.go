@@ -76,6 +76,7 @@ func goldenCases(t *testing.T) []goldenCase {
 			},
 		})},
 		{name: "minimal", in: Inputs{Emulation: EmulationKVM, AgentSocket: vmiDir + "/private/agent.sock"}},
+		{name: "efi", in: sockets(Inputs{Emulation: EmulationTCG, MachineTypes: machines})},
 	}
 }
 

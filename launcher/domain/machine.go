@@ -109,8 +109,8 @@ func matchesAny(name string, patterns []string) bool {
 }
 
 // machineOS returns the <os> element: architecture and machine type, SMBIOS from <sysinfo>,
-// SeaBIOS options, and the kernel, initrd and command line of a direct kernel boot. EFI is
-// refused: no OVMF firmware is installed on Vireo's nodes yet.
+// SeaBIOS options or EFI firmware, and the kernel, initrd and command line of a direct kernel
+// boot.
 func machineOS(spec *v1.VirtualMachineInstanceSpec, in Inputs, specPath *field.Path) (*libvirtxml.DomainOS, field.ErrorList) {
 	machine, errs := machineType(spec, in.MachineTypes, specPath)
 	osElem := &libvirtxml.DomainOS{
@@ -127,8 +127,7 @@ func machineOS(spec *v1.VirtualMachineInstanceSpec, in Inputs, specPath *field.P
 	}
 	if bl := fw.Bootloader; bl != nil {
 		if bl.EFI != nil {
-			errs = append(errs, field.Forbidden(fwPath.Child("bootloader", "efi"),
-				"EFI firmware (OVMF) is not installed on Vireo's nodes; remove efi to boot with BIOS (SeaBIOS)"))
+			efiFirmware(osElem, bl.EFI)
 		}
 		if bl.BIOS != nil && boolOr(bl.BIOS.UseSerial, false) {
 			if !boolOr(spec.Domain.Devices.AutoattachSerialConsole, true) {
@@ -197,4 +196,23 @@ func sysInfo(spec *v1.VirtualMachineInstanceSpec, uuid string) []libvirtxml.Doma
 	return []libvirtxml.DomainSysInfo{{SMBIOS: &libvirtxml.DomainSysInfoSMBIOS{
 		System: &libvirtxml.DomainSysInfoSystem{Entry: entries},
 	}}}
+}
+
+// efiFirmware boots the guest with OVMF, which libvirt picks from the firmware descriptors QEMU's
+// packages install: with secure boot (KubeVirt's default; validation has made sure SMM is on)
+// the firmware that has Microsoft's keys enrolled, else one without secure boot. Its variable
+// store (NVRAM) is made from the firmware's template in the launcher's private directory when
+// the guest starts, so it lasts as long as the VMI.
+func efiFirmware(osElem *libvirtxml.DomainOS, efi *v1.EFI) {
+	secure := boolOr(efi.SecureBoot, true)
+	state := "no"
+	if secure {
+		state = "yes"
+		osElem.Loader = &libvirtxml.DomainLoader{Secure: "yes"}
+	}
+	osElem.Firmware = "efi"
+	osElem.FirmwareInfo = &libvirtxml.DomainOSFirmwareInfo{Features: []libvirtxml.DomainOSFirmwareFeature{
+		{Enabled: state, Name: "secure-boot"},
+		{Enabled: state, Name: "enrolled-keys"},
+	}}
 }

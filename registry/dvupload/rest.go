@@ -22,12 +22,11 @@ import (
 	"github.com/vireo-dev/vireo/importer/uploadapi"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/registry/agentclient"
+	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
 // Getter reads DataVolumes (the DataVolume store).
-type Getter interface {
-	Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error)
-}
+type Getter = storeutil.Getter
 
 // REST is the upload subresource of datavolumes.
 type REST struct {
@@ -56,13 +55,9 @@ func (r *REST) NewConnectOptions() (runtime.Object, bool, string) { return nil, 
 
 // Connect checks the DataVolume and returns the relay to its upload Pod's node agent.
 func (r *REST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
-	obj, err := r.dvs.Get(ctx, name, &metav1.GetOptions{})
+	dv, err := storeutil.Get[*cdiv1beta1.DataVolume](ctx, r.dvs, name)
 	if err != nil {
 		return nil, err
-	}
-	dv, ok := obj.(*cdiv1beta1.DataVolume)
-	if !ok {
-		return nil, fmt.Errorf("unexpected object %T", obj)
 	}
 	node, err := Uploadable(dv)
 	if err != nil {

@@ -17,13 +17,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/registry/agentclient"
+	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
 // The subresources.
@@ -44,9 +44,7 @@ const maxAnswer = 1 << 20
 const agentTimeout = 40 * time.Second
 
 // Getter reads VMIs (the VMI store).
-type Getter interface {
-	Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error)
-}
+type Getter = storeutil.Getter
 
 // REST is one guest agent subresource of virtualmachineinstances.
 type REST struct {
@@ -76,13 +74,9 @@ func (r *REST) NewConnectOptions() (runtime.Object, bool, string) { return nil, 
 
 // Connect checks the VMI (404 unknown, 409 not running or without agent) and answers.
 func (r *REST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
-	obj, err := r.vmis.Get(ctx, name, &metav1.GetOptions{})
+	vmi, err := storeutil.Get[*v1.VirtualMachineInstance](ctx, r.vmis, name)
 	if err != nil {
 		return nil, err
-	}
-	vmi, ok := obj.(*v1.VirtualMachineInstance)
-	if !ok {
-		return nil, fmt.Errorf("unexpected object %T", obj)
 	}
 	if err := agentReachable(vmi); err != nil {
 		return nil, err

@@ -18,9 +18,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
 // Subresource is the subresource's name.
@@ -30,9 +30,7 @@ const Subresource = "portforward"
 const dialTimeout = 10 * time.Second
 
 // Getter reads VMIs or VMs (their stores).
-type Getter interface {
-	Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error)
-}
+type Getter = storeutil.Getter
 
 // Forwarder opens tunnels to the ports of VMIs.
 type Forwarder struct {
@@ -96,33 +94,17 @@ func (f *Forwarder) Handler(ctx context.Context, resource, name string, target T
 // one (KubeVirt: 409 "VMI is not started" when it has none).
 func (f *Forwarder) vmiFor(ctx context.Context, resource, name string) (*v1.VirtualMachineInstance, error) {
 	if resource == "virtualmachines" {
-		obj, err := f.vms.Get(ctx, name, &metav1.GetOptions{})
+		vm, err := storeutil.Get[*v1.VirtualMachine](ctx, f.vms, name)
 		if err != nil {
 			return nil, err
 		}
-		vm, ok := obj.(*v1.VirtualMachine)
-		if !ok {
-			return nil, fmt.Errorf("unexpected object %T", obj)
-		}
-		vmi, err := f.getVMI(ctx, name)
+		vmi, err := storeutil.Get[*v1.VirtualMachineInstance](ctx, f.vmis, name)
 		if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(vmi, vm)) {
 			return nil, apierrors.NewConflict(v1.Resource("virtualmachines"), name, fmt.Errorf("VMI is not started: start the VM first (vireoctl start %s)", name))
 		}
 		return vmi, err
 	}
-	return f.getVMI(ctx, name)
-}
-
-func (f *Forwarder) getVMI(ctx context.Context, name string) (*v1.VirtualMachineInstance, error) {
-	obj, err := f.vmis.Get(ctx, name, &metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	vmi, ok := obj.(*v1.VirtualMachineInstance)
-	if !ok {
-		return nil, fmt.Errorf("unexpected object %T", obj)
-	}
-	return vmi, nil
+	return storeutil.Get[*v1.VirtualMachineInstance](ctx, f.vmis, name)
 }
 
 // forwardable refuses a VMI whose port cannot be reached: not running (400 before, 409 after),

@@ -54,13 +54,9 @@ func (r *REST) serve(ctx context.Context, name string, req *http.Request) error 
 	if err != nil {
 		return err
 	}
-	obj, err := r.vmis.Get(ctx, name, &metav1.GetOptions{})
+	vmi, err := storeutil.Get[*v1.VirtualMachineInstance](ctx, r.vmis, name)
 	if err != nil {
 		return err
-	}
-	vmi, ok := obj.(*v1.VirtualMachineInstance)
-	if !ok {
-		return fmt.Errorf("unexpected object %T", obj)
 	}
 	dryRun, err := storeutil.DryRun(r.action, opts.DryRun)
 	if err != nil {

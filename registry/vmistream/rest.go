@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -20,6 +19,7 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/registry/agentclient"
+	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
 // Subprotocol is the websocket subprotocol KubeVirt's clients send.
@@ -32,9 +32,7 @@ const (
 )
 
 // Getter reads VMIs (the VMI store).
-type Getter interface {
-	Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error)
-}
+type Getter = storeutil.Getter
 
 // REST is the console or VNC subresource of virtualmachineinstances.
 type REST struct {
@@ -66,13 +64,9 @@ func (r *REST) NewConnectOptions() (runtime.Object, bool, string) { return nil, 
 // Connect checks the VMI (404 unknown, 400 not running yet, 409 ended) and returns the proxy to
 // its node agent.
 func (r *REST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
-	obj, err := r.vmis.Get(ctx, name, &metav1.GetOptions{})
+	vmi, err := storeutil.Get[*v1.VirtualMachineInstance](ctx, r.vmis, name)
 	if err != nil {
 		return nil, err
-	}
-	vmi, ok := obj.(*v1.VirtualMachineInstance)
-	if !ok {
-		return nil, fmt.Errorf("unexpected object %T", obj)
 	}
 	if err := Streamable(vmi, r.kind); err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ import (
 	"net/url"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -15,6 +14,7 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/registry/agentclient"
+	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
 // ScreenshotSubresource is the screenshot's subresource for RBAC. The request parser sees
@@ -60,13 +60,9 @@ func (s *Screenshot) Handler(ctx context.Context, group, namespace, name string,
 		return nil, apierrors.NewForbidden(gr, name, fmt.Errorf("%s", msg))
 	}
 	ctx = genericapirequest.WithNamespace(ctx, namespace)
-	obj, err := s.vmis.Get(ctx, name, &metav1.GetOptions{})
+	vmi, err := storeutil.Get[*v1.VirtualMachineInstance](ctx, s.vmis, name)
 	if err != nil {
 		return nil, err
-	}
-	vmi, ok := obj.(*v1.VirtualMachineInstance)
-	if !ok {
-		return nil, fmt.Errorf("unexpected object %T", obj)
 	}
 	if err := Streamable(vmi, "screenshot"); err != nil {
 		return nil, err

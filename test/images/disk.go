@@ -20,11 +20,28 @@ var diskTools = map[string]string{
 	"apt-get":   "apt",
 }
 
+// EFI loader files the boot disk carries besides syslinux's BIOS loader, from the host's
+// packages (in parentheses): syslinux's EFI loader and its core module.
+var efiLoaderFiles = map[string]string{
+	syslinuxEFI: "syslinux-efi",
+	ldlinuxE64:  "syslinux-common",
+}
+
+const (
+	syslinuxEFI = "/usr/lib/SYSLINUX.EFI/efi64/syslinux.efi"
+	ldlinuxE64  = "/usr/lib/syslinux/modules/efi64/ldlinux.e64"
+)
+
 func checkTools() error {
 	var missing []string
 	for tool, pkg := range diskTools {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool+" ("+pkg+")")
+		}
+	}
+	for file, pkg := range efiLoaderFiles {
+		if _, err := os.Stat(file); err != nil {
+			missing = append(missing, file+" ("+pkg+")")
 		}
 	}
 	if len(missing) > 0 {
@@ -42,10 +59,11 @@ func bootDiskSize(payload int64) int64 {
 	return (size + mib - 1) / mib * mib
 }
 
-// makeBootDisk writes a raw disk image that SeaBIOS boots: one FAT filesystem over the
+// makeBootDisk writes a raw disk image that SeaBIOS and OVMF boot: one FAT filesystem over the
 // whole disk (no partition table), syslinux's boot sector and loader installed into it with
 // `syslinux --install` (no loop mount), the kernel, initramfs and syslinux.cfg copied in with
-// mcopy.
+// mcopy, and for EFI firmware syslinux's EFI loader as the removable-media path
+// /EFI/BOOT/BOOTX64.EFI with its core module and the same syslinux.cfg.
 func makeBootDisk(ctx context.Context, disk, kernel, initrd string) error {
 	dir := filepath.Dir(disk)
 	cfg := filepath.Join(dir, "syslinux.cfg")
@@ -54,7 +72,7 @@ func makeBootDisk(ctx context.Context, disk, kernel, initrd string) error {
 	}
 	defer os.Remove(cfg)
 	var payload int64
-	for _, p := range []string{kernel, initrd, cfg} {
+	for _, p := range []string{kernel, initrd, cfg, cfg, syslinuxEFI, ldlinuxE64} {
 		fi, err := os.Stat(p)
 		if err != nil {
 			return err
@@ -77,6 +95,9 @@ func makeBootDisk(ctx context.Context, disk, kernel, initrd string) error {
 		{"mkfs.vfat", "--invariant", "-n", "VIREOBOOT", disk},
 		{"mcopy", "-i", disk, kernel, initrd, cfg, "::/"},
 		{"syslinux", "--install", disk},
+		{"mmd", "-i", disk, "::/EFI", "::/EFI/BOOT"},
+		{"mcopy", "-i", disk, syslinuxEFI, "::/EFI/BOOT/BOOTX64.EFI"},
+		{"mcopy", "-i", disk, ldlinuxE64, cfg, "::/EFI/BOOT/"},
 	}
 	for _, s := range steps {
 		if err := runTool(ctx, s[0], s[1:]...); err != nil {

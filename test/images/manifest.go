@@ -16,7 +16,7 @@ import (
 // BuilderVersion is part of the cache key: bump it when the build changes in a way the
 // other inputs (packages, guest files, module list, command line) do not show, such as how
 // the disk or the containerDisk is made.
-const BuilderVersion = 1
+const BuilderVersion = 2
 
 // Manifest describes a built guest (<out>/<guest>/manifest.json): what it was built from
 // and the sha256 of every output file.

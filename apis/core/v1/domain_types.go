@@ -122,9 +122,15 @@ type BIOS struct {
 
 // EFI configures UEFI firmware.
 type EFI struct {
-	// SecureBoot makes the firmware verify the signatures of what it boots.
+	// SecureBoot makes the firmware verify the signatures of what it boots (Microsoft's keys
+	// enrolled). On unless false; it needs features.smm.
 	// +optional
 	SecureBoot *bool `json:"secureBoot,omitempty"`
+	// Persistent keeps the firmware's variables (NVRAM: boot entries, enrolled keys) across
+	// restarts of a VirtualMachine. Vireo does not keep them yet: true is refused; the variables
+	// last as long as the VMI.
+	// +optional
+	Persistent *bool `json:"persistent,omitempty"`
 }
 
 // KernelBoot boots the guest directly from a kernel image, skipping firmware boot from a disk.

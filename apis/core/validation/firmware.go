@@ -33,6 +33,11 @@ func validateFirmware(fw *v1.Firmware, fldPath *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(fldPath.Child("bootloader"), "bios and efi",
 			"bios and efi are mutually exclusive; set only one of them"))
 	}
+	if bl := fw.Bootloader; bl != nil && bl.EFI != nil && bl.EFI.Persistent != nil && *bl.EFI.Persistent {
+		errs = append(errs, field.Forbidden(fldPath.Child("bootloader", "efi", "persistent"),
+			"Vireo does not keep EFI variables across restarts yet (KubeVirt keeps them on a volume of its vmStateStorageClass): "+
+				"remove persistent; the variables last as long as the VMI"))
+	}
 	if kb := fw.KernelBoot; kb != nil {
 		errs = append(errs, validateKernelBoot(kb, fldPath.Child("kernelBoot"))...)
 	}

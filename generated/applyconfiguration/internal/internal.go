@@ -615,6 +615,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.core.v1.EFI
   map:
     fields:
+    - name: persistent
+      type:
+        scalar: boolean
     - name: secureBoot
       type:
         scalar: boolean

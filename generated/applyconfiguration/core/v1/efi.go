@@ -11,8 +11,13 @@ package v1
 //
 // EFI configures UEFI firmware.
 type EFIApplyConfiguration struct {
-	// SecureBoot makes the firmware verify the signatures of what it boots.
+	// SecureBoot makes the firmware verify the signatures of what it boots (Microsoft's keys
+	// enrolled). On unless false; it needs features.smm.
 	SecureBoot *bool `json:"secureBoot,omitempty"`
+	// Persistent keeps the firmware's variables (NVRAM: boot entries, enrolled keys) across
+	// restarts of a VirtualMachine. Vireo does not keep them yet: true is refused; the variables
+	// last as long as the VMI.
+	Persistent *bool `json:"persistent,omitempty"`
 }
 
 // EFIApplyConfiguration constructs a declarative configuration of the EFI type for use with
@@ -26,5 +31,13 @@ func EFI() *EFIApplyConfiguration {
 // If called multiple times, the SecureBoot field is set to the value of the last call.
 func (b *EFIApplyConfiguration) WithSecureBoot(value bool) *EFIApplyConfiguration {
 	b.SecureBoot = &value
+	return b
+}
+
+// WithPersistent sets the Persistent field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Persistent field is set to the value of the last call.
+func (b *EFIApplyConfiguration) WithPersistent(value bool) *EFIApplyConfiguration {
+	b.Persistent = &value
 	return b
 }
