@@ -48,6 +48,7 @@ type Getter = storeutil.Getter
 
 // REST is one guest agent subresource of virtualmachineinstances.
 type REST struct {
+	storeutil.VMIReader
 	name   string
 	vmis   Getter
 	agents *agentclient.Client
@@ -59,18 +60,6 @@ func New(name string, vmis Getter, agents *agentclient.Client) *REST {
 }
 
 var _ rest.Connecter = &REST{}
-
-// New is the object the subresource is attached to.
-func (r *REST) New() runtime.Object { return &v1.VirtualMachineInstance{} }
-
-// Destroy releases nothing: the store is owned elsewhere.
-func (r *REST) Destroy() {}
-
-// ConnectMethods: the subresources are read with GET.
-func (r *REST) ConnectMethods() []string { return []string{http.MethodGet} }
-
-// NewConnectOptions: none.
-func (r *REST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
 
 // Connect checks the VMI (404 unknown, 409 not running or without agent) and answers.
 func (r *REST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {

@@ -143,11 +143,13 @@ func forwardable(vmi *v1.VirtualMachineInstance, target Target) error {
 	return nil
 }
 
-// portsHint explains, after a refused connection, which ports reach the guest.
+// portsHint explains, after a refused connection, which ports reach the guest: with the
+// masquerade binding Vireo forwards only the ports its interface lists (not yet every port
+// when it lists none, as KubeVirt does).
 func portsHint(vmi *v1.VirtualMachineInstance) string {
 	ifaces := vmi.Spec.Domain.Devices.Interfaces
-	if len(ifaces) == 0 {
-		return "; the VMI has no interface (spec.domain.devices.interfaces), so no port reaches its guest"
+	if len(ifaces) > 0 && len(ifaces[0].Ports) == 0 {
+		return fmt.Sprintf("; interface %q lists no ports (spec.domain.devices.interfaces[0].ports), and Vireo forwards only listed ports to the guest", ifaces[0].Name)
 	}
 	return ""
 }

@@ -3,9 +3,12 @@ package storeutil
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // Getter reads one object by name from a store (a rest.Getter).
@@ -27,3 +30,20 @@ func Get[T runtime.Object](ctx context.Context, store Getter, name string) (T, e
 	}
 	return typed, nil
 }
+
+// VMIReader is what a VMI subresource read with GET (console, VNC, guest info) needs besides
+// Connect, for embedding in its rest.Connecter: it belongs to VMIs, owns no store and decodes no
+// options (what it reads of the query, its handler reads).
+type VMIReader struct{}
+
+// New is the object the subresource is attached to.
+func (VMIReader) New() runtime.Object { return &v1.VirtualMachineInstance{} }
+
+// Destroy releases nothing: the store is owned elsewhere.
+func (VMIReader) Destroy() {}
+
+// ConnectMethods: GET (a websocket upgrade is one too).
+func (VMIReader) ConnectMethods() []string { return []string{http.MethodGet} }
+
+// NewConnectOptions: none are decoded.
+func (VMIReader) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }

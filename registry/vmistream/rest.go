@@ -36,6 +36,7 @@ type Getter = storeutil.Getter
 
 // REST is the console or VNC subresource of virtualmachineinstances.
 type REST struct {
+	storeutil.VMIReader
 	kind   string
 	vmis   Getter
 	agents *agentclient.Client
@@ -48,18 +49,6 @@ func New(kind string, vmis Getter, agents *agentclient.Client) *REST {
 }
 
 var _ rest.Connecter = &REST{}
-
-// New is the object the subresource is attached to.
-func (r *REST) New() runtime.Object { return &v1.VirtualMachineInstance{} }
-
-// Destroy releases nothing: the store is owned elsewhere.
-func (r *REST) Destroy() {}
-
-// ConnectMethods: a websocket upgrade is a GET.
-func (r *REST) ConnectMethods() []string { return []string{http.MethodGet} }
-
-// NewConnectOptions: none are decoded; VNC's preserveSession is read from the query by the handler.
-func (r *REST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
 
 // Connect checks the VMI (404 unknown, 400 not running yet, 409 ended) and returns the proxy to
 // its node agent.

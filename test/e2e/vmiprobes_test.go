@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
 
 // probedVMI is the test guest with a label a Service selects, its web server's port 80 and an
@@ -97,17 +100,49 @@ spec:
 		t.Fatalf("want the healthy VMI a ready endpoint and the unready one Running, not Ready, not an endpoint: %s", last)
 	}
 
-	// The healthy guest's liveness probe keeps passing: it is still Running and Ready after
-	// several of its periods (2 s), and its launcher was not stopped.
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		v, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), "healthy", metav1.GetOptions{})
+	// The healthy guest's liveness probe (guestAgentPing) passes, as the kubelet counts it, and
+	// the VMI is still Running and Ready after it did.
+	successes := func(probe string) (float64, error) {
+		body, err := kube.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", vmi.Status.NodeName, "proxy/metrics/probes").DoRaw(t.Context())
 		if err != nil {
-			t.Fatal(err)
+			return 0, err
 		}
-		if c := v.Status.Condition(v1.VirtualMachineInstanceReady); v.Status.Phase != v1.Running || c == nil || c.Status != v1.ConditionTrue {
-			t.Fatalf("healthy VMI became %s, Ready %+v", v.Status.Phase, c)
-		}
-		time.Sleep(time.Second) // observing that nothing changes over a window, not waiting for a change
+		return probeSuccesses(string(body), ns, launcherpodapi.CurrentPodName(vmi), probe), nil
 	}
+	eventuallyWithin(t, "two successful liveness probes of the healthy VMI's launcher", 2*time.Minute, func() error {
+		n, err := successes("Liveness")
+		if err == nil && n < 2 {
+			err = fmt.Errorf("%v successful liveness probes", n)
+		}
+		return err
+	})
+	v, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), "healthy", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v.Status.Condition(v1.VirtualMachineInstanceReady); v.Status.Phase != v1.Running || c == nil || c.Status != v1.ConditionTrue {
+		t.Errorf("healthy VMI is %s, Ready %+v, after its liveness probe passed", v.Status.Phase, c)
+	}
+}
+
+// probeSuccesses reads the kubelet's prober_probe_total of the launcher container of pod for
+// probe (Liveness, Readiness) with result successful, from its /metrics/probes text.
+func probeSuccesses(metrics, namespace, pod, probe string) float64 {
+	for _, line := range strings.Split(metrics, "\n") {
+		if !strings.HasPrefix(line, "prober_probe_total{") {
+			continue
+		}
+		for _, want := range []string{`container="compute"`, `namespace="` + namespace + `"`, `pod="` + pod + `"`,
+			`probe_type="` + probe + `"`, `result="successful"`} {
+			if !strings.Contains(line, want) {
+				line = ""
+				break
+			}
+		}
+		if fields := strings.Fields(line); len(fields) == 2 {
+			n, _ := strconv.ParseFloat(fields[1], 64)
+			return n
+		}
+	}
+	return 0
 }
