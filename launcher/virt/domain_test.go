@@ -74,9 +74,7 @@ func TestDomainLifecycle(t *testing.T) {
 	if err := waitGone(ctx, pid, 10*time.Second); err != nil {
 		t.Errorf("QEMU %d after Destroy: %v", pid, err)
 	}
-	if _, _, err := c.State(ctx, name); !errors.Is(err, ErrNotFound) {
-		t.Errorf("State of a destroyed transient domain: %v, want ErrNotFound", err)
-	}
+	waitUndefined(t, c, name)
 	if err := c.Destroy(ctx, name); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Destroy of a gone domain: %v, want ErrNotFound", err)
 	}
@@ -98,6 +96,9 @@ func TestDomainLifecycle(t *testing.T) {
 		t.Errorf("message %q does not say QEMU exited unexpectedly", ev.Message)
 	}
 	t.Logf("after kill -9 of QEMU: %v", ev)
+	// libvirt announces the stop before it drops the transient domain: a new start of the
+	// same name waits for the old one to be gone.
+	waitUndefined(t, c, name)
 
 	// Started paused (startStrategy Paused): libvirt announces the start, then a pause by the
 	// user, which is what the launcher reports as the VMI's Paused condition.
@@ -136,6 +137,24 @@ func expectState(t *testing.T, c *Conn, name string, want State) {
 	defer cancel()
 	if s, r, err := c.State(ctx, name); err != nil || s != want {
 		t.Errorf("State(%s) = %v (%v), %v; want %v", name, s, r, err, want)
+	}
+}
+
+// waitUndefined polls until libvirt no longer knows the transient domain.
+func waitUndefined(t *testing.T, c *Conn, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		_, _, err := c.State(ctx, name)
+		if errors.Is(err, ErrNotFound) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("domain %s still defined after it stopped: State error %v", name, err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
