@@ -99,7 +99,7 @@ func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writ
 	if o.CapabilitiesSeed == "" {
 		o.CapabilitiesSeed = filepath.Join(dir, protocol.CapabilitiesSeed)
 	}
-	for _, name := range []string{protocol.CommandSocket, protocol.ConsoleSocket, protocol.VNCSocket} {
+	for _, name := range []string{protocol.CommandSocket, protocol.ConsoleSocket, protocol.VNCSocket, protocol.NetworkSocket} {
 		_ = os.Remove(filepath.Join(dir, name))
 	}
 	l := newLauncher(o, dir)
@@ -110,6 +110,11 @@ func Run(ctx context.Context, o *Options, sigterm <-chan os.Signal, logs io.Writ
 	}
 	srv := protocol.NewServer(l)
 	go func() { _ = srv.Serve(listener) }()
+	go func() {
+		if err := serveNetworkHandover(ctx, dir); err != nil {
+			klog.ErrorS(err, "Cannot serve the network handover: the guest's network cannot be set up")
+		}
+	}()
 	if err := l.awaitLibvirt(ctx); err != nil {
 		srv.Stop()
 		return 2, err

@@ -54,6 +54,11 @@ func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest)
 	_, retry, err := l.prepare(ctx, req)
 	disksReady := time.Since(began)
 	if err == nil {
+		if err = l.startGuestNetwork(req.VMI); err != nil {
+			retry = true
+		}
+	}
+	if err == nil {
 		if err = l.awaitLibvirt(ctx); err != nil {
 			// A caller that gave up may try again; a libvirtd that did not start will not.
 			retry = ctx.Err() != nil

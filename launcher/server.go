@@ -58,6 +58,9 @@ type launcher struct {
 	// digest of what the guest agent last applied (the follower's only).
 	credentials       []v1.AccessCredential
 	credentialsDigest string
+
+	// dhcpOnce starts the guest's DHCP server (startGuestNetwork).
+	dhcpOnce sync.Once
 }
 
 func newLauncher(o *Options, dir string) *launcher {
@@ -126,6 +129,9 @@ func (l *launcher) start(ctx context.Context, req *protocol.SyncRequest) (retry 
 	xml, retry, err := l.prepare(ctx, req)
 	if err != nil {
 		return retry, err
+	}
+	if err := l.startGuestNetwork(vmi); err != nil {
+		return true, err
 	}
 	if err := l.awaitLibvirt(ctx); err != nil {
 		// A caller that gave up may try again; a libvirtd that did not start will not.

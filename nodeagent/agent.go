@@ -84,16 +84,22 @@ type Options struct {
 	// and clone source Pods are.
 	KubeletPodsDir string
 	// DevicePluginDir is the kubelet's device-plugins directory, where the agent serves
-	// devices.kubevirt.io/kvm (empty: no device plugin).
+	// devices.kubevirt.io/kvm and devices.kubevirt.io/tun (empty: no device plugin).
 	DevicePluginDir string
+	// NetworkHelperDir holds the socket of the node's network helper (networkhelper), shared
+	// with the helper's container.
+	NetworkHelperDir string
 }
+
+// DefaultNetworkHelperDir is where the agent and its network helper share the helper's socket.
+const DefaultNetworkHelperDir = "/var/run/vireo-network"
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{RunDir: "/var/run/vireo", Listen: ":" + strconv.Itoa(nodeagentapi.Port),
 		ClientName: "vireo-apiserver", Workers: 4, MetricsPort: metricsserver.DefaultPort, StreamPing: 30 * time.Second,
 		CapabilitiesDir: capsseed.DefaultDir, DevicePluginDir: filepath.Dir(pluginapi.KubeletSocket),
-		KubeletPodsDir: protocol.KubeletPodsDir}
+		KubeletPodsDir: protocol.KubeletPodsDir, NetworkHelperDir: DefaultNetworkHelperDir}
 }
 
 // AddFlags registers the options.
@@ -113,6 +119,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MigrationAddress, "migration-address", o.MigrationAddress, "host:port where other node agents reach this one for live migrations; default $POD_IP and the port of --listen.")
 	fs.StringVar(&o.KubeletPodsDir, "kubelet-pods-dir", o.KubeletPodsDir, "The kubelet's Pod directories (its --root-dir's pods/), where the agent reaches the emptyDir of sockets of each launcher, upload and clone source Pod.")
 	fs.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir, "The kubelet's device-plugins directory, where the agent serves devices.kubevirt.io/kvm, healthy where the node's KVM can run ordinary guests; empty turns the device plugin off.")
+	fs.StringVar(&o.NetworkHelperDir, "network-helper-dir", o.NetworkHelperDir, "Directory of the socket of the node's network helper (vireo-nodeagent network-helper), which sets up the masquerade binding in launcher Pods; empty: none, and VMIs with an interface cannot start.")
 	fs.DurationVar(&o.StreamPing, "stream-ping", o.StreamPing, "Keep-alive ping period of console and VNC sessions; a client silent for three periods is dropped.")
 }
 
@@ -131,6 +138,7 @@ type Agent struct {
 	// targetVMIs are the VMIs migrating to this node from another (kubevirt.io/migrationTargetNodeName).
 	targetVMIs vireolisters.VirtualMachineInstanceLister
 	dirs       nodedirs.Dirs
+	network    PodNetwork
 	now        func() metav1.Time
 	written    reconcile.WrittenVersions
 	// settings are the cluster's (the KubeVirt object's), read live.
@@ -233,6 +241,7 @@ func assemble(o *Options, client versioned.Interface, kube kubernetes.Interface,
 	a := &Agent{opts: o, client: client, kube: kube, vmis: l.vmis, targetVMIs: l.targetVMIs, podList: l.pods, settings: l.settings,
 		peers: peers, synced: synced, now: metav1.Now, dirs: nodedirs.Dirs{Root: o.RunDir, Pods: o.KubeletPodsDir},
 		podUIDs: map[string]types.UID{}, seeds: map[types.UID]*seedState{}}
+	a.network = PodNetwork{Dirs: a.dirs, HelperDir: o.NetworkHelperDir}
 	a.Loop = reconcile.NewLoop("nodeagent", a.sync, synced...)
 	a.pods = reconcile.NewLoop("nodeagent-pods", a.syncPod, synced...)
 	a.sessions = launchersession.NewRegistry(a.dirs, func(vmiKey string, prev, st *protocol.DomainStatus) {
@@ -243,7 +252,7 @@ func assemble(o *Options, client versioned.Interface, kube kubernetes.Interface,
 	a.migrations = migration.NewManager(migration.Config{
 		Node: o.NodeName, Address: migration.Address(o.MigrationAddress, o.Listen, o.NodeName),
 		Pods: l.pods, Dirs: a.dirs, Peers: peers, Settings: l.settings, Sessions: a.sessions, Queue: a.Loop,
-		Now: func() metav1.Time { return a.now() },
+		Now: func() metav1.Time { return a.now() }, SetUpNetwork: a.network.SetUp,
 	})
 	a.uploads = uploadrelay.New(l.pods, a.dirs)
 	return a
@@ -295,8 +304,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 5)
+	errc := make(chan error, 6)
 	go func() { errc <- deviceplugin.ServeKVM(ctx, a.opts.DevicePluginDir) }()
+	go func() { errc <- deviceplugin.ServeTun(ctx, a.opts.DevicePluginDir) }()
 	go func() { errc <- a.serveMetrics(ctx) }()
 	go func() { errc <- srv.run(ctx) }()
 	go func() { errc <- a.Loop.Run(ctx, a.opts.Workers) }()

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -121,7 +122,7 @@ func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineIns
 	}
 	vmi = vmi.DeepCopy()
 	s.Go(func(ctx context.Context) {
-		st, reason, err := a.handOver(ctx, vmi, client)
+		st, reason, err := a.handOver(ctx, pod.UID, vmi, client)
 		s.EndHandover(st, err, reason)
 		if err != nil {
 			klog.FromContext(ctx).Info("Could not hand the VMI to its launcher; retrying", "vmi", key, "err", err)
@@ -132,8 +133,11 @@ func (a *Agent) drive(ctx context.Context, key string, vmi *v1.VirtualMachineIns
 	return nil
 }
 
-// handOver sends the launcher the VMI.
-func (a *Agent) handOver(ctx context.Context, vmi *v1.VirtualMachineInstance, client *protocol.Client) (*protocol.DomainStatus, string, error) {
+// handOver sets up the launcher Pod's network, then sends the launcher the VMI.
+func (a *Agent) handOver(ctx context.Context, podUID types.UID, vmi *v1.VirtualMachineInstance, client *protocol.Client) (*protocol.DomainStatus, string, error) {
+	if err := a.network.SetUp(ctx, podUID, vmi); err != nil {
+		return nil, v1.ReasonSyncFailed, err
+	}
 	st, err := client.Sync(ctx, &protocol.SyncRequest{VMI: vmi})
 	if err != nil {
 		return nil, v1.ReasonSyncFailed, err

@@ -10,6 +10,7 @@ import (
 	"k8s.io/component-base/cli"
 
 	"github.com/vireo-dev/vireo/nodeagent"
+	"github.com/vireo-dev/vireo/nodeagent/networkhelper"
 )
 
 func main() {
@@ -29,5 +30,24 @@ func main() {
 		},
 	}
 	opts.AddFlags(cmd.Flags())
+	cmd.AddCommand(networkHelperCommand())
 	os.Exit(cli.Run(cmd))
+}
+
+// networkHelperCommand runs the node's network helper, in its own container of the agent's Pod.
+func networkHelperCommand() *cobra.Command {
+	dir := nodeagent.DefaultNetworkHelperDir
+	cmd := &cobra.Command{
+		Use:          "network-helper",
+		Short:        "Set up the masquerade binding in launcher Pods' network namespaces when the node agent asks",
+		SilenceUsage: true,
+		Args:         cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return networkhelper.Serve(ctx, dir)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", dir, "Directory of the helper's socket, shared with the node agent's container only.")
+	return cmd
 }

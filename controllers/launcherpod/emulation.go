@@ -6,7 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/clusterconfig"
+	"github.com/vireo-dev/vireo/internal/podnetwork"
 	"github.com/vireo-dev/vireo/kvm"
 )
 
@@ -55,5 +57,21 @@ func requestKVM(res *corev1.ResourceRequirements, e *clusterconfig.EmulationSett
 			*list = corev1.ResourceList{}
 		}
 		(*list)[kvm.ResourceName] = one
+	}
+}
+
+// requestTun makes the launcher container of a VMI with a masquerade interface ask for one
+// devices.kubevirt.io/tun, as KubeVirt's does: the kubelet hands it /dev/net/tun, through which
+// libvirt opens the tap device the node's network helper made.
+func requestTun(res *corev1.ResourceRequirements, vmi *v1.VirtualMachineInstance) {
+	if req, err := podnetwork.ForVMI(vmi, 0); err != nil || req == nil {
+		return
+	}
+	one := resource.MustParse("1")
+	for _, list := range []*corev1.ResourceList{&res.Requests, &res.Limits} {
+		if *list == nil {
+			*list = corev1.ResourceList{}
+		}
+		(*list)[podnetwork.TunResourceName] = one
 	}
 }

@@ -25,9 +25,12 @@ const (
 	// PrivateVolumeName is the emptyDir for the launcher's own sockets (libvirt session daemon),
 	// mounted at protocol.PrivateDir.
 	PrivateVolumeName = "private"
-	// UnprivilegedPortSysctl lets the launcher (uid 107) forward the guest's ports below 1024
-	// from the Pod's address; it is one of Kubernetes' safe, namespaced sysctls.
+	// UnprivilegedPortSysctl lets the launcher (uid 107) serve the guest DHCP (port 67) on the
+	// in-Pod bridge; it is one of Kubernetes' safe, namespaced sysctls. Ports below stay
+	// privileged.
 	UnprivilegedPortSysctl = "net.ipv4.ip_unprivileged_port_start"
+	// unprivilegedPortStart is the sysctl's value: DHCP's server port.
+	unprivilegedPortStart = "67"
 	// ExtraGracePeriodSeconds is added to the VMI's grace period: the node agent destroys the
 	// guest after the VMI's grace, and the kubelet's SIGKILL is only the backstop after that.
 	ExtraGracePeriodSeconds int64 = 15
@@ -93,6 +96,7 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 	}
 	emu := emulation(opts)
 	requestKVM(&res, emu)
+	requestTun(&res, vmi)
 
 	grace := v1.DefaultGracePeriodSeconds
 	if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
@@ -135,7 +139,7 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 				// Claims' volumes are handed to the launcher's group, as KubeVirt's non-root
 				// launcher has them.
 				FSGroup: new(launcherpodapi.LauncherUser),
-				Sysctls: []corev1.Sysctl{{Name: UnprivilegedPortSysctl, Value: "0"}},
+				Sysctls: []corev1.Sysctl{{Name: UnprivilegedPortSysctl, Value: unprivilegedPortStart}},
 				// The runtime's default seccomp filter (KubeVirt leaves its launcher unconfined):
 				// libvirtd in session mode and QEMU need none of the calls it refuses (mount,
 				// unshare, keyctl, bpf...); userfaultfd, which post-copy would need, is refused

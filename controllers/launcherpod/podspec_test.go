@@ -28,7 +28,7 @@ func TestRenderPodSpec(t *testing.T) {
 		t.Errorf("enableServiceLinks = %v, want false", spec.EnableServiceLinks)
 	}
 	wantSC := &corev1.PodSecurityContext{RunAsUser: new(int64(107)), RunAsGroup: new(int64(107)), RunAsNonRoot: new(true), FSGroup: new(int64(107)),
-		Sysctls:        []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}},
+		Sysctls:        []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "67"}},
 		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	if diff := cmp.Diff(wantSC, spec.SecurityContext); diff != "" {
 		t.Errorf("pod securityContext (-want +got):\n%s", diff)

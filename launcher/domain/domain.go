@@ -14,6 +14,7 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/podnetwork"
 )
 
 // Emulation is how QEMU runs the guest's CPUs.
@@ -86,9 +87,8 @@ type Inputs struct {
 	Disks map[string]DiskSource
 	// KernelBoot holds the extracted kernel and initrd when the VMI boots a kernel directly.
 	KernelBoot *KernelBootFiles
-	// DNSSearch are the DNS search domains the guest gets by DHCP on the masquerade network,
-	// normally those of the launcher Pod's /etc/resolv.conf. Optional.
-	DNSSearch []string
+	// TapDevice is the tap device the guest's NIC is connected to; podnetwork.Tap when empty.
+	TapDevice string
 }
 
 // Fixed fields of every domain. The poweroff, reboot and crash actions are libvirt's
@@ -143,8 +143,16 @@ func Build(vmi *v1.VirtualMachineInstance, in Inputs) (*libvirtxml.Domain, error
 	var diskCtrls []libvirtxml.DomainController
 	dev.Disks, diskCtrls, e = disks(spec, in.Disks, specPath)
 	errs = append(errs, e...)
-	d.QEMUCommandline, e = network(vmi, in.DNSSearch, specPath)
+	tap := in.TapDevice
+	if tap == "" {
+		tap = podnetwork.Tap
+	}
+	var nic *libvirtxml.DomainInterface
+	nic, e = network(vmi, tap, specPath)
 	errs = append(errs, e...)
+	if nic != nil {
+		dev.Interfaces = []libvirtxml.DomainInterface{*nic}
+	}
 	var con consoleDevices
 	con, e = consoles(&spec.Domain.Devices, in, specPath.Child("domain", "devices"))
 	errs = append(errs, e...)

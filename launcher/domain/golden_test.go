@@ -48,7 +48,6 @@ func goldenCases(t *testing.T) []goldenCase {
 			Disks: map[string]DiskSource{
 				"containerdisk": {Path: vmiDir + "/container-disks/containerdisk.qcow2", Format: FormatQCOW2, DirectIO: true},
 			},
-			DNSSearch: []string{"default.svc.cluster.local", "svc.cluster.local", "cluster.local"},
 		})},
 		{name: "kernelboot", in: sockets(Inputs{
 			Emulation: EmulationTCG, MachineTypes: machines,

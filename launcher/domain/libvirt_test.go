@@ -13,9 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/internal/testsupport"
 )
 
 // launcherUID is the user the launcher runs libvirtd and QEMU as.
@@ -230,7 +227,7 @@ func TestDefineInSessionLibvirt(t *testing.T) {
 }
 
 // TestStartPausedInSessionLibvirt starts golden domains paused, on real image files, which
-// runs QEMU with every argument (so QEMU itself checks the slirp netdev and NIC options, the
+// runs QEMU with every argument (so QEMU itself checks the NIC on its tap device, the
 // serial BIOS, the buses and controllers), then destroys them. KVM cases run as TCG.
 func TestStartPausedInSessionLibvirt(t *testing.T) {
 	d := sharedDaemon(t)
@@ -243,11 +240,10 @@ func TestStartPausedInSessionLibvirt(t *testing.T) {
 		}
 		t.Run(c.name, func(t *testing.T) {
 			vmi := loadVMI(t, c.name)
-			for i := range vmi.Spec.Domain.Devices.Interfaces {
-				// Ports below 1024 need privileges uid 107 lacks outside a Pod's namespace.
-				vmi.Spec.Domain.Devices.Interfaces[i].Ports = []v1.Port{{Port: int32(testsupport.FreePort(t))}}
-			}
 			in := c.in
+			if len(vmi.Spec.Domain.Devices.Interfaces) > 0 {
+				in.TapDevice = d.tap(t)
+			}
 			in.Emulation, in.TCGCacheMiB = EmulationTCG, 8
 			in.ConsoleSocket, in.VNCSocket = filepath.Join(d.dir, c.name+"-console.sock"), filepath.Join(d.dir, c.name+"-vnc.sock")
 			in.AgentSocket = filepath.Join(d.dir, c.name+"-agent.sock")
@@ -289,6 +285,31 @@ func TestStartPausedInSessionLibvirt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tap creates a tap device for the daemon's user, as the node's network helper does in a Pod,
+// and removes it when the test ends.
+func (d *sessionDaemon) tap(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("creating a tap device for the guest's NIC needs root")
+	}
+	// libvirt opens /dev/net/tun as the daemon's user to attach to the device. Distributions'
+	// udev rules make it 0666; a machine without udev may have left it 0600.
+	if st, err := os.Stat("/dev/net/tun"); err == nil && st.Mode().Perm() != 0o666 {
+		if err := os.Chmod("/dev/net/tun", 0o666); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("/dev/net/tun was %v; made it 0666 as udev does", st.Mode().Perm())
+	}
+	name := fmt.Sprintf("vdt%d", os.Getpid()%100000)
+	out, err := exec.Command("ip", "tuntap", "add", "dev", name, "mode", "tap", "vnet_hdr",
+		"user", fmt.Sprint(launcherUID), "group", fmt.Sprint(launcherUID)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip tuntap add: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", name).Run() })
+	return name
 }
 
 // guestKernel copies the test guest's kernel and initramfs (test/images, `make images`) into

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"fmt"
-	"net/netip"
 	"regexp"
 	"strings"
 
@@ -10,25 +9,12 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/podnetwork"
 )
 
-// defaultVMNetworkCIDR is the guest's private network with the masquerade binding (KubeVirt's).
-const defaultVMNetworkCIDR = "10.0.2.0/24"
-
-// maxVMNetworkPrefix is the longest prefix a guest network may have: it needs a gateway (.1),
-// the guest (.2) and the DNS forwarder (.3) besides the network and broadcast addresses.
-const maxVMNetworkPrefix = 29
-
-// nicDevices maps the interface models to QEMU's NIC devices. igb is not there: QEMU 7.2, the
-// version on Vireo's nodes, has no igb device.
-var nicDevices = map[string]string{
-	"virtio":   "virtio-net-pci",
-	"e1000":    "e1000",
-	"e1000e":   "e1000e",
-	"ne2k_pci": "ne2k_pci",
-	"pcnet":    "pcnet",
-	"rtl8139":  "rtl8139",
-}
+// nicModels are the NIC models libvirt and QEMU offer. igb is not there: QEMU 7.2, the version
+// on Vireo's nodes, has no igb device.
+var nicModels = map[string]bool{"virtio": true, "e1000": true, "e1000e": true, "ne2k_pci": true, "pcnet": true, "rtl8139": true}
 
 // interfaceNamePattern is what interface names may consist of; the name goes into QEMU ids,
 // so a ',' must never get through.
@@ -37,18 +23,14 @@ var interfaceNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // dnsNamePattern is what a DHCP host name or DNS search domain may consist of.
 var dnsNamePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
 
-// network returns the QEMU arguments of the guest's masquerade interface, or nil when the VMI
-// has none.
+// network returns the guest's masquerade interface, or nil when the VMI has none.
 //
-// libvirt 9.0 on Vireo's nodes has no passt backend and ignores <portForward> on user-mode
-// interfaces, so the interface is QEMU's slirp, given on the QEMU command line (the domain is
-// then marked as custom-argv by libvirt): the guest network has KubeVirt's masquerade layout
-// (gateway .1, guest .2 by DHCP, DNS forwarder .3 of spec.networks[].pod.vmNetworkCIDR,
-// 10.0.2.0/24 by default), and each port in interfaces[].ports is forwarded from the Pod's
-// addresses to the guest. KubeVirt forwards every port when the list is empty; slirp cannot
-// forward "all ports", so then no inbound port is forwarded and the guest only has outbound
-// connectivity: declare the ports to reach it.
-func network(vmi *v1.VirtualMachineInstance, dnsSearch []string, specPath *field.Path) (*libvirtxml.DomainQEMUCommandline, field.ErrorList) {
+// The interface is KubeVirt's masquerade binding: QEMU's NIC is connected to the tap device
+// podnetwork.Tap, which the node's network helper created in the Pod's network namespace (on
+// the bridge with the gateway address, with NAT rules that forward the Pod's ports to the
+// guest) and gave to the launcher's user, so that libvirt opens it unprivileged
+// (managed='no'). The launcher serves the guest its address by DHCP (package dhcp).
+func network(vmi *v1.VirtualMachineInstance, tap string, specPath *field.Path) (*libvirtxml.DomainInterface, field.ErrorList) {
 	spec := &vmi.Spec
 	ifaces := spec.Domain.Devices.Interfaces
 	if len(ifaces) == 0 {
@@ -83,111 +65,82 @@ func network(vmi *v1.VirtualMachineInstance, dnsSearch []string, specPath *field
 	case iface.Masquerade == nil:
 		return nil, append(errs, field.Required(iPath.Child("masquerade"), "an interface needs a binding; set masquerade: {}"))
 	}
-	cidrPath := specPath.Child("networks").Index(netIndex).Child("pod", "vmNetworkCIDR")
-	netdev, e := slirpNetdev(vmi, iface, spec.Networks[netIndex].Pod.VMNetworkCIDR, dnsSearch, iPath, cidrPath)
-	errs = append(errs, e...)
-	device, e := nicDevice(vmi, iface, iPath)
+	cidr := spec.Networks[netIndex].Pod.VMNetworkCIDR
+	if _, err := podnetwork.ParseLayout(cidr); err != nil {
+		errs = append(errs, field.Invalid(specPath.Child("networks").Index(netIndex).Child("pod", "vmNetworkCIDR"), cidr, err.Error()))
+	}
+	errs = append(errs, checkPorts(iface, iPath)...)
+	if h := vmi.Spec.Hostname; h != "" && !dnsNamePattern.MatchString(h) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "hostname"), h, "must be a DNS-1123 label"))
+	}
+	nic, e := nicDevice(vmi, iface, tap, iPath)
 	errs = append(errs, e...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &libvirtxml.DomainQEMUCommandline{Args: []libvirtxml.DomainQEMUCommandlineArg{
-		{Value: "-netdev"}, {Value: netdev}, {Value: "-device"}, {Value: device},
-	}}, nil
+	return nic, nil
 }
 
-// nicPCIAddress is where the NIC sits on the q35 root bus. QEMU creates command-line devices
-// before libvirt's VGA adapter, so a NIC without an address would take slot 1, which libvirt
-// gives the VGA adapter, and QEMU would refuse to start. libvirt fills root-bus slots from 1
-// upwards (eight root ports per slot) and keeps 0x1e and 0x1f for the DMI bridge and ICH9, so
-// slot 0x1c stays free.
-const nicPCIAddress = "bus=pcie.0,addr=0x1c"
-
-// netdevID is the QEMU id of an interface's backend. The '.' keeps it apart from libvirt's own
-// ids and from disk aliases (disk names are DNS labels).
-func netdevID(name string) string { return "vireo.netdev." + name }
-
-// deviceID is the QEMU id of an interface's NIC, kept apart from other ids as netdevID is.
-func deviceID(name string) string { return "vireo.net." + name }
-
-// slirpNetdev returns the -netdev value of the slirp backend of iface.
-func slirpNetdev(vmi *v1.VirtualMachineInstance, iface *v1.Interface, cidr string, dnsSearch []string, iPath, cidrPath *field.Path) (string, field.ErrorList) {
-	if cidr == "" {
-		cidr = defaultVMNetworkCIDR
-	}
-	prefix, err := netip.ParsePrefix(cidr)
-	if err != nil || !prefix.Addr().Is4() || prefix.Bits() > maxVMNetworkPrefix {
-		return "", field.ErrorList{field.Invalid(cidrPath, cidr, fmt.Sprintf(
-			"must be an IPv4 network in CIDR notation with a prefix of at most /%d, such as 10.0.2.0/24", maxVMNetworkPrefix))}
-	}
-	base := prefix.Masked().Addr()
-	gateway := base.Next()
-	guest := gateway.Next()
-	dns := guest.Next()
-	opts := []string{
-		"user", "id=" + netdevID(iface.Name),
-		"net=" + prefix.Masked().String(), "host=" + gateway.String(),
-		"dhcpstart=" + guest.String(), "dns=" + dns.String(),
-	}
+// checkPorts checks the ports the interface forwards.
+func checkPorts(iface *v1.Interface, iPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	switch h := vmi.Spec.Hostname; {
-	case h != "" && !dnsNamePattern.MatchString(h):
-		errs = append(errs, field.Invalid(field.NewPath("spec", "hostname"), h, "must be a DNS-1123 label"))
-	case h != "":
-		opts = append(opts, "hostname="+h)
-	case dnsNamePattern.MatchString(vmi.Name):
-		opts = append(opts, "hostname="+vmi.Name)
-	}
-	for _, domain := range dnsSearch {
-		if !dnsNamePattern.MatchString(domain) {
-			errs = append(errs, field.InternalError(iPath, fmt.Errorf("the launcher gave an invalid DNS search domain %q", domain)))
-			continue
-		}
-		opts = append(opts, "dnssearch="+domain)
-	}
 	for k, p := range iface.Ports {
 		pPath := iPath.Child("ports").Index(k)
-		proto := strings.ToLower(p.Protocol)
-		if proto == "" {
-			proto = "tcp"
-		}
-		if proto != "tcp" && proto != "udp" {
+		if proto := strings.ToLower(p.Protocol); proto != "" && proto != "tcp" && proto != "udp" {
 			errs = append(errs, field.NotSupported(pPath.Child("protocol"), p.Protocol, []string{"TCP", "UDP"}))
-			continue
 		}
 		if p.Port < 1 || p.Port > 65535 {
 			errs = append(errs, field.Invalid(pPath.Child("port"), p.Port, "must be a port number from 1 to 65535"))
-			continue
 		}
-		opts = append(opts, fmt.Sprintf("hostfwd=%s::%d-%s:%d", proto, p.Port, guest, p.Port))
 	}
-	return strings.Join(opts, ","), errs
+	return errs
 }
 
-// nicDevice returns the -device value of the NIC of iface: its model, MAC address and boot order.
-func nicDevice(vmi *v1.VirtualMachineInstance, iface *v1.Interface, iPath *field.Path) (string, field.ErrorList) {
+// GuestHostname is the host name the guest is given by DHCP: spec.hostname, else the VMI's
+// name when it is a DNS label, else none.
+func GuestHostname(vmi *v1.VirtualMachineInstance) string {
+	if h := vmi.Spec.Hostname; h != "" {
+		return h
+	}
+	if dnsNamePattern.MatchString(vmi.Name) {
+		return vmi.Name
+	}
+	return ""
+}
+
+// nicDevice returns the NIC of iface, on the tap device tap: its model, MAC address and boot
+// order.
+func nicDevice(vmi *v1.VirtualMachineInstance, iface *v1.Interface, tap string, iPath *field.Path) (*libvirtxml.DomainInterface, field.ErrorList) {
 	model := iface.Model
 	if model == "" {
 		model = "virtio"
 	}
-	qemuDevice, ok := nicDevices[model]
-	if !ok {
+	if !nicModels[model] {
 		detail := "must be virtio, e1000, e1000e, ne2k_pci, pcnet or rtl8139"
 		if model == "igb" {
 			detail = "the QEMU on Vireo's nodes (7.2) has no igb NIC; use e1000e or virtio"
 		}
-		return "", field.ErrorList{field.Invalid(iPath.Child("model"), model, detail)}
+		return nil, field.ErrorList{field.Invalid(iPath.Child("model"), model, detail)}
 	}
 	mac, ferr := interfaceMAC(vmi, iface, iPath)
 	if ferr != nil {
-		return "", field.ErrorList{ferr}
+		return nil, field.ErrorList{ferr}
 	}
-	opts := []string{qemuDevice, "netdev=" + netdevID(iface.Name), "id=" + deviceID(iface.Name), "mac=" + mac, nicPCIAddress}
+	nic := &libvirtxml.DomainInterface{
+		Source: &libvirtxml.DomainInterfaceSource{Ethernet: &libvirtxml.DomainInterfaceSourceEthernet{}},
+		Target: &libvirtxml.DomainInterfaceTarget{Dev: tap, Managed: "no"},
+		MAC:    &libvirtxml.DomainInterfaceMAC{Address: mac},
+		Model:  &libvirtxml.DomainInterfaceModel{Type: model},
+		Alias:  &libvirtxml.DomainAlias{Name: InterfaceAlias(iface.Name)},
+	}
 	if iface.BootOrder != nil {
 		if *iface.BootOrder < 1 {
-			return "", field.ErrorList{field.Invalid(iPath.Child("bootOrder"), *iface.BootOrder, "must be at least 1; lower values boot first")}
+			return nil, field.ErrorList{field.Invalid(iPath.Child("bootOrder"), *iface.BootOrder, "must be at least 1; lower values boot first")}
 		}
-		opts = append(opts, fmt.Sprintf("bootindex=%d", *iface.BootOrder))
+		nic.Boot = &libvirtxml.DomainDeviceBoot{Order: uint(*iface.BootOrder)}
 	}
-	return strings.Join(opts, ","), nil
+	return nic, nil
 }
+
+// InterfaceAlias is the libvirt alias of interface name's NIC (user aliases start with "ua-").
+func InterfaceAlias(name string) string { return "ua-net-" + name }

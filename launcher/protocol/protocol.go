@@ -61,6 +61,10 @@ const (
 	ConsoleSocket = "console.sock"
 	// VNCSocket is the guest's display as RFB (QEMU binds it).
 	VNCSocket = "vnc.sock"
+	// NetworkSocket hands the launcher's network namespace and a /dev/net/tun descriptor to
+	// the node agent, which has the node's network helper set up the masquerade binding in it
+	// (podnetwork.SendNamespace; each connection gets one message).
+	NetworkSocket = "network.sock"
 )
 
 // AgentSocket is the guest agent's channel (QEMU binds it, libvirt alone connects), in the

@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/clusterconfig"
 	"github.com/vireo-dev/vireo/nodeagent/launchersession"
 	"github.com/vireo-dev/vireo/nodeagent/nodedirs"
@@ -33,6 +35,9 @@ type Config struct {
 	Sessions *launchersession.Registry
 	Queue    Queue
 	Now      func() metav1.Time
+	// SetUpNetwork sets up a target launcher Pod's network before it prepares (nil: nothing
+	// to set up).
+	SetUpNetwork func(ctx context.Context, podUID types.UID, vmi *v1.VirtualMachineInstance) error
 }
 
 // Manager carries out one node agent's steps in the migrations from and to its node, each
@@ -46,6 +51,7 @@ type Manager struct {
 	sessions      *launchersession.Registry
 	queue         Queue
 	now           func() metav1.Time
+	setUpNetwork  func(ctx context.Context, podUID types.UID, vmi *v1.VirtualMachineInstance) error
 
 	mu sync.Mutex
 	// records are this agent's steps in live migrations, by migration UID.
@@ -57,6 +63,9 @@ func NewManager(c Config) *Manager {
 	if c.Now == nil {
 		c.Now = metav1.Now
 	}
+	if c.SetUpNetwork == nil {
+		c.SetUpNetwork = func(context.Context, types.UID, *v1.VirtualMachineInstance) error { return nil }
+	}
 	return &Manager{node: c.Node, address: c.Address, pods: c.Pods, dirs: c.Dirs, peers: c.Peers, settings: c.Settings,
-		sessions: c.Sessions, queue: c.Queue, now: c.Now, records: map[types.UID]*record{}}
+		sessions: c.Sessions, queue: c.Queue, now: c.Now, setUpNetwork: c.SetUpNetwork, records: map[types.UID]*record{}}
 }

@@ -203,7 +203,10 @@ func (m *Manager) prepareTarget(ctx context.Context, key string, vmi *v1.Virtual
 	// in this reconcile, and ends with it.
 	session.Go(func(ctx context.Context) {
 		began := time.Now()
-		_, err := client.PrepareTarget(ctx, &protocol.SyncRequest{VMI: vmi})
+		err := m.setUpNetwork(ctx, pod.UID, vmi)
+		if err == nil {
+			_, err = client.PrepareTarget(ctx, &protocol.SyncRequest{VMI: vmi})
+		}
 		if err == nil {
 			klog.FromContext(ctx).Info("Migration target prepared", "vmi", key, "migration", uid,
 				"took", time.Since(began).Round(time.Millisecond))

@@ -84,8 +84,8 @@ func (f *Forwarder) Handler(ctx context.Context, resource, name string, target T
 	addr := net.JoinHostPort(vmi.Status.Interfaces[0].IP, strconv.Itoa(target.Port))
 	conn, err := f.dialer.DialContext(ctx, target.Protocol, addr)
 	if err != nil {
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("nothing answers on %s port %d of VMI %s/%s (%s): %v%s",
-			target.Protocol, target.Port, vmi.Namespace, vmi.Name, addr, err, portsHint(vmi)))
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("nothing answers on %s port %d of VMI %s/%s (%s): %v",
+			target.Protocol, target.Port, vmi.Namespace, vmi.Name, addr, err))
 	}
 	return &tunnel{conn: conn, vmi: vmi, datagrams: target.Protocol == "udp"}, nil
 }
@@ -141,15 +141,4 @@ func forwardable(vmi *v1.VirtualMachineInstance, target Target) error {
 			target.Protocol, target.Port, vmi.Namespace, vmi.Name, ifaces[0].Name))
 	}
 	return nil
-}
-
-// portsHint explains, after a refused connection, which ports reach the guest: with the
-// masquerade binding Vireo forwards only the ports its interface lists (not yet every port
-// when it lists none, as KubeVirt does).
-func portsHint(vmi *v1.VirtualMachineInstance) string {
-	ifaces := vmi.Spec.Domain.Devices.Interfaces
-	if len(ifaces) > 0 && len(ifaces[0].Ports) == 0 {
-		return fmt.Sprintf("; interface %q lists no ports (spec.domain.devices.interfaces[0].ports), and Vireo forwards only listed ports to the guest", ifaces[0].Name)
-	}
-	return ""
 }

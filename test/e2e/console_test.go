@@ -330,16 +330,25 @@ func TestConsoleRBACAndPhases(t *testing.T) {
 // vireoctlPipe runs vireoctl as the admin with input on a pipe and returns its output.
 func vireoctlPipe(t *testing.T, input string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	out, err := vireoctlPipeErr(input, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// vireoctlPipeErr is vireoctlPipe for callers that retry: it returns the failure.
+func vireoctlPipeErr(input string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(cluster.Options().BinDir, "vireoctl"), append([]string{"--kubeconfig", cluster.Options().Kubeconfig()}, args...)...)
 	cmd.Stdin = strings.NewReader(input)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("vireoctl %s: %v\n%s\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		return stdout.String(), fmt.Errorf("vireoctl %s: %v\n%s\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
-	return stdout.String()
+	return stdout.String(), nil
 }
 
 // TestConsoleIdleOutlivesRequestTimeout: an idle console stays open longer than

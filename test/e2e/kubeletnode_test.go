@@ -126,20 +126,25 @@ func rootIsReadOnly(t *testing.T, pid int) bool {
 
 // TestComponentsRunConfined: the container of each Vireo component (and of a launcher) runs as
 // its image's or manifest's user, with seccomp filtering (RuntimeDefault), no_new_privs and a
-// read-only root filesystem, as runc applied it; the node agent alone is root, with only the
-// capabilities its manifest adds.
+// read-only root filesystem, as runc applied it; the node agent and its network helper alone
+// are root, each with only the capabilities its manifest adds.
 func TestComponentsRunConfined(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-demo.yaml")
 	vmi := waitPhase(t, ns, "testvmi", v1.Running, 3*time.Minute)
 	type want struct {
 		namespace, selector, container, uid string
+		// capEff is the root container's effective capability set.
+		capEff, capNames string
 	}
 	for _, w := range []want{
-		{v1.InstallNamespace, "app.kubernetes.io/name=vireo-apiserver", "vireo-apiserver", "65532"},
-		{v1.InstallNamespace, "app.kubernetes.io/name=vireo-controller", "vireo-controller", "65532"},
-		{v1.InstallNamespace, "app.kubernetes.io/name=vireo-nodeagent", "vireo-nodeagent", "0"},
-		{ns, "kubevirt.io/created-by=" + string(vmi.UID), "compute", "107"},
+		{v1.InstallNamespace, "app.kubernetes.io/name=vireo-apiserver", "vireo-apiserver", "65532", "", ""},
+		{v1.InstallNamespace, "app.kubernetes.io/name=vireo-controller", "vireo-controller", "65532", "", ""},
+		// CHOWN (0), DAC_OVERRIDE (1), FOWNER (3)
+		{v1.InstallNamespace, "app.kubernetes.io/name=vireo-nodeagent", "vireo-nodeagent", "0", "000000000000000b", "CHOWN, DAC_OVERRIDE and FOWNER"},
+		// NET_ADMIN (12), SYS_ADMIN (21)
+		{v1.InstallNamespace, "app.kubernetes.io/name=vireo-nodeagent", "network-helper", "0", "0000000000201000", "NET_ADMIN and SYS_ADMIN"},
+		{ns, "kubevirt.io/created-by=" + string(vmi.UID), "compute", "107", "", ""},
 	} {
 		pods, err := kube.CoreV1().Pods(w.namespace).List(t.Context(), metav1.ListOptions{LabelSelector: w.selector})
 		if err != nil || len(pods.Items) == 0 {
@@ -157,8 +162,8 @@ func TestComponentsRunConfined(t *testing.T) {
 		if !rootIsReadOnly(t, pid) {
 			t.Errorf("%s/%s %s: root filesystem is writable", pod.Namespace, pod.Name, w.container)
 		}
-		if w.uid == "0" && st["CapEff"] != "000000000000000b" { // CHOWN (0), DAC_OVERRIDE (1), FOWNER (3)
-			t.Errorf("%s/%s %s: effective capabilities %s, want CHOWN, DAC_OVERRIDE and FOWNER alone (0xb)", pod.Namespace, pod.Name, w.container, st["CapEff"])
+		if w.uid == "0" && st["CapEff"] != w.capEff {
+			t.Errorf("%s/%s %s: effective capabilities %s, want %s alone (%s)", pod.Namespace, pod.Name, w.container, st["CapEff"], w.capNames, w.capEff)
 		}
 	}
 }

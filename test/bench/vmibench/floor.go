@@ -128,7 +128,7 @@ func startFloor(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFil
 
 // prepare creates the domain's directory, its containerDisk overlay and its XML.
 func (d *floorDomain) prepare(ctx context.Context, image string, tcgCacheMiB uint) error {
-	if err := createNetns(d.netns); err != nil {
+	if err := createNetns(ctx, d.netns, d.vmi); err != nil {
 		return err
 	}
 	if err := os.Mkdir(d.dir, 0o700); err != nil {
