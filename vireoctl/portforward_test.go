@@ -83,3 +83,30 @@ func TestSSHArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestSCPArgs(t *testing.T) {
+	flags := genericclioptions.NewConfigFlags(false)
+	ns := "dev"
+	flags.Namespace = &ns
+	o := &scpOptions{sshOptions: sshOptions{port: 22, identityFile: "id"}, recursive: true}
+	args, err := o.scpArgs(flags, "notes:v2.txt", "root@vmi/tiny:/tmp/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(args, "|"); !strings.Contains(got, "'vmi/tiny/dev' '22'") ||
+		!strings.HasSuffix(got, "|-o|HostKeyAlias=vmi.tiny.dev|-i|id|-r|--|notes:v2.txt|root@vmi.tiny.dev:/tmp/") {
+		t.Errorf("upload args %q", got)
+	}
+	args, err = o.scpArgs(flags, "vm/web/prod:/var/log/app", "./logs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(args, "|"); !strings.HasSuffix(got, "|--|vm.web.prod:/var/log/app|./logs") {
+		t.Errorf("download args %q", got)
+	}
+	for _, c := range [][2]string{{"a", "b"}, {"vmi/x:/a", "vm/y:/b"}} {
+		if _, err := o.scpArgs(flags, c[0], c[1]); err == nil {
+			t.Errorf("scp %s %s: no error", c[0], c[1])
+		}
+	}
+}

@@ -27,7 +27,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		SilenceErrors: false,
 	}
 	flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newConsoleCommand(flags, streams), newVNCCommand(flags, streams), newPortForwardCommand(flags, streams), newSSHCommand(flags, streams))
+	root.AddCommand(newConsoleCommand(flags, streams), newVNCCommand(flags, streams), newPortForwardCommand(flags, streams), newSSHCommand(flags, streams), newSCPCommand(flags, streams))
 	for _, action := range []string{"start", "stop", "restart"} {
 		root.AddCommand(newVMActionCommand(action, flags, streams))
 	}

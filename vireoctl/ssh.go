@@ -1,6 +1,7 @@
 package vireoctl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -39,52 +40,77 @@ reachable from here. TYPE is vm or vmi.`,
 			if err != nil {
 				return err
 			}
-			ssh := exec.CommandContext(orBackground(c.Context()), "ssh", sshArgs...)
-			ssh.Stdin, ssh.Stdout, ssh.Stderr = streams.In, streams.Out, streams.ErrOut
-			err = ssh.Run()
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				// ssh printed why; its exit code (the remote command's) is vireoctl's.
-				os.Exit(exit.ExitCode())
-			}
-			if errors.Is(err, exec.ErrNotFound) {
-				return errors.New("no ssh client on the PATH: install OpenSSH's client (Debian: openssh-client)")
-			}
-			return err
+			return runLocalClient(c.Context(), streams, "ssh", sshArgs)
 		},
 	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVarP(&o.command, "command", "c", "", "Command to run in the guest instead of a login shell.")
+	return cmd
+}
+
+// addFlags registers the flags ssh and scp share (virtctl's).
+func (o *sshOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.identityFile, "identity-file", "i", "", "Private key to log in with (ssh -i).")
 	cmd.Flags().StringVarP(&o.username, "username", "l", "", "Guest user to log in as, unless USER@ says.")
 	cmd.Flags().IntVarP(&o.port, "port", "p", o.port, "The guest's SSH port.")
 	cmd.Flags().StringVar(&o.knownHosts, "known-hosts", "", "known_hosts file for the guest's host key (ssh's UserKnownHostsFile; default ssh's own).")
 	cmd.Flags().StringArrayVarP(&o.localOptions, "local-ssh-opts", "t", nil, "More options for the local ssh client, such as '-o StrictHostKeyChecking=no' (repeatable).")
-	cmd.Flags().StringVarP(&o.command, "command", "c", "", "Command to run in the guest instead of a login shell.")
-	return cmd
+}
+
+// runLocalClient runs the local OpenSSH program (ssh or scp) with args on the user's terminal;
+// its exit code becomes vireoctl's.
+func runLocalClient(ctx context.Context, streams genericiooptions.IOStreams, program string, args []string) error {
+	client := exec.CommandContext(orBackground(ctx), program, args...)
+	client.Stdin, client.Stdout, client.Stderr = streams.In, streams.Out, streams.ErrOut
+	err := client.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		// The client printed why; its exit code (the remote command's) is vireoctl's.
+		os.Exit(exit.ExitCode())
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return fmt.Errorf("no %s on the PATH: install OpenSSH's client (Debian: openssh-client)", program)
+	}
+	return err
 }
 
 // sshArgs are the local ssh client's arguments for target ([USER@]TYPE/NAME[/NAMESPACE]).
 func (o *sshOptions) sshArgs(flags *genericclioptions.ConfigFlags, target string) ([]string, error) {
+	args, host, err := o.proxyArgs(flags, target)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, host)
+	if o.command != "" {
+		args = append(args, "--", o.command)
+	}
+	return args, nil
+}
+
+// proxyArgs are the options that make the local ssh (or scp) client reach target's guest
+// through vireoctl port-forward --stdio, and the host name to give it: [USER@]TYPE.NAME.NS.
+func (o *sshOptions) proxyArgs(flags *genericclioptions.ConfigFlags, target string) ([]string, string, error) {
 	user, rest, hasUser := strings.Cut(target, "@")
 	if !hasUser {
 		user, rest = o.username, target
 	} else if user == "" {
-		return nil, fmt.Errorf("target %q: the user before '@' is empty", target)
+		return nil, "", fmt.Errorf("target %q: the user before '@' is empty", target)
 	}
 	resource, namespace, name, err := parseForwardTarget(rest)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if o.port < 1 || o.port > 65535 {
-		return nil, fmt.Errorf("--port %d must be from 1 to 65535", o.port)
+		return nil, "", fmt.Errorf("--port %d must be from 1 to 65535", o.port)
 	}
 	if namespace == "" {
 		if namespace, _, err = flags.ToRawKubeConfigLoader().Namespace(); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("finding vireoctl for ssh's ProxyCommand: %w", err)
+		return nil, "", fmt.Errorf("finding vireoctl for ssh's ProxyCommand: %w", err)
 	}
 	kind := "vmi"
 	if resource == "virtualmachines" {
@@ -114,11 +140,7 @@ func (o *sshOptions) sshArgs(flags *genericclioptions.ConfigFlags, target string
 	if user != "" {
 		host = user + "@" + host
 	}
-	args = append(args, host)
-	if o.command != "" {
-		args = append(args, "--", o.command)
-	}
-	return args, nil
+	return args, host, nil
 }
 
 // kubeconfigArgs repeats the kubeconfig flags the user gave, for the ProxyCommand's vireoctl.

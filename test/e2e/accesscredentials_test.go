@@ -90,6 +90,24 @@ spec:
 		return nil
 	})
 
+	// vireoctl scp copies a file into the guest and back (OpenSSH's scp speaks SFTP; the
+	// guest's Dropbear runs sftp-server for it).
+	sent := filepath.Join(keyDir, "sent.txt")
+	if err := os.WriteFile(sent, []byte("copied through port-forward\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sshOpts := []string{"-i", filepath.Join(keyDir, "id"), "-t", "-o StrictHostKeyChecking=no", "-t", "-o UserKnownHostsFile=/dev/null", "-t", "-o LogLevel=ERROR"}
+	if out, err := vireoctl(t, append([]string{"-n", ns, "scp", sent, "root@vmi/creds:/tmp/received.txt"}, sshOpts...)...); err != nil {
+		t.Fatalf("vireoctl scp into the guest: %v: %s", err, out)
+	}
+	back := filepath.Join(keyDir, "back.txt")
+	if out, err := vireoctl(t, append([]string{"-n", ns, "scp", "root@vmi/creds:/tmp/received.txt", back}, sshOpts...)...); err != nil {
+		t.Fatalf("vireoctl scp from the guest: %v: %s", err, out)
+	}
+	if data, err := os.ReadFile(back); err != nil || string(data) != "copied through port-forward\n" {
+		t.Errorf("the file back from the guest: %q, %v", data, err)
+	}
+
 	// A new key in the Secret reaches the guest: the kubelet updates the mounted Secret and the
 	// launcher applies it at its next look (every 30 s while the agent is connected).
 	kubectl(t, "-n", ns, "patch", "secret", "agent-key", "-p", `{"stringData":{"key":"ssh-ed25519 AAAAROTATED rotated@e2e"}}`)

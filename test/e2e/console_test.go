@@ -180,11 +180,7 @@ func nodeAgentFDs(t *testing.T, node string) int {
 	if err != nil || len(pods.Items) != 1 {
 		t.Fatalf("node agent Pods on %s: %v", node, err)
 	}
-	pids := podProcessIDs(t, pods.Items[0].Name)
-	if len(pids) != 1 {
-		t.Fatalf("node agent processes %v", pids)
-	}
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pids[0]))
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", containerProcess(t, &pods.Items[0], nodeAgentContainer)))
 	if err != nil {
 		t.Fatal(err)
 	}

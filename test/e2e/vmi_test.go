@@ -239,33 +239,42 @@ func watchPhases(t *testing.T, ns, name string) <-chan v1.VirtualMachineInstance
 	return out
 }
 
-// killNodeAgent kills the node agent of a node and waits until it is back and Ready.
+// killNodeAgent kills the node agent of a node (its container, not the network helper's) and
+// waits until it is back and Ready.
 func killNodeAgent(t *testing.T, node string) {
 	t.Helper()
 	find := func() *corev1.Pod {
 		pods, err := kube.CoreV1().Pods("vireo-system").List(t.Context(), metav1.ListOptions{
 			LabelSelector: "app.kubernetes.io/name=vireo-nodeagent", FieldSelector: "spec.nodeName=" + node})
-		if err != nil || len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) != 1 {
+		if err != nil || len(pods.Items) != 1 {
 			t.Fatalf("node agent Pods on %s: %v (%v)", node, pods, err)
 		}
 		return &pods.Items[0]
 	}
 	before := find()
-	pids := podProcessIDs(t, before.Name)
-	if len(pids) != 1 {
-		t.Fatalf("node agent processes %v", pids)
-	}
-	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(containerProcess(t, before, nodeAgentContainer), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	restarts := func(p *corev1.Pod) int32 {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == nodeAgentContainer {
+				return cs.RestartCount
+			}
+		}
+		t.Fatalf("Pod %s has no container %s", p.Name, nodeAgentContainer)
+		return 0
 	}
 	eventually(t, "the node agent restarted and Ready", func() error {
 		after := find()
-		if after.Status.ContainerStatuses[0].RestartCount <= before.Status.ContainerStatuses[0].RestartCount || !podReady(after) {
-			return fmt.Errorf("restarts %d, ready %v", after.Status.ContainerStatuses[0].RestartCount, podReady(after))
+		if restarts(after) <= restarts(before) || !podReady(after) {
+			return fmt.Errorf("restarts %d, ready %v", restarts(after), podReady(after))
 		}
 		return nil
 	})
 }
+
+// nodeAgentContainer is the node agent's container in its Pod (the other is network-helper).
+const nodeAgentContainer = "vireo-nodeagent"
 
 // TestNodeAgentsChangeOnlyTheirNodesVMIs: a node agent's identity (its Pod-bound token) may
 // write the status of its own node's VMIs only.

@@ -52,7 +52,7 @@ func syslinuxConfig(kernel, initrd, cmdline string) string {
 // their load order), and the device nodes the kernel needs before init mounts devtmpfs.
 func initramfsTree(busybox []byte, mods []module, agent map[string][]byte) (cpioTree, error) {
 	t := cpioTree{}
-	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "dev", "proc", "sys", "run", "tmp", "etc", "lib/modules",
+	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "usr/lib", "dev", "proc", "sys", "run", "tmp", "etc", "lib/modules",
 		"lib/x86_64-linux-gnu", "lib64", "var", "mnt", "root"} {
 		t.dir(d)
 	}

@@ -16,13 +16,36 @@ const guestAgentPackage = "qemu-guest-agent"
 // port-forward).
 const sshServerPackage = "dropbear-bin"
 
+// sftpServerPackage is OpenSSH's SFTP server, which Dropbear runs for the sftp subsystem:
+// OpenSSH's scp speaks SFTP.
+const sftpServerPackage = "openssh-sftp-server"
+
 // guestAgentBinary is qemu-ga's path in its package and in the guest.
 const guestAgentBinary = "usr/sbin/qemu-ga"
 
+// sftpServerBinary is sftp-server's path in its package; sftpServerGuestPath is where Debian's
+// Dropbear looks for it.
+const (
+	sftpServerBinary    = "usr/lib/openssh/sftp-server"
+	sftpServerGuestPath = "usr/lib/sftp-server"
+)
+
 // guestBinaries are the dynamically linked programs the guest gets from Debian's packages, at
-// their paths in their packages and in the guest: QEMU's guest agent, and Dropbear's server
-// and key generator.
-var guestBinaries = []string{guestAgentBinary, "usr/sbin/dropbear", "usr/bin/dropbearkey"}
+// their paths in their packages (and in the guest, but sftp-server: see guestPrograms): QEMU's
+// guest agent, Dropbear's server and key generator, and the SFTP server.
+var guestBinaries = []string{guestAgentBinary, "usr/sbin/dropbear", "usr/bin/dropbearkey", sftpServerBinary}
+
+// guestPrograms is guestProgramFiles of guestBinaries, sftp-server moved to where Dropbear
+// runs it.
+func guestPrograms(roots []string) (map[string][]byte, error) {
+	files, err := guestProgramFiles(roots, guestBinaries...)
+	if err != nil {
+		return nil, err
+	}
+	files[sftpServerGuestPath] = files[sftpServerBinary]
+	delete(files, sftpServerBinary)
+	return files, nil
+}
 
 // libraryDirs are where Debian's packages keep shared libraries, and where the guest's dynamic
 // loader looks for them (its built-in multiarch search path: there is no ld.so.cache).
@@ -32,7 +55,7 @@ var libraryDirs = []string{"lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu", "
 // may hold a program or a library one loads: the programs' own packages, zlib1g and the lib*
 // packages but Perl's; the closure's tools (dpkg, perl-base, tar...) and their modules are never loaded.
 func isGuestProgramPackage(name string) bool {
-	return name == guestAgentPackage || name == sshServerPackage || name == "zlib1g" ||
+	return name == guestAgentPackage || name == sshServerPackage || name == sftpServerPackage || name == "zlib1g" ||
 		(strings.HasPrefix(name, "lib") && !strings.HasPrefix(name, "libperl") && !strings.HasSuffix(name, "-perl"))
 }
 

@@ -213,7 +213,7 @@ func (b *builder) build(ctx context.Context, dir string, pkgs []Package, key str
 			agentRoots = append(agentRoots, roots[p.Name])
 		}
 	}
-	agent, err := guestProgramFiles(agentRoots, guestBinaries...)
+	agent, err := guestPrograms(agentRoots)
 	if err != nil {
 		return Manifest{}, err
 	}

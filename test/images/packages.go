@@ -20,7 +20,7 @@ const (
 
 // wantedPackages are the packages the guest is resolved from (the others are their
 // dependencies); a change of them invalidates a cached resolution.
-var wantedPackages = []string{kernelMetaPackage, busyboxPackage, guestAgentPackage, sshServerPackage}
+var wantedPackages = []string{kernelMetaPackage, busyboxPackage, guestAgentPackage, sshServerPackage, sftpServerPackage}
 
 // kernelDependency returns the linux-image-* package a metapackage's Depends names
 // ("linux-image-6.1.0-57-amd64 (= 6.1.192-3)").
@@ -35,7 +35,7 @@ func kernelDependency(depends string) (string, error) {
 }
 
 // resolvePackages finds the kernel package behind the metapackage and the versions of it,
-// busybox-static, qemu-guest-agent and dropbear-bin with the libraries they load that apt would
+// busybox-static, qemu-guest-agent, dropbear-bin and openssh-sftp-server with the libraries they load that apt would
 // download now.
 func resolvePackages(ctx context.Context) ([]Package, error) {
 	first, err := debian.Show(ctx, kernelMetaPackage, busyboxPackage)
@@ -50,7 +50,7 @@ func resolvePackages(ctx context.Context) ([]Package, error) {
 	if err != nil {
 		return nil, err
 	}
-	programs, err := debian.Closure(ctx, guestAgentPackage, sshServerPackage)
+	programs, err := debian.Closure(ctx, guestAgentPackage, sshServerPackage, sftpServerPackage)
 	if err != nil {
 		return nil, err
 	}

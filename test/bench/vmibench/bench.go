@@ -81,6 +81,16 @@ func bench(ctx context.Context, c config) (err error) {
 			return err
 		}
 	}
+	if c.portForward {
+		began := time.Now()
+		res, err := e.portForward(ctx)
+		if err != nil {
+			return fmt.Errorf("port-forward phase: %w", err)
+		}
+		if err := portForwardReport(c, res, time.Since(began)); err != nil {
+			return err
+		}
+	}
 	if c.migration {
 		began := time.Now()
 		res, err := e.migrations(ctx)

@@ -10,11 +10,13 @@
 // stopped at once through their subresources and one is paused and unpaused 20 times through
 // kube-apiserver's aggregation, against the same on bare libvirt. Then one VMI's serial console
 // and VNC are timed (first byte, echo round trip, throughput) through kube-apiserver's
-// aggregation and straight to its node agent, alternately. Last, a 256 MiB guest live-migrates,
+// aggregation and straight to its node agent, alternately; then port-forward to a guest's echo
+// server and web server through kube-apiserver against a TCP connection straight to its Pod,
+// and the guest agent's round trip. Last, a 256 MiB guest live-migrates,
 // idle and then dirtying its memory, through Vireo (between the nodes and in place), taking
 // turns with a second one migrating directly between two fresh libvirtds (total time,
 // libvirt's transfer time and downtime, data sent, CPU by process). It writes tables and JSON (vmi-lifecycle.txt/.json, console.txt/.json,
-// migration.txt/.json) and removes everything it started, even on failure or interrupt.
+// portforward.txt/.json, migration.txt/.json) and removes everything it started, even on failure or interrupt.
 package main
 
 import (
@@ -38,7 +40,7 @@ type config struct {
 	vms                               int
 	idle, startTimeout                time.Duration
 	warmup, lifecycle, streams        bool
-	migration                         bool
+	portForward, migration            bool
 	migrationRuns, dirtyMiB           int
 	coldStarts                        int
 	tcgCacheMiB, altTCGCacheMiB       uint
@@ -68,6 +70,7 @@ func main() {
 	flag.IntVar(&c.coldStarts, "cold-starts", 3, "Cold containerDisk starts of the lifecycle phase: each pushes an image no node has, times crane's pull of it, then one VMI's creation -> Running with it (0: skip).")
 	flag.BoolVar(&c.lifecycle, "lifecycle", true, "Measure the VMI lifecycle runs (-sizes) and the VM phase (-vms); vmi-lifecycle.txt.")
 	flag.BoolVar(&c.streams, "streams", true, "Measure the serial console and VNC of one VMI through kube-apiserver's aggregation and straight to the node agent; console.txt.")
+	flag.BoolVar(&c.portForward, "portforward", true, "Measure port-forward to one VMI through kube-apiserver against a TCP connection straight to its Pod, and the guest agent's round trip; portforward.txt.")
 	flag.BoolVar(&c.migration, "migration", true, "Measure live migrations of a 256 MiB guest, idle and dirtying its memory, through Vireo (between nodes and in place) and directly between two libvirtds; migration.txt.")
 	flag.IntVar(&c.migrationRuns, "migration-runs", 9, "Migrations per route and scenario of the migration phase (the routes take turns, run by run).")
 	flag.IntVar(&c.dirtyMiB, "dirty-mib", 64, "Working set the dirtying guest rewrites over and over, in MiB.")

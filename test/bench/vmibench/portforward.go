@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
+const (
+	// portForwardVMI is the VMI the port-forward phase measures.
+	portForwardVMI = "portforward"
+	// echoPort is where the guest's echo server listens (busybox nc -ll -e cat).
+	echoPort = 7
+	// bigFileMiB is the size of the file the guest's web server serves for the throughput runs.
+	bigFileMiB = 16
+	// pfEchoRounds one-byte round trips per block; pfEchoBlocks blocks per route, alternating.
+	pfEchoRounds, pfEchoBlocks = 100, 3
+	// pfThroughputRuns downloads of the big file per route, alternating.
+	pfThroughputRuns = 3
+	// agentRounds guestosinfo requests time the guest agent's round trip.
+	agentRounds = 20
+)
+
+// portForwardUserData starts the guest's echo server and writes the big file before its web
+// server starts (the test guest runs a #! user-data script during boot).
+var portForwardUserData = fmt.Sprintf("#!/bin/sh\nnc -ll -p %d -e cat </dev/null >/dev/null 2>&1 &\nmkdir -p /www\ndd if=/dev/urandom of=/www/big bs=1M count=%d 2>/dev/null\n",
+	echoPort, bigFileMiB)
+
+// portForwardResult is what the phase measured, per route ("aggregated": port-forward through
+// kube-apiserver; "direct": a TCP connection straight to the Pod's address).
+type portForwardResult struct {
+	Node   string                         `json:"node"`
+	Routes map[string]portForwardFigures  `json:"routes"`
+	Agent  durations                      `json:"guestAgentRoundTrip"`
+	runs   map[string]*portForwardSamples `json:"-"`
+}
+
+type portForwardFigures struct {
+	EchoRoundTrip   durations `json:"echoRoundTrip"`
+	DownloadBytesPS numbers   `json:"downloadBytesPerSecond"`
+}
+
+type portForwardSamples struct {
+	echo  []time.Duration
+	rates []float64
+}
+
+// pfRoute opens one TCP connection to the guest's port.
+type pfRoute struct {
+	name string
+	dial func(ctx context.Context, port int) (io.ReadWriteCloser, error)
+}
+
+func (e *env) portForward(ctx context.Context) (res portForwardResult, err error) {
+	vmis := e.cl.vireo.KubevirtV1().VirtualMachineInstances(benchNS)
+	vmi := e.template.DeepCopy()
+	vmi.Name = portForwardVMI
+	vmi.Spec.Domain.Devices.Interfaces[0].Ports = nil // every port
+	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks, v1.Disk{Name: "cloudinit",
+		DiskDevice: v1.DiskDevice{Disk: &v1.DiskTarget{Bus: v1.DiskBusVirtio}}})
+	vmi.Spec.Volumes = append(vmi.Spec.Volumes, v1.Volume{Name: "cloudinit",
+		VolumeSource: v1.VolumeSource{CloudInitNoCloud: &v1.CloudInitNoCloudSource{UserData: portForwardUserData}}})
+	if _, err := vmis.Create(ctx, vmi, metav1.CreateOptions{}); err != nil {
+		return res, err
+	}
+	defer func() {
+		err = errors.Join(err, e.deleteAndWait(context.WithoutCancel(ctx), portForwardVMI))
+	}()
+	say("port-forward: waiting for VMI %s to run and its echo server to answer", portForwardVMI)
+	running, err := e.waitRunning(ctx, portForwardVMI)
+	if err != nil {
+		return res, err
+	}
+	res.Node = running.Status.NodeName
+	podIP := running.Status.Interfaces[0].IP
+	agg, err := aggregatedRoute(e.cl.cfg, benchNS, portForwardVMI)
+	if err != nil {
+		return res, err
+	}
+	routes := []pfRoute{
+		{name: "aggregated", dial: func(ctx context.Context, port int) (io.ReadWriteCloser, error) {
+			return agg.dial(ctx, fmt.Sprintf("portforward/%d", port), nil)
+		}},
+		{name: "direct", dial: func(ctx context.Context, port int) (io.ReadWriteCloser, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", net.JoinHostPort(podIP, fmt.Sprint(port)))
+		}},
+	}
+	if err := waitEcho(ctx, routes[1], e.c.startTimeout); err != nil {
+		return res, err
+	}
+	res.runs = map[string]*portForwardSamples{"aggregated": {}, "direct": {}}
+	say("port-forward: echo round trips and downloads, alternating aggregated and direct")
+	for range pfEchoBlocks {
+		for _, r := range routes {
+			ds, err := echoRoundTrips(ctx, r)
+			if err != nil {
+				return res, err
+			}
+			res.runs[r.name].echo = append(res.runs[r.name].echo, ds...)
+		}
+	}
+	for range pfThroughputRuns {
+		for _, r := range routes {
+			rate, err := download(ctx, r)
+			if err != nil {
+				return res, err
+			}
+			res.runs[r.name].rates = append(res.runs[r.name].rates, rate)
+		}
+	}
+	if res.Agent, err = e.agentRoundTrips(ctx); err != nil {
+		return res, err
+	}
+	res.Routes = map[string]portForwardFigures{}
+	for name, s := range res.runs {
+		res.Routes[name] = portForwardFigures{EchoRoundTrip: summarize(s.echo), DownloadBytesPS: summarizeNumbers(s.rates)}
+	}
+	return res, nil
+}
+
+// waitEcho polls until the guest's echo server answers on r.
+func waitEcho(ctx context.Context, r pfRoute, timeout time.Duration) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		_, last = echoRoundTripsN(ctx, r, 1)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the guest's echo server did not answer on %s: %v (%w)", r.name, last, err)
+	}
+	return nil
+}
+
+func echoRoundTrips(ctx context.Context, r pfRoute) ([]time.Duration, error) {
+	return echoRoundTripsN(ctx, r, pfEchoRounds)
+}
+
+// echoRoundTripsN opens one connection to the echo port and times n one-byte round trips.
+func echoRoundTripsN(ctx context.Context, r pfRoute, n int) ([]time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, err := r.dial(ctx, echoPort)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	go func() { <-ctx.Done(); c.Close() }()
+	var out []time.Duration
+	b := make([]byte, 1)
+	for i := range n {
+		began := time.Now()
+		if _, err := c.Write([]byte{byte('a' + i%26)}); err != nil {
+			return nil, fmt.Errorf("%s echo: %w", r.name, err)
+		}
+		if _, err := io.ReadFull(c, b); err != nil {
+			return nil, fmt.Errorf("%s echo: %w", r.name, err)
+		}
+		out = append(out, time.Since(began))
+	}
+	return out, nil
+}
+
+// download fetches the guest's big file over one connection and returns bytes per second.
+func download(ctx context.Context, r pfRoute) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	began := time.Now()
+	c, err := r.dial(ctx, 80)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	go func() { <-ctx.Done(); c.Close() }()
+	if _, err := io.WriteString(c, "GET /big HTTP/1.0\r\n\r\n"); err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(io.Discard, c)
+	elapsed := time.Since(began)
+	if n < bigFileMiB<<20 {
+		return 0, fmt.Errorf("%s download: %d bytes, want more than %d: %v", r.name, n, bigFileMiB<<20, err)
+	}
+	return float64(n) / elapsed.Seconds(), nil
+}
+
+// agentRoundTrips times guestosinfo through kube-apiserver: vireo-apiserver -> node agent ->
+// launcher -> the guest agent's guest-get-osinfo and friends.
+func (e *env) agentRoundTrips(ctx context.Context) (durations, error) {
+	path := fmt.Sprintf("/apis/subresources.kubevirt.io/v1/namespaces/%s/virtualmachineinstances/%s/guestosinfo", benchNS, portForwardVMI)
+	var ds []time.Duration
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, last = e.cl.kube.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+		return last == nil, nil
+	})
+	if err != nil {
+		return durations{}, fmt.Errorf("guestosinfo never answered: %v", last)
+	}
+	for range agentRounds {
+		began := time.Now()
+		body, err := e.cl.kube.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+		if err != nil {
+			return durations{}, err
+		}
+		if !strings.Contains(string(body), "hostname") {
+			return durations{}, fmt.Errorf("guestosinfo answered %q", body)
+		}
+		ds = append(ds, time.Since(began))
+	}
+	return summarize(ds), nil
+}
