@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/podnetwork"
 	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
 )
 
@@ -87,14 +88,14 @@ func validateNetworkName(name string, seen map[string]bool, fldPath *field.Path)
 	return nil
 }
 
-// validateVMNetworkCIDR checks that the guest's private network, when given, is an IPv4 CIDR.
+// validateVMNetworkCIDR checks that the guest's private network, when given, is an IPv4 CIDR
+// with room for the gateway and the guest (the masquerade binding's layout).
 func validateVMNetworkCIDR(cidr string, fldPath *field.Path) field.ErrorList {
 	if cidr == "" {
 		return nil
 	}
-	ip, _, err := net.ParseCIDR(cidr)
-	if err != nil || ip.To4() == nil {
-		return field.ErrorList{field.Invalid(fldPath, cidr, "must be an IPv4 network in CIDR notation, such as 10.0.2.0/24")}
+	if _, err := podnetwork.ParseLayout(cidr); err != nil {
+		return field.ErrorList{field.Invalid(fldPath, cidr, err.Error())}
 	}
 	return nil
 }

@@ -64,6 +64,8 @@ func TestNetworkValidation(t *testing.T) {
 			want: []fe{{invalid, networksPath + "[0].pod.vmNetworkCIDR"}}},
 		{name: "ipv6 vm network cidr", mutate: setNetworking([]v1.Network{cidr("fd10::/64")}, masq("default")),
 			want: []fe{{invalid, networksPath + "[0].pod.vmNetworkCIDR"}}},
+		{name: "vm network without room for the gateway and the guest", mutate: setNetworking([]v1.Network{cidr("10.11.0.0/30")}, masq("default")),
+			want: []fe{{invalid, networksPath + "[0].pod.vmNetworkCIDR"}}},
 	})
 }
 
