@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
-	"github.com/vireo-dev/vireo/internal/podnetwork"
 	"github.com/vireo-dev/vireo/apis/internal/fieldcheck"
+	"github.com/vireo-dev/vireo/internal/podnetwork"
 )
 
 // networkNamePattern is what network and interface names may consist of.
