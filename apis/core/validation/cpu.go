@@ -83,7 +83,8 @@ func wholeCPUs(q resource.Quantity) (int64, bool) {
 }
 
 // validateDedicatedCPUs checks what pinning vCPUs to dedicated physical CPUs needs, with
-// KubeVirt's rules: a memory request or limit (equal when both are given); whole-number CPU
+// KubeVirt's rules: memory request and limit equal when both are given (that some memory is
+// given, memory.guest counting, is every VMI's rule); whole-number CPU
 // requests and limits, equal when both are given; some CPU count from the resources or the
 // topology, and a topology that agrees with the resources; at most two threads per core.
 func validateDedicatedCPUs(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList {
@@ -91,10 +92,6 @@ func validateDedicatedCPUs(domain *v1.DomainSpec, fldPath *field.Path) field.Err
 	resPath, dedicatedPath := fldPath.Child("resources"), fldPath.Child("cpu", "dedicatedCpuPlacement")
 	res := domain.Resources
 	memReq, memLim := res.Requests.Memory().Value(), res.Limits.Memory().Value()
-	if memReq == 0 && memLim == 0 {
-		errs = append(errs, field.Required(resPath.Child("limits", "memory"),
-			"dedicatedCpuPlacement needs a memory request or limit"))
-	}
 	if memReq > 0 && memLim > 0 && memReq != memLim {
 		errs = append(errs, field.Invalid(resPath.Child("requests", "memory"), res.Requests.Memory().String(),
 			"with dedicatedCpuPlacement the memory request must equal the memory limit "+res.Limits.Memory().String()))

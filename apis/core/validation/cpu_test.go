@@ -51,10 +51,15 @@ func TestDedicatedCPUValidation(t *testing.T) {
 			want: []fe{{invalid, dedicated}}},
 		{name: "request disagrees with topology", mutate: pinned("2", "", "1Gi", "", topo(1, 4, 1)),
 			want: []fe{{invalid, dedicated}}},
-		{name: "no memory", mutate: func(s *v1.VirtualMachineInstanceSpec) {
+		// KubeVirt counts memory.guest as the guest's memory given.
+		{name: "memory.guest alone", mutate: func(s *v1.VirtualMachineInstanceSpec) {
 			pinned("2", "2", "", "", topo(2, 1, 1))(s)
 			s.Domain.Memory = &v1.Memory{Guest: qp("1Gi")}
-		}, want: []fe{{required, memLimPath}}},
+		}},
+		{name: "no memory", mutate: func(s *v1.VirtualMachineInstanceSpec) {
+			pinned("2", "2", "", "", topo(2, 1, 1))(s)
+			s.Domain.Memory = nil
+		}, want: []fe{{required, memReqPath}}},
 		{name: "memory request below limit", mutate: pinned("2", "2", "1Gi", "2Gi", topo(2, 1, 1)),
 			want: []fe{{invalid, memReqPath}}},
 		{name: "three threads", mutate: pinned("", "", "1Gi", "", topo(1, 1, 3)),
