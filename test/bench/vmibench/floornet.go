@@ -21,11 +21,11 @@ import (
 // A launcher's domain runs in its Pod's network namespace, which the node's network helper set
 // up for the masquerade binding (a bridge with the gateway, the tap device QEMU's NIC uses, NAT
 // rules) and where the launcher serves the guest DHCP. The floor gives each of its domains the
-// same (an eth0 dummy stands for the CNI's veth), so the very same domain XML starts ten times on
-// one host and its guests boot as they do in Pods. The namespace has nothing but loopback and
-// the dummy, so the floor's libvirtd fails the host name lookup it makes at every domain start
-// at once (no route to a name server), where a Pod whose /etc/hosts names it would succeed at
-// once.
+// same (one end of a veth pair stands for the CNI's eth0: this kernel has no dummy links), so
+// the very same domain XML starts ten times on one host and its guests boot as they do in Pods.
+// The namespace has no route out, so the floor's libvirtd fails the host name lookup it makes
+// at every domain start at once (no route to a name server), where a Pod whose /etc/hosts
+// names it would succeed at once.
 
 // floorDHCP stops the DHCP server of each floor namespace, by name.
 var floorDHCP = struct {
@@ -39,7 +39,7 @@ func createNetns(ctx context.Context, name string, vmi *v1.VirtualMachineInstanc
 	steps := [][]string{
 		{"ip", "netns", "add", name},
 		{"ip", "-n", name, "link", "set", "lo", "up"},
-		{"ip", "-n", name, "link", "add", podnetwork.PodInterface, "type", "dummy"},
+		{"ip", "-n", name, "link", "add", podnetwork.PodInterface, "type", "veth", "peer", "name", "eth0-peer"},
 		{"ip", "-n", name, "link", "set", podnetwork.PodInterface, "up"},
 	}
 	for _, s := range steps {
