@@ -1,8 +1,9 @@
 // Package testsupport is what Vireo's tests share (for tests only): StampObjects makes
 // client-go's fake clientsets (Kubernetes' and Vireo's generated one) behave as an API server
 // does where the controllers' unit tests depend on it (every create and update gets the next
-// resourceVersion, a create a UID, a creation timestamp and, for a generateName, a name), and
-// FreePort finds a loopback port. VMI builders in the style of KubeVirt's libvmi are in libvmi/.
+// resourceVersion, a create a UID, a creation timestamp and, for a generateName, a name),
+// FreePort finds a loopback port, and InNetns runs code inside a named network namespace. VMI
+// builders in the style of KubeVirt's libvmi are in libvmi/.
 package testsupport
 
 import (

@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netns"
-
 	"github.com/vireo-dev/vireo/internal/podnetwork"
+	"github.com/vireo-dev/vireo/internal/testsupport"
 )
 
 // The test builds, with real namespaces: a "client" namespace, a "pod" namespace joined to it
@@ -42,22 +41,7 @@ func requireRoot(t *testing.T) {
 // inNS runs fn on a thread in namespace name.
 func inNS(t *testing.T, name string, fn func() error) {
 	t.Helper()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		h, err := netns.GetFromName(name)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer h.Close()
-		if err := netns.Set(h); err != nil {
-			errc <- err
-			return
-		}
-		errc <- fn()
-	}()
-	if err := <-errc; err != nil {
+	if err := testsupport.InNetns(name, fn); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -101,19 +85,14 @@ func configure(t *testing.T, dir, pod string, req *podnetwork.Request) error {
 
 func startHelper(t *testing.T) string {
 	dir := t.TempDir()
+	l, err := Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go func() { _ = Serve(ctx, dir) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(dir + "/" + SocketName); err == nil {
-			return dir
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the helper's socket did not appear")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	go func() { _ = ServeOn(ctx, l) }()
+	return dir
 }
 
 // attachGuest puts a veth on the bridge whose other end, in guest, has the guest's address.

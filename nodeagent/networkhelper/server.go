@@ -33,19 +33,34 @@ const requestTimeout = 30 * time.Second
 // Serve answers the node agent's requests on dir/SocketName until ctx ends. Only root (the
 // node agent's user) may connect.
 func Serve(ctx context.Context, dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	l, err := Listen(dir)
+	if err != nil {
 		return err
+	}
+	return ServeOn(ctx, l)
+}
+
+// Listen creates the helper's socket in dir (owner-only); ServeOn then answers on it.
+func Listen(dir string) (*net.UnixListener, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(dir, SocketName)
 	_ = os.Remove(path)
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
 		l.Close()
-		return err
+		return nil, err
 	}
+	return l, nil
+}
+
+// ServeOn answers the node agent's requests on l until ctx ends, then closes l.
+func ServeOn(ctx context.Context, l *net.UnixListener) error {
+	path := l.Addr().String()
 	go func() {
 		<-ctx.Done()
 		l.Close()

@@ -5,19 +5,16 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/testsupport"
 )
 
 // everyPortVMI runs the test guest with an interface that lists no ports: KubeVirt's
@@ -84,40 +81,22 @@ func TestEveryPortReachesTheGuest(t *testing.T) {
 // readFromNode connects to addr from node's network namespace (where kube-proxy serves the
 // node's Services), writes send and returns the first line answered.
 func readFromNode(node, addr, send string) (string, error) {
-	type result struct {
-		said string
-		err  error
-	}
-	res := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends in the node's namespace
-		f, err := os.Open(filepath.Join("/run/netns", node))
-		if err != nil {
-			res <- result{err: err}
-			return
-		}
-		err = unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
-		f.Close()
-		if err != nil {
-			res <- result{err: err}
-			return
-		}
+	var said string
+	err := testsupport.InNetns(node, func() error {
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
-			res <- result{err: err}
-			return
+			return err
 		}
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 		if send != "" {
 			if _, err := io.WriteString(c, send); err != nil {
-				res <- result{err: err}
-				return
+				return err
 			}
 		}
 		b, err := io.ReadAll(io.LimitReader(bufio.NewReader(c), 64<<10))
-		res <- result{string(b), err}
-	}()
-	r := <-res
-	return r.said, r.err
+		said = string(b)
+		return err
+	})
+	return said, err
 }

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/podnetwork"
 	"github.com/vireo-dev/vireo/internal/podnetwork/netnssetup"
+	"github.com/vireo-dev/vireo/internal/testsupport"
 	"github.com/vireo-dev/vireo/launcher/dhcp"
 	"github.com/vireo-dev/vireo/launcher/virt"
 )
@@ -57,7 +58,7 @@ func createNetns(ctx context.Context, name string, vmi *v1.VirtualMachineInstanc
 	}
 	defer ns.Close()
 	var tun *os.File
-	if err := inNetns(name, func() error {
+	if err := testsupport.InNetns(name, func() error {
 		tun, err = os.OpenFile(podnetwork.TunDevice, os.O_RDWR, 0)
 		return err
 	}); err != nil {
@@ -84,30 +85,9 @@ func serveFloorDHCP(ctx context.Context, name string, req *podnetwork.Request) e
 	lease := dhcp.Lease{Guest: layout.Guest, Gateway: layout.Gateway, PrefixLen: layout.Network.Bits(), MTU: 1500}
 	go func() {
 		// The server's socket is made in the namespace; the thread ends with the server.
-		_ = inNetns(name, func() error { return dhcp.Serve(ctx, podnetwork.Bridge, lease) })
+		_ = testsupport.InNetns(name, func() error { return dhcp.Serve(ctx, podnetwork.Bridge, lease) })
 	}()
 	return nil
-}
-
-// inNetns runs fn on a thread that entered namespace name; the thread ends with fn.
-func inNetns(name string, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread, changed, ends with this goroutine
-		f, err := os.Open(filepath.Join("/run/netns", name))
-		if err != nil {
-			errc <- err
-			return
-		}
-		err = unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
-		_ = f.Close()
-		if err != nil {
-			errc <- fmt.Errorf("entering network namespace %s: %w", name, err)
-			return
-		}
-		errc <- fn()
-	}()
-	return <-errc
 }
 
 func deleteNetns(name string) error {

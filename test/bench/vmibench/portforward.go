@@ -38,10 +38,9 @@ var portForwardUserData = fmt.Sprintf("#!/bin/sh\nnc -ll -p %d -e cat </dev/null
 // portForwardResult is what the phase measured, per route ("aggregated": port-forward through
 // kube-apiserver; "direct": a TCP connection straight to the Pod's address).
 type portForwardResult struct {
-	Node   string                         `json:"node"`
-	Routes map[string]portForwardFigures  `json:"routes"`
-	Agent  durations                      `json:"guestAgentRoundTrip"`
-	runs   map[string]*portForwardSamples `json:"-"`
+	Node   string                        `json:"node"`
+	Routes map[string]portForwardFigures `json:"routes"`
+	Agent  durations                     `json:"guestAgentRoundTrip"`
 }
 
 type portForwardFigures struct {
@@ -98,7 +97,7 @@ func (e *env) portForward(ctx context.Context) (res portForwardResult, err error
 	if err := waitEcho(ctx, routes[1], e.c.startTimeout); err != nil {
 		return res, err
 	}
-	res.runs = map[string]*portForwardSamples{"aggregated": {}, "direct": {}}
+	runs := map[string]*portForwardSamples{"aggregated": {}, "direct": {}}
 	say("port-forward: echo round trips and downloads, alternating aggregated and direct")
 	for range pfEchoBlocks {
 		for _, r := range routes {
@@ -106,7 +105,7 @@ func (e *env) portForward(ctx context.Context) (res portForwardResult, err error
 			if err != nil {
 				return res, err
 			}
-			res.runs[r.name].echo = append(res.runs[r.name].echo, ds...)
+			runs[r.name].echo = append(runs[r.name].echo, ds...)
 		}
 	}
 	for range pfThroughputRuns {
@@ -115,14 +114,14 @@ func (e *env) portForward(ctx context.Context) (res portForwardResult, err error
 			if err != nil {
 				return res, err
 			}
-			res.runs[r.name].rates = append(res.runs[r.name].rates, rate)
+			runs[r.name].rates = append(runs[r.name].rates, rate)
 		}
 	}
 	if res.Agent, err = e.agentRoundTrips(ctx); err != nil {
 		return res, err
 	}
 	res.Routes = map[string]portForwardFigures{}
-	for name, s := range res.runs {
+	for name, s := range runs {
 		res.Routes[name] = portForwardFigures{EchoRoundTrip: summarize(s.echo), DownloadBytesPS: summarizeNumbers(s.rates)}
 	}
 	return res, nil
