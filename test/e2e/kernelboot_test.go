@@ -34,7 +34,7 @@ func TestVMIKernelBoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := strings.Split(string(cmdline), "\x00")
-	for _, want := range [][2]string{{"-kernel", protocol.KernelBootDir + "/boot/vmlinuz"}, {"-initrd", protocol.KernelBootDir + "/boot/initrd.img"}, {"-append", "console=tty0 quiet console=ttyS0"}} {
+	for _, want := range [][2]string{{"-kernel", protocol.KernelBootDir + "/boot/vmlinuz"}, {"-initrd", protocol.KernelBootDir + "/boot/initrd.img"}, {"-append", "console=tty0 quiet no_timer_check console=ttyS0"}} {
 		if v := argAfter(args, want[0]); !strings.HasPrefix(v, want[1]) {
 			t.Errorf("QEMU %s %q, want the file in the launcher's kernelBoot image volume (%q)", want[0], v, want[1])
 		}

@@ -17,8 +17,11 @@ const Marker = "VIREO-GUEST-READY"
 // KernelCmdline is the guest kernel's command line, for kernelBoot and the boot disk alike.
 // ttyS0 comes last, so that /dev/console (init's output, the shell) is the serial port; the
 // kernel still prints to the VGA console too. quiet keeps the serial console (slow under
-// emulation) to warnings.
-const KernelCmdline = "console=tty0 console=ttyS0 quiet"
+// emulation) to warnings. no_timer_check skips the kernel's test of the timer interrupt, as
+// Linux does by itself under KVM: under TCG on a busy host the test can misjudge a working
+// IO-APIC timer ("MP-BIOS bug: 8254 timer not connected to IO-APIC"), and the fallback it then
+// picks left a CI boot with no timer interrupts, hung before init.
+const KernelCmdline = "console=tty0 quiet no_timer_check console=ttyS0"
 
 //go:embed guest
 var guestFiles embed.FS
