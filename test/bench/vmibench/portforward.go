@@ -25,7 +25,7 @@ const (
 	// pfEchoRounds one-byte round trips per block; pfEchoBlocks blocks per route, alternating.
 	pfEchoRounds, pfEchoBlocks = 100, 3
 	// pfThroughputRuns downloads of the big file per route, alternating.
-	pfThroughputRuns = 3
+	pfThroughputRuns = 5
 	// agentRounds guestosinfo requests time the guest agent's round trip.
 	agentRounds = 20
 )
@@ -46,11 +46,15 @@ type portForwardResult struct {
 type portForwardFigures struct {
 	EchoRoundTrip   durations `json:"echoRoundTrip"`
 	DownloadBytesPS numbers   `json:"downloadBytesPerSecond"`
+	Open            durations `json:"connectionOpen"`
+	CPU             routeCPU  `json:"cpuDuringDownloads"`
 }
 
 type portForwardSamples struct {
 	echo  []time.Duration
 	rates []float64
+	opens []time.Duration
+	cpu   downloadCPU
 }
 
 // pfRoute opens one TCP connection to the guest's port.
@@ -110,11 +114,14 @@ func (e *env) portForward(ctx context.Context) (res portForwardResult, err error
 	}
 	for range pfThroughputRuns {
 		for _, r := range routes {
-			rate, err := download(ctx, r)
+			d, err := download(ctx, r)
 			if err != nil {
 				return res, err
 			}
-			runs[r.name].rates = append(runs[r.name].rates, rate)
+			s := runs[r.name]
+			s.rates = append(s.rates, float64(d.bytes)/d.elapsed.Seconds())
+			s.opens = append(s.opens, d.open)
+			s.cpu.add(d.cpu, d.bytes)
 		}
 	}
 	if res.Agent, err = e.agentRoundTrips(ctx); err != nil {
@@ -122,7 +129,8 @@ func (e *env) portForward(ctx context.Context) (res portForwardResult, err error
 	}
 	res.Routes = map[string]portForwardFigures{}
 	for name, s := range runs {
-		res.Routes[name] = portForwardFigures{EchoRoundTrip: summarize(s.echo), DownloadBytesPS: summarizeNumbers(s.rates)}
+		res.Routes[name] = portForwardFigures{EchoRoundTrip: summarize(s.echo), DownloadBytesPS: summarizeNumbers(s.rates),
+			Open: summarize(s.opens), CPU: s.cpu.perGB()}
 	}
 	return res, nil
 }
@@ -169,26 +177,44 @@ func echoRoundTripsN(ctx context.Context, r pfRoute, n int) ([]time.Duration, er
 	return out, nil
 }
 
-// download fetches the guest's big file over one connection and returns bytes per second.
-func download(ctx context.Context, r pfRoute) (float64, error) {
+// downloaded is one download: how long its connection took to open (for the aggregated route: a
+// TLS handshake with kube-apiserver, the websocket upgrade, vireo-apiserver's dial of the
+// guest), then from the request to the last byte its size, time and the machine's CPU.
+type downloaded struct {
+	open, elapsed time.Duration
+	bytes         int64
+	cpu           startCPU
+}
+
+// download fetches the guest's big file over one connection.
+func download(ctx context.Context, r pfRoute) (downloaded, error) {
+	var d downloaded
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	began := time.Now()
 	c, err := r.dial(ctx, 80)
 	if err != nil {
-		return 0, err
+		return d, err
 	}
+	d.open = time.Since(began)
 	defer c.Close()
 	go func() { <-ctx.Done(); c.Close() }()
+	before, err := takeCPUSnapshot()
+	if err != nil {
+		return d, err
+	}
+	began = time.Now()
 	if _, err := io.WriteString(c, "GET /big HTTP/1.0\r\n\r\n"); err != nil {
-		return 0, err
+		return d, err
 	}
-	n, err := io.Copy(io.Discard, c)
-	elapsed := time.Since(began)
-	if n < bigFileMiB<<20 {
-		return 0, fmt.Errorf("%s download: %d bytes, want more than %d: %v", r.name, n, bigFileMiB<<20, err)
+	d.bytes, err = io.Copy(io.Discard, c)
+	d.elapsed = time.Since(began)
+	if d.bytes < bigFileMiB<<20 {
+		return d, fmt.Errorf("%s download: %d bytes, want more than %d: %v", r.name, d.bytes, bigFileMiB<<20, err)
 	}
-	return float64(n) / elapsed.Seconds(), nil
+	after, err := takeCPUSnapshot()
+	d.cpu = cpuBetween(before, after)
+	return d, err
 }
 
 // agentRoundTrips times guestosinfo through kube-apiserver: vireo-apiserver -> node agent ->
