@@ -30,7 +30,8 @@ spec:
 
 // TestEFI: firmware.bootloader.efi boots the test guest with OVMF (its boot manager's lines on
 // the serial console, then the guest); with secure boot (the default, which needs SMM) the
-// firmware refuses the unsigned loader; persistent NVRAM is refused with a reason.
+// firmware refuses the unsigned loader; the plain one live-migrates; persistent NVRAM is
+// refused with a reason.
 func TestEFI(t *testing.T) {
 	ns := namespace(t)
 	image := cluster.ContainerDiskImage("tiny")
@@ -59,6 +60,18 @@ func TestEFI(t *testing.T) {
 		}
 	}
 	secure.waitFor(t, "Access Denied", 4*time.Minute)
+
+	// The plain guest moves to a new launcher: the target's QEMU starts on its own NVRAM file
+	// (the flash's contents come with the guest's memory), and the guest goes on.
+	m := startMigration(t, ns, "efi", "")
+	waitMigration(t, ns, m.Name, v1.MigrationSucceeded, 3*time.Minute)
+	waitVMI(t, ns, "efi", time.Minute, "running in the target Pod alone", func(v *v1.VirtualMachineInstance) bool {
+		return v.Status.Phase == v1.Running && len(v.Status.ActivePods) == 1 && v.Status.MigrationState != nil &&
+			v.Status.MigrationState.TargetNodeDomainDetected
+	})
+	moved := openConsole(t, ns, "efi")
+	moved.send(t, "echo MOVED-$((6*7))")
+	moved.waitFor(t, "MOVED-42", 30*time.Second)
 
 	refusal := fmt.Sprintf(efiVMI, "persistent", `    firmware: {bootloader: {efi: {secureBoot: false, persistent: true}}}`, image)
 	_, errOut, err := kubectlResult("-n", ns, "apply", "-f", manifestFile(t, refusal))

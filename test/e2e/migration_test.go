@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -198,6 +199,31 @@ func migrateTickingGuest(t *testing.T, inPlace bool) {
 		t.Fatalf("VNC after the migration: %v", err)
 	}
 	vnc.waitFor(t, "RFB 003.008\n", 30*time.Second)
+	checkAgentAfterMigration(t, ns, "tiny")
+}
+
+// checkAgentAfterMigration: the target launcher talks to the guest's qemu-ga (the guestosinfo
+// subresource answers through the target's node agent) and the VMI says AgentConnected.
+func checkAgentAfterMigration(t *testing.T, ns, name string) {
+	t.Helper()
+	eventuallyWithin(t, "guestosinfo answers from the target", 60*time.Second, func() error {
+		var code int
+		raw, _ := vireo.KubevirtV1().RESTClient().Get().
+			AbsPath("/apis/subresources.kubevirt.io/v1/namespaces", ns, "virtualmachineinstances", name, "guestosinfo").
+			Do(t.Context()).StatusCode(&code).Raw()
+		var info v1.VirtualMachineInstanceGuestAgentInfo
+		if code != 200 {
+			return fmt.Errorf("guestosinfo: %d %s", code, raw)
+		}
+		if err := json.Unmarshal(raw, &info); err != nil || info.OS.ID != "vireo-tiny" {
+			return fmt.Errorf("guestosinfo %s: os %+v (%v), want vireo-tiny", raw, info.OS, err)
+		}
+		return nil
+	})
+	waitVMI(t, ns, name, 30*time.Second, "AgentConnected True after the migration", func(v *v1.VirtualMachineInstance) bool {
+		c := conditionOf(v, v1.VirtualMachineInstanceAgentConnected)
+		return c != nil && c.Status == v1.ConditionTrue
+	})
 }
 
 // checkDowntime waits until the node agents count one more arrival than arrived and checks
