@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/testsupport"
@@ -38,6 +40,7 @@ spec:
 // VMI's labels (kube-proxy on the node, to the launcher Pod, to the guest). The guest got its
 // address, router and host name from the launcher's DHCP server: its page names it "open" (the
 // lease's host name), and it answers clients outside its network (through its default route).
+// The guest reaches its own Service too (hairpin).
 func TestEveryPortReachesTheGuest(t *testing.T) {
 	ns := namespace(t)
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, fmt.Sprintf(everyPortVMI, cluster.RegistryAddress())))
@@ -76,6 +79,24 @@ func TestEveryPortReachesTheGuest(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Hairpin: the guest reaches its own Service (out through the masquerade, kube-proxy, back
+	// in through the Pod's DNAT).
+	con := openConsole(t, ns, "open") // the guest is up: its web server answered above
+	// (busybox 1.35's wget -T crashes: timeout bounds it instead.)
+	hairpin := fmt.Sprintf("timeout 5 wget -q -O- http://%s/ | sed 's/^/HAIRPIN /'", net.JoinHostPort(svc.Spec.ClusterIP, "8080"))
+	want := "HAIRPIN " + guestPage + " open"
+	// Each try waits out wget's 5 s timeout before the next.
+	err = wait.PollUntilContextTimeout(t.Context(), 6*time.Second, 66*time.Second, true, func(context.Context) (bool, error) {
+		if strings.Contains(con.output(), want) {
+			return true, nil
+		}
+		con.send(t, hairpin)
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the guest did not reach its own web server through its Service (%v); the console printed:\n%s", err, con.output())
+	}
 }
 
 // readFromNode connects to addr from node's network namespace (where kube-proxy serves the
