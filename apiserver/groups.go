@@ -3,7 +3,9 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,7 +96,7 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err := gs.InstallAPIGroups(&kubevirt, &cdi); err != nil {
 		return err
 	}
-	if err := installSubresourcesDiscovery(gs); err != nil {
+	if err := installSubresourcesDiscovery(gs, subresourceNames(connecters)); err != nil {
 		return err
 	}
 	shot := vmistream.NewScreenshot(vmis, agents, authz)
@@ -117,8 +119,21 @@ func addStores[T storeutil.Object](m map[string]rest.Storage, name string, schem
 	return main, nil
 }
 
-// installSubresourcesDiscovery publishes subresources.kubevirt.io/v1 in discovery.
-func installSubresourcesDiscovery(gs *genericapiserver.GenericAPIServer) error {
+// subresourceNames are the subresources subresources.kubevirt.io/v1 serves, as its discovery
+// lists them ("virtualmachineinstances/console", ...), sorted.
+func subresourceNames(connecters map[string]connecterStorage) []string {
+	names := slices.Collect(maps.Keys(connecters))
+	names = append(names, "virtualmachineinstances/"+vmistream.VNC+"/screenshot",
+		"virtualmachineinstances/"+portforward.Subresource, "virtualmachines/"+portforward.Subresource)
+	slices.Sort(names)
+	return names
+}
+
+// installSubresourcesDiscovery publishes subresources.kubevirt.io/v1 in discovery. Its legacy
+// resource list names the subresources, namespaced and without verbs, as KubeVirt's virt-api
+// lists them; the aggregated document lists no resources (a subresource there needs a parent
+// resource with a kind, which this group does not serve).
+func installSubresourcesDiscovery(gs *genericapiserver.GenericAPIServer, names []string) error {
 	gv := SubresourcesGroupVersion
 	gvd := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
 	group := metav1.APIGroup{
@@ -131,6 +146,9 @@ func installSubresourcesDiscovery(gs *genericapiserver.GenericAPIServer) error {
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv.String(),
 		APIResources: []metav1.APIResource{},
+	}
+	for _, name := range names {
+		resources.APIResources = append(resources.APIResources, metav1.APIResource{Name: name, Namespaced: true})
 	}
 	gs.DiscoveryGroupManager.AddGroup(group)
 	gs.AggregatedDiscoveryGroupManager.AddGroupVersion(gv.Group, apidiscoveryv2.APIVersionDiscovery{

@@ -120,8 +120,21 @@ func TestDiscovery(t *testing.T) {
 			t.Errorf("group %s missing from discovery %v", g, groupNames)
 		}
 	}
-	if _, err := disc.ServerResourcesForGroupVersion("subresources.kubevirt.io/v1"); err != nil {
-		t.Errorf("subresources.kubevirt.io/v1: %v", err)
+	// KubeVirt's virt-api lists its subresources by name, namespaced, without verbs.
+	sub, err := disc.ServerResourcesForGroupVersion("subresources.kubevirt.io/v1")
+	if err != nil {
+		t.Fatalf("subresources.kubevirt.io/v1: %v", err)
+	}
+	listed := map[string]bool{}
+	for _, r := range sub.APIResources {
+		listed[r.Name] = r.Namespaced
+	}
+	for _, name := range []string{"virtualmachineinstances/console", "virtualmachineinstances/vnc", "virtualmachineinstances/vnc/screenshot",
+		"virtualmachineinstances/portforward", "virtualmachineinstances/pause", "virtualmachineinstances/guestosinfo",
+		"virtualmachines/start", "virtualmachines/migrate"} {
+		if !listed[name] {
+			t.Errorf("subresources.kubevirt.io/v1 does not list %s as namespaced: %+v", name, sub.APIResources)
+		}
 	}
 }
 
