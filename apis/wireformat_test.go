@@ -242,12 +242,13 @@ func TestKubeVirtManifestDecodes(t *testing.T) {
 	}
 }
 
-// TestUnsupportedFieldsAreRejected checks that a KubeVirt field Vireo does not implement is an
+// TestUnsupportedFieldsAreRejected checks that a field KubeVirt's API does not have is an
 // "unknown field" error for strict clients rather than being silently dropped.
 func TestUnsupportedFieldsAreRejected(t *testing.T) {
 	for _, tc := range []struct{ old, new, field string }{
+		// A misspelt field (KubeVirt's is dedicatedIOThread).
 		{"            disk:\n              bus: virtio\n",
-			"            disk:\n              bus: virtio\n            dedicatedIOThread: true\n", "dedicatedIOThread"},
+			"            disk:\n              bus: virtio\n            dedicatedIoThread: true\n", "dedicatedIoThread"},
 		// Vireo's own top-level checksum moved to spec.source.http.checksum, where CDI has it.
 		{"          checksum: sha256:00ff\n", "          checksum: sha256:00ff\n      checksum: sha256:00ff\n", "checksum"},
 	} {

@@ -121,6 +121,10 @@ func Render(vmi *v1.VirtualMachineInstance, opts Options) (*corev1.Pod, error) {
 			NodeSelector:                  sched.nodeSelector,
 			Affinity:                      sched.affinity,
 			Tolerations:                   sched.tolerations,
+			TopologySpreadConstraints:     sched.spread,
+			SchedulerName:                 vmi.Spec.SchedulerName,
+			DNSPolicy:                     corev1.DNSPolicy(vmi.Spec.DNSPolicy),
+			DNSConfig:                     sched.dnsConfig,
 			PriorityClassName:             vmi.Spec.PriorityClassName,
 			Hostname:                      vmi.Spec.Hostname,
 			Subdomain:                     vmi.Spec.Subdomain,
@@ -254,6 +258,8 @@ type schedulingFields struct {
 	nodeSelector map[string]string
 	affinity     *corev1.Affinity
 	tolerations  []corev1.Toleration
+	spread       []corev1.TopologySpreadConstraint
+	dnsConfig    *corev1.PodDNSConfig
 }
 
 // scheduling converts the VMI's placement constraints. apis/ mirrors core/v1's types with the same
@@ -271,6 +277,17 @@ func scheduling(spec *v1.VirtualMachineInstanceSpec, path *field.Path) (scheduli
 	if spec.Tolerations != nil {
 		if err := convert(spec.Tolerations, &out.tolerations); err != nil {
 			errs = append(errs, field.Invalid(path.Child("tolerations"), "", err.Error()))
+		}
+	}
+	if spec.TopologySpreadConstraints != nil {
+		if err := convert(spec.TopologySpreadConstraints, &out.spread); err != nil {
+			errs = append(errs, field.Invalid(path.Child("topologySpreadConstraints"), "", err.Error()))
+		}
+	}
+	if spec.DNSConfig != nil {
+		out.dnsConfig = &corev1.PodDNSConfig{}
+		if err := convert(spec.DNSConfig, out.dnsConfig); err != nil {
+			errs = append(errs, field.Invalid(path.Child("dnsConfig"), "", err.Error()))
 		}
 	}
 	return out, errs

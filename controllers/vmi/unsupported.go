@@ -22,29 +22,128 @@ const UnsupportedReason = "Unsupported"
 // of running without them. A feature given as enabled: false counts too: Vireo cannot promise the
 // machine type's setting is off either.
 func unsupportedFields(spec *v1.VirtualMachineInstanceSpec) []string {
-	var paths []string
-	add := func(set bool, path string) {
-		if set {
-			paths = append(paths, path)
-		}
+	u := &unsupported{}
+	u.domain(&spec.Domain)
+	u.devices(&spec.Domain.Devices)
+	for i := range spec.Domain.Devices.Disks {
+		u.disk(&spec.Domain.Devices.Disks[i], fmt.Sprintf("spec.domain.devices.disks[%d]", i))
 	}
-	d := &spec.Domain
-	if d.CPU != nil {
-		add(d.CPU.DedicatedCPUPlacement, "spec.domain.cpu.dedicatedCpuPlacement")
-		add(d.CPU.IsolateEmulatorThread, "spec.domain.cpu.isolateEmulatorThread")
+	for i := range spec.Domain.Devices.Interfaces {
+		u.iface(&spec.Domain.Devices.Interfaces[i], fmt.Sprintf("spec.domain.devices.interfaces[%d]", i))
+	}
+	for i, n := range spec.Networks {
+		path := fmt.Sprintf("spec.networks[%d]", i)
+		u.add(n.Multus != nil, path+".multus")
+		u.add(n.ResourceClaim != nil, path+".resourceClaim")
+	}
+	for i := range spec.Volumes {
+		u.volume(&spec.Volumes[i].VolumeSource, fmt.Sprintf("spec.volumes[%d]", i))
+	}
+	u.add(spec.ServiceAccountName != "", "spec.serviceAccountName")
+	u.add(len(spec.ResourceClaims) > 0, "spec.resourceClaims")
+	u.add(len(spec.UtilityVolumes) > 0, "spec.utilityVolumes")
+	return u.paths
+}
+
+// unsupported collects the paths of fields that are set and that Vireo cannot run.
+type unsupported struct{ paths []string }
+
+func (u *unsupported) add(set bool, path string) {
+	if set {
+		u.paths = append(u.paths, path)
+	}
+}
+
+func (u *unsupported) domain(d *v1.DomainSpec) {
+	if c := d.CPU; c != nil {
+		u.add(c.DedicatedCPUPlacement, "spec.domain.cpu.dedicatedCpuPlacement")
+		u.add(c.IsolateEmulatorThread, "spec.domain.cpu.isolateEmulatorThread")
+		u.add(c.MaxSockets != 0, "spec.domain.cpu.maxSockets")
+		u.add(len(c.Features) > 0, "spec.domain.cpu.features")
+		u.add(c.NUMA != nil, "spec.domain.cpu.numa")
+		u.add(c.Realtime != nil, "spec.domain.cpu.realtime")
+	}
+	if m := d.Memory; m != nil {
+		u.add(m.Hugepages != nil, "spec.domain.memory.hugepages")
+		u.add(m.MaxGuest != nil, "spec.domain.memory.maxGuest")
+		u.add(m.ReservedOverhead != nil, "spec.domain.memory.reservedOverhead")
 	}
 	if f := d.Features; f != nil {
-		add(f.Hyperv != nil, "spec.domain.features.hyperv")
+		u.add(f.Hyperv != nil, "spec.domain.features.hyperv")
+		u.add(f.HypervPassthrough != nil, "spec.domain.features.hypervPassthrough")
+		u.add(f.KVM != nil, "spec.domain.features.kvm")
+		u.add(f.Pvspinlock != nil, "spec.domain.features.pvspinlock")
 	}
-	add(d.Devices.TPM != nil, "spec.domain.devices.tpm")
-	for i, disk := range d.Devices.Disks {
-		add(disk.LUN != nil, fmt.Sprintf("spec.domain.devices.disks[%d].lun", i))
-	}
-	for i, vol := range spec.Volumes {
-		add(vol.HostDisk != nil, fmt.Sprintf("spec.volumes[%d].hostDisk", i))
-	}
-	return paths
+	u.add(d.Firmware != nil && d.Firmware.ACPI != nil, "spec.domain.firmware.acpi")
+	u.add(d.Resources.OvercommitGuestOverhead, "spec.domain.resources.overcommitGuestOverhead")
+	u.add(d.IOThreadsPolicy != nil, "spec.domain.ioThreadsPolicy")
+	u.add(d.IOThreads != nil, "spec.domain.ioThreads")
+	u.add(d.Chassis != nil, "spec.domain.chassis")
+	u.add(d.LaunchSecurity != nil, "spec.domain.launchSecurity")
+	u.add(d.RebootPolicy != nil && *d.RebootPolicy != "Reboot", "spec.domain.rebootPolicy")
 }
+
+func (u *unsupported) devices(d *v1.Devices) {
+	const p = "spec.domain.devices."
+	u.add(d.TPM != nil, p+"tpm")
+	u.add(isTrue(d.UseVirtioTransitional), p+"useVirtioTransitional")
+	u.add(d.Watchdog != nil, p+"watchdog")
+	u.add(len(d.Inputs) > 0, p+"inputs")
+	u.add(isTrue(d.LogSerialConsole), p+"logSerialConsole")
+	u.add(isTrue(d.AutoattachInputDevice), p+"autoattachInputDevice")
+	u.add(isTrue(d.AutoattachVSOCK), p+"autoattachVSOCK")
+	u.add(isTrue(d.BlockMultiQueue), p+"blockMultiQueue")
+	u.add(isTrue(d.NetworkInterfaceMultiQueue), p+"networkInterfaceMultiqueue")
+	u.add(len(d.GPUs) > 0, p+"gpus")
+	u.add(d.DownwardMetrics != nil, p+"downwardMetrics")
+	u.add(len(d.PanicDevices) > 0, p+"panicDevices")
+	u.add(len(d.Filesystems) > 0, p+"filesystems")
+	u.add(len(d.HostDevices) > 0, p+"hostDevices")
+	u.add(d.ClientPassthrough != nil, p+"clientPassthrough")
+	u.add(d.Sound != nil, p+"sound")
+	u.add(d.Video != nil && d.Video.Type != "" && d.Video.Type != "vga", p+"video") // the display is VGA
+}
+
+func (u *unsupported) disk(d *v1.Disk, path string) {
+	u.add(d.LUN != nil, path+".lun")
+	u.add(d.Disk != nil && d.Disk.PciAddress != "", path+".disk.pciAddress")
+	u.add(d.DedicatedIOThread != nil, path+".dedicatedIOThread")
+	u.add(d.IO != "", path+".io")
+	u.add(d.Tag != "", path+".tag")
+	u.add(d.BlockSize != nil, path+".blockSize")
+	u.add(isTrue(d.Shareable), path+".shareable")
+	u.add(d.ErrorPolicy != nil, path+".errorPolicy")
+	u.add(isTrue(d.ChangedBlockTracking), path+".changedBlockTracking")
+}
+
+func (u *unsupported) iface(i *v1.Interface, path string) {
+	for _, binding := range []struct {
+		set  bool
+		name string
+	}{{i.SRIOV != nil, "sriov"}, {i.DeprecatedSlirp != nil, "slirp"}, {i.DeprecatedMacvtap != nil, "macvtap"},
+		{i.DeprecatedPasst != nil, "passt"}, {i.PasstBinding != nil, "passtBinding"}, {i.Binding != nil, "binding"}} {
+		u.add(binding.set, path+"."+binding.name)
+	}
+	u.add(len(i.PortRanges) > 0, path+".portRanges")
+	u.add(i.PciAddress != "", path+".pciAddress")
+	u.add(i.DHCPOptions != nil, path+".dhcpOptions")
+	u.add(i.Tag != "", path+".tag")
+	u.add(i.ACPIIndex != 0, path+".acpiIndex")
+	u.add(i.State != "" && i.State != "up", path+".state")
+}
+
+func (u *unsupported) volume(v *v1.VolumeSource, path string) {
+	u.add(v.HostDisk != nil, path+".hostDisk")
+	u.add(v.Sysprep != nil, path+".sysprep")
+	u.add(v.Ephemeral != nil, path+".ephemeral")
+	u.add(v.DownwardMetrics != nil, path+".downwardMetrics")
+	u.add(v.MemoryDump != nil, path+".memoryDump")
+	u.add(v.ContainerPath != nil, path+".containerPath")
+	u.add(v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable, path+".persistentVolumeClaim.hotpluggable")
+	u.add(v.DataVolume != nil && v.DataVolume.Hotpluggable, path+".dataVolume.hotpluggable")
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
 
 // refuseUnsupported fails a VMI that has not started yet and asks for what Vireo cannot run. It
 // reports whether it did.

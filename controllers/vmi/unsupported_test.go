@@ -36,6 +36,28 @@ func TestUnsupportedFields(t *testing.T) {
 	if got := unsupportedFields(&v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{Features: &v1.Features{}}}); got != nil {
 		t.Errorf("a plain VMI: %v, want nothing unsupported", got)
 	}
+	// KubeVirt's fields that Vireo stores: what it cannot do is named; what it does (a VGA
+	// display, no balloon, a link that is up, an IPv6 CIDR a v4 masquerade never uses) is not.
+	more := v1.VirtualMachineInstanceSpec{
+		Domain: v1.DomainSpec{Devices: v1.Devices{
+			GPUs:                 []v1.GPU{{Name: "g", DeviceName: "nvidia.com/T4"}},
+			Video:                &v1.VideoDevice{Type: "vga"},
+			AutoattachMemBalloon: new(false),
+			Interfaces: []v1.Interface{
+				{Name: "a", InterfaceBindingMethod: v1.InterfaceBindingMethod{Masquerade: &v1.InterfaceMasquerade{}}, State: "up"},
+				{Name: "b", InterfaceBindingMethod: v1.InterfaceBindingMethod{SRIOV: &v1.InterfaceSRIOV{}}, State: "down"},
+			},
+		}},
+		Networks: []v1.Network{{Name: "a", NetworkSource: v1.NetworkSource{Pod: &v1.PodNetwork{VMIPv6NetworkCIDR: "fd10:0:2::/120"}}},
+			{Name: "b", NetworkSource: v1.NetworkSource{Multus: &v1.MultusNetwork{NetworkName: "x"}}}},
+		Volumes:        []v1.Volume{{Name: "dump", VolumeSource: v1.VolumeSource{MemoryDump: &v1.MemoryDumpVolumeSource{}}}},
+		UtilityVolumes: []v1.UtilityVolume{{Name: "u"}},
+	}
+	want = []string{"spec.domain.devices.gpus", "spec.domain.devices.interfaces[1].sriov", "spec.domain.devices.interfaces[1].state",
+		"spec.networks[1].multus", "spec.volumes[0].memoryDump", "spec.utilityVolumes"}
+	if got := unsupportedFields(&more); !slices.Equal(got, want) {
+		t.Errorf("unsupportedFields = %v, want %v", got, want)
+	}
 }
 
 func TestVMIAskingForWhatVireoCannotRunFails(t *testing.T) {

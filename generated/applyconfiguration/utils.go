@@ -50,14 +50,24 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.AccessCredentialApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AccessCredentialSecretSource"):
 		return &corev1.AccessCredentialSecretSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ACPI"):
+		return &corev1.ACPIApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Affinity"):
 		return &corev1.AffinityApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("BIOS"):
 		return &corev1.BIOSApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("BlockSize"):
+		return &corev1.BlockSizeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Bootloader"):
 		return &corev1.BootloaderApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CDRomTarget"):
 		return &corev1.CDRomTargetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Chassis"):
+		return &corev1.ChassisApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ClaimRequest"):
+		return &corev1.ClaimRequestApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ClaimVolumeSource"):
+		return &corev1.ClaimVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Clock"):
 		return &corev1.ClockApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ClockOffset"):
@@ -74,8 +84,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.ContainerDiskInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerDiskSource"):
 		return &corev1.ContainerDiskSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ContainerPathVolumeSource"):
+		return &corev1.ContainerPathVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CPU"):
 		return &corev1.CPUApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CPUFeature"):
+		return &corev1.CPUFeatureApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CustomBlockSize"):
+		return &corev1.CustomBlockSizeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DataVolumeSource"):
 		return &corev1.DataVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DataVolumeTemplateSpec"):
@@ -84,10 +100,18 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.DeveloperConfigurationApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Devices"):
 		return &corev1.DevicesApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DHCPOptions"):
+		return &corev1.DHCPOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DHCPPrivateOptions"):
+		return &corev1.DHCPPrivateOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Diag288Watchdog"):
+		return &corev1.Diag288WatchdogApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Disk"):
 		return &corev1.DiskApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DiskDevice"):
 		return &corev1.DiskDeviceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DiskIOThreads"):
+		return &corev1.DiskIOThreadsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DiskTarget"):
 		return &corev1.DiskTargetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DomainSpec"):
@@ -100,12 +124,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.EFIApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("EmptyDiskSource"):
 		return &corev1.EmptyDiskSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("EphemeralVolumeSource"):
+		return &corev1.EphemeralVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ExecAction"):
 		return &corev1.ExecActionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("FeatureAPIC"):
 		return &corev1.FeatureAPICApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("FeatureHyperv"):
 		return &corev1.FeatureHypervApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FeatureKVM"):
+		return &corev1.FeatureKVMApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Features"):
 		return &corev1.FeaturesApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("FeatureSpinlocks"):
@@ -114,10 +142,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.FeatureStateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("FeatureVendorID"):
 		return &corev1.FeatureVendorIDApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Filesystem"):
+		return &corev1.FilesystemApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Firmware"):
 		return &corev1.FirmwareApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("GPU"):
+		return &corev1.GPUApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Handler"):
 		return &corev1.HandlerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HostDevice"):
+		return &corev1.HostDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HostDisk"):
 		return &corev1.HostDiskApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HPETTimer"):
@@ -126,8 +160,18 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.HTTPGetActionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HTTPHeader"):
 		return &corev1.HTTPHeaderApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Hugepages"):
+		return &corev1.HugepagesApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HyperVPassthrough"):
+		return &corev1.HyperVPassthroughApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HypervTimer"):
 		return &corev1.HypervTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("I6300ESBWatchdog"):
+		return &corev1.I6300ESBWatchdogApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Input"):
+		return &corev1.InputApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("InstancetypeMatcher"):
+		return &corev1.InstancetypeMatcherApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Interface"):
 		return &corev1.InterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("InterfaceBindingMethod"):
@@ -150,6 +194,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.KubeVirtStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KVMTimer"):
 		return &corev1.KVMTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("LaunchSecurity"):
+		return &corev1.LaunchSecurityApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("LocalObjectReference"):
 		return &corev1.LocalObjectReferenceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("LunTarget"):
@@ -158,8 +204,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.MachineApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Memory"):
 		return &corev1.MemoryApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MemoryDumpVolumeSource"):
+		return &corev1.MemoryDumpVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MigrationConfiguration"):
 		return &corev1.MigrationConfigurationApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MultusNetwork"):
+		return &corev1.MultusNetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Network"):
 		return &corev1.NetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkSource"):
@@ -172,28 +222,46 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.NodeSelectorRequirementApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NodeSelectorTerm"):
 		return &corev1.NodeSelectorTermApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("NUMA"):
+		return &corev1.NUMAApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ObjectFieldSelector"):
 		return &corev1.ObjectFieldSelectorApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PanicDevice"):
+		return &corev1.PanicDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimVolumeSource"):
 		return &corev1.PersistentVolumeClaimVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PITTimer"):
 		return &corev1.PITTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PluginBinding"):
+		return &corev1.PluginBindingApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodAffinity"):
 		return &corev1.PodAffinityApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodAffinityTerm"):
 		return &corev1.PodAffinityTermApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodAntiAffinity"):
 		return &corev1.PodAntiAffinityApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PodDNSConfig"):
+		return &corev1.PodDNSConfigApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PodDNSConfigOption"):
+		return &corev1.PodDNSConfigOptionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodNetwork"):
 		return &corev1.PodNetworkApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Port"):
 		return &corev1.PortApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PortRange"):
+		return &corev1.PortRangeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PreferenceMatcher"):
+		return &corev1.PreferenceMatcherApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PreferredSchedulingTerm"):
 		return &corev1.PreferredSchedulingTermApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Probe"):
 		return &corev1.ProbeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("QemuGuestAgentSSHPublicKeyAccessCredentialPropagation"):
 		return &corev1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagationApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Realtime"):
+		return &corev1.RealtimeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ReservedOverhead"):
+		return &corev1.ReservedOverheadApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceFieldSelector"):
 		return &corev1.ResourceFieldSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceRequirements"):
@@ -204,6 +272,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.SecretVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ServiceAccountVolumeSource"):
 		return &corev1.ServiceAccountVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SEV"):
+		return &corev1.SEVApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SEVPolicy"):
+		return &corev1.SEVPolicyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SoundDevice"):
+		return &corev1.SoundDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredential"):
 		return &corev1.SSHPublicKeyAccessCredentialApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredentialPropagationMethod"):
@@ -212,6 +286,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.SSHPublicKeyAccessCredentialSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SyNICTimer"):
 		return &corev1.SyNICTimerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SysprepSource"):
+		return &corev1.SysprepSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TCPSocketAction"):
 		return &corev1.TCPSocketActionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Timer"):
@@ -220,6 +296,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.TLBFlushApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Toleration"):
 		return &corev1.TolerationApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TopologySpreadConstraint"):
+		return &corev1.TopologySpreadConstraintApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TPMDevice"):
 		return &corev1.TPMDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("UserPasswordAccessCredential"):
@@ -228,6 +306,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.UserPasswordAccessCredentialPropagationMethodApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("UserPasswordAccessCredentialSource"):
 		return &corev1.UserPasswordAccessCredentialSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("UtilityVolume"):
+		return &corev1.UtilityVolumeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VGPUDisplayOptions"):
+		return &corev1.VGPUDisplayOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VGPUOptions"):
+		return &corev1.VGPUOptionsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VideoDevice"):
+		return &corev1.VideoDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachine"):
 		return &corev1.VirtualMachineApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineCondition"):
@@ -254,6 +340,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.VirtualMachineInstanceNetworkInterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstancePhaseTransitionTimestamp"):
 		return &corev1.VirtualMachineInstancePhaseTransitionTimestampApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceResourceClaim"):
+		return &corev1.VirtualMachineInstanceResourceClaimApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceSpec"):
 		return &corev1.VirtualMachineInstanceSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceStatus"):
@@ -274,6 +362,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.VolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeStatus"):
 		return &corev1.VolumeStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Watchdog"):
+		return &corev1.WatchdogApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("WatchdogDevice"):
+		return &corev1.WatchdogDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("WeightedPodAffinityTerm"):
 		return &corev1.WeightedPodAffinityTermApplyConfiguration{}
 

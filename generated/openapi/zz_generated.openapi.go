@@ -37,13 +37,20 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1beta1.PersistentVolumeClaimSpec{}.OpenAPIModelName():                          schema_vireo_apis_cdi_v1beta1_PersistentVolumeClaimSpec(ref),
 		v1beta1.StorageSpec{}.OpenAPIModelName():                                        schema_vireo_apis_cdi_v1beta1_StorageSpec(ref),
 		v1beta1.VolumeResourceRequirements{}.OpenAPIModelName():                         schema_vireo_apis_cdi_v1beta1_VolumeResourceRequirements(ref),
+		v1.ACPI{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_ACPI(ref),
 		v1.AccessCredential{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_AccessCredential(ref),
 		v1.AccessCredentialSecretSource{}.OpenAPIModelName():                            schema_vireo_apis_core_v1_AccessCredentialSecretSource(ref),
 		v1.Affinity{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Affinity(ref),
 		v1.BIOS{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_BIOS(ref),
+		v1.BlockSize{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_BlockSize(ref),
 		v1.Bootloader{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_Bootloader(ref),
 		v1.CDRomTarget{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_CDRomTarget(ref),
 		v1.CPU{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_CPU(ref),
+		v1.CPUFeature{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_CPUFeature(ref),
+		v1.Chassis{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Chassis(ref),
+		v1.ClaimRequest{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_ClaimRequest(ref),
+		v1.ClaimVolumeSource{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_ClaimVolumeSource(ref),
+		v1.ClientPassthroughDevices{}.OpenAPIModelName():                                schema_vireo_apis_core_v1_ClientPassthroughDevices(ref),
 		v1.Clock{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Clock(ref),
 		v1.ClockOffset{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_ClockOffset(ref),
 		v1.ClockOffsetUTC{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_ClockOffsetUTC(ref),
@@ -53,40 +60,64 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.ConfigMapVolumeSource{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_ConfigMapVolumeSource(ref),
 		v1.ContainerDiskInfo{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_ContainerDiskInfo(ref),
 		v1.ContainerDiskSource{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ContainerDiskSource(ref),
+		v1.ContainerPathVolumeSource{}.OpenAPIModelName():                               schema_vireo_apis_core_v1_ContainerPathVolumeSource(ref),
+		v1.CustomBlockSize{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_CustomBlockSize(ref),
 		v1.CustomizeComponents{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_CustomizeComponents(ref),
+		v1.DHCPOptions{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_DHCPOptions(ref),
+		v1.DHCPPrivateOptions{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_DHCPPrivateOptions(ref),
 		v1.DataVolumeSource{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_DataVolumeSource(ref),
 		v1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName():                           schema_vireo_apis_core_v1_DataVolumeTemplateDummyStatus(ref),
 		v1.DataVolumeTemplateSpec{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_DataVolumeTemplateSpec(ref),
+		v1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_DeprecatedInterfaceMacvtap(ref),
+		v1.DeprecatedInterfacePasst{}.OpenAPIModelName():                                schema_vireo_apis_core_v1_DeprecatedInterfacePasst(ref),
+		v1.DeprecatedInterfaceSlirp{}.OpenAPIModelName():                                schema_vireo_apis_core_v1_DeprecatedInterfaceSlirp(ref),
 		v1.DeveloperConfiguration{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_DeveloperConfiguration(ref),
 		v1.Devices{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Devices(ref),
+		v1.Diag288Watchdog{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_Diag288Watchdog(ref),
 		v1.Disk{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_Disk(ref),
 		v1.DiskDevice{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DiskDevice(ref),
+		v1.DiskIOThreads{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_DiskIOThreads(ref),
 		v1.DiskTarget{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DiskTarget(ref),
 		v1.DomainSpec{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DomainSpec(ref),
 		v1.DownwardAPIVolumeFile{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_DownwardAPIVolumeFile(ref),
 		v1.DownwardAPIVolumeSource{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_DownwardAPIVolumeSource(ref),
+		v1.DownwardMetrics{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_DownwardMetrics(ref),
+		v1.DownwardMetricsVolumeSource{}.OpenAPIModelName():                             schema_vireo_apis_core_v1_DownwardMetricsVolumeSource(ref),
 		v1.EFI{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_EFI(ref),
 		v1.EmptyDiskSource{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_EmptyDiskSource(ref),
+		v1.EphemeralVolumeSource{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_EphemeralVolumeSource(ref),
 		v1.ExecAction{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_ExecAction(ref),
 		v1.FeatureAPIC{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_FeatureAPIC(ref),
 		v1.FeatureHyperv{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_FeatureHyperv(ref),
+		v1.FeatureKVM{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_FeatureKVM(ref),
 		v1.FeatureSpinlocks{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_FeatureSpinlocks(ref),
 		v1.FeatureState{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_FeatureState(ref),
 		v1.FeatureVendorID{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_FeatureVendorID(ref),
 		v1.Features{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Features(ref),
+		v1.Filesystem{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_Filesystem(ref),
+		v1.FilesystemVirtiofs{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_FilesystemVirtiofs(ref),
 		v1.Firmware{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Firmware(ref),
+		v1.GPU{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_GPU(ref),
 		v1.GuestAgentCommandInfo{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_GuestAgentCommandInfo(ref),
 		v1.GuestAgentPing{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_GuestAgentPing(ref),
 		v1.HPETTimer{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_HPETTimer(ref),
 		v1.HTTPGetAction{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_HTTPGetAction(ref),
 		v1.HTTPHeader{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_HTTPHeader(ref),
 		v1.Handler{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Handler(ref),
+		v1.HostDevice{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_HostDevice(ref),
 		v1.HostDisk{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_HostDisk(ref),
+		v1.Hugepages{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_Hugepages(ref),
+		v1.HyperVPassthrough{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_HyperVPassthrough(ref),
 		v1.HypervTimer{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_HypervTimer(ref),
+		v1.I6300ESBWatchdog{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_I6300ESBWatchdog(ref),
+		v1.Input{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Input(ref),
+		v1.InstancetypeMatcher{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_InstancetypeMatcher(ref),
 		v1.Interface{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_Interface(ref),
 		v1.InterfaceBindingMethod{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_InterfaceBindingMethod(ref),
 		v1.InterfaceBridge{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_InterfaceBridge(ref),
 		v1.InterfaceMasquerade{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_InterfaceMasquerade(ref),
+		v1.InterfacePasstBinding{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_InterfacePasstBinding(ref),
+		v1.InterfaceSRIOV{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_InterfaceSRIOV(ref),
 		v1.KVMTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_KVMTimer(ref),
 		v1.KernelBoot{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_KernelBoot(ref),
 		v1.KernelBootContainer{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_KernelBootContainer(ref),
@@ -99,11 +130,16 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.KubeVirtSpec{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_KubeVirtSpec(ref),
 		v1.KubeVirtStatus{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_KubeVirtStatus(ref),
 		v1.KubeVirtWorkloadUpdateStrategy{}.OpenAPIModelName():                          schema_vireo_apis_core_v1_KubeVirtWorkloadUpdateStrategy(ref),
+		v1.LaunchSecurity{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_LaunchSecurity(ref),
 		v1.LocalObjectReference{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_LocalObjectReference(ref),
 		v1.LunTarget{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_LunTarget(ref),
 		v1.Machine{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Machine(ref),
 		v1.Memory{}.OpenAPIModelName():                                                  schema_vireo_apis_core_v1_Memory(ref),
+		v1.MemoryDumpVolumeSource{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_MemoryDumpVolumeSource(ref),
 		v1.MigrationConfiguration{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_MigrationConfiguration(ref),
+		v1.MultusNetwork{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_MultusNetwork(ref),
+		v1.NUMA{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_NUMA(ref),
+		v1.NUMAGuestMappingPassthrough{}.OpenAPIModelName():                             schema_vireo_apis_core_v1_NUMAGuestMappingPassthrough(ref),
 		v1.Network{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Network(ref),
 		v1.NetworkSource{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_NetworkSource(ref),
 		v1.NoCloudSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName():          schema_vireo_apis_core_v1_NoCloudSSHPublicKeyAccessCredentialPropagation(ref),
@@ -113,34 +149,54 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.NodeSelectorTerm{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_NodeSelectorTerm(ref),
 		v1.ObjectFieldSelector{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ObjectFieldSelector(ref),
 		v1.PITTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_PITTimer(ref),
+		v1.PanicDevice{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_PanicDevice(ref),
 		v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():                       schema_vireo_apis_core_v1_PersistentVolumeClaimVolumeSource(ref),
+		v1.PluginBinding{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_PluginBinding(ref),
 		v1.PodAffinity{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_PodAffinity(ref),
 		v1.PodAffinityTerm{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_PodAffinityTerm(ref),
 		v1.PodAntiAffinity{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_PodAntiAffinity(ref),
+		v1.PodDNSConfig{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_PodDNSConfig(ref),
+		v1.PodDNSConfigOption{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_PodDNSConfigOption(ref),
 		v1.PodNetwork{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_PodNetwork(ref),
 		v1.Port{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_Port(ref),
+		v1.PortRange{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_PortRange(ref),
+		v1.PreferenceMatcher{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_PreferenceMatcher(ref),
 		v1.PreferredSchedulingTerm{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_PreferredSchedulingTerm(ref),
 		v1.Probe{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Probe(ref),
 		v1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{}.OpenAPIModelName():   schema_vireo_apis_core_v1_QemuGuestAgentSSHPublicKeyAccessCredentialPropagation(ref),
 		v1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}.OpenAPIModelName():   schema_vireo_apis_core_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(ref),
 		v1.RTCTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_RTCTimer(ref),
+		v1.Realtime{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Realtime(ref),
+		v1.ReservedOverhead{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_ReservedOverhead(ref),
 		v1.ResourceFieldSelector{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_ResourceFieldSelector(ref),
 		v1.ResourceRequirements{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_ResourceRequirements(ref),
 		v1.Rng{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_Rng(ref),
+		v1.SEV{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_SEV(ref),
+		v1.SEVAttestation{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_SEVAttestation(ref),
+		v1.SEVPolicy{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_SEVPolicy(ref),
+		v1.SEVSNP{}.OpenAPIModelName():                                                  schema_vireo_apis_core_v1_SEVSNP(ref),
 		v1.SSHPublicKeyAccessCredential{}.OpenAPIModelName():                            schema_vireo_apis_core_v1_SSHPublicKeyAccessCredential(ref),
 		v1.SSHPublicKeyAccessCredentialPropagationMethod{}.OpenAPIModelName():           schema_vireo_apis_core_v1_SSHPublicKeyAccessCredentialPropagationMethod(ref),
 		v1.SSHPublicKeyAccessCredentialSource{}.OpenAPIModelName():                      schema_vireo_apis_core_v1_SSHPublicKeyAccessCredentialSource(ref),
 		v1.SecretVolumeSource{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_SecretVolumeSource(ref),
 		v1.ServiceAccountVolumeSource{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_ServiceAccountVolumeSource(ref),
+		v1.SoundDevice{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_SoundDevice(ref),
 		v1.SyNICTimer{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_SyNICTimer(ref),
+		v1.SysprepSource{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_SysprepSource(ref),
 		v1.TCPSocketAction{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_TCPSocketAction(ref),
+		v1.TDX{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_TDX(ref),
 		v1.TLBFlush{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_TLBFlush(ref),
 		v1.TPMDevice{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_TPMDevice(ref),
 		v1.Timer{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Timer(ref),
 		v1.Toleration{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_Toleration(ref),
+		v1.TopologySpreadConstraint{}.OpenAPIModelName():                                schema_vireo_apis_core_v1_TopologySpreadConstraint(ref),
 		v1.UserPasswordAccessCredential{}.OpenAPIModelName():                            schema_vireo_apis_core_v1_UserPasswordAccessCredential(ref),
 		v1.UserPasswordAccessCredentialPropagationMethod{}.OpenAPIModelName():           schema_vireo_apis_core_v1_UserPasswordAccessCredentialPropagationMethod(ref),
 		v1.UserPasswordAccessCredentialSource{}.OpenAPIModelName():                      schema_vireo_apis_core_v1_UserPasswordAccessCredentialSource(ref),
+		v1.UtilityVolume{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_UtilityVolume(ref),
+		v1.VGPUDisplayOptions{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_VGPUDisplayOptions(ref),
+		v1.VGPUOptions{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_VGPUOptions(ref),
+		v1.VideoDevice{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_VideoDevice(ref),
 		v1.VirtualMachine{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_VirtualMachine(ref),
 		v1.VirtualMachineCondition{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_VirtualMachineCondition(ref),
 		v1.VirtualMachineInstance{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_VirtualMachineInstance(ref),
@@ -163,6 +219,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.VirtualMachineInstanceMigrationStatus{}.OpenAPIModelName():                   schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationStatus(ref),
 		v1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName():                  schema_vireo_apis_core_v1_VirtualMachineInstanceNetworkInterface(ref),
 		v1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName():          schema_vireo_apis_core_v1_VirtualMachineInstancePhaseTransitionTimestamp(ref),
+		v1.VirtualMachineInstanceResourceClaim{}.OpenAPIModelName():                     schema_vireo_apis_core_v1_VirtualMachineInstanceResourceClaim(ref),
 		v1.VirtualMachineInstanceSpec{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref),
 		v1.VirtualMachineInstanceStatus{}.OpenAPIModelName():                            schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref),
 		v1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName():                      schema_vireo_apis_core_v1_VirtualMachineInstanceTemplateSpec(ref),
@@ -174,6 +231,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Volume{}.OpenAPIModelName():                                                  schema_vireo_apis_core_v1_Volume(ref),
 		v1.VolumeSource{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_VolumeSource(ref),
 		v1.VolumeStatus{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_VolumeStatus(ref),
+		v1.Watchdog{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Watchdog(ref),
+		v1.WatchdogDevice{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_WatchdogDevice(ref),
 		v1.WeightedPodAffinityTerm{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_WeightedPodAffinityTerm(ref),
 		resource.Quantity{}.OpenAPIModelName():                                          schema_apimachinery_pkg_api_resource_Quantity(ref),
 		metav1.APIGroup{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_APIGroup(ref),
@@ -848,6 +907,33 @@ func schema_vireo_apis_cdi_v1beta1_VolumeResourceRequirements(ref common.Referen
 	}
 }
 
+func schema_vireo_apis_core_v1_ACPI(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ACPI adds ACPI tables from Secrets named in spec.volumes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"slicNameRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SlicNameRef names the volume holding a SLIC table.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"msdmNameRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MsdmNameRef names the volume holding an MSDM table.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_AccessCredential(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -947,6 +1033,33 @@ func schema_vireo_apis_core_v1_BIOS(ref common.ReferenceCallback) common.OpenAPI
 				},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_core_v1_BlockSize(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BlockSize sets the block sizes a disk reports to the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"custom": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Custom sets them explicitly.",
+							Ref:         ref(v1.CustomBlockSize{}.OpenAPIModelName()),
+						},
+					},
+					"matchVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MatchVolume takes them from the volume.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.CustomBlockSize{}.OpenAPIModelName(), v1.FeatureState{}.OpenAPIModelName()},
 	}
 }
 
@@ -1060,7 +1173,185 @@ func schema_vireo_apis_core_v1_CPU(ref common.ReferenceCallback) common.OpenAPID
 							Format:      "",
 						},
 					},
+					"maxSockets": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxSockets is the most sockets vCPUs may be hot-plugged into.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"features": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Features turns CPU feature flags on or off.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.CPUFeature{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"numa": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NUMA sets the guest's NUMA topology.",
+							Ref:         ref(v1.NUMA{}.OpenAPIModelName()),
+						},
+					},
+					"realtime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Realtime tunes dedicated vCPUs for realtime workloads.",
+							Ref:         ref(v1.Realtime{}.OpenAPIModelName()),
+						},
+					},
 				},
+			},
+		},
+		Dependencies: []string{
+			v1.CPUFeature{}.OpenAPIModelName(), v1.NUMA{}.OpenAPIModelName(), v1.Realtime{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_CPUFeature(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUFeature turns one CPU feature flag on or off for the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the feature, as libvirt knows it (such as \"vmx\" or \"pcid\").",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"policy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Policy is force, require, optional, disable or forbid. Defaults to require.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_Chassis(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Chassis is the SMBIOS chassis information the guest sees.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"manufacturer": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"serial": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"asset": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"sku": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_ClaimRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClaimRequest names a request of a Kubernetes dynamic resource claim (DRA) listed in spec.resourceClaims.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the name of an entry in spec.resourceClaims.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requestName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestName is the request within that claim that provides the device.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_ClaimVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClaimVolumeSource is a PersistentVolumeClaim by name, as Kubernetes' core/v1 PersistentVolumeClaimVolumeSource spells it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the claim's name in the VMI's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readOnly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly attaches it read-only.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"claimName"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_ClientPassthroughDevices(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClientPassthroughDevices lets a client pass its USB devices through to the guest (virtctl usbredir).",
+				Type:        []string{"object"},
 			},
 		},
 	}
@@ -1366,12 +1657,168 @@ func schema_vireo_apis_core_v1_ContainerDiskSource(ref common.ReferenceCallback)
 	}
 }
 
+func schema_vireo_apis_core_v1_ContainerPathVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ContainerPathVolumeSource is a path in the launcher's container.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Path in the container.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readOnly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly shares it read-only. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"path"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_CustomBlockSize(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CustomBlockSize is a disk's block sizes, in bytes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"logical": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"integer"},
+							Format: "int32",
+						},
+					},
+					"physical": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"integer"},
+							Format: "int32",
+						},
+					},
+					"discardGranularity": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"integer"},
+							Format: "int32",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_CustomizeComponents(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
 				Description: "CustomizeComponents is KubeVirt's spec.customizeComponents, none of whose fields Vireo implements.",
 				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_DHCPOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DHCPOptions are extra DHCP options for the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"bootFileName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootFileName is option 67.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tftpServerName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TFTPServerName is option 66.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ntpServers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "NTPServers is option 42.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"privateOptions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PrivateOptions are options 224 to 254.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.DHCPPrivateOptions{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.DHCPPrivateOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_DHCPPrivateOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DHCPPrivateOptions is one private DHCP option.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"option": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Option is its number, 224 to 254.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"value": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Value is its text.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"option", "value"},
 			},
 		},
 	}
@@ -1389,6 +1836,13 @@ func schema_vireo_apis_core_v1_DataVolumeSource(ref common.ReferenceCallback) co
 							Description: "Name of the DataVolume.",
 							Default:     "",
 							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"hotpluggable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hotpluggable marks a volume attached while the guest runs.",
+							Type:        []string{"boolean"},
 							Format:      "",
 						},
 					},
@@ -1457,6 +1911,39 @@ func schema_vireo_apis_core_v1_DataVolumeTemplateSpec(ref common.ReferenceCallba
 		},
 		Dependencies: []string{
 			v1beta1.DataVolumeSpec{}.OpenAPIModelName(), v1.DataVolumeTemplateDummyStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_DeprecatedInterfaceMacvtap(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeprecatedInterfaceMacvtap selects the macvtap binding; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_DeprecatedInterfacePasst(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeprecatedInterfacePasst selects the passt binding; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_DeprecatedInterfaceSlirp(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeprecatedInterfaceSlirp selects the slirp binding; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
 	}
 }
 
@@ -1562,11 +2049,207 @@ func schema_vireo_apis_core_v1_Devices(ref common.ReferenceCallback) common.Open
 							Ref:         ref(v1.TPMDevice{}.OpenAPIModelName()),
 						},
 					},
+					"useVirtioTransitional": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UseVirtioTransitional uses virtio devices that older guests' drivers know (virtio 0.9).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"disableHotplug": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DisableHotplug leaves no room for hot-plugged devices.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"watchdog": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Watchdog is a hardware watchdog the guest must keep feeding.",
+							Ref:         ref(v1.Watchdog{}.OpenAPIModelName()),
+						},
+					},
+					"inputs": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Inputs are pointing devices, such as a USB tablet.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.Input{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"logSerialConsole": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LogSerialConsole keeps the serial console's output in the launcher's log. Defaults to the cluster's setting.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"autoattachMemBalloon": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AutoattachMemBalloon adds a virtio memory balloon. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"autoattachInputDevice": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AutoattachInputDevice adds a tablet input device. Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"autoattachVSOCK": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AutoattachVSOCK adds a virtio vsock device. Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"blockMultiQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BlockMultiQueue gives each virtio disk one queue per vCPU.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"networkInterfaceMultiqueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkInterfaceMultiQueue gives each virtio interface one queue per vCPU.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"gpus": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "GPUs are GPUs passed through to the guest.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.GPU{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"downwardMetrics": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardMetrics gives the guest a port with the host's metrics about it.",
+							Ref:         ref(v1.DownwardMetrics{}.OpenAPIModelName()),
+						},
+					},
+					"panicDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PanicDevices let the guest report a crash.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.PanicDevice{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"filesystems": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Filesystems share volumes as filesystems (virtiofs).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.Filesystem{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"hostDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "HostDevices are host devices passed through to the guest.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.HostDevice{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"clientPassthrough": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClientPassthrough lets a client pass its USB devices through.",
+							Ref:         ref(v1.ClientPassthroughDevices{}.OpenAPIModelName()),
+						},
+					},
+					"sound": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Sound is an emulated sound card.",
+							Ref:         ref(v1.SoundDevice{}.OpenAPIModelName()),
+						},
+					},
+					"video": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Video picks the guest's display adapter.",
+							Ref:         ref(v1.VideoDevice{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.Disk{}.OpenAPIModelName(), v1.Interface{}.OpenAPIModelName(), v1.Rng{}.OpenAPIModelName(), v1.TPMDevice{}.OpenAPIModelName()},
+			v1.ClientPassthroughDevices{}.OpenAPIModelName(), v1.Disk{}.OpenAPIModelName(), v1.DownwardMetrics{}.OpenAPIModelName(), v1.Filesystem{}.OpenAPIModelName(), v1.GPU{}.OpenAPIModelName(), v1.HostDevice{}.OpenAPIModelName(), v1.Input{}.OpenAPIModelName(), v1.Interface{}.OpenAPIModelName(), v1.PanicDevice{}.OpenAPIModelName(), v1.Rng{}.OpenAPIModelName(), v1.SoundDevice{}.OpenAPIModelName(), v1.TPMDevice{}.OpenAPIModelName(), v1.VideoDevice{}.OpenAPIModelName(), v1.Watchdog{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_Diag288Watchdog(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Diag288Watchdog is a diag288 watchdog.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"action": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Action when it expires. Defaults to reset.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -1624,12 +2307,60 @@ func schema_vireo_apis_core_v1_Disk(ref common.ReferenceCallback) common.OpenAPI
 							Format:      "",
 						},
 					},
+					"dedicatedIOThread": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DedicatedIOThread gives the disk an I/O thread of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"io": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IO is the disk's I/O mode: native, threads or default.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tag": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tag is a label for the disk in the guest's device role metadata.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"blockSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BlockSize sets the block sizes the disk reports.",
+							Ref:         ref(v1.BlockSize{}.OpenAPIModelName()),
+						},
+					},
+					"shareable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Shareable lets several VMIs attach the volume at once.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"errorPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ErrorPolicy is what the guest sees on a disk error: stop, ignore, report or enospace.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"changedBlockTracking": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ChangedBlockTracking tracks changed blocks for incremental backups.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			v1.CDRomTarget{}.OpenAPIModelName(), v1.DiskTarget{}.OpenAPIModelName(), v1.LunTarget{}.OpenAPIModelName()},
+			v1.BlockSize{}.OpenAPIModelName(), v1.CDRomTarget{}.OpenAPIModelName(), v1.DiskTarget{}.OpenAPIModelName(), v1.LunTarget{}.OpenAPIModelName()},
 	}
 }
 
@@ -1666,6 +2397,26 @@ func schema_vireo_apis_core_v1_DiskDevice(ref common.ReferenceCallback) common.O
 	}
 }
 
+func schema_vireo_apis_core_v1_DiskIOThreads(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DiskIOThreads configures the supplementalPool policy.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"supplementalPoolThreadCount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SupplementalPoolThreadCount is the number of I/O threads in the pool.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_DiskTarget(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1684,6 +2435,13 @@ func schema_vireo_apis_core_v1_DiskTarget(ref common.ReferenceCallback) common.O
 						SchemaProps: spec.SchemaProps{
 							Description: "ReadOnly exposes the disk read-only. SATA hard disks cannot be read-only (QEMU's emulated controller does not support it); use virtio or scsi, or attach the volume as a cdrom. Defaults to false.",
 							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"pciAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PciAddress places the disk at a PCI address in the guest.",
+							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
@@ -1750,12 +2508,44 @@ func schema_vireo_apis_core_v1_DomainSpec(ref common.ReferenceCallback) common.O
 							Ref:         ref(v1.Devices{}.OpenAPIModelName()),
 						},
 					},
+					"ioThreadsPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreadsPolicy is how disks share I/O threads: shared, auto or supplementalPool.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ioThreads": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreads configures the supplementalPool policy.",
+							Ref:         ref(v1.DiskIOThreads{}.OpenAPIModelName()),
+						},
+					},
+					"chassis": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Chassis is the SMBIOS chassis information the guest sees.",
+							Ref:         ref(v1.Chassis{}.OpenAPIModelName()),
+						},
+					},
+					"launchSecurity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LaunchSecurity runs the guest with encrypted memory (SEV, SNP, TDX).",
+							Ref:         ref(v1.LaunchSecurity{}.OpenAPIModelName()),
+						},
+					},
+					"rebootPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RebootPolicy is what a guest's reboot does: Reboot (the default) or Terminate.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"devices"},
 			},
 		},
 		Dependencies: []string{
-			v1.CPU{}.OpenAPIModelName(), v1.Clock{}.OpenAPIModelName(), v1.Devices{}.OpenAPIModelName(), v1.Features{}.OpenAPIModelName(), v1.Firmware{}.OpenAPIModelName(), v1.Machine{}.OpenAPIModelName(), v1.Memory{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName()},
+			v1.CPU{}.OpenAPIModelName(), v1.Chassis{}.OpenAPIModelName(), v1.Clock{}.OpenAPIModelName(), v1.Devices{}.OpenAPIModelName(), v1.DiskIOThreads{}.OpenAPIModelName(), v1.Features{}.OpenAPIModelName(), v1.Firmware{}.OpenAPIModelName(), v1.LaunchSecurity{}.OpenAPIModelName(), v1.Machine{}.OpenAPIModelName(), v1.Memory{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName()},
 	}
 }
 
@@ -1842,6 +2632,28 @@ func schema_vireo_apis_core_v1_DownwardAPIVolumeSource(ref common.ReferenceCallb
 	}
 }
 
+func schema_vireo_apis_core_v1_DownwardMetrics(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DownwardMetrics gives the guest a virtio-serial port with the host's metrics about it.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_DownwardMetricsVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DownwardMetricsVolumeSource selects the metrics disk; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_EFI(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1888,6 +2700,27 @@ func schema_vireo_apis_core_v1_EmptyDiskSource(ref common.ReferenceCallback) com
 		},
 		Dependencies: []string{
 			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_EphemeralVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EphemeralVolumeSource uses a claim copy-on-write.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"persistentVolumeClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaim is the claim.",
+							Ref:         ref(v1.ClaimVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ClaimVolumeSource{}.OpenAPIModelName()},
 	}
 }
 
@@ -2035,11 +2868,37 @@ func schema_vireo_apis_core_v1_FeatureHyperv(ref common.ReferenceCallback) commo
 							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
 						},
 					},
+					"evmcs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EVMCS is enlightened VMCS, for nested virtualization in a Hyper-V guest.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
 			v1.FeatureSpinlocks{}.OpenAPIModelName(), v1.FeatureState{}.OpenAPIModelName(), v1.FeatureVendorID{}.OpenAPIModelName(), v1.SyNICTimer{}.OpenAPIModelName(), v1.TLBFlush{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_FeatureKVM(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeatureKVM configures the KVM signature the guest sees.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"hidden": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hidden hides the signature (some GPU drivers refuse to run under a hypervisor).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -2149,11 +3008,70 @@ func schema_vireo_apis_core_v1_Features(ref common.ReferenceCallback) common.Ope
 							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
 						},
 					},
+					"hypervPassthrough": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HypervPassthrough gives the guest every Hyper-V enlightenment the host offers.",
+							Ref:         ref(v1.HyperVPassthrough{}.OpenAPIModelName()),
+						},
+					},
+					"kvm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KVM hides or shows the KVM hypervisor signature.",
+							Ref:         ref(v1.FeatureKVM{}.OpenAPIModelName()),
+						},
+					},
+					"pvspinlock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pvspinlock turns paravirtual spinlocks on or off.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.FeatureAPIC{}.OpenAPIModelName(), v1.FeatureHyperv{}.OpenAPIModelName(), v1.FeatureState{}.OpenAPIModelName()},
+			v1.FeatureAPIC{}.OpenAPIModelName(), v1.FeatureHyperv{}.OpenAPIModelName(), v1.FeatureKVM{}.OpenAPIModelName(), v1.FeatureState{}.OpenAPIModelName(), v1.HyperVPassthrough{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_Filesystem(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Filesystem shares a volume with the guest as a filesystem (virtiofs) instead of a disk.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume in spec.volumes.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtiofs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Virtiofs shares it through virtiofsd.",
+							Ref:         ref(v1.FilesystemVirtiofs{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"name", "virtiofs"},
+			},
+		},
+		Dependencies: []string{
+			v1.FilesystemVirtiofs{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_FilesystemVirtiofs(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FilesystemVirtiofs selects virtiofs; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
 	}
 }
 
@@ -2190,11 +3108,75 @@ func schema_vireo_apis_core_v1_Firmware(ref common.ReferenceCallback) common.Ope
 							Ref:         ref(v1.KernelBoot{}.OpenAPIModelName()),
 						},
 					},
+					"acpi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ACPI adds ACPI tables (SLIC, MSDM) from volumes.",
+							Ref:         ref(v1.ACPI{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.Bootloader{}.OpenAPIModelName(), v1.KernelBoot{}.OpenAPIModelName()},
+			v1.ACPI{}.OpenAPIModelName(), v1.Bootloader{}.OpenAPIModelName(), v1.KernelBoot{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_GPU(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GPU passes a GPU (or a mediated vGPU) through to the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the GPU as the guest's device list knows it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"deviceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeviceName is the extended resource a device plugin offers, such as nvidia.com/TU104GL.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the name of an entry in spec.resourceClaims.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requestName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestName is the request within that claim that provides the device.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualGPUOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualGPUOptions are the display settings of a mediated device.",
+							Ref:         ref(v1.VGPUOptions{}.OpenAPIModelName()),
+						},
+					},
+					"tag": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tag is a label for the device in the guest's device role metadata.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			v1.VGPUOptions{}.OpenAPIModelName()},
 	}
 }
 
@@ -2395,6 +3377,56 @@ func schema_vireo_apis_core_v1_Handler(ref common.ReferenceCallback) common.Open
 	}
 }
 
+func schema_vireo_apis_core_v1_HostDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostDevice passes a host device (PCI or mediated) through to the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the device in the guest's device list.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"deviceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeviceName is the extended resource a device plugin offers for it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the name of an entry in spec.resourceClaims.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requestName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestName is the request within that claim that provides the device.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tag": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tag is a label for the device in the guest's device role metadata.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_HostDisk(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2440,6 +3472,45 @@ func schema_vireo_apis_core_v1_HostDisk(ref common.ReferenceCallback) common.Ope
 	}
 }
 
+func schema_vireo_apis_core_v1_Hugepages(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Hugepages backs the guest's memory with huge pages.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"pageSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PageSize is the huge page size, such as 2Mi or 1Gi.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_HyperVPassthrough(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HyperVPassthrough passes every Hyper-V enlightenment through.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"boolean"},
+							Format: "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_HypervTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2451,6 +3522,111 @@ func schema_vireo_apis_core_v1_HypervTimer(ref common.ReferenceCallback) common.
 						SchemaProps: spec.SchemaProps{
 							Description: "Enabled set to false removes the timer even where the machine type would add it. Defaults to true.",
 							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_I6300ESBWatchdog(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "I6300ESBWatchdog is an i6300esb watchdog.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"action": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Action when it expires. Defaults to reset.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_Input(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Input is a pointing device, such as a USB tablet that makes a VNC pointer follow the mouse.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"bus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Bus is usb or virtio. Defaults to usb.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is tablet.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the device.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"type", "name"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_InstancetypeMatcher(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InstancetypeMatcher names an instancetype.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the instancetype.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is VirtualMachineInstancetype or VirtualMachineClusterInstancetype (the default).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"revisionName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RevisionName is the ControllerRevision holding the version of the instancetype in use.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"inferFromVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InferFromVolume names a volume whose labels name the instancetype.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"inferFromVolumeFailurePolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InferFromVolumeFailurePolicy is what a failed inference does: Reject (the default) or Ignore.",
+							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
@@ -2494,6 +3670,36 @@ func schema_vireo_apis_core_v1_Interface(ref common.ReferenceCallback) common.Op
 							Ref:         ref(v1.InterfaceMasquerade{}.OpenAPIModelName()),
 						},
 					},
+					"sriov": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SRIOV passes an SR-IOV virtual function through to the guest.",
+							Ref:         ref(v1.InterfaceSRIOV{}.OpenAPIModelName()),
+						},
+					},
+					"slirp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedSlirp is QEMU's user-mode network (removed from KubeVirt).",
+							Ref:         ref(v1.DeprecatedInterfaceSlirp{}.OpenAPIModelName()),
+						},
+					},
+					"macvtap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedMacvtap is the macvtap binding (now a binding plugin in KubeVirt).",
+							Ref:         ref(v1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName()),
+						},
+					},
+					"passt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedPasst is the passt binding (now a binding plugin in KubeVirt).",
+							Ref:         ref(v1.DeprecatedInterfacePasst{}.OpenAPIModelName()),
+						},
+					},
+					"passtBinding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PasstBinding is KubeVirt's core passt binding.",
+							Ref:         ref(v1.InterfacePasstBinding{}.OpenAPIModelName()),
+						},
+					},
 					"ports": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
@@ -2530,12 +3736,70 @@ func schema_vireo_apis_core_v1_Interface(ref common.ReferenceCallback) common.Op
 							Format:      "int32",
 						},
 					},
+					"binding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Binding names a network binding plugin (KubeVirt's binding plugins) instead of a core binding.",
+							Ref:         ref(v1.PluginBinding{}.OpenAPIModelName()),
+						},
+					},
+					"portRanges": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PortRanges are ranges of ports to forward, like ports.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.PortRange{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"pciAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PciAddress places the interface at a PCI address in the guest, such as 0000:81:01.10.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dhcpOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DHCPOptions are extra options the guest's DHCP answers carry.",
+							Ref:         ref(v1.DHCPOptions{}.OpenAPIModelName()),
+						},
+					},
+					"tag": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Tag is a label for the interface in the guest's device role metadata.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"acpiIndex": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ACPIIndex is the interface's ACPI index, which gives the guest a stable name for it.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "State is up, down or absent (hot-unplug). Defaults to up.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			v1.InterfaceBridge{}.OpenAPIModelName(), v1.InterfaceMasquerade{}.OpenAPIModelName(), v1.Port{}.OpenAPIModelName()},
+			v1.DHCPOptions{}.OpenAPIModelName(), v1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName(), v1.DeprecatedInterfacePasst{}.OpenAPIModelName(), v1.DeprecatedInterfaceSlirp{}.OpenAPIModelName(), v1.InterfaceBridge{}.OpenAPIModelName(), v1.InterfaceMasquerade{}.OpenAPIModelName(), v1.InterfacePasstBinding{}.OpenAPIModelName(), v1.InterfaceSRIOV{}.OpenAPIModelName(), v1.PluginBinding{}.OpenAPIModelName(), v1.Port{}.OpenAPIModelName(), v1.PortRange{}.OpenAPIModelName()},
 	}
 }
 
@@ -2558,11 +3822,41 @@ func schema_vireo_apis_core_v1_InterfaceBindingMethod(ref common.ReferenceCallba
 							Ref:         ref(v1.InterfaceMasquerade{}.OpenAPIModelName()),
 						},
 					},
+					"sriov": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SRIOV passes an SR-IOV virtual function through to the guest.",
+							Ref:         ref(v1.InterfaceSRIOV{}.OpenAPIModelName()),
+						},
+					},
+					"slirp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedSlirp is QEMU's user-mode network (removed from KubeVirt).",
+							Ref:         ref(v1.DeprecatedInterfaceSlirp{}.OpenAPIModelName()),
+						},
+					},
+					"macvtap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedMacvtap is the macvtap binding (now a binding plugin in KubeVirt).",
+							Ref:         ref(v1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName()),
+						},
+					},
+					"passt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedPasst is the passt binding (now a binding plugin in KubeVirt).",
+							Ref:         ref(v1.DeprecatedInterfacePasst{}.OpenAPIModelName()),
+						},
+					},
+					"passtBinding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PasstBinding is KubeVirt's core passt binding.",
+							Ref:         ref(v1.InterfacePasstBinding{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.InterfaceBridge{}.OpenAPIModelName(), v1.InterfaceMasquerade{}.OpenAPIModelName()},
+			v1.DeprecatedInterfaceMacvtap{}.OpenAPIModelName(), v1.DeprecatedInterfacePasst{}.OpenAPIModelName(), v1.DeprecatedInterfaceSlirp{}.OpenAPIModelName(), v1.InterfaceBridge{}.OpenAPIModelName(), v1.InterfaceMasquerade{}.OpenAPIModelName(), v1.InterfacePasstBinding{}.OpenAPIModelName(), v1.InterfaceSRIOV{}.OpenAPIModelName()},
 	}
 }
 
@@ -2582,6 +3876,28 @@ func schema_vireo_apis_core_v1_InterfaceMasquerade(ref common.ReferenceCallback)
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
 				Description: "InterfaceMasquerade selects the masquerade (NAT) binding; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_InterfacePasstBinding(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InterfacePasstBinding selects the core passt binding; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_InterfaceSRIOV(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InterfaceSRIOV selects the SR-IOV binding; it has no settings.",
 				Type:        []string{"object"},
 			},
 		},
@@ -3004,6 +4320,39 @@ func schema_vireo_apis_core_v1_KubeVirtWorkloadUpdateStrategy(ref common.Referen
 	}
 }
 
+func schema_vireo_apis_core_v1_LaunchSecurity(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LaunchSecurity runs the guest with encrypted memory; at most one technology may be set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"sev": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SEV is AMD Secure Encrypted Virtualization.",
+							Ref:         ref(v1.SEV{}.OpenAPIModelName()),
+						},
+					},
+					"snp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SNP is AMD SEV with Secure Nested Paging.",
+							Ref:         ref(v1.SEVSNP{}.OpenAPIModelName()),
+						},
+					},
+					"tdx": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TDX is Intel Trust Domain Extensions.",
+							Ref:         ref(v1.TDX{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.SEV{}.OpenAPIModelName(), v1.SEVSNP{}.OpenAPIModelName(), v1.TDX{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_LocalObjectReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3097,11 +4446,65 @@ func schema_vireo_apis_core_v1_Memory(ref common.ReferenceCallback) common.OpenA
 							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
+					"hugepages": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hugepages backs the guest's memory with huge pages.",
+							Ref:         ref(v1.Hugepages{}.OpenAPIModelName()),
+						},
+					},
+					"maxGuest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxGuest is the most memory the guest may be hot-plugged up to.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"reservedOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReservedOverhead is memory the launcher Pod reserves above the guest's.",
+							Ref:         ref(v1.ReservedOverhead{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			resource.Quantity{}.OpenAPIModelName()},
+			v1.Hugepages{}.OpenAPIModelName(), v1.ReservedOverhead{}.OpenAPIModelName(), resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_MemoryDumpVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MemoryDumpVolumeSource is the claim a memory dump is written to.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the name of the PersistentVolumeClaim.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readOnly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly attaches the volume read-only. Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"hotpluggable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hotpluggable marks a volume attached while the guest runs.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"claimName"},
+			},
+		},
 	}
 }
 
@@ -3168,6 +4571,67 @@ func schema_vireo_apis_core_v1_MigrationConfiguration(ref common.ReferenceCallba
 	}
 }
 
+func schema_vireo_apis_core_v1_MultusNetwork(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MultusNetwork names a NetworkAttachmentDefinition.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"networkName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkName is the definition's name, as namespace/name or name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"default": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Default makes it the Pod's default network instead of the cluster's.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"networkName"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_NUMA(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NUMA sets the guest's NUMA topology.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guestMappingPassthrough": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestMappingPassthrough mirrors the host's NUMA nodes of the guest's dedicated CPUs and hugepages into the guest.",
+							Ref:         ref(v1.NUMAGuestMappingPassthrough{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.NUMAGuestMappingPassthrough{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_NUMAGuestMappingPassthrough(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NUMAGuestMappingPassthrough selects that mapping; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_Network(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3189,12 +4653,24 @@ func schema_vireo_apis_core_v1_Network(ref common.ReferenceCallback) common.Open
 							Ref:         ref(v1.PodNetwork{}.OpenAPIModelName()),
 						},
 					},
+					"multus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Multus is a secondary network from a Multus NetworkAttachmentDefinition.",
+							Ref:         ref(v1.MultusNetwork{}.OpenAPIModelName()),
+						},
+					},
+					"resourceClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceClaim is a network device from a dynamic resource claim.",
+							Ref:         ref(v1.ClaimRequest{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			v1.PodNetwork{}.OpenAPIModelName()},
+			v1.ClaimRequest{}.OpenAPIModelName(), v1.MultusNetwork{}.OpenAPIModelName(), v1.PodNetwork{}.OpenAPIModelName()},
 	}
 }
 
@@ -3211,11 +4687,23 @@ func schema_vireo_apis_core_v1_NetworkSource(ref common.ReferenceCallback) commo
 							Ref:         ref(v1.PodNetwork{}.OpenAPIModelName()),
 						},
 					},
+					"multus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Multus is a secondary network from a Multus NetworkAttachmentDefinition.",
+							Ref:         ref(v1.MultusNetwork{}.OpenAPIModelName()),
+						},
+					},
+					"resourceClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceClaim is a network device from a dynamic resource claim.",
+							Ref:         ref(v1.ClaimRequest{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.PodNetwork{}.OpenAPIModelName()},
+			v1.ClaimRequest{}.OpenAPIModelName(), v1.MultusNetwork{}.OpenAPIModelName(), v1.PodNetwork{}.OpenAPIModelName()},
 	}
 }
 
@@ -3469,6 +4957,26 @@ func schema_vireo_apis_core_v1_PITTimer(ref common.ReferenceCallback) common.Ope
 	}
 }
 
+func schema_vireo_apis_core_v1_PanicDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PanicDevice lets the guest report a crash to the host.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"model": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Model of the notifier.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_PersistentVolumeClaimVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3491,8 +4999,37 @@ func schema_vireo_apis_core_v1_PersistentVolumeClaimVolumeSource(ref common.Refe
 							Format:      "",
 						},
 					},
+					"hotpluggable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hotpluggable marks a volume attached while the guest runs.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"claimName"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_PluginBinding(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PluginBinding names a network binding plugin.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the plugin, as the KubeVirt settings object registers it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
 			},
 		},
 	}
@@ -3693,6 +5230,104 @@ func schema_vireo_apis_core_v1_PodAntiAffinity(ref common.ReferenceCallback) com
 	}
 }
 
+func schema_vireo_apis_core_v1_PodDNSConfig(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PodDNSConfig adds to the DNS configuration of the launcher Pod, as core/v1 spells it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"nameservers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Nameservers are DNS server addresses.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"searches": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Searches are DNS search domains.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"options": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Options are resolver options.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.PodDNSConfigOption{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.PodDNSConfigOption{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_PodDNSConfigOption(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PodDNSConfigOption is one resolver option.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the option, such as ndots.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"value": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Value of the option.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_PodNetwork(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3703,6 +5338,13 @@ func schema_vireo_apis_core_v1_PodNetwork(ref common.ReferenceCallback) common.O
 					"vmNetworkCIDR": {
 						SchemaProps: spec.SchemaProps{
 							Description: "VMNetworkCIDR is the private IPv4 network the guest lives on with the masquerade binding. Defaults to 10.0.2.0/24.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"vmIPv6NetworkCIDR": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VMIPv6NetworkCIDR is the private IPv6 network of the masquerade binding. Defaults to fd10:0:2::/120.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -3745,6 +5387,92 @@ func schema_vireo_apis_core_v1_Port(ref common.ReferenceCallback) common.OpenAPI
 					},
 				},
 				Required: []string{"port"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_PortRange(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PortRange is a range of ports of one protocol.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"protocol": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Protocol is TCP or UDP.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"start": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Start is the first port.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"end": {
+						SchemaProps: spec.SchemaProps{
+							Description: "End is the last port.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"protocol", "start", "end"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_PreferenceMatcher(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PreferenceMatcher names a preference.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the preference.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is VirtualMachinePreference or VirtualMachineClusterPreference (the default).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"revisionName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RevisionName is the ControllerRevision holding the version of the preference in use.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"inferFromVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InferFromVolume names a volume whose labels name the preference.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"inferFromVolumeFailurePolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InferFromVolumeFailurePolicy is what a failed inference does: Reject (the default) or Ignore.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
 			},
 		},
 	}
@@ -3933,6 +5661,54 @@ func schema_vireo_apis_core_v1_RTCTimer(ref common.ReferenceCallback) common.Ope
 	}
 }
 
+func schema_vireo_apis_core_v1_Realtime(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Realtime tunes dedicated vCPUs for realtime workloads.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"mask": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Mask selects the vCPUs that run with a realtime scheduler, such as \"0-3,^1\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_ReservedOverhead(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ReservedOverhead is memory the launcher Pod reserves above the guest's memory.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"addedOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AddedOverhead is added to the computed overhead.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"memLock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemLock says whether the guest's memory must be locked.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_ResourceFieldSelector(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4005,6 +5781,13 @@ func schema_vireo_apis_core_v1_ResourceRequirements(ref common.ReferenceCallback
 							},
 						},
 					},
+					"overcommitGuestOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OvercommitGuestOverhead leaves the launcher's memory overhead out of the memory request.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
@@ -4018,6 +5801,89 @@ func schema_vireo_apis_core_v1_Rng(ref common.ReferenceCallback) common.OpenAPID
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
 				Description: "Rng is a virtio random number generator device; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_SEV(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SEV configures AMD SEV.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"policy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Policy is the guest's SEV policy.",
+							Ref:         ref(v1.SEVPolicy{}.OpenAPIModelName()),
+						},
+					},
+					"attestation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Attestation starts the guest paused for a remote attestation.",
+							Ref:         ref(v1.SEVAttestation{}.OpenAPIModelName()),
+						},
+					},
+					"session": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Session is the base64 session blob of the guest owner.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dhCert": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DHCert is the base64 Diffie-Hellman certificate of the guest owner.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.SEVAttestation{}.OpenAPIModelName(), v1.SEVPolicy{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_SEVAttestation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SEVAttestation selects attestation; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_SEVPolicy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SEVPolicy is an SEV guest policy.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"encryptedState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EncryptedState also encrypts the CPU registers (SEV-ES). Defaults to false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_SEVSNP(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SEVSNP selects SEV-SNP; it has no settings.",
 				Type:        []string{"object"},
 			},
 		},
@@ -4162,6 +6028,35 @@ func schema_vireo_apis_core_v1_ServiceAccountVolumeSource(ref common.ReferenceCa
 	}
 }
 
+func schema_vireo_apis_core_v1_SoundDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SoundDevice is an emulated sound card.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the device.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"model": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Model is ich9 or ac97. Defaults to ich9.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_SyNICTimer(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4187,6 +6082,33 @@ func schema_vireo_apis_core_v1_SyNICTimer(ref common.ReferenceCallback) common.O
 		},
 		Dependencies: []string{
 			v1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_SysprepSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SysprepSource is a Windows answer file (autounattend.xml or unattend.xml).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Secret holding it.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"configMap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ConfigMap holding it.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 
@@ -4216,6 +6138,17 @@ func schema_vireo_apis_core_v1_TCPSocketAction(ref common.ReferenceCallback) com
 		},
 		Dependencies: []string{
 			intstr.IntOrString{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_TDX(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TDX selects Intel TDX; it has no settings.",
+				Type:        []string{"object"},
+			},
+		},
 	}
 }
 
@@ -4373,6 +6306,92 @@ func schema_vireo_apis_core_v1_Toleration(ref common.ReferenceCallback) common.O
 	}
 }
 
+func schema_vireo_apis_core_v1_TopologySpreadConstraint(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TopologySpreadConstraint spreads launcher Pods across a topology, as core/v1 spells it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"maxSkew": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxSkew is how unevenly the Pods may be spread.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"topologyKey": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TopologyKey is the node label whose values are the topology's domains.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"whenUnsatisfiable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "WhenUnsatisfiable is DoNotSchedule or ScheduleAnyway.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"labelSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LabelSelector selects the Pods that are counted.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"minDomains": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MinDomains is the least number of eligible domains.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"nodeAffinityPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeAffinityPolicy is Honor or Ignore.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"nodeTaintsPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeTaintsPolicy is Honor or Ignore.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"matchLabelKeys": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "MatchLabelKeys are Pod label keys whose values further select the Pods counted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"maxSkew", "topologyKey", "whenUnsatisfiable"},
+			},
+		},
+		Dependencies: []string{
+			metav1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_UserPasswordAccessCredential(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4442,6 +6461,119 @@ func schema_vireo_apis_core_v1_UserPasswordAccessCredentialSource(ref common.Ref
 		},
 		Dependencies: []string{
 			v1.AccessCredentialSecretSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_UtilityVolume(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UtilityVolume is a claim mounted into the launcher Pod for a utility, not shown to the guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the utility volume.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the claim's name in the VMI's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readOnly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly attaches it read-only.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is what it is for.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "claimName"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_VGPUDisplayOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VGPUDisplayOptions configures a vGPU's display.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled makes the vGPU the guest's display. Defaults to true.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"ramFB": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RamFB gives the display a boot framebuffer.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VGPUOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VGPUOptions configures a mediated vGPU.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"display": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Display is the vGPU's display.",
+							Ref:         ref(v1.VGPUDisplayOptions{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.VGPUDisplayOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VideoDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VideoDevice picks the guest's display adapter.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is the adapter, such as vga, virtio, bochs or ramfb.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -5678,6 +7810,42 @@ func schema_vireo_apis_core_v1_VirtualMachineInstancePhaseTransitionTimestamp(re
 	}
 }
 
+func schema_vireo_apis_core_v1_VirtualMachineInstanceResourceClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceResourceClaim is a dynamic resource claim (DRA) the launcher Pod takes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the claim within the VMI, which devices name in claimName.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resourceClaimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceClaimName names an existing ResourceClaim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resourceClaimTemplateName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceClaimTemplateName names a ResourceClaimTemplate to make one from.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -5857,12 +8025,105 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceSpec(ref common.ReferenceCa
 							Format:      "",
 						},
 					},
+					"schedulerName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SchedulerName is the scheduler that places the launcher Pod. Defaults to the cluster's.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"serviceAccountName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceAccountName is the launcher Pod's service account (KubeVirt deprecates it in favour of serviceAccount volumes).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"topologySpreadConstraints": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"topologyKey",
+									"whenUnsatisfiable",
+								},
+								"x-kubernetes-list-type":       "map",
+								"x-kubernetes-patch-merge-key": "topologyKey",
+								"x-kubernetes-patch-strategy":  "merge",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "TopologySpreadConstraints spread the launcher Pod across a topology.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.TopologySpreadConstraint{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"dnsPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DNSPolicy is the launcher Pod's DNS policy. Defaults to ClusterFirst.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dnsConfig": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DNSConfig adds to the launcher Pod's DNS configuration.",
+							Ref:         ref(v1.PodDNSConfig{}.OpenAPIModelName()),
+						},
+					},
+					"resourceClaims": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceClaims are dynamic resource claims (DRA) the launcher Pod takes.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VirtualMachineInstanceResourceClaim{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"utilityVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "UtilityVolumes are claims mounted into the launcher Pod for utilities, not shown to the guest.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.UtilityVolume{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"domain"},
 			},
 		},
 		Dependencies: []string{
-			v1.AccessCredential{}.OpenAPIModelName(), v1.Affinity{}.OpenAPIModelName(), v1.DomainSpec{}.OpenAPIModelName(), v1.Network{}.OpenAPIModelName(), v1.Probe{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName()},
+			v1.AccessCredential{}.OpenAPIModelName(), v1.Affinity{}.OpenAPIModelName(), v1.DomainSpec{}.OpenAPIModelName(), v1.Network{}.OpenAPIModelName(), v1.PodDNSConfig{}.OpenAPIModelName(), v1.Probe{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), v1.TopologySpreadConstraint{}.OpenAPIModelName(), v1.UtilityVolume{}.OpenAPIModelName(), v1.VirtualMachineInstanceResourceClaim{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName()},
 	}
 }
 
@@ -6150,12 +8411,31 @@ func schema_vireo_apis_core_v1_VirtualMachineSpec(ref common.ReferenceCallback) 
 							},
 						},
 					},
+					"instancetype": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Instancetype names the VirtualMachineInstancetype (or cluster instancetype) whose CPU and memory the VM takes.",
+							Ref:         ref(v1.InstancetypeMatcher{}.OpenAPIModelName()),
+						},
+					},
+					"preference": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Preference names the VirtualMachinePreference (or cluster preference) that fills what the VM leaves unset.",
+							Ref:         ref(v1.PreferenceMatcher{}.OpenAPIModelName()),
+						},
+					},
+					"updateVolumesStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UpdateVolumesStrategy is what a change of the template's volumes does: Replacement (on the next start) or Migration.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"template"},
 			},
 		},
 		Dependencies: []string{
-			v1.DataVolumeTemplateSpec{}.OpenAPIModelName(), v1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName()},
+			v1.DataVolumeTemplateSpec{}.OpenAPIModelName(), v1.InstancetypeMatcher{}.OpenAPIModelName(), v1.PreferenceMatcher{}.OpenAPIModelName(), v1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName()},
 	}
 }
 
@@ -6421,12 +8701,42 @@ func schema_vireo_apis_core_v1_Volume(ref common.ReferenceCallback) common.OpenA
 							Ref:         ref(v1.DownwardAPIVolumeSource{}.OpenAPIModelName()),
 						},
 					},
+					"sysprep": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Sysprep is a Windows answer file from a ConfigMap or Secret, as a CD-ROM.",
+							Ref:         ref(v1.SysprepSource{}.OpenAPIModelName()),
+						},
+					},
+					"ephemeral": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Ephemeral is a claim used copy-on-write: the guest's writes are dropped when it stops.",
+							Ref:         ref(v1.EphemeralVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"downwardMetrics": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardMetrics is a disk with the host's metrics about the guest.",
+							Ref:         ref(v1.DownwardMetricsVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"memoryDump": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryDump is a claim that receives a dump of the guest's memory.",
+							Ref:         ref(v1.MemoryDumpVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"containerPath": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerPath is a path of the launcher's container shared with the guest.",
+							Ref:         ref(v1.ContainerPathVolumeSource{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			v1.CloudInitConfigDriveSource{}.OpenAPIModelName(), v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ConfigMapVolumeSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.DownwardAPIVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName(), v1.SecretVolumeSource{}.OpenAPIModelName(), v1.ServiceAccountVolumeSource{}.OpenAPIModelName()},
+			v1.CloudInitConfigDriveSource{}.OpenAPIModelName(), v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ConfigMapVolumeSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.ContainerPathVolumeSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.DownwardAPIVolumeSource{}.OpenAPIModelName(), v1.DownwardMetricsVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.EphemeralVolumeSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.MemoryDumpVolumeSource{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName(), v1.SecretVolumeSource{}.OpenAPIModelName(), v1.ServiceAccountVolumeSource{}.OpenAPIModelName(), v1.SysprepSource{}.OpenAPIModelName()},
 	}
 }
 
@@ -6503,11 +8813,41 @@ func schema_vireo_apis_core_v1_VolumeSource(ref common.ReferenceCallback) common
 							Ref:         ref(v1.DownwardAPIVolumeSource{}.OpenAPIModelName()),
 						},
 					},
+					"sysprep": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Sysprep is a Windows answer file from a ConfigMap or Secret, as a CD-ROM.",
+							Ref:         ref(v1.SysprepSource{}.OpenAPIModelName()),
+						},
+					},
+					"ephemeral": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Ephemeral is a claim used copy-on-write: the guest's writes are dropped when it stops.",
+							Ref:         ref(v1.EphemeralVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"downwardMetrics": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardMetrics is a disk with the host's metrics about the guest.",
+							Ref:         ref(v1.DownwardMetricsVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"memoryDump": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryDump is a claim that receives a dump of the guest's memory.",
+							Ref:         ref(v1.MemoryDumpVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"containerPath": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerPath is a path of the launcher's container shared with the guest.",
+							Ref:         ref(v1.ContainerPathVolumeSource{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.CloudInitConfigDriveSource{}.OpenAPIModelName(), v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ConfigMapVolumeSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.DownwardAPIVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName(), v1.SecretVolumeSource{}.OpenAPIModelName(), v1.ServiceAccountVolumeSource{}.OpenAPIModelName()},
+			v1.CloudInitConfigDriveSource{}.OpenAPIModelName(), v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ConfigMapVolumeSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.ContainerPathVolumeSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.DownwardAPIVolumeSource{}.OpenAPIModelName(), v1.DownwardMetricsVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.EphemeralVolumeSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.MemoryDumpVolumeSource{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName(), v1.SecretVolumeSource{}.OpenAPIModelName(), v1.ServiceAccountVolumeSource{}.OpenAPIModelName(), v1.SysprepSource{}.OpenAPIModelName()},
 	}
 }
 
@@ -6574,6 +8914,69 @@ func schema_vireo_apis_core_v1_VolumeStatus(ref common.ReferenceCallback) common
 		},
 		Dependencies: []string{
 			v1.ContainerDiskInfo{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_Watchdog(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Watchdog is a hardware watchdog the guest must keep feeding.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the watchdog.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"i6300esb": {
+						SchemaProps: spec.SchemaProps{
+							Description: "I6300ESB is Intel's emulated PCI watchdog (amd64).",
+							Ref:         ref(v1.I6300ESBWatchdog{}.OpenAPIModelName()),
+						},
+					},
+					"diag288": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Diag288 is the s390x watchdog.",
+							Ref:         ref(v1.Diag288Watchdog{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			v1.Diag288Watchdog{}.OpenAPIModelName(), v1.I6300ESBWatchdog{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_WatchdogDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WatchdogDevice is a watchdog model.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"i6300esb": {
+						SchemaProps: spec.SchemaProps{
+							Description: "I6300ESB is Intel's emulated PCI watchdog (amd64).",
+							Ref:         ref(v1.I6300ESBWatchdog{}.OpenAPIModelName()),
+						},
+					},
+					"diag288": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Diag288 is the s390x watchdog.",
+							Ref:         ref(v1.Diag288Watchdog{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.Diag288Watchdog{}.OpenAPIModelName(), v1.I6300ESBWatchdog{}.OpenAPIModelName()},
 	}
 }
 

@@ -20,7 +20,7 @@ type miscellaneous struct {
 // miscDevices returns the USB controller (an xHCI controller when a disk is on the usb bus,
 // else none: libvirt would otherwise add one nobody uses), the virtio random number generator
 // fed from the host's /dev/urandom when spec.domain.devices.rng is set, and a virtio memory
-// balloon reporting statistics, which KubeVirt attaches by default.
+// balloon reporting statistics, which KubeVirt attaches unless autoattachMemBalloon is false.
 func miscDevices(devices *v1.Devices, disks []libvirtxml.DomainDisk) miscellaneous {
 	var out miscellaneous
 	usb := libvirtxml.DomainController{Type: "usb", Index: uintPtr(0), Model: "none"}
@@ -39,6 +39,9 @@ func miscDevices(devices *v1.Devices, disks []libvirtxml.DomainDisk) miscellaneo
 	out.memBalloon = &libvirtxml.DomainMemBalloon{
 		Model: "virtio",
 		Stats: &libvirtxml.DomainMemBalloonStats{Period: memBalloonStatsPeriod},
+	}
+	if b := devices.AutoattachMemBalloon; b != nil && !*b {
+		out.memBalloon = &libvirtxml.DomainMemBalloon{Model: "none"} // else libvirt adds one
 	}
 	return out
 }

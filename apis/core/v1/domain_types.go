@@ -31,6 +31,21 @@ type DomainSpec struct {
 	Features *Features `json:"features,omitempty"`
 	// Devices lists the guest's disks, network interfaces and other devices.
 	Devices Devices `json:"devices"`
+	// IOThreadsPolicy is how disks share I/O threads: shared, auto or supplementalPool.
+	// +optional
+	IOThreadsPolicy *IOThreadsPolicy `json:"ioThreadsPolicy,omitempty"`
+	// IOThreads configures the supplementalPool policy.
+	// +optional
+	IOThreads *DiskIOThreads `json:"ioThreads,omitempty"`
+	// Chassis is the SMBIOS chassis information the guest sees.
+	// +optional
+	Chassis *Chassis `json:"chassis,omitempty"`
+	// LaunchSecurity runs the guest with encrypted memory (SEV, SNP, TDX).
+	// +optional
+	LaunchSecurity *LaunchSecurity `json:"launchSecurity,omitempty"`
+	// RebootPolicy is what a guest's reboot does: Reboot (the default) or Terminate.
+	// +optional
+	RebootPolicy *RebootPolicy `json:"rebootPolicy,omitempty"`
 }
 
 // ResourceRequirements are the compute resources of the launcher pod that runs the guest.
@@ -42,6 +57,9 @@ type ResourceRequirements struct {
 	// Limits are the maximum resources the VMI may use.
 	// +optional
 	Limits ResourceList `json:"limits,omitempty"`
+	// OvercommitGuestOverhead leaves the launcher's memory overhead out of the memory request.
+	// +optional
+	OvercommitGuestOverhead bool `json:"overcommitGuestOverhead,omitempty"`
 }
 
 // Memory sets the memory visible to the guest.
@@ -50,6 +68,15 @@ type Memory struct {
 	// or else resources.limits.memory. May not exceed resources.limits.memory.
 	// +optional
 	Guest *resource.Quantity `json:"guest,omitempty"`
+	// Hugepages backs the guest's memory with huge pages.
+	// +optional
+	Hugepages *Hugepages `json:"hugepages,omitempty"`
+	// MaxGuest is the most memory the guest may be hot-plugged up to.
+	// +optional
+	MaxGuest *resource.Quantity `json:"maxGuest,omitempty"`
+	// ReservedOverhead is memory the launcher Pod reserves above the guest's.
+	// +optional
+	ReservedOverhead *ReservedOverhead `json:"reservedOverhead,omitempty"`
 }
 
 // CPU sets the guest's virtual CPU topology and model.
@@ -77,6 +104,19 @@ type CPU struct {
 	// with dedicatedCpuPlacement. Stored and validated; not run by Vireo's launcher yet.
 	// +optional
 	IsolateEmulatorThread bool `json:"isolateEmulatorThread,omitempty"`
+	// MaxSockets is the most sockets vCPUs may be hot-plugged into.
+	// +optional
+	MaxSockets uint32 `json:"maxSockets,omitempty"`
+	// Features turns CPU feature flags on or off.
+	// +optional
+	// +listType=atomic
+	Features []CPUFeature `json:"features,omitempty"`
+	// NUMA sets the guest's NUMA topology.
+	// +optional
+	NUMA *NUMA `json:"numa,omitempty"`
+	// Realtime tunes dedicated vCPUs for realtime workloads.
+	// +optional
+	Realtime *Realtime `json:"realtime,omitempty"`
 }
 
 // Machine selects the emulated machine type.
@@ -101,6 +141,9 @@ type Firmware struct {
 	// instead of from a disk.
 	// +optional
 	KernelBoot *KernelBoot `json:"kernelBoot,omitempty"`
+	// ACPI adds ACPI tables (SLIC, MSDM) from volumes.
+	// +optional
+	ACPI *ACPI `json:"acpi,omitempty"`
 }
 
 // Bootloader selects the guest firmware. Exactly one of bios or efi may be set.
@@ -195,6 +238,66 @@ type Devices struct {
 	// launcher yet.
 	// +optional
 	TPM *TPMDevice `json:"tpm,omitempty"`
+	// UseVirtioTransitional uses virtio devices that older guests' drivers know (virtio 0.9).
+	// +optional
+	UseVirtioTransitional *bool `json:"useVirtioTransitional,omitempty"`
+	// DisableHotplug leaves no room for hot-plugged devices.
+	// +optional
+	DisableHotplug bool `json:"disableHotplug,omitempty"`
+	// Watchdog is a hardware watchdog the guest must keep feeding.
+	// +optional
+	Watchdog *Watchdog `json:"watchdog,omitempty"`
+	// Inputs are pointing devices, such as a USB tablet.
+	// +optional
+	// +listType=atomic
+	Inputs []Input `json:"inputs,omitempty"`
+	// LogSerialConsole keeps the serial console's output in the launcher's log. Defaults to the
+	// cluster's setting.
+	// +optional
+	LogSerialConsole *bool `json:"logSerialConsole,omitempty"`
+	// AutoattachMemBalloon adds a virtio memory balloon. Defaults to true.
+	// +optional
+	AutoattachMemBalloon *bool `json:"autoattachMemBalloon,omitempty"`
+	// AutoattachInputDevice adds a tablet input device. Defaults to false.
+	// +optional
+	AutoattachInputDevice *bool `json:"autoattachInputDevice,omitempty"`
+	// AutoattachVSOCK adds a virtio vsock device. Defaults to false.
+	// +optional
+	AutoattachVSOCK *bool `json:"autoattachVSOCK,omitempty"`
+	// BlockMultiQueue gives each virtio disk one queue per vCPU.
+	// +optional
+	BlockMultiQueue *bool `json:"blockMultiQueue,omitempty"`
+	// NetworkInterfaceMultiQueue gives each virtio interface one queue per vCPU.
+	// +optional
+	NetworkInterfaceMultiQueue *bool `json:"networkInterfaceMultiqueue,omitempty"`
+	// GPUs are GPUs passed through to the guest.
+	// +optional
+	// +listType=atomic
+	GPUs []GPU `json:"gpus,omitempty"`
+	// DownwardMetrics gives the guest a port with the host's metrics about it.
+	// +optional
+	DownwardMetrics *DownwardMetrics `json:"downwardMetrics,omitempty"`
+	// PanicDevices let the guest report a crash.
+	// +optional
+	// +listType=atomic
+	PanicDevices []PanicDevice `json:"panicDevices,omitempty"`
+	// Filesystems share volumes as filesystems (virtiofs).
+	// +optional
+	// +listType=atomic
+	Filesystems []Filesystem `json:"filesystems,omitempty"`
+	// HostDevices are host devices passed through to the guest.
+	// +optional
+	// +listType=atomic
+	HostDevices []HostDevice `json:"hostDevices,omitempty"`
+	// ClientPassthrough lets a client pass its USB devices through.
+	// +optional
+	ClientPassthrough *ClientPassthroughDevices `json:"clientPassthrough,omitempty"`
+	// Sound is an emulated sound card.
+	// +optional
+	Sound *SoundDevice `json:"sound,omitempty"`
+	// Video picks the guest's display adapter.
+	// +optional
+	Video *VideoDevice `json:"video,omitempty"`
 }
 
 // Rng is a virtio random number generator device; it has no settings.
@@ -230,6 +333,27 @@ type Disk struct {
 	// Cache is the host page cache mode for the disk: none, writethrough or writeback.
 	// +optional
 	Cache DriverCache `json:"cache,omitempty"`
+	// DedicatedIOThread gives the disk an I/O thread of its own.
+	// +optional
+	DedicatedIOThread *bool `json:"dedicatedIOThread,omitempty"`
+	// IO is the disk's I/O mode: native, threads or default.
+	// +optional
+	IO DriverIO `json:"io,omitempty"`
+	// Tag is a label for the disk in the guest's device role metadata.
+	// +optional
+	Tag string `json:"tag,omitempty"`
+	// BlockSize sets the block sizes the disk reports.
+	// +optional
+	BlockSize *BlockSize `json:"blockSize,omitempty"`
+	// Shareable lets several VMIs attach the volume at once.
+	// +optional
+	Shareable *bool `json:"shareable,omitempty"`
+	// ErrorPolicy is what the guest sees on a disk error: stop, ignore, report or enospace.
+	// +optional
+	ErrorPolicy *DiskErrorPolicy `json:"errorPolicy,omitempty"`
+	// ChangedBlockTracking tracks changed blocks for incremental backups.
+	// +optional
+	ChangedBlockTracking *bool `json:"changedBlockTracking,omitempty"`
 }
 
 // DiskDevice is how a volume is attached to the guest. At most one of its fields may be set.
@@ -271,6 +395,9 @@ type DiskTarget struct {
 	// Defaults to false.
 	// +optional
 	ReadOnly bool `json:"readonly,omitempty"`
+	// PciAddress places the disk at a PCI address in the guest.
+	// +optional
+	PciAddress string `json:"pciAddress,omitempty"`
 }
 
 // LunTarget passes a volume through to the guest as a SCSI LUN.

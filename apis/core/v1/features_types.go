@@ -20,6 +20,28 @@ type Features struct {
 	// SMM turns on System Management Mode, which EFI secure boot needs.
 	// +optional
 	SMM *FeatureState `json:"smm,omitempty"`
+	// HypervPassthrough gives the guest every Hyper-V enlightenment the host offers.
+	// +optional
+	HypervPassthrough *HyperVPassthrough `json:"hypervPassthrough,omitempty"`
+	// KVM hides or shows the KVM hypervisor signature.
+	// +optional
+	KVM *FeatureKVM `json:"kvm,omitempty"`
+	// Pvspinlock turns paravirtual spinlocks on or off.
+	// +optional
+	Pvspinlock *FeatureState `json:"pvspinlock,omitempty"`
+}
+
+// HyperVPassthrough passes every Hyper-V enlightenment through.
+type HyperVPassthrough struct {
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// FeatureKVM configures the KVM signature the guest sees.
+type FeatureKVM struct {
+	// Hidden hides the signature (some GPU drivers refuse to run under a hypervisor).
+	// +optional
+	Hidden bool `json:"hidden,omitempty"`
 }
 
 // FeatureState switches a platform feature on or off.
@@ -121,4 +143,7 @@ type FeatureHyperv struct {
 	// IPI enables paravirtual inter-processor interrupts. Needs vpindex.
 	// +optional
 	IPI *FeatureState `json:"ipi,omitempty"`
+	// EVMCS is enlightened VMCS, for nested virtualization in a Hyper-V guest.
+	// +optional
+	EVMCS *FeatureState `json:"evmcs,omitempty"`
 }

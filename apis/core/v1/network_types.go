@@ -28,6 +28,73 @@ type Interface struct {
 	// a boot order are not booted from.
 	// +optional
 	BootOrder *uint `json:"bootOrder,omitempty"`
+	// Binding names a network binding plugin (KubeVirt's binding plugins) instead of a core binding.
+	// +optional
+	Binding *PluginBinding `json:"binding,omitempty"`
+	// PortRanges are ranges of ports to forward, like ports.
+	// +optional
+	// +listType=atomic
+	PortRanges []PortRange `json:"portRanges,omitempty"`
+	// PciAddress places the interface at a PCI address in the guest, such as 0000:81:01.10.
+	// +optional
+	PciAddress string `json:"pciAddress,omitempty"`
+	// DHCPOptions are extra options the guest's DHCP answers carry.
+	// +optional
+	DHCPOptions *DHCPOptions `json:"dhcpOptions,omitempty"`
+	// Tag is a label for the interface in the guest's device role metadata.
+	// +optional
+	Tag string `json:"tag,omitempty"`
+	// ACPIIndex is the interface's ACPI index, which gives the guest a stable name for it.
+	// +optional
+	ACPIIndex int `json:"acpiIndex,omitempty"`
+	// State is up, down or absent (hot-unplug). Defaults to up.
+	// +optional
+	State InterfaceState `json:"state,omitempty"`
+}
+
+// InterfaceState is an interface's link state: up, down or absent.
+type InterfaceState string
+
+// PluginBinding names a network binding plugin.
+type PluginBinding struct {
+	// Name of the plugin, as the KubeVirt settings object registers it.
+	Name string `json:"name"`
+}
+
+// PortRange is a range of ports of one protocol.
+type PortRange struct {
+	// Protocol is TCP or UDP.
+	Protocol string `json:"protocol"`
+	// Start is the first port.
+	Start int32 `json:"start"`
+	// End is the last port.
+	End int32 `json:"end"`
+}
+
+// DHCPOptions are extra DHCP options for the guest.
+type DHCPOptions struct {
+	// BootFileName is option 67.
+	// +optional
+	BootFileName string `json:"bootFileName,omitempty"`
+	// TFTPServerName is option 66.
+	// +optional
+	TFTPServerName string `json:"tftpServerName,omitempty"`
+	// NTPServers is option 42.
+	// +optional
+	// +listType=atomic
+	NTPServers []string `json:"ntpServers,omitempty"`
+	// PrivateOptions are options 224 to 254.
+	// +optional
+	// +listType=atomic
+	PrivateOptions []DHCPPrivateOptions `json:"privateOptions,omitempty"`
+}
+
+// DHCPPrivateOptions is one private DHCP option.
+type DHCPPrivateOptions struct {
+	// Option is its number, 224 to 254.
+	Option int `json:"option"`
+	// Value is its text.
+	Value string `json:"value"`
 }
 
 // InterfaceBindingMethod is how a guest interface is connected to its network. Only one field may be set.
@@ -40,7 +107,37 @@ type InterfaceBindingMethod struct {
 	// reachable through the pod's IP address. Live-migratable.
 	// +optional
 	Masquerade *InterfaceMasquerade `json:"masquerade,omitempty"`
+	// SRIOV passes an SR-IOV virtual function through to the guest.
+	// +optional
+	SRIOV *InterfaceSRIOV `json:"sriov,omitempty"`
+	// DeprecatedSlirp is QEMU's user-mode network (removed from KubeVirt).
+	// +optional
+	DeprecatedSlirp *DeprecatedInterfaceSlirp `json:"slirp,omitempty"`
+	// DeprecatedMacvtap is the macvtap binding (now a binding plugin in KubeVirt).
+	// +optional
+	DeprecatedMacvtap *DeprecatedInterfaceMacvtap `json:"macvtap,omitempty"`
+	// DeprecatedPasst is the passt binding (now a binding plugin in KubeVirt).
+	// +optional
+	DeprecatedPasst *DeprecatedInterfacePasst `json:"passt,omitempty"`
+	// PasstBinding is KubeVirt's core passt binding.
+	// +optional
+	PasstBinding *InterfacePasstBinding `json:"passtBinding,omitempty"`
 }
+
+// InterfaceSRIOV selects the SR-IOV binding; it has no settings.
+type InterfaceSRIOV struct{}
+
+// DeprecatedInterfaceSlirp selects the slirp binding; it has no settings.
+type DeprecatedInterfaceSlirp struct{}
+
+// DeprecatedInterfaceMacvtap selects the macvtap binding; it has no settings.
+type DeprecatedInterfaceMacvtap struct{}
+
+// DeprecatedInterfacePasst selects the passt binding; it has no settings.
+type DeprecatedInterfacePasst struct{}
+
+// InterfacePasstBinding selects the core passt binding; it has no settings.
+type InterfacePasstBinding struct{}
 
 // InterfaceBridge selects the bridge binding; it has no settings.
 type InterfaceBridge struct{}
@@ -75,6 +172,21 @@ type NetworkSource struct {
 	// Pod is the launcher pod's own network, the default network of the cluster.
 	// +optional
 	Pod *PodNetwork `json:"pod,omitempty"`
+	// Multus is a secondary network from a Multus NetworkAttachmentDefinition.
+	// +optional
+	Multus *MultusNetwork `json:"multus,omitempty"`
+	// ResourceClaim is a network device from a dynamic resource claim.
+	// +optional
+	ResourceClaim *ClaimRequest `json:"resourceClaim,omitempty"`
+}
+
+// MultusNetwork names a NetworkAttachmentDefinition.
+type MultusNetwork struct {
+	// NetworkName is the definition's name, as namespace/name or name.
+	NetworkName string `json:"networkName"`
+	// Default makes it the Pod's default network instead of the cluster's.
+	// +optional
+	Default bool `json:"default,omitempty"`
 }
 
 // PodNetwork is the cluster's pod network, as seen by the launcher pod.
@@ -83,4 +195,7 @@ type PodNetwork struct {
 	// Defaults to 10.0.2.0/24.
 	// +optional
 	VMNetworkCIDR string `json:"vmNetworkCIDR,omitempty"`
+	// VMIPv6NetworkCIDR is the private IPv6 network of the masquerade binding. Defaults to fd10:0:2::/120.
+	// +optional
+	VMIPv6NetworkCIDR string `json:"vmIPv6NetworkCIDR,omitempty"`
 }

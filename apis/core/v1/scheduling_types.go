@@ -260,3 +260,29 @@ type Toleration struct {
 	// +optional
 	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
 }
+
+// TopologySpreadConstraint spreads launcher Pods across a topology, as core/v1 spells it.
+type TopologySpreadConstraint struct {
+	// MaxSkew is how unevenly the Pods may be spread.
+	MaxSkew int32 `json:"maxSkew"`
+	// TopologyKey is the node label whose values are the topology's domains.
+	TopologyKey string `json:"topologyKey"`
+	// WhenUnsatisfiable is DoNotSchedule or ScheduleAnyway.
+	WhenUnsatisfiable string `json:"whenUnsatisfiable"`
+	// LabelSelector selects the Pods that are counted.
+	// +optional
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	// MinDomains is the least number of eligible domains.
+	// +optional
+	MinDomains *int32 `json:"minDomains,omitempty"`
+	// NodeAffinityPolicy is Honor or Ignore.
+	// +optional
+	NodeAffinityPolicy *string `json:"nodeAffinityPolicy,omitempty"`
+	// NodeTaintsPolicy is Honor or Ignore.
+	// +optional
+	NodeTaintsPolicy *string `json:"nodeTaintsPolicy,omitempty"`
+	// MatchLabelKeys are Pod label keys whose values further select the Pods counted.
+	// +optional
+	// +listType=atomic
+	MatchLabelKeys []string `json:"matchLabelKeys,omitempty"`
+}

@@ -70,6 +70,62 @@ type VirtualMachineSpec struct {
 	// +optional
 	// +listType=atomic
 	DataVolumeTemplates []DataVolumeTemplateSpec `json:"dataVolumeTemplates,omitempty"`
+	// Instancetype names the VirtualMachineInstancetype (or cluster instancetype) whose CPU and
+	// memory the VM takes.
+	// +optional
+	Instancetype *InstancetypeMatcher `json:"instancetype,omitempty"`
+	// Preference names the VirtualMachinePreference (or cluster preference) that fills what the
+	// VM leaves unset.
+	// +optional
+	Preference *PreferenceMatcher `json:"preference,omitempty"`
+	// UpdateVolumesStrategy is what a change of the template's volumes does: Replacement (on the
+	// next start) or Migration.
+	// +optional
+	UpdateVolumesStrategy *UpdateVolumesStrategy `json:"updateVolumesStrategy,omitempty"`
+}
+
+// UpdateVolumesStrategy is what a change of a VM's volumes does: Replacement or Migration.
+type UpdateVolumesStrategy string
+
+// InferFromVolumeFailurePolicy is what a failed inference from a volume does: Reject or Ignore.
+type InferFromVolumeFailurePolicy string
+
+// InstancetypeMatcher names an instancetype.
+type InstancetypeMatcher struct {
+	// Name of the instancetype.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Kind is VirtualMachineInstancetype or VirtualMachineClusterInstancetype (the default).
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// RevisionName is the ControllerRevision holding the version of the instancetype in use.
+	// +optional
+	RevisionName string `json:"revisionName,omitempty"`
+	// InferFromVolume names a volume whose labels name the instancetype.
+	// +optional
+	InferFromVolume string `json:"inferFromVolume,omitempty"`
+	// InferFromVolumeFailurePolicy is what a failed inference does: Reject (the default) or Ignore.
+	// +optional
+	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty"`
+}
+
+// PreferenceMatcher names a preference.
+type PreferenceMatcher struct {
+	// Name of the preference.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Kind is VirtualMachinePreference or VirtualMachineClusterPreference (the default).
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// RevisionName is the ControllerRevision holding the version of the preference in use.
+	// +optional
+	RevisionName string `json:"revisionName,omitempty"`
+	// InferFromVolume names a volume whose labels name the preference.
+	// +optional
+	InferFromVolume string `json:"inferFromVolume,omitempty"`
+	// InferFromVolumeFailurePolicy is what a failed inference does: Reject (the default) or Ignore.
+	// +optional
+	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty"`
 }
 
 // VirtualMachineInstanceTemplateSpec is the template a VirtualMachine creates its VMI from.

@@ -129,6 +129,37 @@ type VirtualMachineInstanceSpec struct {
 	// machine type and device defaults. Defaults to the cluster's architecture (amd64).
 	// +optional
 	Architecture string `json:"architecture,omitempty"`
+	// SchedulerName is the scheduler that places the launcher Pod. Defaults to the cluster's.
+	// +optional
+	SchedulerName string `json:"schedulerName,omitempty"`
+	// ServiceAccountName is the launcher Pod's service account (KubeVirt deprecates it in favour
+	// of serviceAccount volumes).
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// TopologySpreadConstraints spread the launcher Pod across a topology.
+	// +optional
+	// +patchMergeKey=topologyKey
+	// +patchStrategy=merge
+	// +listType=map
+	// +listMapKey=topologyKey
+	// +listMapKey=whenUnsatisfiable
+	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty" patchStrategy:"merge" patchMergeKey:"topologyKey"`
+	// DNSPolicy is the launcher Pod's DNS policy. Defaults to ClusterFirst.
+	// +optional
+	DNSPolicy DNSPolicy `json:"dnsPolicy,omitempty"`
+	// DNSConfig adds to the launcher Pod's DNS configuration.
+	// +optional
+	DNSConfig *PodDNSConfig `json:"dnsConfig,omitempty"`
+	// ResourceClaims are dynamic resource claims (DRA) the launcher Pod takes.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	ResourceClaims []VirtualMachineInstanceResourceClaim `json:"resourceClaims,omitempty"`
+	// UtilityVolumes are claims mounted into the launcher Pod for utilities, not shown to the guest.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	UtilityVolumes []UtilityVolume `json:"utilityVolumes,omitempty"`
 }
 
 // VirtualMachineInstancePhase is the coarse lifecycle state of a VMI.

@@ -54,6 +54,21 @@ type VolumeSource struct {
 	// ISO disk.
 	// +optional
 	DownwardAPI *DownwardAPIVolumeSource `json:"downwardAPI,omitempty"`
+	// Sysprep is a Windows answer file from a ConfigMap or Secret, as a CD-ROM.
+	// +optional
+	Sysprep *SysprepSource `json:"sysprep,omitempty"`
+	// Ephemeral is a claim used copy-on-write: the guest's writes are dropped when it stops.
+	// +optional
+	Ephemeral *EphemeralVolumeSource `json:"ephemeral,omitempty"`
+	// DownwardMetrics is a disk with the host's metrics about the guest.
+	// +optional
+	DownwardMetrics *DownwardMetricsVolumeSource `json:"downwardMetrics,omitempty"`
+	// MemoryDump is a claim that receives a dump of the guest's memory.
+	// +optional
+	MemoryDump *MemoryDumpVolumeSource `json:"memoryDump,omitempty"`
+	// ContainerPath is a path of the launcher's container shared with the guest.
+	// +optional
+	ContainerPath *ContainerPathVolumeSource `json:"containerPath,omitempty"`
 }
 
 // HostDiskType says whether a host disk image must already exist or may be created.
@@ -107,12 +122,18 @@ type PersistentVolumeClaimVolumeSource struct {
 	// ReadOnly attaches the volume read-only. Defaults to false.
 	// +optional
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// Hotpluggable marks a volume attached while the guest runs.
+	// +optional
+	Hotpluggable bool `json:"hotpluggable,omitempty"`
 }
 
 // DataVolumeSource refers to a DataVolume in the VMI's namespace.
 type DataVolumeSource struct {
 	// Name of the DataVolume.
 	Name string `json:"name"`
+	// Hotpluggable marks a volume attached while the guest runs.
+	// +optional
+	Hotpluggable bool `json:"hotpluggable,omitempty"`
 }
 
 // CloudInitNoCloudSource is cloud-init configuration delivered on a NoCloud ISO. Exactly one of

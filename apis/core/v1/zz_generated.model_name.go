@@ -10,6 +10,11 @@ Copyright The Vireo Authors.
 package v1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ACPI) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ACPI"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in AccessCredential) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.AccessCredential"
 }
@@ -30,6 +35,11 @@ func (in BIOS) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in BlockSize) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.BlockSize"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Bootloader) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Bootloader"
 }
@@ -42,6 +52,31 @@ func (in CDRomTarget) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CPU) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.CPU"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CPUFeature) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.CPUFeature"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Chassis) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Chassis"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClaimRequest) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ClaimRequest"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClaimVolumeSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ClaimVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClientPassthroughDevices) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ClientPassthroughDevices"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -90,8 +125,28 @@ func (in ContainerDiskSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ContainerPathVolumeSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ContainerPathVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CustomBlockSize) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.CustomBlockSize"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CustomizeComponents) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.CustomizeComponents"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DHCPOptions) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DHCPOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DHCPPrivateOptions) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DHCPPrivateOptions"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -110,6 +165,21 @@ func (in DataVolumeTemplateSpec) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DeprecatedInterfaceMacvtap) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DeprecatedInterfaceMacvtap"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DeprecatedInterfacePasst) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DeprecatedInterfacePasst"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DeprecatedInterfaceSlirp) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DeprecatedInterfaceSlirp"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DeveloperConfiguration) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.DeveloperConfiguration"
 }
@@ -120,6 +190,11 @@ func (in Devices) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Diag288Watchdog) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Diag288Watchdog"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Disk) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Disk"
 }
@@ -127,6 +202,11 @@ func (in Disk) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DiskDevice) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.DiskDevice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DiskIOThreads) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DiskIOThreads"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -150,6 +230,16 @@ func (in DownwardAPIVolumeSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DownwardMetrics) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DownwardMetrics"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DownwardMetricsVolumeSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DownwardMetricsVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EFI) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.EFI"
 }
@@ -157,6 +247,11 @@ func (in EFI) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EmptyDiskSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.EmptyDiskSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EphemeralVolumeSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.EphemeralVolumeSource"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -172,6 +267,11 @@ func (in FeatureAPIC) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in FeatureHyperv) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.FeatureHyperv"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FeatureKVM) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.FeatureKVM"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -195,8 +295,23 @@ func (in Features) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Filesystem) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Filesystem"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in FilesystemVirtiofs) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.FilesystemVirtiofs"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Firmware) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Firmware"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in GPU) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.GPU"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -230,13 +345,43 @@ func (in Handler) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostDevice) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.HostDevice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in HostDisk) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.HostDisk"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Hugepages) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Hugepages"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HyperVPassthrough) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.HyperVPassthrough"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in HypervTimer) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.HypervTimer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in I6300ESBWatchdog) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.I6300ESBWatchdog"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Input) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Input"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InstancetypeMatcher) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.InstancetypeMatcher"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -257,6 +402,16 @@ func (in InterfaceBridge) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in InterfaceMasquerade) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.InterfaceMasquerade"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InterfacePasstBinding) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.InterfacePasstBinding"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InterfaceSRIOV) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.InterfaceSRIOV"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -320,6 +475,11 @@ func (in KubeVirtWorkloadUpdateStrategy) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LaunchSecurity) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.LaunchSecurity"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in LocalObjectReference) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference"
 }
@@ -340,8 +500,28 @@ func (in Memory) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MemoryDumpVolumeSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.MemoryDumpVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in MigrationConfiguration) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.MigrationConfiguration"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MultusNetwork) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.MultusNetwork"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in NUMA) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.NUMA"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in NUMAGuestMappingPassthrough) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.NUMAGuestMappingPassthrough"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -390,8 +570,18 @@ func (in PITTimer) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PanicDevice) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.PanicDevice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PersistentVolumeClaimVolumeSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PluginBinding) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.PluginBinding"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -410,6 +600,16 @@ func (in PodAntiAffinity) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PodDNSConfig) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.PodDNSConfig"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PodDNSConfigOption) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.PodDNSConfigOption"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PodNetwork) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.PodNetwork"
 }
@@ -417,6 +617,16 @@ func (in PodNetwork) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Port) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Port"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PortRange) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.PortRange"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PreferenceMatcher) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.PreferenceMatcher"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -445,6 +655,16 @@ func (in RTCTimer) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Realtime) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Realtime"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ReservedOverhead) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ReservedOverhead"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ResourceFieldSelector) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.ResourceFieldSelector"
 }
@@ -457,6 +677,26 @@ func (in ResourceRequirements) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Rng) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Rng"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SEV) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SEV"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SEVAttestation) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SEVAttestation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SEVPolicy) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SEVPolicy"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SEVSNP) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SEVSNP"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -485,13 +725,28 @@ func (in ServiceAccountVolumeSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SoundDevice) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SoundDevice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in SyNICTimer) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.SyNICTimer"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SysprepSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.SysprepSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in TCPSocketAction) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.TCPSocketAction"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TDX) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.TDX"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -515,6 +770,11 @@ func (in Toleration) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TopologySpreadConstraint) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.TopologySpreadConstraint"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in UserPasswordAccessCredential) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredential"
 }
@@ -527,6 +787,26 @@ func (in UserPasswordAccessCredentialPropagationMethod) OpenAPIModelName() strin
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in UserPasswordAccessCredentialSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredentialSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UtilityVolume) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.UtilityVolume"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VGPUDisplayOptions) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VGPUDisplayOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VGPUOptions) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VGPUOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VideoDevice) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VideoDevice"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -640,6 +920,11 @@ func (in VirtualMachineInstancePhaseTransitionTimestamp) OpenAPIModelName() stri
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceResourceClaim) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceResourceClaim"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceSpec) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceSpec"
 }
@@ -692,6 +977,16 @@ func (in VolumeSource) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VolumeStatus) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.VolumeStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Watchdog) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.Watchdog"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in WatchdogDevice) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.WatchdogDevice"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -40,9 +41,17 @@ func validateNetworking(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path
 		errs = append(errs, validateNetworkName(n.Name, networks, nPath.Child("name"))...)
 		networks[n.Name] = true
 		if n.Pod == nil {
-			errs = append(errs, field.Required(nPath.Child("pod"),
-				"a network must have exactly one source; the only source Vireo supports is pod"))
+			switch {
+			case n.Multus == nil && n.ResourceClaim == nil:
+				errs = append(errs, field.Required(nPath.Child("pod"),
+					"a network must have exactly one source: pod, multus or resourceClaim"))
+			case n.Multus != nil && n.ResourceClaim != nil:
+				errs = append(errs, field.Invalid(nPath, "multus, resourceClaim", "a network must have exactly one source"))
+			}
 			continue
+		}
+		if n.Multus != nil || n.ResourceClaim != nil {
+			errs = append(errs, field.Invalid(nPath, n.Name, "a network must have exactly one source: pod, multus or resourceClaim"))
 		}
 		if podNetwork != "" {
 			errs = append(errs, field.Invalid(nPath.Child("pod"), n.Name, fmt.Sprintf(
@@ -103,21 +112,16 @@ func validateVMNetworkCIDR(cidr string, fldPath *field.Path) field.ErrorList {
 // validateInterface checks an interface's binding, model, MAC address and ports.
 func validateInterface(iface *v1.Interface, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	bindings := 0
-	if iface.Masquerade != nil {
-		bindings++
-	}
 	if iface.Bridge != nil {
-		bindings++
 		errs = append(errs, field.Forbidden(fldPath.Child("bridge"),
 			"bridge binding is not supported by Vireo's runtime; use masquerade"))
 	}
-	switch {
-	case bindings == 0:
+	switch bindings := interfaceBindings(iface); {
+	case len(bindings) == 0:
 		errs = append(errs, field.Required(fldPath.Child("masquerade"),
 			"an interface needs a binding; set masquerade: {}"))
-	case bindings > 1:
-		errs = append(errs, field.Invalid(fldPath, "bridge and masquerade",
+	case len(bindings) > 1:
+		errs = append(errs, field.Invalid(fldPath, strings.Join(bindings, ", "),
 			"set exactly one binding: masquerade"))
 	}
 	errs = append(errs, fieldcheck.OptionalEnum(iface.Model, interfaceModels, fldPath.Child("model"))...)
@@ -175,4 +179,22 @@ func validateMAC(mac string, fldPath *field.Path) field.ErrorList {
 		return field.ErrorList{field.Invalid(fldPath, mac, "must be a 48-bit MAC address such as 02:00:00:ab:cd:ef or 02-00-00-AB-CD-EF")}
 	}
 	return nil
+}
+
+// interfaceBindings names the bindings an interface sets (KubeVirt's core ones and a plugin's).
+func interfaceBindings(iface *v1.Interface) []string {
+	var set []string
+	for _, b := range []struct {
+		name string
+		set  bool
+	}{
+		{"masquerade", iface.Masquerade != nil}, {"bridge", iface.Bridge != nil}, {"sriov", iface.SRIOV != nil},
+		{"slirp", iface.DeprecatedSlirp != nil}, {"macvtap", iface.DeprecatedMacvtap != nil},
+		{"passt", iface.DeprecatedPasst != nil}, {"passtBinding", iface.PasstBinding != nil}, {"binding", iface.Binding != nil},
+	} {
+		if b.set {
+			set = append(set, b.name)
+		}
+	}
+	return set
 }

@@ -78,6 +78,16 @@ func TestInterfaceBindingValidation(t *testing.T) {
 		{name: "bridge refused", mutate: setIface(bridge), want: []fe{{forbidden, i0 + ".bridge"}}},
 		{name: "no binding", mutate: setIface(v1.Interface{Name: "default"}), want: []fe{{required, i0 + ".masquerade"}}},
 		{name: "two bindings", mutate: setIface(both), want: []fe{{forbidden, i0 + ".bridge"}, {invalid, i0}}},
+		// KubeVirt's other bindings are stored (the VMI then fails with reason Unsupported).
+		{name: "sriov", mutate: setIface(v1.Interface{Name: "default", InterfaceBindingMethod: v1.InterfaceBindingMethod{SRIOV: &v1.InterfaceSRIOV{}}})},
+		{name: "a binding plugin", mutate: setIface(v1.Interface{Name: "default", Binding: &v1.PluginBinding{Name: "passt"}})},
+		{name: "masquerade and a plugin", mutate: setIface(v1.Interface{Name: "default", Binding: &v1.PluginBinding{Name: "passt"},
+			InterfaceBindingMethod: v1.InterfaceBindingMethod{Masquerade: &v1.InterfaceMasquerade{}}}), want: []fe{{invalid, i0}}},
+		{name: "a multus network", mutate: setNetworking([]v1.Network{{Name: "default", NetworkSource: v1.NetworkSource{
+			Multus: &v1.MultusNetwork{NetworkName: "ns/bridge"}}}}, masq("default"))},
+		{name: "pod and multus", mutate: setNetworking([]v1.Network{{Name: "default", NetworkSource: v1.NetworkSource{
+			Pod: &v1.PodNetwork{}, Multus: &v1.MultusNetwork{NetworkName: "ns/bridge"}}}}, masq("default")),
+			want: []fe{{invalid, networksPath + "[0]"}}},
 	})
 }
 

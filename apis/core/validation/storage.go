@@ -17,7 +17,7 @@ import (
 const MaxInlineCloudInitBytes = 2048
 
 // volumeSourceNames lists the volume sources, for messages.
-const volumeSourceNames = "hostDisk, containerDisk, persistentVolumeClaim, dataVolume, cloudInitNoCloud, cloudInitConfigDrive, emptyDisk, configMap, secret, serviceAccount, downwardAPI"
+const volumeSourceNames = "hostDisk, containerDisk, persistentVolumeClaim, dataVolume, cloudInitNoCloud, cloudInitConfigDrive, emptyDisk, configMap, secret, serviceAccount, downwardAPI, sysprep, ephemeral, downwardMetrics, memoryDump, containerPath"
 
 // hostDiskTypes are the types a host disk may have.
 var hostDiskTypes = []v1.HostDiskType{v1.HostDiskExists, v1.HostDiskExistsOrCreate}
@@ -54,8 +54,11 @@ func validateStorage(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, o
 	if opts.template {
 		return errs
 	}
+	for _, fs := range spec.Domain.Devices.Filesystems {
+		disks[fs.Name] = true // a filesystem shares its volume instead of a disk
+	}
 	for i, v := range spec.Volumes {
-		if v.Name != "" && !disks[v.Name] {
+		if v.Name != "" && !disks[v.Name] && v.MemoryDump == nil { // a memory dump's claim is the host's
 			errs = append(errs, field.Invalid(volumesPath.Index(i).Child("name"), v.Name, fmt.Sprintf(
 				"no disk attaches this volume; add a disk named %q to %s", v.Name, disksPath)))
 		}
@@ -125,6 +128,8 @@ func validateVolumeSource(src *v1.VolumeSource, fldPath *field.Path) field.Error
 	}
 	configSet, configErrs := validateConfigVolumeSource(src, fldPath)
 	set, errs = append(set, configSet...), append(errs, configErrs...)
+	otherSet, otherErrs := validateOtherVolumeSource(src, fldPath)
+	set, errs = append(set, otherSet...), append(errs, otherErrs...)
 	switch {
 	case len(set) == 0:
 		errs = append(errs, field.Required(fldPath, "a volume must have exactly one of "+volumeSourceNames))

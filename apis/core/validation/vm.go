@@ -45,6 +45,7 @@ func validateVirtualMachineSpec(vm *v1.VirtualMachine, fldPath *field.Path) fiel
 		errs = append(errs, field.Required(fldPath.Child("runStrategy"),
 			"spec.runStrategy must be specified (Always, RerunOnFailure, Manual, Halted or Once; spec.running is deprecated)"))
 	}
+	errs = append(errs, validateNotYetApplied(spec, fldPath)...)
 	if spec.RunStrategy != nil {
 		errs = append(errs, fieldcheck.Enum(*spec.RunStrategy, runStrategies, fldPath.Child("runStrategy"))...)
 	}
@@ -118,6 +119,31 @@ func ValidateVirtualMachineInstanceMigrationUpdate(m, old *v1.VirtualMachineInst
 	if !apiequality.Semantic.DeepEqual(m.Spec, old.Spec) {
 		errs = append(errs, immutableSpecError(m.Spec, old.Spec, field.NewPath("spec"),
 			"to migrate another VirtualMachineInstance, create a new VirtualMachineInstanceMigration"))
+	}
+	return errs
+}
+
+// validateNotYetApplied refuses what a VM may say in KubeVirt's API but Vireo's VM controller does
+// not apply yet, rather than starting a guest without it: instancetypes and preferences, and
+// live storage migration on a volume change.
+func validateNotYetApplied(spec *v1.VirtualMachineSpec, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if spec.Instancetype != nil {
+		errs = append(errs, field.Forbidden(fldPath.Child("instancetype"),
+			"Vireo does not apply instancetypes yet; give the CPU and memory in spec.template.spec.domain instead"))
+	}
+	if spec.Preference != nil {
+		errs = append(errs, field.Forbidden(fldPath.Child("preference"),
+			"Vireo does not apply preferences yet; set the devices and features in spec.template.spec.domain instead"))
+	}
+	if s := spec.UpdateVolumesStrategy; s != nil {
+		switch *s {
+		case "Replacement":
+		case "Migration":
+			errs = append(errs, field.NotSupported(fldPath.Child("updateVolumesStrategy"), *s, []string{"Replacement"}))
+		default:
+			errs = append(errs, field.NotSupported(fldPath.Child("updateVolumesStrategy"), *s, []string{"Replacement", "Migration"}))
+		}
 	}
 	return errs
 }

@@ -188,3 +188,35 @@ func TestValidateMigrationUpdate(t *testing.T) {
 		t.Errorf("message %q does not name spec.vmiName", errs[0].Detail)
 	}
 }
+
+// TestVMFieldsNotYetApplied: instancetypes, preferences and live storage migration are refused
+// with a reason rather than stored and ignored.
+func TestVMFieldsNotYetApplied(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1.VirtualMachine)
+		want   string
+	}{
+		{"instancetype", func(vm *v1.VirtualMachine) { vm.Spec.Instancetype = &v1.InstancetypeMatcher{Name: "u1.nano"} },
+			"spec.instancetype: Forbidden: Vireo does not apply instancetypes yet"},
+		{"preference", func(vm *v1.VirtualMachine) { vm.Spec.Preference = &v1.PreferenceMatcher{Name: "fedora"} },
+			"spec.preference: Forbidden: Vireo does not apply preferences yet"},
+		{"storage migration", func(vm *v1.VirtualMachine) {
+			vm.Spec.UpdateVolumesStrategy = ptr.To[v1.UpdateVolumesStrategy]("Migration")
+		},
+			"spec.updateVolumesStrategy: Unsupported value: \"Migration\""},
+		{"replacement", func(vm *v1.VirtualMachine) {
+			vm.Spec.UpdateVolumesStrategy = ptr.To[v1.UpdateVolumesStrategy]("Replacement")
+		}, ""},
+	} {
+		vm := validVM()
+		tc.mutate(vm)
+		errs := ValidateVirtualMachine(vm)
+		switch {
+		case tc.want == "" && len(errs) > 0:
+			t.Errorf("%s: %v, want no error", tc.name, errs)
+		case tc.want != "" && (len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.name, errs, tc.want)
+		}
+	}
+}

@@ -248,6 +248,15 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.core.v1.ACPI
+  map:
+    fields:
+    - name: msdmNameRef
+      type:
+        scalar: string
+    - name: slicNameRef
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.AccessCredential
   map:
     fields:
@@ -282,6 +291,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: useSerial
       type:
         scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.BlockSize
+  map:
+    fields:
+    - name: custom
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.CustomBlockSize
+    - name: matchVolume
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
 - name: com.github.vireo-dev.vireo.apis.core.v1.Bootloader
   map:
     fields:
@@ -312,18 +330,92 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: dedicatedCpuPlacement
       type:
         scalar: boolean
+    - name: features
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.CPUFeature
+          elementRelationship: atomic
     - name: isolateEmulatorThread
       type:
         scalar: boolean
+    - name: maxSockets
+      type:
+        scalar: numeric
     - name: model
       type:
         scalar: string
+    - name: numa
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.NUMA
+    - name: realtime
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Realtime
     - name: sockets
       type:
         scalar: numeric
     - name: threads
       type:
         scalar: numeric
+- name: com.github.vireo-dev.vireo.apis.core.v1.CPUFeature
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: policy
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.Chassis
+  map:
+    fields:
+    - name: asset
+      type:
+        scalar: string
+    - name: manufacturer
+      type:
+        scalar: string
+    - name: serial
+      type:
+        scalar: string
+    - name: sku
+      type:
+        scalar: string
+    - name: version
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.ClaimRequest
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: requestName
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.ClaimVolumeSource
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+      default: ""
+    - name: readOnly
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.ClientPassthroughDevices
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.Clock
   map:
     fields:
@@ -430,6 +522,28 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: path
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.ContainerPathVolumeSource
+  map:
+    fields:
+    - name: path
+      type:
+        scalar: string
+      default: ""
+    - name: readOnly
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.CustomBlockSize
+  map:
+    fields:
+    - name: discardGranularity
+      type:
+        scalar: numeric
+    - name: logical
+      type:
+        scalar: numeric
+    - name: physical
+      type:
+        scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.CustomizeComponents
   map:
     elementType:
@@ -442,9 +556,44 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.DHCPOptions
+  map:
+    fields:
+    - name: bootFileName
+      type:
+        scalar: string
+    - name: ntpServers
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: privateOptions
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.DHCPPrivateOptions
+          elementRelationship: atomic
+    - name: tftpServerName
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.DHCPPrivateOptions
+  map:
+    fields:
+    - name: option
+      type:
+        scalar: numeric
+      default: 0
+    - name: value
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeSource
   map:
     fields:
+    - name: hotpluggable
+      type:
+        scalar: boolean
     - name: name
       type:
         scalar: string
@@ -481,6 +630,42 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: status
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateDummyStatus
+- name: com.github.vireo-dev.vireo.apis.core.v1.DeprecatedInterfaceMacvtap
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.DeprecatedInterfacePasst
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.DeprecatedInterfaceSlirp
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.DeveloperConfiguration
   map:
     fields:
@@ -493,10 +678,28 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: autoattachGraphicsDevice
       type:
         scalar: boolean
+    - name: autoattachInputDevice
+      type:
+        scalar: boolean
+    - name: autoattachMemBalloon
+      type:
+        scalar: boolean
     - name: autoattachPodInterface
       type:
         scalar: boolean
     - name: autoattachSerialConsole
+      type:
+        scalar: boolean
+    - name: autoattachVSOCK
+      type:
+        scalar: boolean
+    - name: blockMultiQueue
+      type:
+        scalar: boolean
+    - name: clientPassthrough
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ClientPassthroughDevices
+    - name: disableHotplug
       type:
         scalar: boolean
     - name: disks
@@ -507,6 +710,33 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - name
+    - name: downwardMetrics
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DownwardMetrics
+    - name: filesystems
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.Filesystem
+          elementRelationship: atomic
+    - name: gpus
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.GPU
+          elementRelationship: atomic
+    - name: hostDevices
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.HostDevice
+          elementRelationship: atomic
+    - name: inputs
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.Input
+          elementRelationship: atomic
     - name: interfaces
       type:
         list:
@@ -515,15 +745,48 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - name
+    - name: logSerialConsole
+      type:
+        scalar: boolean
+    - name: networkInterfaceMultiqueue
+      type:
+        scalar: boolean
+    - name: panicDevices
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.PanicDevice
+          elementRelationship: atomic
     - name: rng
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Rng
+    - name: sound
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SoundDevice
     - name: tpm
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.TPMDevice
+    - name: useVirtioTransitional
+      type:
+        scalar: boolean
+    - name: video
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VideoDevice
+    - name: watchdog
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Watchdog
+- name: com.github.vireo-dev.vireo.apis.core.v1.Diag288Watchdog
+  map:
+    fields:
+    - name: action
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.Disk
   map:
     fields:
+    - name: blockSize
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.BlockSize
     - name: bootOrder
       type:
         scalar: numeric
@@ -533,9 +796,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: cdrom
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.CDRomTarget
+    - name: changedBlockTracking
+      type:
+        scalar: boolean
+    - name: dedicatedIOThread
+      type:
+        scalar: boolean
     - name: disk
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.DiskTarget
+    - name: errorPolicy
+      type:
+        scalar: string
+    - name: io
+      type:
+        scalar: string
     - name: lun
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.LunTarget
@@ -546,10 +821,25 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: serial
       type:
         scalar: string
+    - name: shareable
+      type:
+        scalar: boolean
+    - name: tag
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.DiskIOThreads
+  map:
+    fields:
+    - name: supplementalPoolThreadCount
+      type:
+        scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.DiskTarget
   map:
     fields:
     - name: bus
+      type:
+        scalar: string
+    - name: pciAddress
       type:
         scalar: string
     - name: readonly
@@ -558,6 +848,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.core.v1.DomainSpec
   map:
     fields:
+    - name: chassis
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Chassis
     - name: clock
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Clock
@@ -574,12 +867,24 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: firmware
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Firmware
+    - name: ioThreads
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DiskIOThreads
+    - name: ioThreadsPolicy
+      type:
+        scalar: string
+    - name: launchSecurity
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.LaunchSecurity
     - name: machine
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Machine
     - name: memory
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Memory
+    - name: rebootPolicy
+      type:
+        scalar: string
     - name: resources
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.ResourceRequirements
@@ -612,6 +917,30 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: volumeLabel
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.DownwardMetrics
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.DownwardMetricsVolumeSource
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.EFI
   map:
     fields:
@@ -627,6 +956,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: capacity
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.core.v1.EphemeralVolumeSource
+  map:
+    fields:
+    - name: persistentVolumeClaim
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ClaimVolumeSource
 - name: com.github.vireo-dev.vireo.apis.core.v1.ExecAction
   map:
     fields:
@@ -648,6 +983,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.core.v1.FeatureHyperv
   map:
     fields:
+    - name: evmcs
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
     - name: frequencies
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
@@ -687,6 +1025,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: vpindex
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+- name: com.github.vireo-dev.vireo.apis.core.v1.FeatureKVM
+  map:
+    fields:
+    - name: hidden
+      type:
+        scalar: boolean
 - name: com.github.vireo-dev.vireo.apis.core.v1.FeatureSpinlocks
   map:
     fields:
@@ -724,12 +1068,46 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: hyperv
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureHyperv
+    - name: hypervPassthrough
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.HyperVPassthrough
+    - name: kvm
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureKVM
+    - name: pvspinlock
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
     - name: smm
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+- name: com.github.vireo-dev.vireo.apis.core.v1.Filesystem
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: virtiofs
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FilesystemVirtiofs
+- name: com.github.vireo-dev.vireo.apis.core.v1.FilesystemVirtiofs
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.Firmware
   map:
     fields:
+    - name: acpi
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ACPI
     - name: bootloader
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Bootloader
@@ -742,6 +1120,28 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: uuid
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.GPU
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: deviceName
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: requestName
+      type:
+        scalar: string
+    - name: tag
+      type:
+        scalar: string
+    - name: virtualGPUOptions
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VGPUOptions
 - name: com.github.vireo-dev.vireo.apis.core.v1.GuestAgentPing
   map:
     elementType:
@@ -795,6 +1195,25 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.HostDevice
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: deviceName
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: requestName
+      type:
+        scalar: string
+    - name: tag
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.HostDisk
   map:
     fields:
@@ -812,24 +1231,86 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.Hugepages
+  map:
+    fields:
+    - name: pageSize
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.HyperVPassthrough
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
 - name: com.github.vireo-dev.vireo.apis.core.v1.HypervTimer
   map:
     fields:
     - name: present
       type:
         scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.I6300ESBWatchdog
+  map:
+    fields:
+    - name: action
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.Input
+  map:
+    fields:
+    - name: bus
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.InstancetypeMatcher
+  map:
+    fields:
+    - name: inferFromVolume
+      type:
+        scalar: string
+    - name: inferFromVolumeFailurePolicy
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: revisionName
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.Interface
   map:
     fields:
+    - name: acpiIndex
+      type:
+        scalar: numeric
+    - name: binding
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PluginBinding
     - name: bootOrder
       type:
         scalar: numeric
     - name: bridge
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.InterfaceBridge
+    - name: dhcpOptions
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DHCPOptions
     - name: macAddress
       type:
         scalar: string
+    - name: macvtap
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DeprecatedInterfaceMacvtap
     - name: masquerade
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.InterfaceMasquerade
@@ -840,6 +1321,21 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+    - name: passt
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DeprecatedInterfacePasst
+    - name: passtBinding
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.InterfacePasstBinding
+    - name: pciAddress
+      type:
+        scalar: string
+    - name: portRanges
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.PortRange
+          elementRelationship: atomic
     - name: ports
       type:
         list:
@@ -849,6 +1345,18 @@ var schemaYAML = typed.YAMLObject(`types:
           keys:
           - port
           - protocol
+    - name: slirp
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DeprecatedInterfaceSlirp
+    - name: sriov
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.InterfaceSRIOV
+    - name: state
+      type:
+        scalar: string
+    - name: tag
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.InterfaceBridge
   map:
     elementType:
@@ -862,6 +1370,30 @@ var schemaYAML = typed.YAMLObject(`types:
           namedType: __untyped_deduced_
         elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.InterfaceMasquerade
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.InterfacePasstBinding
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.InterfaceSRIOV
   map:
     elementType:
       scalar: untyped
@@ -1023,6 +1555,18 @@ var schemaYAML = typed.YAMLObject(`types:
         elementType:
           namedType: __untyped_deduced_
         elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.LaunchSecurity
+  map:
+    fields:
+    - name: sev
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SEV
+    - name: snp
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SEVSNP
+    - name: tdx
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.TDX
 - name: com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference
   map:
     fields:
@@ -1055,6 +1599,28 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: guest
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: hugepages
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Hugepages
+    - name: maxGuest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: reservedOverhead
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ReservedOverhead
+- name: com.github.vireo-dev.vireo.apis.core.v1.MemoryDumpVolumeSource
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+      default: ""
+    - name: hotpluggable
+      type:
+        scalar: boolean
+    - name: readOnly
+      type:
+        scalar: boolean
 - name: com.github.vireo-dev.vireo.apis.core.v1.MigrationConfiguration
   map:
     fields:
@@ -1079,9 +1645,40 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: progressTimeout
       type:
         scalar: numeric
+- name: com.github.vireo-dev.vireo.apis.core.v1.MultusNetwork
+  map:
+    fields:
+    - name: default
+      type:
+        scalar: boolean
+    - name: networkName
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.NUMA
+  map:
+    fields:
+    - name: guestMappingPassthrough
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.NUMAGuestMappingPassthrough
+- name: com.github.vireo-dev.vireo.apis.core.v1.NUMAGuestMappingPassthrough
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.Network
   map:
     fields:
+    - name: multus
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.MultusNetwork
     - name: name
       type:
         scalar: string
@@ -1089,6 +1686,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: pod
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.PodNetwork
+    - name: resourceClaim
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ClaimRequest
 - name: com.github.vireo-dev.vireo.apis.core.v1.NoCloudSSHPublicKeyAccessCredentialPropagation
   map:
     elementType:
@@ -1175,6 +1775,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: tickPolicy
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.PanicDevice
+  map:
+    fields:
+    - name: model
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource
   map:
     fields:
@@ -1182,9 +1788,19 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+    - name: hotpluggable
+      type:
+        scalar: boolean
     - name: readOnly
       type:
         scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.PluginBinding
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.PodAffinity
   map:
     fields:
@@ -1246,9 +1862,42 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.PodAffinityTerm
           elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.PodDNSConfig
+  map:
+    fields:
+    - name: nameservers
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: options
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.PodDNSConfigOption
+          elementRelationship: atomic
+    - name: searches
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.PodDNSConfigOption
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: value
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.PodNetwork
   map:
     fields:
+    - name: vmIPv6NetworkCIDR
+      type:
+        scalar: string
     - name: vmNetworkCIDR
       type:
         scalar: string
@@ -1266,6 +1915,39 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: TCP
+- name: com.github.vireo-dev.vireo.apis.core.v1.PortRange
+  map:
+    fields:
+    - name: end
+      type:
+        scalar: numeric
+      default: 0
+    - name: protocol
+      type:
+        scalar: string
+      default: ""
+    - name: start
+      type:
+        scalar: numeric
+      default: 0
+- name: com.github.vireo-dev.vireo.apis.core.v1.PreferenceMatcher
+  map:
+    fields:
+    - name: inferFromVolume
+      type:
+        scalar: string
+    - name: inferFromVolumeFailurePolicy
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: revisionName
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.PreferredSchedulingTerm
   map:
     fields:
@@ -1340,6 +2022,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: track
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.Realtime
+  map:
+    fields:
+    - name: mask
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.ReservedOverhead
+  map:
+    fields:
+    - name: addedOverhead
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: memLock
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.ResourceFieldSelector
   map:
     fields:
@@ -1361,12 +2058,60 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: overcommitGuestOverhead
+      type:
+        scalar: boolean
     - name: requests
       type:
         map:
           elementType:
             namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
 - name: com.github.vireo-dev.vireo.apis.core.v1.Rng
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.SEV
+  map:
+    fields:
+    - name: attestation
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SEVAttestation
+    - name: dhCert
+      type:
+        scalar: string
+    - name: policy
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SEVPolicy
+    - name: session
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.SEVAttestation
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.core.v1.SEVPolicy
+  map:
+    fields:
+    - name: encryptedState
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.SEVSNP
   map:
     elementType:
       scalar: untyped
@@ -1425,6 +2170,16 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: serviceAccountName
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.SoundDevice
+  map:
+    fields:
+    - name: model
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.SyNICTimer
   map:
     fields:
@@ -1434,6 +2189,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: enabled
       type:
         scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.SysprepSource
+  map:
+    fields:
+    - name: configMap
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference
+    - name: secret
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.LocalObjectReference
 - name: com.github.vireo-dev.vireo.apis.core.v1.TCPSocketAction
   map:
     fields:
@@ -1443,6 +2207,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: port
       type:
         namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+- name: com.github.vireo-dev.vireo.apis.core.v1.TDX
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: com.github.vireo-dev.vireo.apis.core.v1.TLBFlush
   map:
     fields:
@@ -1500,6 +2276,39 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: value
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.TopologySpreadConstraint
+  map:
+    fields:
+    - name: labelSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: matchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: maxSkew
+      type:
+        scalar: numeric
+      default: 0
+    - name: minDomains
+      type:
+        scalar: numeric
+    - name: nodeAffinityPolicy
+      type:
+        scalar: string
+    - name: nodeTaintsPolicy
+      type:
+        scalar: string
+    - name: topologyKey
+      type:
+        scalar: string
+      default: ""
+    - name: whenUnsatisfiable
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.UserPasswordAccessCredential
   map:
     fields:
@@ -1523,6 +2332,44 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: secret
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.AccessCredentialSecretSource
+- name: com.github.vireo-dev.vireo.apis.core.v1.UtilityVolume
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+      default: ""
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: type
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.VGPUDisplayOptions
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: ramFB
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+- name: com.github.vireo-dev.vireo.apis.core.v1.VGPUOptions
+  map:
+    fields:
+    - name: display
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VGPUDisplayOptions
+- name: com.github.vireo-dev.vireo.apis.core.v1.VideoDevice
+  map:
+    fields:
+    - name: type
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachine
   map:
     fields:
@@ -1809,6 +2656,19 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: phaseTransitionTimestamp
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceResourceClaim
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: resourceClaimName
+      type:
+        scalar: string
+    - name: resourceClaimTemplateName
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceSpec
   map:
     fields:
@@ -1822,6 +2682,12 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Affinity
     - name: architecture
+      type:
+        scalar: string
+    - name: dnsConfig
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PodDNSConfig
+    - name: dnsPolicy
       type:
         scalar: string
     - name: domain
@@ -1857,6 +2723,20 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readinessProbe
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.Probe
+    - name: resourceClaims
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceResourceClaim
+          elementRelationship: associative
+          keys:
+          - name
+    - name: schedulerName
+      type:
+        scalar: string
+    - name: serviceAccountName
+      type:
+        scalar: string
     - name: startStrategy
       type:
         scalar: string
@@ -1872,6 +2752,23 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.Toleration
           elementRelationship: atomic
+    - name: topologySpreadConstraints
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.TopologySpreadConstraint
+          elementRelationship: associative
+          keys:
+          - topologyKey
+          - whenUnsatisfiable
+    - name: utilityVolumes
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.UtilityVolume
+          elementRelationship: associative
+          keys:
+          - name
     - name: volumes
       type:
         list:
@@ -1960,6 +2857,12 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeTemplateSpec
           elementRelationship: atomic
+    - name: instancetype
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.InstancetypeMatcher
+    - name: preference
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PreferenceMatcher
     - name: runStrategy
       type:
         scalar: string
@@ -1969,6 +2872,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: template
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceTemplateSpec
+    - name: updateVolumesStrategy
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStartFailure
   map:
     fields:
@@ -2049,18 +2955,30 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: containerDisk
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskSource
+    - name: containerPath
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ContainerPathVolumeSource
     - name: dataVolume
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeSource
     - name: downwardAPI
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.DownwardAPIVolumeSource
+    - name: downwardMetrics
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DownwardMetricsVolumeSource
     - name: emptyDisk
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.EmptyDiskSource
+    - name: ephemeral
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.EphemeralVolumeSource
     - name: hostDisk
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.HostDisk
+    - name: memoryDump
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.MemoryDumpVolumeSource
     - name: name
       type:
         scalar: string
@@ -2074,6 +2992,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: serviceAccount
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.ServiceAccountVolumeSource
+    - name: sysprep
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.SysprepSource
 - name: com.github.vireo-dev.vireo.apis.core.v1.VolumeStatus
   map:
     fields:
@@ -2097,6 +3018,19 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
     - name: target
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.Watchdog
+  map:
+    fields:
+    - name: diag288
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Diag288Watchdog
+    - name: i6300esb
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.I6300ESBWatchdog
+    - name: name
       type:
         scalar: string
       default: ""

@@ -28,6 +28,14 @@ type CPUApplyConfiguration struct {
 	// IsolateEmulatorThread reserves one more physical CPU for QEMU's emulator thread. Only allowed
 	// with dedicatedCpuPlacement. Stored and validated; not run by Vireo's launcher yet.
 	IsolateEmulatorThread *bool `json:"isolateEmulatorThread,omitempty"`
+	// MaxSockets is the most sockets vCPUs may be hot-plugged into.
+	MaxSockets *uint32 `json:"maxSockets,omitempty"`
+	// Features turns CPU feature flags on or off.
+	Features []CPUFeatureApplyConfiguration `json:"features,omitempty"`
+	// NUMA sets the guest's NUMA topology.
+	NUMA *NUMAApplyConfiguration `json:"numa,omitempty"`
+	// Realtime tunes dedicated vCPUs for realtime workloads.
+	Realtime *RealtimeApplyConfiguration `json:"realtime,omitempty"`
 }
 
 // CPUApplyConfiguration constructs a declarative configuration of the CPU type for use with
@@ -81,5 +89,42 @@ func (b *CPUApplyConfiguration) WithDedicatedCPUPlacement(value bool) *CPUApplyC
 // If called multiple times, the IsolateEmulatorThread field is set to the value of the last call.
 func (b *CPUApplyConfiguration) WithIsolateEmulatorThread(value bool) *CPUApplyConfiguration {
 	b.IsolateEmulatorThread = &value
+	return b
+}
+
+// WithMaxSockets sets the MaxSockets field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxSockets field is set to the value of the last call.
+func (b *CPUApplyConfiguration) WithMaxSockets(value uint32) *CPUApplyConfiguration {
+	b.MaxSockets = &value
+	return b
+}
+
+// WithFeatures adds the given value to the Features field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Features field.
+func (b *CPUApplyConfiguration) WithFeatures(values ...*CPUFeatureApplyConfiguration) *CPUApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithFeatures")
+		}
+		b.Features = append(b.Features, *values[i])
+	}
+	return b
+}
+
+// WithNUMA sets the NUMA field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NUMA field is set to the value of the last call.
+func (b *CPUApplyConfiguration) WithNUMA(value *NUMAApplyConfiguration) *CPUApplyConfiguration {
+	b.NUMA = value
+	return b
+}
+
+// WithRealtime sets the Realtime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Realtime field is set to the value of the last call.
+func (b *CPUApplyConfiguration) WithRealtime(value *RealtimeApplyConfiguration) *CPUApplyConfiguration {
+	b.Realtime = value
 	return b
 }

@@ -13,6 +13,8 @@ package v1
 type DataVolumeSourceApplyConfiguration struct {
 	// Name of the DataVolume.
 	Name *string `json:"name,omitempty"`
+	// Hotpluggable marks a volume attached while the guest runs.
+	Hotpluggable *bool `json:"hotpluggable,omitempty"`
 }
 
 // DataVolumeSourceApplyConfiguration constructs a declarative configuration of the DataVolumeSource type for use with
@@ -26,5 +28,13 @@ func DataVolumeSource() *DataVolumeSourceApplyConfiguration {
 // If called multiple times, the Name field is set to the value of the last call.
 func (b *DataVolumeSourceApplyConfiguration) WithName(value string) *DataVolumeSourceApplyConfiguration {
 	b.Name = &value
+	return b
+}
+
+// WithHotpluggable sets the Hotpluggable field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Hotpluggable field is set to the value of the last call.
+func (b *DataVolumeSourceApplyConfiguration) WithHotpluggable(value bool) *DataVolumeSourceApplyConfiguration {
+	b.Hotpluggable = &value
 	return b
 }

@@ -33,6 +33,43 @@ type DevicesApplyConfiguration struct {
 	// TPM, when set, gives the guest an emulated TPM 2.0 device. Stored; not run by Vireo's
 	// launcher yet.
 	TPM *TPMDeviceApplyConfiguration `json:"tpm,omitempty"`
+	// UseVirtioTransitional uses virtio devices that older guests' drivers know (virtio 0.9).
+	UseVirtioTransitional *bool `json:"useVirtioTransitional,omitempty"`
+	// DisableHotplug leaves no room for hot-plugged devices.
+	DisableHotplug *bool `json:"disableHotplug,omitempty"`
+	// Watchdog is a hardware watchdog the guest must keep feeding.
+	Watchdog *WatchdogApplyConfiguration `json:"watchdog,omitempty"`
+	// Inputs are pointing devices, such as a USB tablet.
+	Inputs []InputApplyConfiguration `json:"inputs,omitempty"`
+	// LogSerialConsole keeps the serial console's output in the launcher's log. Defaults to the
+	// cluster's setting.
+	LogSerialConsole *bool `json:"logSerialConsole,omitempty"`
+	// AutoattachMemBalloon adds a virtio memory balloon. Defaults to true.
+	AutoattachMemBalloon *bool `json:"autoattachMemBalloon,omitempty"`
+	// AutoattachInputDevice adds a tablet input device. Defaults to false.
+	AutoattachInputDevice *bool `json:"autoattachInputDevice,omitempty"`
+	// AutoattachVSOCK adds a virtio vsock device. Defaults to false.
+	AutoattachVSOCK *bool `json:"autoattachVSOCK,omitempty"`
+	// BlockMultiQueue gives each virtio disk one queue per vCPU.
+	BlockMultiQueue *bool `json:"blockMultiQueue,omitempty"`
+	// NetworkInterfaceMultiQueue gives each virtio interface one queue per vCPU.
+	NetworkInterfaceMultiQueue *bool `json:"networkInterfaceMultiqueue,omitempty"`
+	// GPUs are GPUs passed through to the guest.
+	GPUs []GPUApplyConfiguration `json:"gpus,omitempty"`
+	// DownwardMetrics gives the guest a port with the host's metrics about it.
+	DownwardMetrics *corev1.DownwardMetrics `json:"downwardMetrics,omitempty"`
+	// PanicDevices let the guest report a crash.
+	PanicDevices []PanicDeviceApplyConfiguration `json:"panicDevices,omitempty"`
+	// Filesystems share volumes as filesystems (virtiofs).
+	Filesystems []FilesystemApplyConfiguration `json:"filesystems,omitempty"`
+	// HostDevices are host devices passed through to the guest.
+	HostDevices []HostDeviceApplyConfiguration `json:"hostDevices,omitempty"`
+	// ClientPassthrough lets a client pass its USB devices through.
+	ClientPassthrough *corev1.ClientPassthroughDevices `json:"clientPassthrough,omitempty"`
+	// Sound is an emulated sound card.
+	Sound *SoundDeviceApplyConfiguration `json:"sound,omitempty"`
+	// Video picks the guest's display adapter.
+	Video *VideoDeviceApplyConfiguration `json:"video,omitempty"`
 }
 
 // DevicesApplyConfiguration constructs a declarative configuration of the Devices type for use with
@@ -104,5 +141,174 @@ func (b *DevicesApplyConfiguration) WithRng(value corev1.Rng) *DevicesApplyConfi
 // If called multiple times, the TPM field is set to the value of the last call.
 func (b *DevicesApplyConfiguration) WithTPM(value *TPMDeviceApplyConfiguration) *DevicesApplyConfiguration {
 	b.TPM = value
+	return b
+}
+
+// WithUseVirtioTransitional sets the UseVirtioTransitional field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UseVirtioTransitional field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithUseVirtioTransitional(value bool) *DevicesApplyConfiguration {
+	b.UseVirtioTransitional = &value
+	return b
+}
+
+// WithDisableHotplug sets the DisableHotplug field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DisableHotplug field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithDisableHotplug(value bool) *DevicesApplyConfiguration {
+	b.DisableHotplug = &value
+	return b
+}
+
+// WithWatchdog sets the Watchdog field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Watchdog field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithWatchdog(value *WatchdogApplyConfiguration) *DevicesApplyConfiguration {
+	b.Watchdog = value
+	return b
+}
+
+// WithInputs adds the given value to the Inputs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Inputs field.
+func (b *DevicesApplyConfiguration) WithInputs(values ...*InputApplyConfiguration) *DevicesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithInputs")
+		}
+		b.Inputs = append(b.Inputs, *values[i])
+	}
+	return b
+}
+
+// WithLogSerialConsole sets the LogSerialConsole field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LogSerialConsole field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithLogSerialConsole(value bool) *DevicesApplyConfiguration {
+	b.LogSerialConsole = &value
+	return b
+}
+
+// WithAutoattachMemBalloon sets the AutoattachMemBalloon field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AutoattachMemBalloon field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithAutoattachMemBalloon(value bool) *DevicesApplyConfiguration {
+	b.AutoattachMemBalloon = &value
+	return b
+}
+
+// WithAutoattachInputDevice sets the AutoattachInputDevice field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AutoattachInputDevice field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithAutoattachInputDevice(value bool) *DevicesApplyConfiguration {
+	b.AutoattachInputDevice = &value
+	return b
+}
+
+// WithAutoattachVSOCK sets the AutoattachVSOCK field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AutoattachVSOCK field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithAutoattachVSOCK(value bool) *DevicesApplyConfiguration {
+	b.AutoattachVSOCK = &value
+	return b
+}
+
+// WithBlockMultiQueue sets the BlockMultiQueue field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BlockMultiQueue field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithBlockMultiQueue(value bool) *DevicesApplyConfiguration {
+	b.BlockMultiQueue = &value
+	return b
+}
+
+// WithNetworkInterfaceMultiQueue sets the NetworkInterfaceMultiQueue field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NetworkInterfaceMultiQueue field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithNetworkInterfaceMultiQueue(value bool) *DevicesApplyConfiguration {
+	b.NetworkInterfaceMultiQueue = &value
+	return b
+}
+
+// WithGPUs adds the given value to the GPUs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the GPUs field.
+func (b *DevicesApplyConfiguration) WithGPUs(values ...*GPUApplyConfiguration) *DevicesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithGPUs")
+		}
+		b.GPUs = append(b.GPUs, *values[i])
+	}
+	return b
+}
+
+// WithDownwardMetrics sets the DownwardMetrics field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DownwardMetrics field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithDownwardMetrics(value corev1.DownwardMetrics) *DevicesApplyConfiguration {
+	b.DownwardMetrics = &value
+	return b
+}
+
+// WithPanicDevices adds the given value to the PanicDevices field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the PanicDevices field.
+func (b *DevicesApplyConfiguration) WithPanicDevices(values ...*PanicDeviceApplyConfiguration) *DevicesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithPanicDevices")
+		}
+		b.PanicDevices = append(b.PanicDevices, *values[i])
+	}
+	return b
+}
+
+// WithFilesystems adds the given value to the Filesystems field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Filesystems field.
+func (b *DevicesApplyConfiguration) WithFilesystems(values ...*FilesystemApplyConfiguration) *DevicesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithFilesystems")
+		}
+		b.Filesystems = append(b.Filesystems, *values[i])
+	}
+	return b
+}
+
+// WithHostDevices adds the given value to the HostDevices field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the HostDevices field.
+func (b *DevicesApplyConfiguration) WithHostDevices(values ...*HostDeviceApplyConfiguration) *DevicesApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithHostDevices")
+		}
+		b.HostDevices = append(b.HostDevices, *values[i])
+	}
+	return b
+}
+
+// WithClientPassthrough sets the ClientPassthrough field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ClientPassthrough field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithClientPassthrough(value corev1.ClientPassthroughDevices) *DevicesApplyConfiguration {
+	b.ClientPassthrough = &value
+	return b
+}
+
+// WithSound sets the Sound field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Sound field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithSound(value *SoundDeviceApplyConfiguration) *DevicesApplyConfiguration {
+	b.Sound = value
+	return b
+}
+
+// WithVideo sets the Video field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Video field is set to the value of the last call.
+func (b *DevicesApplyConfiguration) WithVideo(value *VideoDeviceApplyConfiguration) *DevicesApplyConfiguration {
+	b.Video = value
 	return b
 }

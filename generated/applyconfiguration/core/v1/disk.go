@@ -29,6 +29,20 @@ type DiskApplyConfiguration struct {
 	Serial *string `json:"serial,omitempty"`
 	// Cache is the host page cache mode for the disk: none, writethrough or writeback.
 	Cache *corev1.DriverCache `json:"cache,omitempty"`
+	// DedicatedIOThread gives the disk an I/O thread of its own.
+	DedicatedIOThread *bool `json:"dedicatedIOThread,omitempty"`
+	// IO is the disk's I/O mode: native, threads or default.
+	IO *corev1.DriverIO `json:"io,omitempty"`
+	// Tag is a label for the disk in the guest's device role metadata.
+	Tag *string `json:"tag,omitempty"`
+	// BlockSize sets the block sizes the disk reports.
+	BlockSize *BlockSizeApplyConfiguration `json:"blockSize,omitempty"`
+	// Shareable lets several VMIs attach the volume at once.
+	Shareable *bool `json:"shareable,omitempty"`
+	// ErrorPolicy is what the guest sees on a disk error: stop, ignore, report or enospace.
+	ErrorPolicy *corev1.DiskErrorPolicy `json:"errorPolicy,omitempty"`
+	// ChangedBlockTracking tracks changed blocks for incremental backups.
+	ChangedBlockTracking *bool `json:"changedBlockTracking,omitempty"`
 }
 
 // DiskApplyConfiguration constructs a declarative configuration of the Disk type for use with
@@ -90,5 +104,61 @@ func (b *DiskApplyConfiguration) WithSerial(value string) *DiskApplyConfiguratio
 // If called multiple times, the Cache field is set to the value of the last call.
 func (b *DiskApplyConfiguration) WithCache(value corev1.DriverCache) *DiskApplyConfiguration {
 	b.Cache = &value
+	return b
+}
+
+// WithDedicatedIOThread sets the DedicatedIOThread field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DedicatedIOThread field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithDedicatedIOThread(value bool) *DiskApplyConfiguration {
+	b.DedicatedIOThread = &value
+	return b
+}
+
+// WithIO sets the IO field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IO field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithIO(value corev1.DriverIO) *DiskApplyConfiguration {
+	b.IO = &value
+	return b
+}
+
+// WithTag sets the Tag field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Tag field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithTag(value string) *DiskApplyConfiguration {
+	b.Tag = &value
+	return b
+}
+
+// WithBlockSize sets the BlockSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BlockSize field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithBlockSize(value *BlockSizeApplyConfiguration) *DiskApplyConfiguration {
+	b.BlockSize = value
+	return b
+}
+
+// WithShareable sets the Shareable field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Shareable field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithShareable(value bool) *DiskApplyConfiguration {
+	b.Shareable = &value
+	return b
+}
+
+// WithErrorPolicy sets the ErrorPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ErrorPolicy field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithErrorPolicy(value corev1.DiskErrorPolicy) *DiskApplyConfiguration {
+	b.ErrorPolicy = &value
+	return b
+}
+
+// WithChangedBlockTracking sets the ChangedBlockTracking field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ChangedBlockTracking field is set to the value of the last call.
+func (b *DiskApplyConfiguration) WithChangedBlockTracking(value bool) *DiskApplyConfiguration {
+	b.ChangedBlockTracking = &value
 	return b
 }

@@ -21,6 +21,8 @@ type DiskTargetApplyConfiguration struct {
 	// controller does not support it); use virtio or scsi, or attach the volume as a cdrom.
 	// Defaults to false.
 	ReadOnly *bool `json:"readonly,omitempty"`
+	// PciAddress places the disk at a PCI address in the guest.
+	PciAddress *string `json:"pciAddress,omitempty"`
 }
 
 // DiskTargetApplyConfiguration constructs a declarative configuration of the DiskTarget type for use with
@@ -42,5 +44,13 @@ func (b *DiskTargetApplyConfiguration) WithBus(value corev1.DiskBus) *DiskTarget
 // If called multiple times, the ReadOnly field is set to the value of the last call.
 func (b *DiskTargetApplyConfiguration) WithReadOnly(value bool) *DiskTargetApplyConfiguration {
 	b.ReadOnly = &value
+	return b
+}
+
+// WithPciAddress sets the PciAddress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PciAddress field is set to the value of the last call.
+func (b *DiskTargetApplyConfiguration) WithPciAddress(value string) *DiskTargetApplyConfiguration {
+	b.PciAddress = &value
 	return b
 }

@@ -6,6 +6,10 @@ Copyright The Vireo Authors.
 
 package v1
 
+import (
+	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
 // DomainSpecApplyConfiguration represents a declarative configuration of the DomainSpec type for use
 // with apply.
 //
@@ -28,6 +32,16 @@ type DomainSpecApplyConfiguration struct {
 	Features *FeaturesApplyConfiguration `json:"features,omitempty"`
 	// Devices lists the guest's disks, network interfaces and other devices.
 	Devices *DevicesApplyConfiguration `json:"devices,omitempty"`
+	// IOThreadsPolicy is how disks share I/O threads: shared, auto or supplementalPool.
+	IOThreadsPolicy *corev1.IOThreadsPolicy `json:"ioThreadsPolicy,omitempty"`
+	// IOThreads configures the supplementalPool policy.
+	IOThreads *DiskIOThreadsApplyConfiguration `json:"ioThreads,omitempty"`
+	// Chassis is the SMBIOS chassis information the guest sees.
+	Chassis *ChassisApplyConfiguration `json:"chassis,omitempty"`
+	// LaunchSecurity runs the guest with encrypted memory (SEV, SNP, TDX).
+	LaunchSecurity *LaunchSecurityApplyConfiguration `json:"launchSecurity,omitempty"`
+	// RebootPolicy is what a guest's reboot does: Reboot (the default) or Terminate.
+	RebootPolicy *corev1.RebootPolicy `json:"rebootPolicy,omitempty"`
 }
 
 // DomainSpecApplyConfiguration constructs a declarative configuration of the DomainSpec type for use with
@@ -97,5 +111,45 @@ func (b *DomainSpecApplyConfiguration) WithFeatures(value *FeaturesApplyConfigur
 // If called multiple times, the Devices field is set to the value of the last call.
 func (b *DomainSpecApplyConfiguration) WithDevices(value *DevicesApplyConfiguration) *DomainSpecApplyConfiguration {
 	b.Devices = value
+	return b
+}
+
+// WithIOThreadsPolicy sets the IOThreadsPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IOThreadsPolicy field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithIOThreadsPolicy(value corev1.IOThreadsPolicy) *DomainSpecApplyConfiguration {
+	b.IOThreadsPolicy = &value
+	return b
+}
+
+// WithIOThreads sets the IOThreads field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IOThreads field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithIOThreads(value *DiskIOThreadsApplyConfiguration) *DomainSpecApplyConfiguration {
+	b.IOThreads = value
+	return b
+}
+
+// WithChassis sets the Chassis field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Chassis field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithChassis(value *ChassisApplyConfiguration) *DomainSpecApplyConfiguration {
+	b.Chassis = value
+	return b
+}
+
+// WithLaunchSecurity sets the LaunchSecurity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LaunchSecurity field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithLaunchSecurity(value *LaunchSecurityApplyConfiguration) *DomainSpecApplyConfiguration {
+	b.LaunchSecurity = value
+	return b
+}
+
+// WithRebootPolicy sets the RebootPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RebootPolicy field is set to the value of the last call.
+func (b *DomainSpecApplyConfiguration) WithRebootPolicy(value corev1.RebootPolicy) *DomainSpecApplyConfiguration {
+	b.RebootPolicy = &value
 	return b
 }

@@ -38,6 +38,8 @@ type FeatureHypervApplyConfiguration struct {
 	TLBFlush *TLBFlushApplyConfiguration `json:"tlbflush,omitempty"`
 	// IPI enables paravirtual inter-processor interrupts. Needs vpindex.
 	IPI *FeatureStateApplyConfiguration `json:"ipi,omitempty"`
+	// EVMCS is enlightened VMCS, for nested virtualization in a Hyper-V guest.
+	EVMCS *FeatureStateApplyConfiguration `json:"evmcs,omitempty"`
 }
 
 // FeatureHypervApplyConfiguration constructs a declarative configuration of the FeatureHyperv type for use with
@@ -147,5 +149,13 @@ func (b *FeatureHypervApplyConfiguration) WithTLBFlush(value *TLBFlushApplyConfi
 // If called multiple times, the IPI field is set to the value of the last call.
 func (b *FeatureHypervApplyConfiguration) WithIPI(value *FeatureStateApplyConfiguration) *FeatureHypervApplyConfiguration {
 	b.IPI = value
+	return b
+}
+
+// WithEVMCS sets the EVMCS field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EVMCS field is set to the value of the last call.
+func (b *FeatureHypervApplyConfiguration) WithEVMCS(value *FeatureStateApplyConfiguration) *FeatureHypervApplyConfiguration {
+	b.EVMCS = value
 	return b
 }

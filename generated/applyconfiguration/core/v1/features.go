@@ -25,6 +25,12 @@ type FeaturesApplyConfiguration struct {
 	Hyperv *FeatureHypervApplyConfiguration `json:"hyperv,omitempty"`
 	// SMM turns on System Management Mode, which EFI secure boot needs.
 	SMM *FeatureStateApplyConfiguration `json:"smm,omitempty"`
+	// HypervPassthrough gives the guest every Hyper-V enlightenment the host offers.
+	HypervPassthrough *HyperVPassthroughApplyConfiguration `json:"hypervPassthrough,omitempty"`
+	// KVM hides or shows the KVM hypervisor signature.
+	KVM *FeatureKVMApplyConfiguration `json:"kvm,omitempty"`
+	// Pvspinlock turns paravirtual spinlocks on or off.
+	Pvspinlock *FeatureStateApplyConfiguration `json:"pvspinlock,omitempty"`
 }
 
 // FeaturesApplyConfiguration constructs a declarative configuration of the Features type for use with
@@ -62,5 +68,29 @@ func (b *FeaturesApplyConfiguration) WithHyperv(value *FeatureHypervApplyConfigu
 // If called multiple times, the SMM field is set to the value of the last call.
 func (b *FeaturesApplyConfiguration) WithSMM(value *FeatureStateApplyConfiguration) *FeaturesApplyConfiguration {
 	b.SMM = value
+	return b
+}
+
+// WithHypervPassthrough sets the HypervPassthrough field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HypervPassthrough field is set to the value of the last call.
+func (b *FeaturesApplyConfiguration) WithHypervPassthrough(value *HyperVPassthroughApplyConfiguration) *FeaturesApplyConfiguration {
+	b.HypervPassthrough = value
+	return b
+}
+
+// WithKVM sets the KVM field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the KVM field is set to the value of the last call.
+func (b *FeaturesApplyConfiguration) WithKVM(value *FeatureKVMApplyConfiguration) *FeaturesApplyConfiguration {
+	b.KVM = value
+	return b
+}
+
+// WithPvspinlock sets the Pvspinlock field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Pvspinlock field is set to the value of the last call.
+func (b *FeaturesApplyConfiguration) WithPvspinlock(value *FeatureStateApplyConfiguration) *FeaturesApplyConfiguration {
+	b.Pvspinlock = value
 	return b
 }

@@ -24,6 +24,8 @@ type FirmwareApplyConfiguration struct {
 	// KernelBoot boots the guest directly from a kernel (and optional initrd) taken from a container image,
 	// instead of from a disk.
 	KernelBoot *KernelBootApplyConfiguration `json:"kernelBoot,omitempty"`
+	// ACPI adds ACPI tables (SLIC, MSDM) from volumes.
+	ACPI *ACPIApplyConfiguration `json:"acpi,omitempty"`
 }
 
 // FirmwareApplyConfiguration constructs a declarative configuration of the Firmware type for use with
@@ -61,5 +63,13 @@ func (b *FirmwareApplyConfiguration) WithSerial(value string) *FirmwareApplyConf
 // If called multiple times, the KernelBoot field is set to the value of the last call.
 func (b *FirmwareApplyConfiguration) WithKernelBoot(value *KernelBootApplyConfiguration) *FirmwareApplyConfiguration {
 	b.KernelBoot = value
+	return b
+}
+
+// WithACPI sets the ACPI field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ACPI field is set to the value of the last call.
+func (b *FirmwareApplyConfiguration) WithACPI(value *ACPIApplyConfiguration) *FirmwareApplyConfiguration {
+	b.ACPI = value
 	return b
 }

@@ -34,6 +34,20 @@ type InterfaceApplyConfiguration struct {
 	// first. Values must be at least 1 and unique across disks and interfaces. Interfaces without
 	// a boot order are not booted from.
 	BootOrder *uint `json:"bootOrder,omitempty"`
+	// Binding names a network binding plugin (KubeVirt's binding plugins) instead of a core binding.
+	Binding *PluginBindingApplyConfiguration `json:"binding,omitempty"`
+	// PortRanges are ranges of ports to forward, like ports.
+	PortRanges []PortRangeApplyConfiguration `json:"portRanges,omitempty"`
+	// PciAddress places the interface at a PCI address in the guest, such as 0000:81:01.10.
+	PciAddress *string `json:"pciAddress,omitempty"`
+	// DHCPOptions are extra options the guest's DHCP answers carry.
+	DHCPOptions *DHCPOptionsApplyConfiguration `json:"dhcpOptions,omitempty"`
+	// Tag is a label for the interface in the guest's device role metadata.
+	Tag *string `json:"tag,omitempty"`
+	// ACPIIndex is the interface's ACPI index, which gives the guest a stable name for it.
+	ACPIIndex *int `json:"acpiIndex,omitempty"`
+	// State is up, down or absent (hot-unplug). Defaults to up.
+	State *corev1.InterfaceState `json:"state,omitempty"`
 }
 
 // InterfaceApplyConfiguration constructs a declarative configuration of the Interface type for use with
@@ -74,6 +88,46 @@ func (b *InterfaceApplyConfiguration) WithMasquerade(value corev1.InterfaceMasqu
 	return b
 }
 
+// WithSRIOV sets the SRIOV field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SRIOV field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithSRIOV(value corev1.InterfaceSRIOV) *InterfaceApplyConfiguration {
+	b.InterfaceBindingMethodApplyConfiguration.SRIOV = &value
+	return b
+}
+
+// WithDeprecatedSlirp sets the DeprecatedSlirp field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedSlirp field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithDeprecatedSlirp(value corev1.DeprecatedInterfaceSlirp) *InterfaceApplyConfiguration {
+	b.InterfaceBindingMethodApplyConfiguration.DeprecatedSlirp = &value
+	return b
+}
+
+// WithDeprecatedMacvtap sets the DeprecatedMacvtap field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedMacvtap field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithDeprecatedMacvtap(value corev1.DeprecatedInterfaceMacvtap) *InterfaceApplyConfiguration {
+	b.InterfaceBindingMethodApplyConfiguration.DeprecatedMacvtap = &value
+	return b
+}
+
+// WithDeprecatedPasst sets the DeprecatedPasst field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedPasst field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithDeprecatedPasst(value corev1.DeprecatedInterfacePasst) *InterfaceApplyConfiguration {
+	b.InterfaceBindingMethodApplyConfiguration.DeprecatedPasst = &value
+	return b
+}
+
+// WithPasstBinding sets the PasstBinding field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PasstBinding field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithPasstBinding(value corev1.InterfacePasstBinding) *InterfaceApplyConfiguration {
+	b.InterfaceBindingMethodApplyConfiguration.PasstBinding = &value
+	return b
+}
+
 // WithPorts adds the given value to the Ports field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the Ports field.
@@ -100,5 +154,66 @@ func (b *InterfaceApplyConfiguration) WithMacAddress(value string) *InterfaceApp
 // If called multiple times, the BootOrder field is set to the value of the last call.
 func (b *InterfaceApplyConfiguration) WithBootOrder(value uint) *InterfaceApplyConfiguration {
 	b.BootOrder = &value
+	return b
+}
+
+// WithBinding sets the Binding field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Binding field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithBinding(value *PluginBindingApplyConfiguration) *InterfaceApplyConfiguration {
+	b.Binding = value
+	return b
+}
+
+// WithPortRanges adds the given value to the PortRanges field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the PortRanges field.
+func (b *InterfaceApplyConfiguration) WithPortRanges(values ...*PortRangeApplyConfiguration) *InterfaceApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithPortRanges")
+		}
+		b.PortRanges = append(b.PortRanges, *values[i])
+	}
+	return b
+}
+
+// WithPciAddress sets the PciAddress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PciAddress field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithPciAddress(value string) *InterfaceApplyConfiguration {
+	b.PciAddress = &value
+	return b
+}
+
+// WithDHCPOptions sets the DHCPOptions field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DHCPOptions field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithDHCPOptions(value *DHCPOptionsApplyConfiguration) *InterfaceApplyConfiguration {
+	b.DHCPOptions = value
+	return b
+}
+
+// WithTag sets the Tag field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Tag field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithTag(value string) *InterfaceApplyConfiguration {
+	b.Tag = &value
+	return b
+}
+
+// WithACPIIndex sets the ACPIIndex field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ACPIIndex field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithACPIIndex(value int) *InterfaceApplyConfiguration {
+	b.ACPIIndex = &value
+	return b
+}
+
+// WithState sets the State field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the State field is set to the value of the last call.
+func (b *InterfaceApplyConfiguration) WithState(value corev1.InterfaceState) *InterfaceApplyConfiguration {
+	b.State = &value
 	return b
 }

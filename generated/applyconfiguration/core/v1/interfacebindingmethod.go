@@ -21,6 +21,16 @@ type InterfaceBindingMethodApplyConfiguration struct {
 	// Masquerade puts the guest behind NAT on a private network (spec.networks[].pod.vmNetworkCIDR),
 	// reachable through the pod's IP address. Live-migratable.
 	Masquerade *corev1.InterfaceMasquerade `json:"masquerade,omitempty"`
+	// SRIOV passes an SR-IOV virtual function through to the guest.
+	SRIOV *corev1.InterfaceSRIOV `json:"sriov,omitempty"`
+	// DeprecatedSlirp is QEMU's user-mode network (removed from KubeVirt).
+	DeprecatedSlirp *corev1.DeprecatedInterfaceSlirp `json:"slirp,omitempty"`
+	// DeprecatedMacvtap is the macvtap binding (now a binding plugin in KubeVirt).
+	DeprecatedMacvtap *corev1.DeprecatedInterfaceMacvtap `json:"macvtap,omitempty"`
+	// DeprecatedPasst is the passt binding (now a binding plugin in KubeVirt).
+	DeprecatedPasst *corev1.DeprecatedInterfacePasst `json:"passt,omitempty"`
+	// PasstBinding is KubeVirt's core passt binding.
+	PasstBinding *corev1.InterfacePasstBinding `json:"passtBinding,omitempty"`
 }
 
 // InterfaceBindingMethodApplyConfiguration constructs a declarative configuration of the InterfaceBindingMethod type for use with
@@ -42,5 +52,45 @@ func (b *InterfaceBindingMethodApplyConfiguration) WithBridge(value corev1.Inter
 // If called multiple times, the Masquerade field is set to the value of the last call.
 func (b *InterfaceBindingMethodApplyConfiguration) WithMasquerade(value corev1.InterfaceMasquerade) *InterfaceBindingMethodApplyConfiguration {
 	b.Masquerade = &value
+	return b
+}
+
+// WithSRIOV sets the SRIOV field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SRIOV field is set to the value of the last call.
+func (b *InterfaceBindingMethodApplyConfiguration) WithSRIOV(value corev1.InterfaceSRIOV) *InterfaceBindingMethodApplyConfiguration {
+	b.SRIOV = &value
+	return b
+}
+
+// WithDeprecatedSlirp sets the DeprecatedSlirp field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedSlirp field is set to the value of the last call.
+func (b *InterfaceBindingMethodApplyConfiguration) WithDeprecatedSlirp(value corev1.DeprecatedInterfaceSlirp) *InterfaceBindingMethodApplyConfiguration {
+	b.DeprecatedSlirp = &value
+	return b
+}
+
+// WithDeprecatedMacvtap sets the DeprecatedMacvtap field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedMacvtap field is set to the value of the last call.
+func (b *InterfaceBindingMethodApplyConfiguration) WithDeprecatedMacvtap(value corev1.DeprecatedInterfaceMacvtap) *InterfaceBindingMethodApplyConfiguration {
+	b.DeprecatedMacvtap = &value
+	return b
+}
+
+// WithDeprecatedPasst sets the DeprecatedPasst field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeprecatedPasst field is set to the value of the last call.
+func (b *InterfaceBindingMethodApplyConfiguration) WithDeprecatedPasst(value corev1.DeprecatedInterfacePasst) *InterfaceBindingMethodApplyConfiguration {
+	b.DeprecatedPasst = &value
+	return b
+}
+
+// WithPasstBinding sets the PasstBinding field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PasstBinding field is set to the value of the last call.
+func (b *InterfaceBindingMethodApplyConfiguration) WithPasstBinding(value corev1.InterfacePasstBinding) *InterfaceBindingMethodApplyConfiguration {
+	b.PasstBinding = &value
 	return b
 }

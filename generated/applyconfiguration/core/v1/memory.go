@@ -18,6 +18,12 @@ type MemoryApplyConfiguration struct {
 	// Guest is the amount of memory the guest sees. Defaults to resources.requests.memory,
 	// or else resources.limits.memory. May not exceed resources.limits.memory.
 	Guest *resource.Quantity `json:"guest,omitempty"`
+	// Hugepages backs the guest's memory with huge pages.
+	Hugepages *HugepagesApplyConfiguration `json:"hugepages,omitempty"`
+	// MaxGuest is the most memory the guest may be hot-plugged up to.
+	MaxGuest *resource.Quantity `json:"maxGuest,omitempty"`
+	// ReservedOverhead is memory the launcher Pod reserves above the guest's.
+	ReservedOverhead *ReservedOverheadApplyConfiguration `json:"reservedOverhead,omitempty"`
 }
 
 // MemoryApplyConfiguration constructs a declarative configuration of the Memory type for use with
@@ -31,5 +37,29 @@ func Memory() *MemoryApplyConfiguration {
 // If called multiple times, the Guest field is set to the value of the last call.
 func (b *MemoryApplyConfiguration) WithGuest(value resource.Quantity) *MemoryApplyConfiguration {
 	b.Guest = &value
+	return b
+}
+
+// WithHugepages sets the Hugepages field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Hugepages field is set to the value of the last call.
+func (b *MemoryApplyConfiguration) WithHugepages(value *HugepagesApplyConfiguration) *MemoryApplyConfiguration {
+	b.Hugepages = value
+	return b
+}
+
+// WithMaxGuest sets the MaxGuest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxGuest field is set to the value of the last call.
+func (b *MemoryApplyConfiguration) WithMaxGuest(value resource.Quantity) *MemoryApplyConfiguration {
+	b.MaxGuest = &value
+	return b
+}
+
+// WithReservedOverhead sets the ReservedOverhead field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReservedOverhead field is set to the value of the last call.
+func (b *MemoryApplyConfiguration) WithReservedOverhead(value *ReservedOverheadApplyConfiguration) *MemoryApplyConfiguration {
+	b.ReservedOverhead = value
 	return b
 }

@@ -13,6 +13,10 @@ package v1
 type NetworkSourceApplyConfiguration struct {
 	// Pod is the launcher pod's own network, the default network of the cluster.
 	Pod *PodNetworkApplyConfiguration `json:"pod,omitempty"`
+	// Multus is a secondary network from a Multus NetworkAttachmentDefinition.
+	Multus *MultusNetworkApplyConfiguration `json:"multus,omitempty"`
+	// ResourceClaim is a network device from a dynamic resource claim.
+	ResourceClaim *ClaimRequestApplyConfiguration `json:"resourceClaim,omitempty"`
 }
 
 // NetworkSourceApplyConfiguration constructs a declarative configuration of the NetworkSource type for use with
@@ -26,5 +30,21 @@ func NetworkSource() *NetworkSourceApplyConfiguration {
 // If called multiple times, the Pod field is set to the value of the last call.
 func (b *NetworkSourceApplyConfiguration) WithPod(value *PodNetworkApplyConfiguration) *NetworkSourceApplyConfiguration {
 	b.Pod = value
+	return b
+}
+
+// WithMultus sets the Multus field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Multus field is set to the value of the last call.
+func (b *NetworkSourceApplyConfiguration) WithMultus(value *MultusNetworkApplyConfiguration) *NetworkSourceApplyConfiguration {
+	b.Multus = value
+	return b
+}
+
+// WithResourceClaim sets the ResourceClaim field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ResourceClaim field is set to the value of the last call.
+func (b *NetworkSourceApplyConfiguration) WithResourceClaim(value *ClaimRequestApplyConfiguration) *NetworkSourceApplyConfiguration {
+	b.ResourceClaim = value
 	return b
 }

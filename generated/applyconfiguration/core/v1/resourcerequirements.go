@@ -20,6 +20,8 @@ type ResourceRequirementsApplyConfiguration struct {
 	Requests *corev1.ResourceList `json:"requests,omitempty"`
 	// Limits are the maximum resources the VMI may use.
 	Limits *corev1.ResourceList `json:"limits,omitempty"`
+	// OvercommitGuestOverhead leaves the launcher's memory overhead out of the memory request.
+	OvercommitGuestOverhead *bool `json:"overcommitGuestOverhead,omitempty"`
 }
 
 // ResourceRequirementsApplyConfiguration constructs a declarative configuration of the ResourceRequirements type for use with
@@ -41,5 +43,13 @@ func (b *ResourceRequirementsApplyConfiguration) WithRequests(value corev1.Resou
 // If called multiple times, the Limits field is set to the value of the last call.
 func (b *ResourceRequirementsApplyConfiguration) WithLimits(value corev1.ResourceList) *ResourceRequirementsApplyConfiguration {
 	b.Limits = &value
+	return b
+}
+
+// WithOvercommitGuestOverhead sets the OvercommitGuestOverhead field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the OvercommitGuestOverhead field is set to the value of the last call.
+func (b *ResourceRequirementsApplyConfiguration) WithOvercommitGuestOverhead(value bool) *ResourceRequirementsApplyConfiguration {
+	b.OvercommitGuestOverhead = &value
 	return b
 }

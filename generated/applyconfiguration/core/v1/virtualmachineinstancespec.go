@@ -58,6 +58,21 @@ type VirtualMachineInstanceSpecApplyConfiguration struct {
 	// Architecture is the CPU architecture of the guest (amd64, arm64 or s390x); it selects the
 	// machine type and device defaults. Defaults to the cluster's architecture (amd64).
 	Architecture *string `json:"architecture,omitempty"`
+	// SchedulerName is the scheduler that places the launcher Pod. Defaults to the cluster's.
+	SchedulerName *string `json:"schedulerName,omitempty"`
+	// ServiceAccountName is the launcher Pod's service account (KubeVirt deprecates it in favour
+	// of serviceAccount volumes).
+	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
+	// TopologySpreadConstraints spread the launcher Pod across a topology.
+	TopologySpreadConstraints []TopologySpreadConstraintApplyConfiguration `json:"topologySpreadConstraints,omitempty"`
+	// DNSPolicy is the launcher Pod's DNS policy. Defaults to ClusterFirst.
+	DNSPolicy *corev1.DNSPolicy `json:"dnsPolicy,omitempty"`
+	// DNSConfig adds to the launcher Pod's DNS configuration.
+	DNSConfig *PodDNSConfigApplyConfiguration `json:"dnsConfig,omitempty"`
+	// ResourceClaims are dynamic resource claims (DRA) the launcher Pod takes.
+	ResourceClaims []VirtualMachineInstanceResourceClaimApplyConfiguration `json:"resourceClaims,omitempty"`
+	// UtilityVolumes are claims mounted into the launcher Pod for utilities, not shown to the guest.
+	UtilityVolumes []UtilityVolumeApplyConfiguration `json:"utilityVolumes,omitempty"`
 }
 
 // VirtualMachineInstanceSpecApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceSpec type for use with
@@ -217,5 +232,76 @@ func (b *VirtualMachineInstanceSpecApplyConfiguration) WithLivenessProbe(value *
 // If called multiple times, the Architecture field is set to the value of the last call.
 func (b *VirtualMachineInstanceSpecApplyConfiguration) WithArchitecture(value string) *VirtualMachineInstanceSpecApplyConfiguration {
 	b.Architecture = &value
+	return b
+}
+
+// WithSchedulerName sets the SchedulerName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SchedulerName field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithSchedulerName(value string) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.SchedulerName = &value
+	return b
+}
+
+// WithServiceAccountName sets the ServiceAccountName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccountName field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithServiceAccountName(value string) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.ServiceAccountName = &value
+	return b
+}
+
+// WithTopologySpreadConstraints adds the given value to the TopologySpreadConstraints field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TopologySpreadConstraints field.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithTopologySpreadConstraints(values ...*TopologySpreadConstraintApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithTopologySpreadConstraints")
+		}
+		b.TopologySpreadConstraints = append(b.TopologySpreadConstraints, *values[i])
+	}
+	return b
+}
+
+// WithDNSPolicy sets the DNSPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DNSPolicy field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithDNSPolicy(value corev1.DNSPolicy) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.DNSPolicy = &value
+	return b
+}
+
+// WithDNSConfig sets the DNSConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DNSConfig field is set to the value of the last call.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithDNSConfig(value *PodDNSConfigApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	b.DNSConfig = value
+	return b
+}
+
+// WithResourceClaims adds the given value to the ResourceClaims field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ResourceClaims field.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithResourceClaims(values ...*VirtualMachineInstanceResourceClaimApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithResourceClaims")
+		}
+		b.ResourceClaims = append(b.ResourceClaims, *values[i])
+	}
+	return b
+}
+
+// WithUtilityVolumes adds the given value to the UtilityVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the UtilityVolumes field.
+func (b *VirtualMachineInstanceSpecApplyConfiguration) WithUtilityVolumes(values ...*UtilityVolumeApplyConfiguration) *VirtualMachineInstanceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithUtilityVolumes")
+		}
+		b.UtilityVolumes = append(b.UtilityVolumes, *values[i])
+	}
 	return b
 }

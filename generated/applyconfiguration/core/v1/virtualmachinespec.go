@@ -27,6 +27,15 @@ type VirtualMachineSpecApplyConfiguration struct {
 	// DataVolumeTemplates are DataVolumes created with, and owned by, the VM; the template's volumes
 	// can refer to them by name.
 	DataVolumeTemplates []DataVolumeTemplateSpecApplyConfiguration `json:"dataVolumeTemplates,omitempty"`
+	// Instancetype names the VirtualMachineInstancetype (or cluster instancetype) whose CPU and
+	// memory the VM takes.
+	Instancetype *InstancetypeMatcherApplyConfiguration `json:"instancetype,omitempty"`
+	// Preference names the VirtualMachinePreference (or cluster preference) that fills what the
+	// VM leaves unset.
+	Preference *PreferenceMatcherApplyConfiguration `json:"preference,omitempty"`
+	// UpdateVolumesStrategy is what a change of the template's volumes does: Replacement (on the
+	// next start) or Migration.
+	UpdateVolumesStrategy *corev1.UpdateVolumesStrategy `json:"updateVolumesStrategy,omitempty"`
 }
 
 // VirtualMachineSpecApplyConfiguration constructs a declarative configuration of the VirtualMachineSpec type for use with
@@ -69,5 +78,29 @@ func (b *VirtualMachineSpecApplyConfiguration) WithDataVolumeTemplates(values ..
 		}
 		b.DataVolumeTemplates = append(b.DataVolumeTemplates, *values[i])
 	}
+	return b
+}
+
+// WithInstancetype sets the Instancetype field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Instancetype field is set to the value of the last call.
+func (b *VirtualMachineSpecApplyConfiguration) WithInstancetype(value *InstancetypeMatcherApplyConfiguration) *VirtualMachineSpecApplyConfiguration {
+	b.Instancetype = value
+	return b
+}
+
+// WithPreference sets the Preference field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Preference field is set to the value of the last call.
+func (b *VirtualMachineSpecApplyConfiguration) WithPreference(value *PreferenceMatcherApplyConfiguration) *VirtualMachineSpecApplyConfiguration {
+	b.Preference = value
+	return b
+}
+
+// WithUpdateVolumesStrategy sets the UpdateVolumesStrategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UpdateVolumesStrategy field is set to the value of the last call.
+func (b *VirtualMachineSpecApplyConfiguration) WithUpdateVolumesStrategy(value corev1.UpdateVolumesStrategy) *VirtualMachineSpecApplyConfiguration {
+	b.UpdateVolumesStrategy = &value
 	return b
 }

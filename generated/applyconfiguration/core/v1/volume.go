@@ -6,6 +6,10 @@ Copyright The Vireo Authors.
 
 package v1
 
+import (
+	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
 // VolumeApplyConfiguration represents a declarative configuration of the Volume type for use
 // with apply.
 //
@@ -116,5 +120,45 @@ func (b *VolumeApplyConfiguration) WithServiceAccount(value *ServiceAccountVolum
 // If called multiple times, the DownwardAPI field is set to the value of the last call.
 func (b *VolumeApplyConfiguration) WithDownwardAPI(value *DownwardAPIVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
 	b.VolumeSourceApplyConfiguration.DownwardAPI = value
+	return b
+}
+
+// WithSysprep sets the Sysprep field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Sysprep field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithSysprep(value *SysprepSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.Sysprep = value
+	return b
+}
+
+// WithEphemeral sets the Ephemeral field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Ephemeral field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithEphemeral(value *EphemeralVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.Ephemeral = value
+	return b
+}
+
+// WithDownwardMetrics sets the DownwardMetrics field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DownwardMetrics field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithDownwardMetrics(value corev1.DownwardMetricsVolumeSource) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.DownwardMetrics = &value
+	return b
+}
+
+// WithMemoryDump sets the MemoryDump field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MemoryDump field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithMemoryDump(value *MemoryDumpVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.MemoryDump = value
+	return b
+}
+
+// WithContainerPath sets the ContainerPath field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContainerPath field is set to the value of the last call.
+func (b *VolumeApplyConfiguration) WithContainerPath(value *ContainerPathVolumeSourceApplyConfiguration) *VolumeApplyConfiguration {
+	b.VolumeSourceApplyConfiguration.ContainerPath = value
 	return b
 }

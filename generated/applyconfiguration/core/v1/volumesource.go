@@ -6,6 +6,10 @@ Copyright The Vireo Authors.
 
 package v1
 
+import (
+	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+)
+
 // VolumeSourceApplyConfiguration represents a declarative configuration of the VolumeSource type for use
 // with apply.
 //
@@ -40,6 +44,16 @@ type VolumeSourceApplyConfiguration struct {
 	// DownwardAPI is facts of the launcher Pod (labels, annotations, name, resources) as an
 	// ISO disk.
 	DownwardAPI *DownwardAPIVolumeSourceApplyConfiguration `json:"downwardAPI,omitempty"`
+	// Sysprep is a Windows answer file from a ConfigMap or Secret, as a CD-ROM.
+	Sysprep *SysprepSourceApplyConfiguration `json:"sysprep,omitempty"`
+	// Ephemeral is a claim used copy-on-write: the guest's writes are dropped when it stops.
+	Ephemeral *EphemeralVolumeSourceApplyConfiguration `json:"ephemeral,omitempty"`
+	// DownwardMetrics is a disk with the host's metrics about the guest.
+	DownwardMetrics *corev1.DownwardMetricsVolumeSource `json:"downwardMetrics,omitempty"`
+	// MemoryDump is a claim that receives a dump of the guest's memory.
+	MemoryDump *MemoryDumpVolumeSourceApplyConfiguration `json:"memoryDump,omitempty"`
+	// ContainerPath is a path of the launcher's container shared with the guest.
+	ContainerPath *ContainerPathVolumeSourceApplyConfiguration `json:"containerPath,omitempty"`
 }
 
 // VolumeSourceApplyConfiguration constructs a declarative configuration of the VolumeSource type for use with
@@ -133,5 +147,45 @@ func (b *VolumeSourceApplyConfiguration) WithServiceAccount(value *ServiceAccoun
 // If called multiple times, the DownwardAPI field is set to the value of the last call.
 func (b *VolumeSourceApplyConfiguration) WithDownwardAPI(value *DownwardAPIVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
 	b.DownwardAPI = value
+	return b
+}
+
+// WithSysprep sets the Sysprep field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Sysprep field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithSysprep(value *SysprepSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.Sysprep = value
+	return b
+}
+
+// WithEphemeral sets the Ephemeral field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Ephemeral field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithEphemeral(value *EphemeralVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.Ephemeral = value
+	return b
+}
+
+// WithDownwardMetrics sets the DownwardMetrics field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DownwardMetrics field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithDownwardMetrics(value corev1.DownwardMetricsVolumeSource) *VolumeSourceApplyConfiguration {
+	b.DownwardMetrics = &value
+	return b
+}
+
+// WithMemoryDump sets the MemoryDump field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MemoryDump field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithMemoryDump(value *MemoryDumpVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.MemoryDump = value
+	return b
+}
+
+// WithContainerPath sets the ContainerPath field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContainerPath field is set to the value of the last call.
+func (b *VolumeSourceApplyConfiguration) WithContainerPath(value *ContainerPathVolumeSourceApplyConfiguration) *VolumeSourceApplyConfiguration {
+	b.ContainerPath = value
 	return b
 }
