@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"net"
 	"strconv"
 
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -50,6 +51,51 @@ func validateScheduling(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path
 			errs = append(errs, validatePodAffinityTerms(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
 				a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution, aPath.Child("podAntiAffinity"))...)
 		}
+	}
+	if spec.SchedulerName != "" {
+		errs = append(errs, validateDNS1123Subdomain(spec.SchedulerName, fldPath.Child("schedulerName"))...)
+	}
+	for i := range spec.TopologySpreadConstraints {
+		errs = append(errs, validateSpread(&spec.TopologySpreadConstraints[i], fldPath.Child("topologySpreadConstraints").Index(i))...)
+	}
+	return append(errs, validateDNS(spec, fldPath)...)
+}
+
+// validateSpread checks a topology spread constraint the way a Pod's is checked.
+func validateSpread(c *v1.TopologySpreadConstraint, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if c.MaxSkew < 1 {
+		errs = append(errs, field.Invalid(fldPath.Child("maxSkew"), c.MaxSkew, "must be at least 1"))
+	}
+	if c.TopologyKey == "" {
+		errs = append(errs, field.Required(fldPath.Child("topologyKey"), "a node label key, such as topology.kubernetes.io/zone"))
+	} else {
+		errs = append(errs, validateQualifiedName(c.TopologyKey, fldPath.Child("topologyKey"))...)
+	}
+	return append(errs, fieldcheck.Enum(c.WhenUnsatisfiable, []string{"DoNotSchedule", "ScheduleAnyway"}, fldPath.Child("whenUnsatisfiable"))...)
+}
+
+// validateDNS checks the launcher Pod's DNS policy: one of Kubernetes' four, and None only with
+// name servers of its own in dnsConfig (at most 3, as a Pod allows).
+func validateDNS(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if spec.DNSPolicy != "" {
+		errs = append(errs, fieldcheck.Enum(spec.DNSPolicy, []v1.DNSPolicy{"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"}, fldPath.Child("dnsPolicy"))...)
+	}
+	servers := 0
+	if c := spec.DNSConfig; c != nil {
+		servers = len(c.Nameservers)
+		for i, ns := range c.Nameservers {
+			if net.ParseIP(ns) == nil {
+				errs = append(errs, field.Invalid(fldPath.Child("dnsConfig", "nameservers").Index(i), ns, "must be an IP address"))
+			}
+		}
+		if servers > 3 {
+			errs = append(errs, field.TooMany(fldPath.Child("dnsConfig", "nameservers"), servers, 3))
+		}
+	}
+	if spec.DNSPolicy == "None" && servers == 0 {
+		errs = append(errs, field.Required(fldPath.Child("dnsConfig", "nameservers"), "dnsPolicy None needs at least one name server in dnsConfig"))
 	}
 	return errs
 }

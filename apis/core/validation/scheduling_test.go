@@ -117,3 +117,29 @@ func TestPodAffinityValidation(t *testing.T) {
 		}},
 	})
 }
+
+func TestSpreadAndDNSValidation(t *testing.T) {
+	spread := func(c v1.TopologySpreadConstraint) func(*v1.VirtualMachineInstanceSpec) {
+		return func(s *v1.VirtualMachineInstanceSpec) { s.TopologySpreadConstraints = []v1.TopologySpreadConstraint{c} }
+	}
+	dns := func(policy v1.DNSPolicy, servers ...string) func(*v1.VirtualMachineInstanceSpec) {
+		return func(s *v1.VirtualMachineInstanceSpec) {
+			s.DNSPolicy = policy
+			if servers != nil {
+				s.DNSConfig = &v1.PodDNSConfig{Nameservers: servers}
+			}
+		}
+	}
+	tsc := "spec.topologySpreadConstraints[0]"
+	runSpecCases(t, []specCase{
+		{name: "spread", mutate: spread(v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: "DoNotSchedule"})},
+		{name: "spread without skew or key", mutate: spread(v1.TopologySpreadConstraint{WhenUnsatisfiable: "Sometimes"}),
+			want: []fe{{invalid, tsc + ".maxSkew"}, {required, tsc + ".topologyKey"}, {notSupported, tsc + ".whenUnsatisfiable"}}},
+		{name: "dns None with a server", mutate: dns("None", "10.0.0.10")},
+		{name: "dns None without servers", mutate: dns("None"), want: []fe{{required, "spec.dnsConfig.nameservers"}}},
+		{name: "dns policy unknown", mutate: dns("Cluster"), want: []fe{{notSupported, "spec.dnsPolicy"}}},
+		{name: "dns server not an address", mutate: dns("", "dns.example"), want: []fe{{invalid, "spec.dnsConfig.nameservers[0]"}}},
+		{name: "scheduler name", mutate: func(s *v1.VirtualMachineInstanceSpec) { s.SchedulerName = "Not_A_Name" },
+			want: []fe{{invalid, "spec.schedulerName"}}},
+	})
+}
