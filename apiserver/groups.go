@@ -17,6 +17,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/registry/agentclient"
 	"github.com/vireo-dev/vireo/registry/datavolume"
@@ -37,6 +38,21 @@ import (
 // SubresourcesGroupVersion is KubeVirt's aggregated group for console, VNC and actions.
 // It serves the same console and VNC handlers as kubevirt.io/v1 at KubeVirt's paths.
 var SubresourcesGroupVersion = metav1.GroupVersion{Group: "subresources.kubevirt.io", Version: "v1"}
+
+// SubresourcesV1alpha3 is the group's deprecated version, which KubeVirt still serves: the same
+// subresources.
+var SubresourcesV1alpha3 = metav1.GroupVersion{Group: SubresourcesGroupVersion.Group, Version: "v1alpha3"}
+
+// v1alpha3Storage is what kubevirt.io/v1alpha3 serves: the kinds and their status, as KubeVirt's
+// CRDs serve them in both versions (the subresources are at subresources.kubevirt.io).
+func v1alpha3Storage(v1Storage map[string]rest.Storage) map[string]rest.Storage {
+	out := map[string]rest.Storage{}
+	for _, resource := range []string{"virtualmachineinstances", "virtualmachines", "virtualmachineinstancemigrations", "kubevirts"} {
+		out[resource] = v1Storage[resource]
+		out[resource+"/status"] = v1Storage[resource+"/status"]
+	}
+	return out
+}
 
 func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter, agents *agentclient.Client, authz authorizer.Authorizer) error {
 	kubevirt := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
@@ -82,6 +98,7 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 		return err
 	}
 	kubevirt.VersionedResourcesStorageMap[corev1.SchemeGroupVersion.Version] = kubevirtStorage
+	kubevirt.VersionedResourcesStorageMap[coreinstall.V1alpha3.Version] = v1alpha3Storage(kubevirtStorage)
 
 	cdi := genericapiserver.NewDefaultAPIGroupInfo(cdiv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
 	cdi.NegotiatedSerializer = servingSerializer(codecs)
@@ -104,7 +121,9 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 		return err
 	}
 	forwarder := portforward.New(vmis, vms)
-	gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+SubresourcesGroupVersion.String()+"/namespaces/", subresourcesHandler(connecters, shot, forwarder, codecs))
+	for _, gv := range []metav1.GroupVersion{SubresourcesGroupVersion, SubresourcesV1alpha3} {
+		gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+gv.String()+"/namespaces/", subresourcesHandler(connecters, shot, forwarder, codecs))
+	}
 	return nil
 }
 
@@ -134,14 +153,24 @@ func subresourceNames(connecters map[string]connecterStorage) []string {
 // lists them; the aggregated document lists no resources (a subresource there needs a parent
 // resource with a kind, which this group does not serve).
 func installSubresourcesDiscovery(gs *genericapiserver.GenericAPIServer, names []string) error {
-	gv := SubresourcesGroupVersion
-	gvd := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
+	preferred := metav1.GroupVersionForDiscovery{GroupVersion: SubresourcesGroupVersion.String(), Version: SubresourcesGroupVersion.Version}
 	group := metav1.APIGroup{
-		TypeMeta:         metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
-		Name:             gv.Group,
-		Versions:         []metav1.GroupVersionForDiscovery{gvd},
-		PreferredVersion: gvd,
+		TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
+		Name:     SubresourcesGroupVersion.Group,
+		Versions: []metav1.GroupVersionForDiscovery{preferred,
+			{GroupVersion: SubresourcesV1alpha3.String(), Version: SubresourcesV1alpha3.Version}},
+		PreferredVersion: preferred,
 	}
+	gs.DiscoveryGroupManager.AddGroup(group)
+	gs.Handler.NonGoRestfulMux.Handle("/apis/"+group.Name, jsonHandler(group))
+	for _, gv := range []metav1.GroupVersion{SubresourcesGroupVersion, SubresourcesV1alpha3} {
+		installSubresourcesVersion(gs, gv, names)
+	}
+	return nil
+}
+
+// installSubresourcesVersion publishes one version of subresources.kubevirt.io.
+func installSubresourcesVersion(gs *genericapiserver.GenericAPIServer, gv metav1.GroupVersion, names []string) {
 	resources := metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv.String(),
@@ -150,15 +179,12 @@ func installSubresourcesDiscovery(gs *genericapiserver.GenericAPIServer, names [
 	for _, name := range names {
 		resources.APIResources = append(resources.APIResources, metav1.APIResource{Name: name, Namespaced: true})
 	}
-	gs.DiscoveryGroupManager.AddGroup(group)
 	gs.AggregatedDiscoveryGroupManager.AddGroupVersion(gv.Group, apidiscoveryv2.APIVersionDiscovery{
 		Version:   gv.Version,
 		Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
 		Resources: []apidiscoveryv2.APIResourceDiscovery{},
 	})
-	gs.Handler.NonGoRestfulMux.Handle("/apis/"+gv.Group, jsonHandler(group))
 	gs.Handler.NonGoRestfulMux.Handle("/apis/"+gv.String(), jsonHandler(resources))
-	return nil
 }
 
 func jsonHandler(obj any) http.Handler {

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -152,6 +153,10 @@ func (o *Options) Config() (*Config, error) {
 	gc.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
 	gc.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	gc.Authorization.Authorizer = withAnyNameFirst(gc.Authorization.Authorizer)
+	buildChain := gc.BuildHandlerChainFunc
+	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+		return buildChain(withDeprecationWarnings(h), c)
+	}
 	if rh := gc.Authentication.RequestHeaderConfig; rh != nil && gc.SecureServing != nil && gc.SecureServing.Listener != nil {
 		gc.AddReadyzChecks(frontProxyAccepted(rh.CAContentProvider, gc.SecureServing.Listener.Addr().String()))
 	}

@@ -21,6 +21,8 @@ var APIServices = []schema.GroupVersion{
 	{Group: "kubevirt.io", Version: "v1"},
 	{Group: "subresources.kubevirt.io", Version: "v1"},
 	{Group: "cdi.kubevirt.io", Version: "v1beta1"},
+	{Group: "kubevirt.io", Version: "v1alpha3"},
+	{Group: "subresources.kubevirt.io", Version: "v1alpha3"},
 }
 
 var apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // VirtualMachineInstanceFields are the fields a VMI can be selected by, besides metadata.name and
@@ -28,12 +29,18 @@ func VirtualMachineInstanceMigrationFields(o *VirtualMachineInstanceMigration) f
 
 // addFieldLabelConversions lets clients select objects of this version by the fields above.
 func addFieldLabelConversions(scheme *runtime.Scheme) error {
+	return AddFieldLabelConversions(scheme, SchemeGroupVersion)
+}
+
+// AddFieldLabelConversions lets clients select objects of gv (a version that serves these
+// types) by the fields above.
+func AddFieldLabelConversions(scheme *runtime.Scheme, gv schema.GroupVersion) error {
 	for kind, set := range map[string]fields.Set{
 		"VirtualMachineInstance":          VirtualMachineInstanceFields(&VirtualMachineInstance{}),
 		"VirtualMachine":                  VirtualMachineFields(&VirtualMachine{}),
 		"VirtualMachineInstanceMigration": VirtualMachineInstanceMigrationFields(&VirtualMachineInstanceMigration{}),
 	} {
-		if err := scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind(kind), fieldLabelConversion(set)); err != nil {
+		if err := scheme.AddFieldLabelConversionFunc(gv.WithKind(kind), fieldLabelConversion(set)); err != nil {
 			return fmt.Errorf("registering field selectors of %s: %w", kind, err)
 		}
 	}
