@@ -73,6 +73,40 @@ func schedulingStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachin
 		}
 	}
 	st.VolumeStatus, st.KernelBootStatus = imageStatus(vmi, pod)
+	hardwareStatus(st, vmi, pod)
+}
+
+// hardwareStatus records what the guest starts with, as KubeVirt reports it: the launcher Pod's
+// QoS class, the machine type, the CPU topology and the memory (the guest's and the Pod's
+// overhead on top of it).
+func hardwareStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachineInstance, pod *corev1.Pod) {
+	if pod.Status.QOSClass != "" {
+		st.QOSClass = new(v1.PodQOSClass(pod.Status.QOSClass))
+	}
+	d := &vmi.Spec.Domain
+	if d.Machine != nil && d.Machine.Type != "" {
+		st.Machine = &v1.Machine{Type: d.Machine.Type}
+	}
+	topology := v1.CPUTopology{Cores: 1, Sockets: 1, Threads: 1}
+	if c := d.CPU; c != nil {
+		topology.Cores, topology.Sockets, topology.Threads = max(c.Cores, 1), max(c.Sockets, 1), max(c.Threads, 1)
+	}
+	st.CurrentCPUTopology = &topology
+	guest, ok := d.Resources.Requests[v1.ResourceMemory]
+	if d.Memory != nil && d.Memory.Guest != nil {
+		guest, ok = *d.Memory.Guest, true
+	}
+	if !ok {
+		return
+	}
+	mem := &v1.MemoryStatus{GuestAtBoot: new(guest.DeepCopy()), GuestCurrent: new(guest.DeepCopy()), GuestRequested: new(guest.DeepCopy())}
+	for _, c := range pod.Spec.Containers {
+		if request, ok := c.Resources.Requests[corev1.ResourceMemory]; c.Name == launcherpodapi.ContainerName && ok && request.Cmp(guest) > 0 {
+			request.Sub(guest)
+			mem.MemoryOverhead = &request
+		}
+	}
+	st.Memory = mem
 }
 
 // imageStatus is the volumeStatus and kernelBootStatus of vmi given its running launcher Pod:

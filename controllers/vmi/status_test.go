@@ -202,3 +202,29 @@ func TestSyncCreatesOneLauncherPodAndWritesScheduling(t *testing.T) {
 		t.Fatalf("phase = %v (%v), want Scheduling", got.Status.Phase, err)
 	}
 }
+
+func TestHardwareStatus(t *testing.T) {
+	vmi := &v1.VirtualMachineInstance{Spec: v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{
+		Machine:   &v1.Machine{Type: "q35"},
+		CPU:       &v1.CPU{Cores: 2},
+		Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceMemory: resource.MustParse("128Mi")}},
+	}}}
+	pod := &corev1.Pod{
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: launcherpodapi.ContainerName, Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("288Mi")}}}}},
+		Status: corev1.PodStatus{QOSClass: corev1.PodQOSBurstable},
+	}
+	var st v1.VirtualMachineInstanceStatus
+	hardwareStatus(&st, vmi, pod)
+	if st.QOSClass == nil || *st.QOSClass != "Burstable" || st.Machine == nil || st.Machine.Type != "q35" {
+		t.Errorf("qosClass %v, machine %+v; want Burstable, q35", st.QOSClass, st.Machine)
+	}
+	if c := st.CurrentCPUTopology; c == nil || *c != (v1.CPUTopology{Cores: 2, Sockets: 1, Threads: 1}) {
+		t.Errorf("currentCPUTopology %+v, want 2 cores, 1 socket, 1 thread", c)
+	}
+	m := st.Memory
+	if m == nil || m.GuestAtBoot.String() != "128Mi" || m.GuestCurrent.String() != "128Mi" || m.GuestRequested.String() != "128Mi" ||
+		m.MemoryOverhead == nil || m.MemoryOverhead.String() != "160Mi" {
+		t.Errorf("memory %+v, want 128Mi at boot, now and requested, 160Mi overhead", m)
+	}
+}

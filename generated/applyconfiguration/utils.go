@@ -90,6 +90,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.CPUApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CPUFeature"):
 		return &corev1.CPUFeatureApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CPUTopology"):
+		return &corev1.CPUTopologyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CustomBlockSize"):
 		return &corev1.CustomBlockSizeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DataVolumeSource"):
@@ -206,6 +208,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.MemoryApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MemoryDumpVolumeSource"):
 		return &corev1.MemoryDumpVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MemoryStatus"):
+		return &corev1.MemoryStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MigrationConfiguration"):
 		return &corev1.MigrationConfigurationApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MultusNetwork"):
@@ -296,6 +300,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.TLBFlushApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Toleration"):
 		return &corev1.TolerationApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TopologyHints"):
+		return &corev1.TopologyHintsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TopologySpreadConstraint"):
 		return &corev1.TopologySpreadConstraintApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TPMDevice"):

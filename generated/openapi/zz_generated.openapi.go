@@ -47,6 +47,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.CDRomTarget{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_CDRomTarget(ref),
 		v1.CPU{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_CPU(ref),
 		v1.CPUFeature{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_CPUFeature(ref),
+		v1.CPUTopology{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_CPUTopology(ref),
 		v1.Chassis{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Chassis(ref),
 		v1.ClaimRequest{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_ClaimRequest(ref),
 		v1.ClaimVolumeSource{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_ClaimVolumeSource(ref),
@@ -136,6 +137,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Machine{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Machine(ref),
 		v1.Memory{}.OpenAPIModelName():                                                  schema_vireo_apis_core_v1_Memory(ref),
 		v1.MemoryDumpVolumeSource{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_MemoryDumpVolumeSource(ref),
+		v1.MemoryStatus{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_MemoryStatus(ref),
 		v1.MigrationConfiguration{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_MigrationConfiguration(ref),
 		v1.MultusNetwork{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_MultusNetwork(ref),
 		v1.NUMA{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_NUMA(ref),
@@ -189,6 +191,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.TPMDevice{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_TPMDevice(ref),
 		v1.Timer{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Timer(ref),
 		v1.Toleration{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_Toleration(ref),
+		v1.TopologyHints{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_TopologyHints(ref),
 		v1.TopologySpreadConstraint{}.OpenAPIModelName():                                schema_vireo_apis_core_v1_TopologySpreadConstraint(ref),
 		v1.UserPasswordAccessCredential{}.OpenAPIModelName():                            schema_vireo_apis_core_v1_UserPasswordAccessCredential(ref),
 		v1.UserPasswordAccessCredentialPropagationMethod{}.OpenAPIModelName():           schema_vireo_apis_core_v1_UserPasswordAccessCredentialPropagationMethod(ref),
@@ -1242,6 +1245,37 @@ func schema_vireo_apis_core_v1_CPUFeature(ref common.ReferenceCallback) common.O
 					},
 				},
 				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_CPUTopology(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUTopology is a guest's CPU topology.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cores": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"integer"},
+							Format: "int64",
+						},
+					},
+					"sockets": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"integer"},
+							Format: "int64",
+						},
+					},
+					"threads": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"integer"},
+							Format: "int64",
+						},
+					},
+				},
 			},
 		},
 	}
@@ -4508,6 +4542,45 @@ func schema_vireo_apis_core_v1_MemoryDumpVolumeSource(ref common.ReferenceCallba
 	}
 }
 
+func schema_vireo_apis_core_v1_MemoryStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MemoryStatus is a guest's memory.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guestAtBoot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestAtBoot is the memory the guest booted with.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"guestCurrent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestCurrent is the memory the guest has now.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"guestRequested": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GuestRequested is the memory asked for.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"memoryOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryOverhead is what the launcher Pod requests on top of the guest's memory.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_MigrationConfiguration(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -6296,6 +6369,26 @@ func schema_vireo_apis_core_v1_Toleration(ref common.ReferenceCallback) common.O
 					"tolerationSeconds": {
 						SchemaProps: spec.SchemaProps{
 							Description: "TolerationSeconds bounds how long a NoExecute taint is tolerated before eviction; unset means forever.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_TopologyHints(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TopologyHints are hints for placing a guest.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tscFrequency": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TSCFrequency is the guest's TSC frequency, in Hz.",
 							Type:        []string{"integer"},
 							Format:      "int64",
 						},
@@ -8271,6 +8364,86 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref common.Reference
 							Ref:         ref(v1.KernelBootStatus{}.OpenAPIModelName()),
 						},
 					},
+					"qosClass": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QOSClass is the launcher Pod's quality-of-service class.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"machine": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Machine is the machine type the guest runs on.",
+							Ref:         ref(v1.Machine{}.OpenAPIModelName()),
+						},
+					},
+					"currentCPUTopology": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CurrentCPUTopology is the guest's CPU topology.",
+							Ref:         ref(v1.CPUTopology{}.OpenAPIModelName()),
+						},
+					},
+					"memory": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Memory is the guest's memory: at boot, now, requested, and the launcher's overhead.",
+							Ref:         ref(v1.MemoryStatus{}.OpenAPIModelName()),
+						},
+					},
+					"fsFreezeStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FSFreezeStatus is \"frozen\" while the guest's filesystems are frozen.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationMethod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationMethod is how the guest migrates: LiveMigration (shared or no disks to copy) or BlockMigration.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationTransport": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationTransport is how migration traffic travels (KubeVirt's Unix: proxied sockets).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"evacuationNodeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EvacuationNodeName is the node the VMI is being evacuated from.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualMachineRevisionName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineRevisionName is the ControllerRevision of the VM spec the VMI was made from.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selinuxContext": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SelinuxContext is the launcher's SELinux context.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"VSOCKCID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VSOCKCID is the guest's vsock context ID.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"topologyHints": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TopologyHints are hints for placing the guest, such as its TSC frequency.",
+							Ref:         ref(v1.TopologyHints{}.OpenAPIModelName()),
+						},
+					},
 					"runtimeUser": {
 						SchemaProps: spec.SchemaProps{
 							Description: "RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with KubeVirt's JSON name and without omitempty, so that strict decoding of what that client sends succeeds. It is an int64 where KubeVirt has a uint64 (the same JSON number for any user ID) because server-side apply's structured-merge-diff cannot handle uint64 fields.",
@@ -8283,7 +8456,7 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref common.Reference
 			},
 		},
 		Dependencies: []string{
-			v1.KernelBootStatus{}.OpenAPIModelName(), v1.VirtualMachineInstanceCondition{}.OpenAPIModelName(), v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceMigrationState{}.OpenAPIModelName(), v1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName(), v1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName(), v1.VolumeStatus{}.OpenAPIModelName()},
+			v1.CPUTopology{}.OpenAPIModelName(), v1.KernelBootStatus{}.OpenAPIModelName(), v1.Machine{}.OpenAPIModelName(), v1.MemoryStatus{}.OpenAPIModelName(), v1.TopologyHints{}.OpenAPIModelName(), v1.VirtualMachineInstanceCondition{}.OpenAPIModelName(), v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceMigrationState{}.OpenAPIModelName(), v1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName(), v1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName(), v1.VolumeStatus{}.OpenAPIModelName()},
 	}
 }
 

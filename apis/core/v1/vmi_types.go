@@ -307,6 +307,43 @@ type VirtualMachineInstanceStatus struct {
 	// KernelBootStatus reports the kernelBoot container image the guest's kernel comes from.
 	// +optional
 	KernelBootStatus *KernelBootStatus `json:"kernelBootStatus,omitempty"`
+	// QOSClass is the launcher Pod's quality-of-service class.
+	// +optional
+	QOSClass *PodQOSClass `json:"qosClass,omitempty"`
+	// Machine is the machine type the guest runs on.
+	// +optional
+	Machine *Machine `json:"machine,omitempty"`
+	// CurrentCPUTopology is the guest's CPU topology.
+	// +optional
+	CurrentCPUTopology *CPUTopology `json:"currentCPUTopology,omitempty"`
+	// Memory is the guest's memory: at boot, now, requested, and the launcher's overhead.
+	// +optional
+	Memory *MemoryStatus `json:"memory,omitempty"`
+	// FSFreezeStatus is "frozen" while the guest's filesystems are frozen.
+	// +optional
+	FSFreezeStatus string `json:"fsFreezeStatus,omitempty"`
+	// MigrationMethod is how the guest migrates: LiveMigration (shared or no disks to copy) or
+	// BlockMigration.
+	// +optional
+	MigrationMethod VirtualMachineInstanceMigrationMethod `json:"migrationMethod,omitempty"`
+	// MigrationTransport is how migration traffic travels (KubeVirt's Unix: proxied sockets).
+	// +optional
+	MigrationTransport VirtualMachineInstanceMigrationTransport `json:"migrationTransport,omitempty"`
+	// EvacuationNodeName is the node the VMI is being evacuated from.
+	// +optional
+	EvacuationNodeName string `json:"evacuationNodeName,omitempty"`
+	// VirtualMachineRevisionName is the ControllerRevision of the VM spec the VMI was made from.
+	// +optional
+	VirtualMachineRevisionName string `json:"virtualMachineRevisionName,omitempty"`
+	// SelinuxContext is the launcher's SELinux context.
+	// +optional
+	SelinuxContext string `json:"selinuxContext,omitempty"`
+	// VSOCKCID is the guest's vsock context ID.
+	// +optional
+	VSOCKCID *uint32 `json:"VSOCKCID,omitempty"`
+	// TopologyHints are hints for placing the guest, such as its TSC frequency.
+	// +optional
+	TopologyHints *TopologyHints `json:"topologyHints,omitempty"`
 	// RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not
 	// root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with
 	// KubeVirt's JSON name and without omitempty, so that strict decoding of what that client

@@ -60,6 +60,11 @@ func (in CPUFeature) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CPUTopology) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.CPUTopology"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Chassis) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Chassis"
 }
@@ -505,6 +510,11 @@ func (in MemoryDumpVolumeSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MemoryStatus) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.MemoryStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in MigrationConfiguration) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.MigrationConfiguration"
 }
@@ -767,6 +777,11 @@ func (in Timer) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Toleration) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Toleration"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TopologyHints) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.TopologyHints"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -367,6 +367,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: policy
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.CPUTopology
+  map:
+    fields:
+    - name: cores
+      type:
+        scalar: numeric
+    - name: sockets
+      type:
+        scalar: numeric
+    - name: threads
+      type:
+        scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.Chassis
   map:
     fields:
@@ -1621,6 +1633,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readOnly
       type:
         scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.MemoryStatus
+  map:
+    fields:
+    - name: guestAtBoot
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: guestCurrent
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: guestRequested
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: memoryOverhead
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
 - name: com.github.vireo-dev.vireo.apis.core.v1.MigrationConfiguration
   map:
     fields:
@@ -2276,6 +2303,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: value
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.TopologyHints
+  map:
+    fields:
+    - name: tscFrequency
+      type:
+        scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.TopologySpreadConstraint
   map:
     fields:
@@ -2780,6 +2813,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceStatus
   map:
     fields:
+    - name: VSOCKCID
+      type:
+        scalar: numeric
     - name: activePods
       type:
         map:
@@ -2793,6 +2829,15 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - type
+    - name: currentCPUTopology
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.CPUTopology
+    - name: evacuationNodeName
+      type:
+        scalar: string
+    - name: fsFreezeStatus
+      type:
+        scalar: string
     - name: guestOSInfo
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceGuestOSInfo
@@ -2809,9 +2854,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: launcherContainerImageVersion
       type:
         scalar: string
+    - name: machine
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Machine
+    - name: memory
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.MemoryStatus
+    - name: migrationMethod
+      type:
+        scalar: string
     - name: migrationState
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationState
+    - name: migrationTransport
+      type:
+        scalar: string
     - name: nodeName
       type:
         scalar: string
@@ -2824,6 +2881,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstancePhaseTransitionTimestamp
           elementRelationship: atomic
+    - name: qosClass
+      type:
+        scalar: string
     - name: reason
       type:
         scalar: string
@@ -2831,6 +2891,15 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+    - name: selinuxContext
+      type:
+        scalar: string
+    - name: topologyHints
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.TopologyHints
+    - name: virtualMachineRevisionName
+      type:
+        scalar: string
     - name: volumeStatus
       type:
         list:

@@ -42,6 +42,31 @@ type VirtualMachineInstanceStatusApplyConfiguration struct {
 	VolumeStatus []VolumeStatusApplyConfiguration `json:"volumeStatus,omitempty"`
 	// KernelBootStatus reports the kernelBoot container image the guest's kernel comes from.
 	KernelBootStatus *KernelBootStatusApplyConfiguration `json:"kernelBootStatus,omitempty"`
+	// QOSClass is the launcher Pod's quality-of-service class.
+	QOSClass *corev1.PodQOSClass `json:"qosClass,omitempty"`
+	// Machine is the machine type the guest runs on.
+	Machine *MachineApplyConfiguration `json:"machine,omitempty"`
+	// CurrentCPUTopology is the guest's CPU topology.
+	CurrentCPUTopology *CPUTopologyApplyConfiguration `json:"currentCPUTopology,omitempty"`
+	// Memory is the guest's memory: at boot, now, requested, and the launcher's overhead.
+	Memory *MemoryStatusApplyConfiguration `json:"memory,omitempty"`
+	// FSFreezeStatus is "frozen" while the guest's filesystems are frozen.
+	FSFreezeStatus *string `json:"fsFreezeStatus,omitempty"`
+	// MigrationMethod is how the guest migrates: LiveMigration (shared or no disks to copy) or
+	// BlockMigration.
+	MigrationMethod *corev1.VirtualMachineInstanceMigrationMethod `json:"migrationMethod,omitempty"`
+	// MigrationTransport is how migration traffic travels (KubeVirt's Unix: proxied sockets).
+	MigrationTransport *corev1.VirtualMachineInstanceMigrationTransport `json:"migrationTransport,omitempty"`
+	// EvacuationNodeName is the node the VMI is being evacuated from.
+	EvacuationNodeName *string `json:"evacuationNodeName,omitempty"`
+	// VirtualMachineRevisionName is the ControllerRevision of the VM spec the VMI was made from.
+	VirtualMachineRevisionName *string `json:"virtualMachineRevisionName,omitempty"`
+	// SelinuxContext is the launcher's SELinux context.
+	SelinuxContext *string `json:"selinuxContext,omitempty"`
+	// VSOCKCID is the guest's vsock context ID.
+	VSOCKCID *uint32 `json:"VSOCKCID,omitempty"`
+	// TopologyHints are hints for placing the guest, such as its TSC frequency.
+	TopologyHints *TopologyHintsApplyConfiguration `json:"topologyHints,omitempty"`
 	// RuntimeUser is the user ID the guest's processes run as in the launcher pod (107 when not
 	// root). KubeVirt's Go client always sends this field, even as 0, so Vireo keeps it, with
 	// KubeVirt's JSON name and without omitempty, so that strict decoding of what that client
@@ -175,6 +200,102 @@ func (b *VirtualMachineInstanceStatusApplyConfiguration) WithVolumeStatus(values
 // If called multiple times, the KernelBootStatus field is set to the value of the last call.
 func (b *VirtualMachineInstanceStatusApplyConfiguration) WithKernelBootStatus(value *KernelBootStatusApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
 	b.KernelBootStatus = value
+	return b
+}
+
+// WithQOSClass sets the QOSClass field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the QOSClass field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithQOSClass(value corev1.PodQOSClass) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.QOSClass = &value
+	return b
+}
+
+// WithMachine sets the Machine field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Machine field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMachine(value *MachineApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.Machine = value
+	return b
+}
+
+// WithCurrentCPUTopology sets the CurrentCPUTopology field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CurrentCPUTopology field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithCurrentCPUTopology(value *CPUTopologyApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.CurrentCPUTopology = value
+	return b
+}
+
+// WithMemory sets the Memory field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Memory field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMemory(value *MemoryStatusApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.Memory = value
+	return b
+}
+
+// WithFSFreezeStatus sets the FSFreezeStatus field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FSFreezeStatus field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithFSFreezeStatus(value string) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.FSFreezeStatus = &value
+	return b
+}
+
+// WithMigrationMethod sets the MigrationMethod field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MigrationMethod field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMigrationMethod(value corev1.VirtualMachineInstanceMigrationMethod) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.MigrationMethod = &value
+	return b
+}
+
+// WithMigrationTransport sets the MigrationTransport field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MigrationTransport field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMigrationTransport(value corev1.VirtualMachineInstanceMigrationTransport) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.MigrationTransport = &value
+	return b
+}
+
+// WithEvacuationNodeName sets the EvacuationNodeName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EvacuationNodeName field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithEvacuationNodeName(value string) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.EvacuationNodeName = &value
+	return b
+}
+
+// WithVirtualMachineRevisionName sets the VirtualMachineRevisionName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VirtualMachineRevisionName field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithVirtualMachineRevisionName(value string) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.VirtualMachineRevisionName = &value
+	return b
+}
+
+// WithSelinuxContext sets the SelinuxContext field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SelinuxContext field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithSelinuxContext(value string) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.SelinuxContext = &value
+	return b
+}
+
+// WithVSOCKCID sets the VSOCKCID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VSOCKCID field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithVSOCKCID(value uint32) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.VSOCKCID = &value
+	return b
+}
+
+// WithTopologyHints sets the TopologyHints field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TopologyHints field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithTopologyHints(value *TopologyHintsApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.TopologyHints = value
 	return b
 }
 
