@@ -13,7 +13,7 @@ GIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
 GIT_TREE := $(if $(GIT_COMMIT),$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),dirty,clean))
 LDFLAGS := -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTime=$(GIT_TIME) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE)
 
-.PHONY: help deps build upstream images oci push up down test test-unit generate verify bench clean
+.PHONY: help deps build upstream images oci push up down test test-unit fuzz generate verify bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -45,12 +45,16 @@ up: deps ## Install what is missing, build, then run Vireo on this machine: Kube
 down: ## Stop what `make up` started (data is kept)
 	hack/down.sh
 
-test: deps ## Install what the tests need, build, then run every test (unit, integration, e2e)
+test: deps ## Install what the tests need, build, then run every test (unit, integration, e2e), then each fuzz target for 10 s
 	$(MAKE) build upstream images oci
 	$(GO) test -count=1 -timeout 40m ./...
+	hack/fuzz.sh 10s
 
 test-unit: ## Unit tests only (no servers)
 	$(GO) test -count=1 -short ./...
+
+fuzz: ## Run each fuzz target for FUZZTIME (default 2m): decoding, defaulting and validation of every kind, the domain builder, the importer's detection, the guest network layout
+	hack/fuzz.sh $(or $(FUZZTIME),2m)
 
 generate: ## Regenerate clients, deepcopy, defaults, conversion and OpenAPI
 	hack/update-codegen.sh
