@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,18 +12,6 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// warnings records the warnings a client was sent.
-type warnings struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen = append(w.seen, text)
-}
-
 // TestV1alpha3ServesTheSameObjects: kubevirt.io/v1alpha3 is served as KubeVirt serves it (the
 // same schema, with KubeVirt's deprecation warning): a VMI written in v1alpha3 reads back in v1
 // and the other way round, and subresources.kubevirt.io/v1alpha3 is in discovery.
@@ -32,7 +19,7 @@ func TestV1alpha3ServesTheSameObjects(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	cfg := rest.CopyConfig(server.Config)
-	seen := &warnings{}
+	seen := &warningRecorder{}
 	cfg.WarningHandler = seen
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -53,8 +40,8 @@ func TestV1alpha3ServesTheSameObjects(t *testing.T) {
 	if _, err := dyn.Resource(old).Namespace(ns).Create(ctx, vmi, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating a VMI in v1alpha3: %v", err)
 	}
-	if !slicesContain(seen.seen, "kubevirt.io/v1alpha3 is now deprecated") {
-		t.Errorf("warnings %q, want KubeVirt's deprecation of kubevirt.io/v1alpha3", seen.seen)
+	if !strings.Contains(seen.all(), "kubevirt.io/v1alpha3 is now deprecated") {
+		t.Errorf("warnings %q, want KubeVirt's deprecation of kubevirt.io/v1alpha3", seen.all())
 	}
 	got, err := server.Client.KubevirtV1().VirtualMachineInstances(ns).Get(ctx, "old", metav1.GetOptions{})
 	if err != nil || got.Spec.Volumes[0].ContainerDisk.Image != "registry.local/tiny:1.0" || got.Spec.Domain.Devices.Disks[0].Name != "root" {
@@ -90,13 +77,4 @@ func TestV1alpha3ServesTheSameObjects(t *testing.T) {
 			t.Errorf("group %s prefers %s, want v1", g.Name, g.PreferredVersion.Version)
 		}
 	}
-}
-
-func slicesContain(list []string, part string) bool {
-	for _, s := range list {
-		if strings.Contains(s, part) {
-			return true
-		}
-	}
-	return false
 }
