@@ -30,7 +30,23 @@ func defaultedFuzzers(runtimeserializer.CodecFactory) []interface{} {
 				p.Protocol = "TCP"
 			}
 		},
+		// An embedded pointer whose fields are all empty has no JSON form: it decodes as nil.
+		func(g *corev1.GPU, c randfill.Continue) {
+			c.FillNoCustom(g)
+			g.ClaimRequest = nilIfEmpty(g.ClaimRequest)
+		},
+		func(d *corev1.HostDevice, c randfill.Continue) {
+			c.FillNoCustom(d)
+			d.ClaimRequest = nilIfEmpty(d.ClaimRequest)
+		},
 	}
+}
+
+func nilIfEmpty(r *corev1.ClaimRequest) *corev1.ClaimRequest {
+	if r != nil && *r == (corev1.ClaimRequest{}) {
+		return nil
+	}
+	return r
 }
 
 // ourKinds are the kinds this repository defines, in their served versions.
