@@ -138,8 +138,8 @@ func addStores[T storeutil.Object](m map[string]rest.Storage, name string, schem
 	return main, nil
 }
 
-// subresourceNames are the subresources subresources.kubevirt.io/v1 serves, as its discovery
-// lists them ("virtualmachineinstances/console", ...), sorted.
+// subresourceNames are the subresources subresources.kubevirt.io serves (in both versions), as
+// its discovery lists them ("virtualmachineinstances/console", ...), sorted.
 func subresourceNames(connecters map[string]connecterStorage) []string {
 	names := slices.Collect(maps.Keys(connecters))
 	names = append(names, "virtualmachineinstances/"+vmistream.VNC+"/screenshot",
@@ -148,8 +148,8 @@ func subresourceNames(connecters map[string]connecterStorage) []string {
 	return names
 }
 
-// installSubresourcesDiscovery publishes subresources.kubevirt.io/v1 in discovery. Its legacy
-// resource list names the subresources, namespaced and without verbs, as KubeVirt's virt-api
+// installSubresourcesDiscovery publishes subresources.kubevirt.io (v1, preferred, and v1alpha3)
+// in discovery. Each version's legacy resource list names the subresources, namespaced and without verbs, as KubeVirt's virt-api
 // lists them; the aggregated document lists no resources (a subresource there needs a parent
 // resource with a kind, which this group does not serve).
 func installSubresourcesDiscovery(gs *genericapiserver.GenericAPIServer, names []string) error {
