@@ -132,8 +132,8 @@ var apiVersions = map[string]string{
 	"DataVolume":                      "cdi.kubevirt.io/v1beta1",
 }
 
-// setPath sets path (dot-separated, "[0]" for the first item of a list) to value in doc,
-// creating the maps and one-item lists on the way.
+// setPath sets path (dot-separated, "[0]" for the first item of a list, also as the last part)
+// to value in doc, creating the maps and one-item lists on the way.
 func setPath(t *testing.T, doc map[string]any, path string, value any) {
 	t.Helper()
 	parts := strings.Split(path, ".")
@@ -155,7 +155,7 @@ func setPath(t *testing.T, doc map[string]any, path string, value any) {
 			continue
 		}
 		n, err := strconv.Atoi(strings.TrimSuffix(index, "]"))
-		if err != nil || last {
+		if err != nil {
 			t.Fatalf("bad path %q", path)
 		}
 		list, _ := cur[name].([]any)
@@ -163,6 +163,10 @@ func setPath(t *testing.T, doc map[string]any, path string, value any) {
 			list = append(list, map[string]any{})
 		}
 		cur[name] = list
+		if last {
+			list[n] = value
+			return
+		}
 		cur = list[n].(map[string]any)
 	}
 }

@@ -116,7 +116,7 @@ func TestEveryKubeVirtSpecFieldIsKept(t *testing.T) {
 			continue // not a leaf: its children are checked
 		}
 		doc := map[string]any{}
-		putAt(doc, strings.Split(strings.TrimPrefix(f.path, "spec."), "."), sampleValue(f.typ))
+		setPath(t, doc, strings.ReplaceAll(strings.TrimPrefix(f.path, "spec."), "[]", "[0]"), sampleValue(f.typ))
 		raw, err := json.Marshal(doc)
 		if err != nil {
 			t.Fatal(err)
@@ -144,7 +144,8 @@ func TestEveryKubeVirtSpecFieldIsKept(t *testing.T) {
 	}
 }
 
-// sampleValue is a value of an OpenAPI type as the list names it.
+// sampleValue is a value of an OpenAPI type as the list names it; of a list's item for an
+// "array of" type (its path ends in "[]").
 func sampleValue(typ string) any {
 	switch typ {
 	case "string":
@@ -158,46 +159,18 @@ func sampleValue(typ string) any {
 	case "object":
 		return map[string]any{"memory": "1Gi"}
 	case "array of string":
-		return []any{"x"}
-	}
-	if strings.HasPrefix(typ, "array of ") {
-		return []any{map[string]any{}}
+		return "x"
 	}
 	return map[string]any{}
 }
 
-// putAt puts value at path ("a", "b[]", "c") in doc, making objects and one-item lists on the way.
-func putAt(doc map[string]any, path []string, value any) {
-	name, list := strings.CutSuffix(path[0], "[]")
-	if len(path) == 1 {
-		if list {
-			if v, ok := value.([]any); ok {
-				doc[name] = v
-				return
-			}
-			value = []any{value}
-		}
-		doc[name] = value
-		return
-	}
-	child := map[string]any{}
-	if list {
-		doc[name] = []any{child}
-	} else {
-		doc[name] = child
-	}
-	putAt(child, path[1:], value)
-}
-
-// readAt reads path from doc, taking the first item of lists; nil when absent.
+// readAt reads path ("a", "b[]", "c") from doc, taking the first item of each list; nil when
+// absent.
 func readAt(doc map[string]any, path []string) any {
 	name, list := strings.CutSuffix(path[0], "[]")
 	v, ok := doc[name]
 	if !ok {
 		return nil
-	}
-	if len(path) == 1 {
-		return v
 	}
 	if list {
 		items, _ := v.([]any)
@@ -205,6 +178,9 @@ func readAt(doc map[string]any, path []string) any {
 			return nil
 		}
 		v = items[0]
+	}
+	if len(path) == 1 {
+		return v
 	}
 	m, _ := v.(map[string]any)
 	if m == nil {

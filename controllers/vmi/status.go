@@ -92,13 +92,10 @@ func hardwareStatus(st *v1.VirtualMachineInstanceStatus, vmi *v1.VirtualMachineI
 		topology.Cores, topology.Sockets, topology.Threads = max(c.Cores, 1), max(c.Sockets, 1), max(c.Threads, 1)
 	}
 	st.CurrentCPUTopology = &topology
-	guest, ok := d.Resources.Requests[v1.ResourceMemory]
-	if d.Memory != nil && d.Memory.Guest != nil {
-		guest, ok = *d.Memory.Guest, true
+	if d.Memory == nil || d.Memory.Guest == nil {
+		return // the API server defaults it from the memory request or limit
 	}
-	if !ok {
-		return
-	}
+	guest := *d.Memory.Guest
 	mem := &v1.MemoryStatus{GuestAtBoot: new(guest.DeepCopy()), GuestCurrent: new(guest.DeepCopy()), GuestRequested: new(guest.DeepCopy())}
 	for _, c := range pod.Spec.Containers {
 		if request, ok := c.Resources.Requests[corev1.ResourceMemory]; c.Name == launcherpodapi.ContainerName && ok && request.Cmp(guest) > 0 {

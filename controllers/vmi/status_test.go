@@ -205,9 +205,9 @@ func TestSyncCreatesOneLauncherPodAndWritesScheduling(t *testing.T) {
 
 func TestHardwareStatus(t *testing.T) {
 	vmi := &v1.VirtualMachineInstance{Spec: v1.VirtualMachineInstanceSpec{Domain: v1.DomainSpec{
-		Machine:   &v1.Machine{Type: "q35"},
-		CPU:       &v1.CPU{Cores: 2},
-		Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceMemory: resource.MustParse("128Mi")}},
+		Machine: &v1.Machine{Type: "q35"},
+		CPU:     &v1.CPU{Cores: 2},
+		Memory:  &v1.Memory{Guest: new(resource.MustParse("128Mi"))},
 	}}}
 	pod := &corev1.Pod{
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: launcherpodapi.ContainerName, Resources: corev1.ResourceRequirements{

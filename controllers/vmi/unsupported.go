@@ -117,12 +117,8 @@ func (u *unsupported) disk(d *v1.Disk, path string) {
 }
 
 func (u *unsupported) iface(i *v1.Interface, path string) {
-	for _, binding := range []struct {
-		set  bool
-		name string
-	}{{i.SRIOV != nil, "sriov"}, {i.DeprecatedSlirp != nil, "slirp"}, {i.DeprecatedMacvtap != nil, "macvtap"},
-		{i.DeprecatedPasst != nil, "passt"}, {i.PasstBinding != nil, "passtBinding"}, {i.Binding != nil, "binding"}} {
-		u.add(binding.set, path+"."+binding.name)
+	for _, binding := range i.Bindings() {
+		u.add(binding != "masquerade" && binding != "bridge", path+"."+binding) // validation refuses bridge
 	}
 	u.add(len(i.PortRanges) > 0, path+".portRanges")
 	u.add(i.PciAddress != "", path+".pciAddress")

@@ -207,10 +207,7 @@ func migrateTickingGuest(t *testing.T, inPlace bool) {
 func checkAgentAfterMigration(t *testing.T, ns, name string) {
 	t.Helper()
 	eventuallyWithin(t, "guestosinfo answers from the target", 60*time.Second, func() error {
-		var code int
-		raw, _ := vireo.KubevirtV1().RESTClient().Get().
-			AbsPath("/apis/subresources.kubevirt.io/v1/namespaces", ns, "virtualmachineinstances", name, "guestosinfo").
-			Do(t.Context()).StatusCode(&code).Raw()
+		code, raw := guestInfo(t, vireo, ns, name, "guestosinfo")
 		var info v1.VirtualMachineInstanceGuestAgentInfo
 		if code != 200 {
 			return fmt.Errorf("guestosinfo: %d %s", code, raw)

@@ -146,6 +146,16 @@ func checkGuestActions(t *testing.T, ns, name string, con *console) {
 	}
 }
 
+// guestInfo GETs a guest-agent subresource of VMI ns/name (guestosinfo, userlist,
+// filesystemlist) as cs and returns the HTTP status and body.
+func guestInfo(t *testing.T, cs versioned.Interface, ns, name, subresource string) (int, []byte) {
+	var code int
+	raw, _ := cs.KubevirtV1().RESTClient().Get().
+		AbsPath("/apis/subresources.kubevirt.io/v1/namespaces", ns, "virtualmachineinstances", name, subresource).
+		Do(t.Context()).StatusCode(&code).Raw()
+	return code, raw
+}
+
 // checkAgentCondition: the guest's qemu-ga connects (AgentConnected True, as KubeVirt reports
 // it; status.guestOSInfo says what the guest runs); the guestosinfo, userlist and
 // filesystemlist subresources answer a viewer with KubeVirt's types, and vireoctl prints them;
@@ -163,13 +173,7 @@ func checkAgentCondition(t *testing.T, ns, name string, con *console) {
 		return agent(true)(v) && v.Status.GuestOSInfo.ID == "vireo-tiny" && v.Status.GuestOSInfo.KernelRelease != ""
 	})
 	viewer := userClient(t, "viewer")
-	getInfo := func(subresource string) (int, []byte) {
-		var code int
-		raw, _ := viewer.KubevirtV1().RESTClient().Get().
-			AbsPath("/apis/subresources.kubevirt.io/v1/namespaces", ns, "virtualmachineinstances", name, subresource).
-			Do(t.Context()).StatusCode(&code).Raw()
-		return code, raw
-	}
+	getInfo := func(subresource string) (int, []byte) { return guestInfo(t, viewer, ns, name, subresource) }
 	var info v1.VirtualMachineInstanceGuestAgentInfo
 	eventually(t, "the viewer reads guestosinfo", func() error {
 		code, raw := getInfo("guestosinfo")

@@ -124,6 +124,25 @@ type InterfaceBindingMethod struct {
 	PasstBinding *InterfacePasstBinding `json:"passtBinding,omitempty"`
 }
 
+// Bindings names the bindings the interface sets, KubeVirt's core ones and a plugin's ("binding"),
+// as its fields are spelt; a valid interface sets exactly one.
+func (i *Interface) Bindings() []string {
+	var set []string
+	for _, b := range []struct {
+		name string
+		set  bool
+	}{
+		{"masquerade", i.Masquerade != nil}, {"bridge", i.Bridge != nil}, {"sriov", i.SRIOV != nil},
+		{"slirp", i.DeprecatedSlirp != nil}, {"macvtap", i.DeprecatedMacvtap != nil}, {"passt", i.DeprecatedPasst != nil},
+		{"passtBinding", i.PasstBinding != nil}, {"binding", i.Binding != nil},
+	} {
+		if b.set {
+			set = append(set, b.name)
+		}
+	}
+	return set
+}
+
 // InterfaceSRIOV selects the SR-IOV binding; it has no settings.
 type InterfaceSRIOV struct{}
 

@@ -40,18 +40,16 @@ func validateNetworking(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path
 		nPath := networksPath.Index(i)
 		errs = append(errs, validateNetworkName(n.Name, networks, nPath.Child("name"))...)
 		networks[n.Name] = true
-		if n.Pod == nil {
-			switch {
-			case n.Multus == nil && n.ResourceClaim == nil:
-				errs = append(errs, field.Required(nPath.Child("pod"),
-					"a network must have exactly one source: pod, multus or resourceClaim"))
-			case n.Multus != nil && n.ResourceClaim != nil:
-				errs = append(errs, field.Invalid(nPath, "multus, resourceClaim", "a network must have exactly one source"))
-			}
-			continue
+		switch sources := setOptions(option{"pod", n.Pod != nil}, option{"multus", n.Multus != nil},
+			option{"resourceClaim", n.ResourceClaim != nil}); {
+		case len(sources) == 0:
+			errs = append(errs, field.Required(nPath.Child("pod"),
+				"a network must have exactly one source: pod, multus or resourceClaim"))
+		case len(sources) > 1:
+			errs = append(errs, field.Invalid(nPath, strings.Join(sources, ", "), "a network must have exactly one source"))
 		}
-		if n.Multus != nil || n.ResourceClaim != nil {
-			errs = append(errs, field.Invalid(nPath, n.Name, "a network must have exactly one source: pod, multus or resourceClaim"))
+		if n.Pod == nil {
+			continue
 		}
 		if podNetwork != "" {
 			errs = append(errs, field.Invalid(nPath.Child("pod"), n.Name, fmt.Sprintf(
@@ -116,7 +114,7 @@ func validateInterface(iface *v1.Interface, fldPath *field.Path) field.ErrorList
 		errs = append(errs, field.Forbidden(fldPath.Child("bridge"),
 			"bridge binding is not supported by Vireo's runtime; use masquerade"))
 	}
-	switch bindings := interfaceBindings(iface); {
+	switch bindings := iface.Bindings(); {
 	case len(bindings) == 0:
 		errs = append(errs, field.Required(fldPath.Child("masquerade"),
 			"an interface needs a binding; set masquerade: {}"))
@@ -181,19 +179,18 @@ func validateMAC(mac string, fldPath *field.Path) field.ErrorList {
 	return nil
 }
 
-// interfaceBindings names the bindings an interface sets (KubeVirt's core ones and a plugin's).
-func interfaceBindings(iface *v1.Interface) []string {
+// option is one of several fields of which exactly one must be set (a network's sources).
+type option struct {
+	name string
+	set  bool
+}
+
+// setOptions names the options that are set, in order.
+func setOptions(opts ...option) []string {
 	var set []string
-	for _, b := range []struct {
-		name string
-		set  bool
-	}{
-		{"masquerade", iface.Masquerade != nil}, {"bridge", iface.Bridge != nil}, {"sriov", iface.SRIOV != nil},
-		{"slirp", iface.DeprecatedSlirp != nil}, {"macvtap", iface.DeprecatedMacvtap != nil},
-		{"passt", iface.DeprecatedPasst != nil}, {"passtBinding", iface.PasstBinding != nil}, {"binding", iface.Binding != nil},
-	} {
-		if b.set {
-			set = append(set, b.name)
+	for _, o := range opts {
+		if o.set {
+			set = append(set, o.name)
 		}
 	}
 	return set
