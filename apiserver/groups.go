@@ -27,6 +27,7 @@ import (
 	"github.com/vireo-dev/vireo/registry/migrateaction"
 	"github.com/vireo-dev/vireo/registry/migration"
 	"github.com/vireo-dev/vireo/registry/portforward"
+	"github.com/vireo-dev/vireo/registry/replicaset"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 	"github.com/vireo-dev/vireo/registry/vm"
 	"github.com/vireo-dev/vireo/registry/vmaction"
@@ -47,10 +48,11 @@ var SubresourcesV1alpha3 = metav1.GroupVersion{Group: SubresourcesGroupVersion.G
 // CRDs serve them in both versions (the subresources are at subresources.kubevirt.io).
 func v1alpha3Storage(v1Storage map[string]rest.Storage) map[string]rest.Storage {
 	out := map[string]rest.Storage{}
-	for _, resource := range []string{"virtualmachineinstances", "virtualmachines", "virtualmachineinstancemigrations", "kubevirts"} {
+	for _, resource := range []string{"virtualmachineinstances", "virtualmachines", "virtualmachineinstancemigrations", "kubevirts", "virtualmachineinstancereplicasets"} {
 		out[resource] = v1Storage[resource]
 		out[resource+"/status"] = v1Storage[resource+"/status"]
 	}
+	out["virtualmachineinstancereplicasets/scale"] = v1Storage["virtualmachineinstancereplicasets/scale"]
 	return out
 }
 
@@ -92,6 +94,11 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	for path, c := range connecters {
 		kubevirtStorage[path] = c
 	}
+	replicaSets, err := addStores(kubevirtStorage, "virtualmachineinstancereplicasets", scheme, getter, replicaset.Resource())
+	if err != nil {
+		return err
+	}
+	kubevirtStorage["virtualmachineinstancereplicasets/scale"] = storeutil.NewScaleREST(replicaSets, replicaset.Replicas)
 	// The installation's one KubeVirt settings object (creation checks there is no other).
 	settings := &kvregistry.Singleton{}
 	if settings.Store, err = addStores(kubevirtStorage, "kubevirts", scheme, getter, kvregistry.Resource(settings)); err != nil {

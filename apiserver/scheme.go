@@ -3,10 +3,12 @@
 package apiserver
 
 import (
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	cdiinstall "github.com/vireo-dev/vireo/apis/cdi/install"
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
@@ -22,6 +24,8 @@ func NewScheme() (*runtime.Scheme, serializer.CodecFactory) {
 	scheme := runtime.NewScheme()
 	coreinstall.Install(scheme)
 	cdiinstall.Install(scheme)
+	// /scale subresources read and write autoscaling/v1 Scale.
+	utilruntime.Must(autoscalingv1.AddToScheme(scheme))
 
 	// The generic server encodes options and status objects of the unversioned meta group.
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})

@@ -54,6 +54,7 @@ kube::codegen::gen_openapi --boilerplate "${BOILERPLATE}" \
 	--update-report \
 	--output-model-name-file zz_generated.model_name.go \
 	--extra-pkgs k8s.io/apimachinery/pkg/util/intstr \
+	--extra-pkgs k8s.io/api/autoscaling/v1 \
 	apis
 
 SCHEMA="$(mktemp -t vireo-openapi-schema.XXXXXX)"

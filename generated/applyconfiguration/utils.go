@@ -346,6 +346,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.VirtualMachineInstanceNetworkInterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstancePhaseTransitionTimestamp"):
 		return &corev1.VirtualMachineInstancePhaseTransitionTimestampApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSet"):
+		return &corev1.VirtualMachineInstanceReplicaSetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSetCondition"):
+		return &corev1.VirtualMachineInstanceReplicaSetConditionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSetSpec"):
+		return &corev1.VirtualMachineInstanceReplicaSetSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSetStatus"):
+		return &corev1.VirtualMachineInstanceReplicaSetStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceResourceClaim"):
 		return &corev1.VirtualMachineInstanceResourceClaimApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceSpec"):

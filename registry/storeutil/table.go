@@ -49,6 +49,11 @@ func Column(name, description string, priority int32) metav1.TableColumnDefiniti
 	return metav1.TableColumnDefinition{Name: name, Type: "string", Description: description, Priority: priority}
 }
 
+// IntegerColumn is an integer column, such as a replica count.
+func IntegerColumn(name, description string) metav1.TableColumnDefinition {
+	return metav1.TableColumnDefinition{Name: name, Type: "integer", Description: description}
+}
+
 // OrNil turns an empty string into a missing cell, as CRD printer columns show absent values.
 func OrNil(s string) any {
 	if s == "" {

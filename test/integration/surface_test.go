@@ -39,6 +39,7 @@ func TestTableColumns(t *testing.T) {
 		{"virtualmachineinstances", "kubevirt.io/v1", []string{"Name", "Age", "Phase", "IP", "NodeName", "Ready", "Live-Migratable", "Paused"}},
 		{"virtualmachines", "kubevirt.io/v1", []string{"Name", "Age", "Status", "Ready"}},
 		{"virtualmachineinstancemigrations", "kubevirt.io/v1", []string{"Name", "Phase", "VMI"}},
+		{"virtualmachineinstancereplicasets", "kubevirt.io/v1", []string{"Name", "Desired", "Current", "Ready", "Age"}},
 		{"datavolumes", "cdi.kubevirt.io/v1beta1", []string{"Name", "Phase", "Progress", "Restarts", "Age"}},
 	}
 	for _, c := range cases {
@@ -85,9 +86,10 @@ func TestDiscovery(t *testing.T) {
 		t.Fatalf("discovery kubevirt.io/v1: %v", err)
 	}
 	want := map[string][]string{
-		"virtualmachineinstances":          {"vmi", "vmis"},
-		"virtualmachines":                  {"vm", "vms"},
-		"virtualmachineinstancemigrations": {"vmim", "vmims"},
+		"virtualmachineinstances":           {"vmi", "vmis"},
+		"virtualmachines":                   {"vm", "vms"},
+		"virtualmachineinstancemigrations":  {"vmim", "vmims"},
+		"virtualmachineinstancereplicasets": {"vmirs", "vmirss"},
 	}
 	seen := map[string]bool{}
 	for _, r := range list.APIResources {
@@ -98,7 +100,8 @@ func TestDiscovery(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range []string{"virtualmachineinstances", "virtualmachineinstances/status", "virtualmachines/status", "virtualmachineinstancemigrations/status"} {
+	for _, r := range []string{"virtualmachineinstances", "virtualmachineinstances/status", "virtualmachines/status", "virtualmachineinstancemigrations/status",
+		"virtualmachineinstancereplicasets/status", "virtualmachineinstancereplicasets/scale"} {
 		if !seen[r] {
 			t.Errorf("discovery lacks %s", r)
 		}

@@ -32,3 +32,20 @@ func SetMigrationDefaults(m *v1.VirtualMachineInstanceMigration) {
 	}
 	m.Finalizers = append(m.Finalizers, v1.VirtualMachineInstanceMigrationFinalizer)
 }
+
+// SetReplicaSetDefaults fills in a replica set's replica count (1, as the controller of KubeVirt
+// assumes when it is unset) and, as for a VM, its template's architecture and machine type.
+func SetReplicaSetDefaults(rs *v1.VirtualMachineInstanceReplicaSet) {
+	if rs.Spec.Replicas == nil {
+		one := int32(1)
+		rs.Spec.Replicas = &one
+	}
+	if rs.Spec.Template == nil {
+		return
+	}
+	spec := &rs.Spec.Template.Spec
+	if spec.Architecture == "" {
+		spec.Architecture = DefaultArchitecture
+	}
+	setMachineDefaults(&spec.Domain)
+}

@@ -43,6 +43,8 @@ func KnownTypes() []runtime.Object {
 		&VirtualMachineInstanceMigrationList{},
 		&KubeVirt{},
 		&KubeVirtList{},
+		&VirtualMachineInstanceReplicaSet{},
+		&VirtualMachineInstanceReplicaSetList{},
 	}
 }
 

@@ -935,6 +935,31 @@ func (in VirtualMachineInstancePhaseTransitionTimestamp) OpenAPIModelName() stri
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceReplicaSet) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSet"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceReplicaSetCondition) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetCondition"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceReplicaSetList) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceReplicaSetSpec) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceReplicaSetStatus) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceResourceClaim) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceResourceClaim"
 }

@@ -53,10 +53,7 @@ func validateVirtualMachineSpec(vm *v1.VirtualMachine, fldPath *field.Path) fiel
 	if spec.Template == nil {
 		return append(errs, field.Required(tPath, "a VirtualMachine needs a template for the VirtualMachineInstance it runs"))
 	}
-	mPath := tPath.Child("metadata")
-	errs = append(errs, metav1validation.ValidateLabels(spec.Template.ObjectMeta.Labels, mPath.Child("labels"))...)
-	errs = append(errs, apivalidation.ValidateAnnotations(spec.Template.ObjectMeta.Annotations, mPath.Child("annotations"))...)
-	errs = append(errs, validateSpec(&spec.Template.Spec, tPath.Child("spec"), specOptions{template: true})...)
+	errs = append(errs, validateTemplate(spec.Template, tPath)...)
 	return append(errs, validateDataVolumeTemplates(vm, fldPath)...)
 }
 

@@ -2689,6 +2689,83 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: phaseTransitionTimestamp
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSet
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetStatus
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetCondition
+  map:
+    fields:
+    - name: lastProbeTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastTransitionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: status
+      type:
+        scalar: string
+      default: ""
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetSpec
+  map:
+    fields:
+    - name: paused
+      type:
+        scalar: boolean
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: selector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: template
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceTemplateSpec
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetCondition
+          elementRelationship: atomic
+    - name: labelSelector
+      type:
+        scalar: string
+    - name: readyReplicas
+      type:
+        scalar: numeric
+    - name: replicas
+      type:
+        scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceResourceClaim
   map:
     fields:

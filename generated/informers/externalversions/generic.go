@@ -54,6 +54,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kubevirt().V1().VirtualMachineInstances().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("virtualmachineinstancemigrations"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Kubevirt().V1().VirtualMachineInstanceMigrations().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("virtualmachineinstancereplicasets"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Kubevirt().V1().VirtualMachineInstanceReplicaSets().Informer()}, nil
 
 	}
 

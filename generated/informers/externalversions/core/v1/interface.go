@@ -20,6 +20,8 @@ type Interface interface {
 	VirtualMachineInstances() TypedVirtualMachineInstanceInformer
 	// VirtualMachineInstanceMigrations returns a VirtualMachineInstanceMigrationInformer.
 	VirtualMachineInstanceMigrations() TypedVirtualMachineInstanceMigrationInformer
+	// VirtualMachineInstanceReplicaSets returns a VirtualMachineInstanceReplicaSetInformer.
+	VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanceReplicaSetInformer
 }
 
 type version struct {
@@ -51,4 +53,9 @@ func (v *version) VirtualMachineInstances() TypedVirtualMachineInstanceInformer 
 // VirtualMachineInstanceMigrations returns a TypedVirtualMachineInstanceMigrationInformer.
 func (v *version) VirtualMachineInstanceMigrations() TypedVirtualMachineInstanceMigrationInformer {
 	return &virtualMachineInstanceMigrationInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// VirtualMachineInstanceReplicaSets returns a TypedVirtualMachineInstanceReplicaSetInformer.
+func (v *version) VirtualMachineInstanceReplicaSets() TypedVirtualMachineInstanceReplicaSetInformer {
+	return &virtualMachineInstanceReplicaSetInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

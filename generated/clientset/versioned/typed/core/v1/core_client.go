@@ -20,6 +20,7 @@ type KubevirtV1Interface interface {
 	VirtualMachinesGetter
 	VirtualMachineInstancesGetter
 	VirtualMachineInstanceMigrationsGetter
+	VirtualMachineInstanceReplicaSetsGetter
 }
 
 // KubevirtV1Client is used to interact with features provided by the kubevirt.io group.
@@ -41,6 +42,10 @@ func (c *KubevirtV1Client) VirtualMachineInstances(namespace string) VirtualMach
 
 func (c *KubevirtV1Client) VirtualMachineInstanceMigrations(namespace string) VirtualMachineInstanceMigrationInterface {
 	return newVirtualMachineInstanceMigrations(c, namespace)
+}
+
+func (c *KubevirtV1Client) VirtualMachineInstanceReplicaSets(namespace string) VirtualMachineInstanceReplicaSetInterface {
+	return newVirtualMachineInstanceReplicaSets(c, namespace)
 }
 
 // NewForConfig creates a new KubevirtV1Client for the given config.

@@ -13,3 +13,5 @@ type VirtualMachineExpansion interface{}
 type VirtualMachineInstanceExpansion interface{}
 
 type VirtualMachineInstanceMigrationExpansion interface{}
+
+type VirtualMachineInstanceReplicaSetExpansion interface{}
