@@ -46,9 +46,12 @@ var expected = map[string][]grant{
 	// vireo-controller: cmd/vireo-controller, controllers/... (wired by controllers/manager).
 	installNS + "/vireo-controller": {
 		{all, kubevirt, s("virtualmachineinstances"), s("list", "watch"), nil, "informers: manager.runControllers (vmi, migration, vm, evacuation controllers; metrics.Register)"},
-		{all, kubevirt, s("virtualmachineinstances"), s("create"), nil, "vm.Controller.apply: creates the VM's VMI"},
-		{all, kubevirt, s("virtualmachineinstances"), s("delete"), nil, "vm.Controller.apply: deletes the VM's VMI (run strategy)"},
+		{all, kubevirt, s("virtualmachineinstances"), s("create"), nil, "vm.Controller.apply: creates the VM's VMI; replicaset.Controller.scale"},
+		{all, kubevirt, s("virtualmachineinstances"), s("delete"), nil, "vm.Controller.apply: deletes the VM's VMI (run strategy); replicaset.Controller.delete"},
 		{all, kubevirt, s("virtualmachineinstances"), s("update"), nil, "vmi.Controller.releaseFinalizer"},
+		{all, kubevirt, s("virtualmachineinstances"), s("patch"), nil, "replicaset.Controller.patchOwners (adoption and release)"},
+		{all, kubevirt, s("virtualmachineinstancereplicasets"), s("list", "watch"), nil, "informer: replicaset.New"},
+		{all, kubevirt, s("virtualmachineinstancereplicasets/status"), s("update"), nil, "replicaset.Controller.writeStatus"},
 		{all, kubevirt, s("virtualmachineinstances/status"), s("update"), nil, "reconcile.WriteVMIStatus (vmi and migration controllers), vmi.Controller.refuseUnsupported"},
 		{all, kubevirt, s("virtualmachineinstances/finalizers"), s("update"), nil, "blockOwnerDeletion on the VMI: launcherpod.Render (launcher Pods), evacuation.Budget (PodDisruptionBudgets)"},
 		{all, kubevirt, s("virtualmachines"), s("list", "watch"), nil, "informer: vm.New, metrics.Register"},

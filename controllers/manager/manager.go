@@ -28,6 +28,7 @@ import (
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/metrics"
 	"github.com/vireo-dev/vireo/controllers/migration"
+	"github.com/vireo-dev/vireo/controllers/replicaset"
 	"github.com/vireo-dev/vireo/controllers/vm"
 	"github.com/vireo-dev/vireo/controllers/vmi"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
@@ -138,6 +139,10 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	replicaSetController, err := replicaset.New(vireo, vf.Kubevirt().V1().VirtualMachineInstanceReplicaSets(), vf.Kubevirt().V1().VirtualMachineInstances())
+	if err != nil {
+		return err
+	}
 	importer := o.Importer
 	dvController, err := newDataVolumeController(kube, vireo, vf, importer)
 	if err != nil {
@@ -165,7 +170,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	defer cancel()
 	runners := []interface {
 		Run(context.Context, int) error
-	}{vmiController, migrationController, vmController, dvController, evacuationController}
+	}{vmiController, migrationController, vmController, replicaSetController, dvController, evacuationController}
 	errc := make(chan error, len(runners))
 	for _, r := range runners {
 		go func() {
