@@ -16,6 +16,8 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+	migrationsinstall "github.com/vireo-dev/vireo/apis/migrations/install"
+	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 )
 
 // defaultedFuzzers adds to apimachinery's fuzz functions (which already keep quantities, times,
@@ -59,8 +61,12 @@ var ourKinds = []schema.GroupVersionKind{
 	corev1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationList"),
 	corev1.SchemeGroupVersion.WithKind("KubeVirt"),
 	corev1.SchemeGroupVersion.WithKind("KubeVirtList"),
+	corev1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSet"),
+	corev1.SchemeGroupVersion.WithKind("VirtualMachineInstanceReplicaSetList"),
 	cdiv1beta1.SchemeGroupVersion.WithKind("DataVolume"),
 	cdiv1beta1.SchemeGroupVersion.WithKind("DataVolumeList"),
+	migrationsv1alpha1.SchemeGroupVersion.WithKind("MigrationPolicy"),
+	migrationsv1alpha1.SchemeGroupVersion.WithKind("MigrationPolicyList"),
 }
 
 // TestRoundTripInternal fuzzes each internal object, converts it to every served version, encodes
@@ -71,6 +77,9 @@ func TestRoundTripInternal(t *testing.T) {
 	})
 	t.Run("cdi.kubevirt.io", func(t *testing.T) {
 		roundtrip.RoundTripTestForAPIGroup(t, cdiinstall.Install, defaultedFuzzers)
+	})
+	t.Run("migrations.kubevirt.io", func(t *testing.T) {
+		roundtrip.RoundTripTestForAPIGroup(t, migrationsinstall.Install, defaultedFuzzers)
 	})
 }
 
@@ -102,7 +111,7 @@ func TestSchemeHasAllKinds(t *testing.T) {
 			t.Errorf("scheme does not recognize internal kind %v", internal)
 		}
 	}
-	for _, gv := range []schema.GroupVersion{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion} {
+	for _, gv := range []schema.GroupVersion{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion, migrationsv1alpha1.SchemeGroupVersion} {
 		if !scheme.IsVersionRegistered(gv) {
 			t.Errorf("version %v is not registered", gv)
 		}
@@ -113,6 +122,7 @@ func newScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	coreinstall.Install(scheme)
 	cdiinstall.Install(scheme)
+	migrationsinstall.Install(scheme)
 	return scheme
 }
 

@@ -19,6 +19,7 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	"github.com/vireo-dev/vireo/registry/agentclient"
 	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/dvupload"
@@ -26,6 +27,7 @@ import (
 	kvregistry "github.com/vireo-dev/vireo/registry/kubevirt"
 	"github.com/vireo-dev/vireo/registry/migrateaction"
 	"github.com/vireo-dev/vireo/registry/migration"
+	"github.com/vireo-dev/vireo/registry/migrationpolicy"
 	"github.com/vireo-dev/vireo/registry/portforward"
 	"github.com/vireo-dev/vireo/registry/replicaset"
 	"github.com/vireo-dev/vireo/registry/storeutil"
@@ -117,7 +119,11 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	cdiStorage["datavolumes/upload"] = dvupload.New(dvs, agents)
 	cdi.VersionedResourcesStorageMap[cdiv1beta1.SchemeGroupVersion.Version] = cdiStorage
 
-	if err := gs.InstallAPIGroups(&kubevirt, &cdi); err != nil {
+	policies, err := migrationsGroup(scheme, codecs, getter)
+	if err != nil {
+		return err
+	}
+	if err := gs.InstallAPIGroups(&kubevirt, &cdi, &policies); err != nil {
 		return err
 	}
 	if err := installSubresourcesDiscovery(gs, subresourceNames(connecters)); err != nil {
@@ -132,6 +138,18 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 		gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+gv.String()+"/namespaces/", subresourcesHandler(connecters, shot, forwarder, codecs))
 	}
 	return nil
+}
+
+// migrationsGroup is migrations.kubevirt.io: the cluster's MigrationPolicies.
+func migrationsGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter) (genericapiserver.APIGroupInfo, error) {
+	group := genericapiserver.NewDefaultAPIGroupInfo(migrationsv1alpha1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
+	group.NegotiatedSerializer = servingSerializer(codecs)
+	storage := map[string]rest.Storage{}
+	if _, err := addStores(storage, "migrationpolicies", scheme, getter, migrationpolicy.Resource()); err != nil {
+		return group, err
+	}
+	group.VersionedResourcesStorageMap[migrationsv1alpha1.SchemeGroupVersion.Version] = storage
+	return group, nil
 }
 
 // addStores puts a resource and its /status into a version's storage map and returns the main store.

@@ -14,16 +14,19 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+	migrationsinstall "github.com/vireo-dev/vireo/apis/migrations/install"
+	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 )
 
 // StorageVersions are the versions objects are written to etcd in, one per group.
-var StorageVersions = schema.GroupVersions{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion}
+var StorageVersions = schema.GroupVersions{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion, migrationsv1alpha1.SchemeGroupVersion}
 
 // NewScheme builds the scheme of every type vireo-apiserver serves, and its codecs.
 func NewScheme() (*runtime.Scheme, serializer.CodecFactory) {
 	scheme := runtime.NewScheme()
 	coreinstall.Install(scheme)
 	cdiinstall.Install(scheme)
+	migrationsinstall.Install(scheme)
 	// /scale subresources read and write autoscaling/v1 Scale.
 	utilruntime.Must(autoscalingv1.AddToScheme(scheme))
 

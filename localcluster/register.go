@@ -23,6 +23,7 @@ var APIServices = []schema.GroupVersion{
 	{Group: "cdi.kubevirt.io", Version: "v1beta1"},
 	{Group: "kubevirt.io", Version: "v1alpha3"},
 	{Group: "subresources.kubevirt.io", Version: "v1alpha3"},
+	{Group: "migrations.kubevirt.io", Version: "v1alpha1"},
 }
 
 var apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}

@@ -51,6 +51,8 @@ var expected = map[string][]grant{
 		{all, kubevirt, s("virtualmachineinstances"), s("update"), nil, "vmi.Controller.releaseFinalizer"},
 		{all, kubevirt, s("virtualmachineinstances"), s("patch"), nil, "replicaset.Controller.patchOwners (adoption and release)"},
 		{all, kubevirt, s("virtualmachineinstancereplicasets"), s("list", "watch"), nil, "informer: replicaset.New"},
+		{all, "migrations.kubevirt.io", s("migrationpolicies"), s("list", "watch"), nil, "informer: migration.NewPolicies"},
+		{all, core, s("namespaces"), s("list", "watch"), nil, "informer: migration.NewPolicies (namespace labels)"},
 		{all, kubevirt, s("virtualmachineinstancereplicasets/status"), s("update"), nil, "replicaset.Controller.writeStatus"},
 		{all, kubevirt, s("virtualmachineinstances/status"), s("update"), nil, "reconcile.WriteVMIStatus (vmi and migration controllers), vmi.Controller.refuseUnsupported"},
 		{all, kubevirt, s("virtualmachineinstances/finalizers"), s("update"), nil, "blockOwnerDeletion on the VMI: launcherpod.Render (launcher Pods), evacuation.Budget (PodDisruptionBudgets)"},

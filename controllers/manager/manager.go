@@ -130,11 +130,15 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
-	migrationController, err := migration.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstanceMigrations(),
-		vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), settings, launcher)
+	// Migration policies select namespaces by their labels.
+	namespaces := kubeinformers.NewSharedInformerFactory(kube, 10*time.Minute)
+	policies := migration.NewPolicies(vf.Migrations().V1alpha1().MigrationPolicies(), namespaces.Core().V1().Namespaces())
+	migrations, err := migration.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstanceMigrations(),
+		vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), settings, policies, launcher)
 	if err != nil {
 		return err
 	}
+	migrationController := &withInformers{controller: migrations, factories: []interface{ Start(<-chan struct{}) }{namespaces}}
 	vmController, err := vm.New(vireo, vf.Kubevirt().V1().VirtualMachines(), vf.Kubevirt().V1().VirtualMachineInstances(), vf.Cdi().V1beta1().DataVolumes())
 	if err != nil {
 		return err

@@ -51,6 +51,7 @@ type Controller struct {
 	vmis       vireolisters.VirtualMachineInstanceLister
 	pods       corelisters.PodLister
 	settings   *clusterconfig.Config
+	policies   *Policies
 	launcher   launcherpod.Options
 	now        func() metav1.Time
 	// written and vmiWritten are the migrations and VMIs this controller wrote, until the
@@ -65,14 +66,15 @@ type Controller struct {
 // VMI controller renders launcher Pods.
 func New(client versioned.Interface, kube kubernetes.Interface, migrations vireoinformers.VirtualMachineInstanceMigrationInformer,
 	vmis vireoinformers.VirtualMachineInstanceInformer, pods coreinformers.PodInformer, settings *clusterconfig.Config,
-	launcher launcherpod.Options) (*Controller, error) {
+	policies *Policies, launcher launcherpod.Options) (*Controller, error) {
 	if err := migrations.Informer().AddIndexers(cache.Indexers{byUID: indexByUID, byVMI: indexByVMI}); err != nil {
 		return nil, err
 	}
 	c := &Controller{client: client, kube: kube, migrations: migrations.Lister(), indexer: migrations.Informer().GetIndexer(),
-		vmis: vmis.Lister(), pods: pods.Lister(), settings: settings, launcher: launcher, now: metav1.Now}
-	c.Loop = reconcile.NewLoop("migration", c.sync, migrations.Informer().HasSynced, vmis.Informer().HasSynced,
-		pods.Informer().HasSynced, settings.HasSynced)
+		vmis: vmis.Lister(), pods: pods.Lister(), settings: settings, policies: policies, launcher: launcher, now: metav1.Now}
+	synced := append([]cache.InformerSynced{migrations.Informer().HasSynced, vmis.Informer().HasSynced,
+		pods.Informer().HasSynced, settings.HasSynced}, policies.synced...)
+	c.Loop = reconcile.NewLoop("migration", c.sync, synced...)
 	if _, err := migrations.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.Enqueue,
 		UpdateFunc: func(_, obj any) { c.Enqueue(obj) },
@@ -181,6 +183,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	in.inFlight = c.starts.inFlight(all, m.UID)
 	in.limits = c.settings.Get().Migrations
+	if in.policy, err = c.policies.For(in.vmi); err != nil {
+		return err
+	}
 	d := decide(in)
 	if err := c.apply(ctx, in, d); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,6 +16,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	"github.com/vireo-dev/vireo/internal/clusterconfig"
@@ -42,7 +44,7 @@ func newFixture(ctx context.Context, t *testing.T, vireo *vireofake.Clientset, k
 		t.Fatal(err)
 	}
 	ctrl, err := New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstanceMigrations(), vf.Kubevirt().V1().VirtualMachineInstances(),
-		kf.Core().V1().Pods(), settings, opts)
+		kf.Core().V1().Pods(), settings, NewPolicies(vf.Migrations().V1alpha1().MigrationPolicies(), kf.Core().V1().Namespaces()), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,9 +136,20 @@ func TestMigrationThroughItsPhases(t *testing.T) {
 	src := source()
 	src.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(vmi, v1.SchemeGroupVersion.WithKind("VirtualMachineInstance"))}
 	src.Labels = map[string]string{v1.AppLabel: v1.LauncherApp, v1.CreatedByLabel: string(vmi.UID)}
-	f := newFixture(ctx, t, vireofake.NewClientset(vmi, migrationIn(v1.MigrationPending)), kubefake.NewClientset(src))
+	vmi.Labels = map[string]string{"tier": "db"}
+	policy := &v1alpha1.MigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "slow-db"}, Spec: v1alpha1.MigrationPolicySpec{
+		Selectors:             &v1alpha1.Selectors{VirtualMachineInstanceSelector: v1alpha1.LabelSelector{"tier": "db"}},
+		BandwidthPerMigration: new(resource.MustParse("32Mi")), AllowPostCopy: new(true),
+	}}
+	f := newFixture(ctx, t, vireofake.NewClientset(vmi, migrationIn(v1.MigrationPending), policy), kubefake.NewClientset(src))
 
 	f.syncUntil("ns/m", "Scheduling", func() bool { return f.migration("m").Status.Phase == v1.MigrationScheduling })
+	// The policy that selects the VMI overrides the cluster's settings for this migration.
+	if s := f.vmi().Status.MigrationState; s.MigrationPolicyName == nil || *s.MigrationPolicyName != "slow-db" ||
+		s.MigrationConfiguration.BandwidthPerMigration.String() != "32Mi" || !*s.MigrationConfiguration.AllowPostCopy ||
+		!*s.MigrationConfiguration.AllowWorkloadDisruption || *s.MigrationConfiguration.CompletionTimeoutPerGiB != 150 {
+		t.Errorf("migration policy %v, configuration %+v; want slow-db's 32Mi with post-copy over the cluster's 150 s/GiB", s.MigrationPolicyName, s.MigrationConfiguration)
+	}
 	pod, err := f.kube.CoreV1().Pods("ns").Get(ctx, targetPod, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("target Pod: %v", err)

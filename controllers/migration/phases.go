@@ -11,6 +11,7 @@ import (
 
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 )
@@ -35,6 +36,8 @@ type input struct {
 	inFlight []flight
 	// limits are the cluster's migration settings.
 	limits defaults.MigrationSettings
+	// policy is the MigrationPolicy that selects the VMI (looked up when the migration starts).
+	policy *v1alpha1.MigrationPolicy
 	now    metav1.Time
 }
 
@@ -147,6 +150,11 @@ func (d *decision) pending(in input) {
 		SourcePod:    launcherpodapi.CurrentPodName(vmi),
 		TargetPod:    pod.Name,
 		Mode:         v1.MigrationPreCopy,
+		// The node agents run the migration with this configuration.
+		MigrationConfiguration: withPolicy(in.limits, in.policy).Configuration(),
+	}
+	if in.policy != nil {
+		d.vmiStatus.MigrationState.MigrationPolicyName = &in.policy.Name
 	}
 	d.setPhase(v1.MigrationScheduling, in.now)
 }

@@ -47,7 +47,7 @@ func vmiWith(s *v1.VirtualMachineInstanceMigrationState) *v1.VirtualMachineInsta
 // stateOfM is the state the controller records when migration m starts, changed by mutate.
 func stateOfM(mutate func(*v1.VirtualMachineInstanceMigrationState)) *v1.VirtualMachineInstanceMigrationState {
 	s := &v1.VirtualMachineInstanceMigrationState{MigrationUID: "mig-uid", SourceNode: "node-a", SourcePod: sourcePod,
-		TargetPod: targetPod, Mode: v1.MigrationPreCopy}
+		TargetPod: targetPod, Mode: v1.MigrationPreCopy, MigrationConfiguration: limits.Configuration()}
 	if mutate != nil {
 		mutate(s)
 	}

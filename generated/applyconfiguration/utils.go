@@ -9,9 +9,11 @@ package applyconfiguration
 import (
 	v1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	v1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	cdiv1beta1 "github.com/vireo-dev/vireo/generated/applyconfiguration/cdi/v1beta1"
 	corev1 "github.com/vireo-dev/vireo/generated/applyconfiguration/core/v1"
 	internal "github.com/vireo-dev/vireo/generated/applyconfiguration/internal"
+	migrationsv1alpha1 "github.com/vireo-dev/vireo/generated/applyconfiguration/migrations/v1alpha1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -382,6 +384,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.WatchdogDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("WeightedPodAffinityTerm"):
 		return &corev1.WeightedPodAffinityTermApplyConfiguration{}
+
+		// Group=migrations.kubevirt.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("MigrationPolicy"):
+		return &migrationsv1alpha1.MigrationPolicyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("MigrationPolicySpec"):
+		return &migrationsv1alpha1.MigrationPolicySpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Selectors"):
+		return &migrationsv1alpha1.SelectorsApplyConfiguration{}
 
 	}
 	return nil

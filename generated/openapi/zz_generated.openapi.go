@@ -12,6 +12,7 @@ package openapi
 import (
 	v1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	v1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	resource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -243,6 +244,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Watchdog{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Watchdog(ref),
 		v1.WatchdogDevice{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_WatchdogDevice(ref),
 		v1.WeightedPodAffinityTerm{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_WeightedPodAffinityTerm(ref),
+		v1alpha1.MigrationPolicy{}.OpenAPIModelName():                                   schema_vireo_apis_migrations_v1alpha1_MigrationPolicy(ref),
+		v1alpha1.MigrationPolicyList{}.OpenAPIModelName():                               schema_vireo_apis_migrations_v1alpha1_MigrationPolicyList(ref),
+		v1alpha1.MigrationPolicySpec{}.OpenAPIModelName():                               schema_vireo_apis_migrations_v1alpha1_MigrationPolicySpec(ref),
+		v1alpha1.MigrationPolicyStatus{}.OpenAPIModelName():                             schema_vireo_apis_migrations_v1alpha1_MigrationPolicyStatus(ref),
+		v1alpha1.Selectors{}.OpenAPIModelName():                                         schema_vireo_apis_migrations_v1alpha1_Selectors(ref),
 		autoscalingv1.ContainerResourceMetricSource{}.OpenAPIModelName():                schema_k8sio_api_autoscaling_v1_ContainerResourceMetricSource(ref),
 		autoscalingv1.ContainerResourceMetricStatus{}.OpenAPIModelName():                schema_k8sio_api_autoscaling_v1_ContainerResourceMetricStatus(ref),
 		autoscalingv1.CrossVersionObjectReference{}.OpenAPIModelName():                  schema_k8sio_api_autoscaling_v1_CrossVersionObjectReference(ref),
@@ -4663,6 +4669,13 @@ func schema_vireo_apis_core_v1_MigrationConfiguration(ref common.ReferenceCallba
 							Format:      "",
 						},
 					},
+					"allowWorkloadDisruption": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowWorkloadDisruption lets a migration that reaches its completion timeout disrupt the guest to finish (by post-copy, when allowPostCopy is true) instead of being cancelled. Unset, it follows allowPostCopy.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
@@ -7754,9 +7767,16 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationState(ref common.R
 							Format:      "",
 						},
 					},
+					"migrationPolicyName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationPolicyName is the MigrationPolicy that applied to this migration, if any.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"migrationConfiguration": {
 						SchemaProps: spec.SchemaProps{
-							Description: "MigrationConfiguration is the configuration this migration runs with: the cluster's settings when it started. allowPostCopy is false when the target could not run post-copy.",
+							Description: "MigrationConfiguration is the configuration this migration runs with: the cluster's settings when it started, overridden by its MigrationPolicy's. allowPostCopy is false when the target could not run post-copy.",
 							Ref:         ref(v1.MigrationConfiguration{}.OpenAPIModelName()),
 						},
 					},
@@ -9463,6 +9483,229 @@ func schema_vireo_apis_core_v1_WeightedPodAffinityTerm(ref common.ReferenceCallb
 		},
 		Dependencies: []string{
 			v1.PodAffinityTerm{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_migrations_v1alpha1_MigrationPolicy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MigrationPolicy sets how the live migrations of the VMIs it selects run: their bandwidth, completion timeout, auto-converge and post-copy. It overrides the cluster's settings (the KubeVirt object's spec.configuration.migrations) for those VMIs. When several policies select a VMI, the one matching the most labels wins (VMI labels before namespace labels on a tie, then the first name in alphabetical order).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is which VMIs the policy applies to and the settings it gives their migrations.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.MigrationPolicySpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is empty, as KubeVirt's.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.MigrationPolicyStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.MigrationPolicySpec{}.OpenAPIModelName(), v1alpha1.MigrationPolicyStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_migrations_v1alpha1_MigrationPolicyList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MigrationPolicyList is a list of MigrationPolicies.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the policies in the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.MigrationPolicy{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.MigrationPolicy{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_migrations_v1alpha1_MigrationPolicySpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MigrationPolicySpec is a policy's selectors and settings. A setting left unset keeps the cluster's.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"selectors": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selectors are the labels a VMI and its namespace must carry for the policy to apply.",
+							Ref:         ref(v1alpha1.Selectors{}.OpenAPIModelName()),
+						},
+					},
+					"allowAutoConverge": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowAutoConverge lets the platform slow the guest's vCPUs down so that its migration converges.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"bandwidthPerMigration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BandwidthPerMigration limits each migration's network bandwidth, in bytes per second (e.g. 64Mi); 0 means no limit.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"completionTimeoutPerGiB": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CompletionTimeoutPerGiB is how many seconds per GiB of guest memory a migration may take before it is cancelled (or switched to post-copy).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"maxDowntimeMs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxDowntimeMs is the longest pause of the guest at the switch-over, in milliseconds (1 to 2000000; an int64 here, as server-side apply cannot hold KubeVirt's uint64). KubeVirt accepts it only with its MigrationStallDetection or MigrationDowntimeTuning feature gates, which Vireo does not have: it is refused.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"allowPostCopy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowPostCopy lets a migration that reaches its completion timeout switch to post-copy.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"allowWorkloadDisruption": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowWorkloadDisruption lets a migration that reaches its completion timeout disrupt the guest to finish (by post-copy, when allowed) instead of being cancelled. Unset, it follows allowPostCopy.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"selectors"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.Selectors{}.OpenAPIModelName(), resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_migrations_v1alpha1_MigrationPolicyStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MigrationPolicyStatus is empty.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_migrations_v1alpha1_Selectors(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Selectors are the labels of the VMIs and namespaces a policy applies to. Every label of each selector must match; an empty selector matches everything.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"namespaceSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NamespaceSelector are labels the VMI's namespace must carry.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"virtualMachineInstanceSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineInstanceSelector are labels the VMI must carry.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
 	}
 }
 

@@ -285,13 +285,13 @@ func (m *Manager) runSource(ctx context.Context, key string, vmi *v1.VirtualMach
 			return
 		}
 	}
-	settings := m.migrationSettings()
+	settings := m.migrationSettings(ms)
 	if err := client.Migrate(ctx, migrateRequest(ms, settings)); err != nil {
 		m.retryStart(ctx, key, w, ms, fmt.Errorf("starting the migration in the source launcher: %w", err))
 		return
 	}
 	m.mu.Lock()
-	w.started, w.configuration = true, migrationConfiguration(settings)
+	w.started, w.configuration = true, configurationOf(settings)
 	m.mu.Unlock()
 	klog.FromContext(ctx).Info("Migration started", "vmi", key, "migration", ms.MigrationUID, "target", ms.TargetNode+"/"+ms.TargetPod)
 }
@@ -380,12 +380,16 @@ func (m *Manager) targetDialer(vmi *v1.VirtualMachineInstance, ms *v1.VirtualMac
 	return func(ctx context.Context, name string) (net.Conn, error) { return m.dirs.DialSocket(ctx, pod.UID, name) }, nil
 }
 
-// migrationSettings are the cluster's migration settings now (nil: the agent has none).
-func (m *Manager) migrationSettings() *defaults.MigrationSettings {
+// migrationSettings are the cluster's migration settings now, overridden by the configuration
+// the controller recorded in ms from the migration's policy (nil: the agent has no settings).
+func (m *Manager) migrationSettings(ms *v1.VirtualMachineInstanceMigrationState) *defaults.MigrationSettings {
 	if m.settings == nil {
 		return nil
 	}
 	s := m.settings.Get().Migrations
+	if ms.MigrationConfiguration != nil {
+		s.Apply(ms.MigrationConfiguration)
+	}
 	return &s
 }
 
@@ -400,25 +404,17 @@ func migrateRequest(ms *v1.VirtualMachineInstanceMigrationState, m *defaults.Mig
 	}
 	req.ProgressTimeout = secondsDuration(m.ProgressTimeout)
 	req.CompletionTimeoutPerGiB = secondsDuration(m.CompletionTimeoutPerGiB)
-	req.AllowAutoConverge, req.AllowPostCopy = m.AllowAutoConverge, m.AllowPostCopy
+	req.AllowAutoConverge, req.AllowPostCopy = m.AllowAutoConverge, m.PostCopy()
 	return req
 }
 
-// migrationConfiguration is the cluster's migration settings m as KubeVirt reports them in a
-// migration's state (nil without settings).
-func migrationConfiguration(m *defaults.MigrationSettings) *v1.MigrationConfiguration {
+// configurationOf is the migration settings m as KubeVirt reports them in a migration's state
+// (nil without settings).
+func configurationOf(m *defaults.MigrationSettings) *v1.MigrationConfiguration {
 	if m == nil {
 		return nil
 	}
-	return &v1.MigrationConfiguration{
-		ParallelMigrationsPerCluster:      ptr.To(m.ParallelMigrationsPerCluster),
-		ParallelOutboundMigrationsPerNode: ptr.To(m.ParallelOutboundMigrationsPerNode),
-		BandwidthPerMigration:             ptr.To(m.BandwidthPerMigration.DeepCopy()),
-		CompletionTimeoutPerGiB:           ptr.To(m.CompletionTimeoutPerGiB),
-		ProgressTimeout:                   ptr.To(m.ProgressTimeout),
-		AllowAutoConverge:                 ptr.To(m.AllowAutoConverge),
-		AllowPostCopy:                     ptr.To(m.AllowPostCopy),
-	}
+	return m.Configuration()
 }
 
 // secondsDuration is s seconds, saturating: a timeout of centuries is a long one, not (past

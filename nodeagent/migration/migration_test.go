@@ -223,17 +223,23 @@ func TestMigrationSettingsReachTheLauncher(t *testing.T) {
 	if got := migrateRequest(ms, nil); *got != (protocol.MigrateRequest{MigrationUID: "m1"}) {
 		t.Errorf("request without settings %+v", got)
 	}
-	c := migrationConfiguration(m)
+	c := configurationOf(m)
 	if *c.ParallelMigrationsPerCluster != 5 || *c.ParallelOutboundMigrationsPerNode != 2 || c.BandwidthPerMigration.String() != "64Mi" ||
-		*c.CompletionTimeoutPerGiB != 150 || *c.ProgressTimeout != 150 || !*c.AllowAutoConverge || !*c.AllowPostCopy {
+		*c.CompletionTimeoutPerGiB != 150 || *c.ProgressTimeout != 150 || !*c.AllowAutoConverge || !*c.AllowPostCopy || !*c.AllowWorkloadDisruption {
 		t.Errorf("configuration %+v", c)
+	}
+	// A policy that allows post-copy but forbids disrupting the guest: no post-copy.
+	noDisruption := *m
+	noDisruption.AllowWorkloadDisruption = new(false)
+	if got := migrateRequest(ms, &noDisruption); got.AllowPostCopy {
+		t.Errorf("post-copy requested without workload disruption allowed: %+v", got)
 	}
 	a := NewManager(Config{})
 	dom := &protocol.DomainStatus{Migration: &protocol.MigrationStatus{UID: "m1", Phase: protocol.MigrationRunning,
 		PostCopyUnavailable: "Postcopy is not supported"}}
 	// The state written with the start lacks the configuration; the agent's record has it.
 	ms.MigrationConfiguration = nil
-	a.record("m1").configuration = migrationConfiguration(m)
+	a.record("m1").configuration = configurationOf(m)
 	a.reportSource(t.Context(), nil, dom, ms)
 	if c := ms.MigrationConfiguration; c == nil || *c.AllowPostCopy || !*c.AllowAutoConverge {
 		t.Errorf("after the target refused post-copy: configuration %+v, want allowPostCopy false", c)

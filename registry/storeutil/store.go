@@ -38,13 +38,14 @@ type Resource[T Object] struct {
 type REST struct {
 	*genericregistry.Store
 	shortNames []string
+	categories []string
 }
 
 // ShortNames are published in discovery (kubectl get vmi).
 func (r *REST) ShortNames() []string { return r.shortNames }
 
-// Categories puts every Vireo kind into "all", as KubeVirt's CRDs do.
-func (r *REST) Categories() []string { return []string{"all"} }
+// Categories puts every namespaced Vireo kind into "all", as KubeVirt's CRDs do.
+func (r *REST) Categories() []string { return r.categories }
 
 // StatusREST is the storage of a /status subresource.
 type StatusREST struct {
@@ -111,7 +112,11 @@ func NewStores[T Object](scheme *runtime.Scheme, getter generic.RESTOptionsGette
 	status := NewStatusStrategy(strategy)
 	statusStore.UpdateStrategy = status
 	statusStore.ResetFieldsStrategy = status
-	return &REST{Store: store, shortNames: res.ShortNames}, &StatusREST{store: &statusStore}, nil
+	main := &REST{Store: store, shortNames: res.ShortNames}
+	if !res.Hooks.ClusterScoped {
+		main.categories = []string{"all"}
+	}
+	return main, &StatusREST{store: &statusStore}, nil
 }
 
 func addObjectMetaFields(set fields.Set, obj metav1.Object) fields.Set {

@@ -50,6 +50,8 @@ type Hooks[T Object] struct {
 	// APIVersion names the served version for server-side apply's field resets,
 	// e.g. "kubevirt.io/v1".
 	APIVersion string
+	// ClusterScoped is set for kinds that live outside namespaces (migration policies).
+	ClusterScoped bool
 }
 
 // Strategy is the create, update and delete strategy of a main resource: users write
@@ -65,8 +67,8 @@ func NewStrategy[T Object](typer runtime.ObjectTyper, hooks Hooks[T]) Strategy[T
 	return Strategy[T]{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, hooks: hooks}
 }
 
-// NamespaceScoped is true: every Vireo kind lives in a namespace.
-func (Strategy[T]) NamespaceScoped() bool { return true }
+// NamespaceScoped is true but for the cluster-scoped kinds.
+func (s Strategy[T]) NamespaceScoped() bool { return !s.hooks.ClusterScoped }
 
 // PrepareForCreate clears status and applies the resource's defaults.
 func (s Strategy[T]) PrepareForCreate(ctx context.Context, obj runtime.Object) {

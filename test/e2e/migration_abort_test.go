@@ -66,9 +66,9 @@ func vmiMigrationState(t *testing.T, ns, name, uid, what string, done func(*v1.V
 // running, (1) deleting the migration aborts it: the guest stays on the source, running, its
 // console session open, the VM shown Migrating meanwhile; (2) killing the target's node agent
 // fails the migration and the guest again stays on the source, as (2b) deleting the target
-// launcher Pod does; (3) unthrottled, with post-copy allowed, the migration succeeds, reports
-// the configuration it ran with, and the open console session ends with a message saying the
-// VMI migrated.
+// launcher Pod does; (3) unthrottled by a MigrationPolicy that allows post-copy, the migration
+// succeeds, reports the policy and the configuration it ran with, and the open console session
+// ends with a message saying the VMI migrated.
 func TestLiveMigrationAbortAndFailure(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vm-demo.yaml")
@@ -150,14 +150,32 @@ func TestLiveMigrationAbortAndFailure(t *testing.T) {
 	waitLauncherPods(t, ns, vmi, 1)
 	echo42(t, con)
 
-	// (3) Unthrottled and allowed post-copy, it moves; the open console session ends saying
-	// why. Post-copy is allowed, not required: where the target's QEMU cannot have it, the
-	// migration runs in pre-copy alone, and its configuration says so.
-	throttleMigrations(t, "")
-	patchMigrationSettings(t, `{"allowPostCopy":true}`)
+	// (3) A MigrationPolicy selecting the VMI and its namespace lifts the cluster's throttle and
+	// allows post-copy: the migration moves; the open console session ends saying why.
+	// Post-copy is allowed, not required: where the target's QEMU cannot have it, the migration
+	// runs in pre-copy alone, and its configuration says so.
+	policy := "unthrottled-" + ns
+	t.Cleanup(func() { _, _, _ = kubectlResult("delete", "migrationpolicy", policy) })
+	kubectl(t, "apply", "-f", manifestFile(t, `apiVersion: migrations.kubevirt.io/v1alpha1
+kind: MigrationPolicy
+metadata:
+  name: `+policy+`
+spec:
+  selectors:
+    namespaceSelector:
+      kubernetes.io/metadata.name: `+ns+`
+    virtualMachineInstanceSelector:
+      app: demo
+  bandwidthPerMigration: "0"
+  completionTimeoutPerGiB: 150
+  allowPostCopy: true
+`))
 	m = startMigration(t, ns, "demo", "")
 	m = waitMigration(t, ns, m.Name, v1.MigrationSucceeded, 3*time.Minute)
 	checkMigrationConfiguration(t, m.Status.MigrationState)
+	if name := m.Status.MigrationState.MigrationPolicyName; name == nil || *name != policy {
+		t.Errorf("the migration's policy: %v, want %s", name, policy)
+	}
 	if text := con.closeText(t, 30*time.Second); text != nodeagentapi.CloseVMIMigrated {
 		t.Errorf("the console session ended with %q, want %q", text, nodeagentapi.CloseVMIMigrated)
 	}

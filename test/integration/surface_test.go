@@ -222,12 +222,21 @@ func TestReservedLabelsAreRefusedForUsers(t *testing.T) {
 }
 
 func hasCause(err error, path string) bool {
+	return causeMatches(err, func(field string) bool { return field == path })
+}
+
+// hasCausePrefix reports whether err has a cause at path or inside it.
+func hasCausePrefix(err error, path string) bool {
+	return causeMatches(err, func(field string) bool { return strings.HasPrefix(field, path) })
+}
+
+func causeMatches(err error, match func(field string) bool) bool {
 	status, ok := err.(apierrors.APIStatus)
 	if !ok || status.Status().Details == nil {
 		return false
 	}
 	for _, c := range status.Status().Details.Causes {
-		if c.Field == path {
+		if match(c.Field) {
 			return true
 		}
 	}

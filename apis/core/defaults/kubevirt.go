@@ -45,6 +45,33 @@ type MigrationSettings struct {
 	AllowAutoConverge bool
 	// AllowPostCopy lets a migration switch to post-copy at its completion timeout.
 	AllowPostCopy bool
+	// AllowWorkloadDisruption lets a migration disrupt the guest at its completion timeout
+	// (post-copy, when allowed) instead of being cancelled; unset, it follows AllowPostCopy.
+	AllowWorkloadDisruption *bool
+}
+
+// PostCopy reports whether a migration with these settings switches to post-copy at its
+// completion timeout: post-copy is allowed and so is disrupting the guest.
+func (s MigrationSettings) PostCopy() bool {
+	return s.AllowPostCopy && (s.AllowWorkloadDisruption == nil || *s.AllowWorkloadDisruption)
+}
+
+// Configuration is s as KubeVirt reports it in a migration's state.
+func (s MigrationSettings) Configuration() *v1.MigrationConfiguration {
+	disruption := s.AllowPostCopy
+	if s.AllowWorkloadDisruption != nil {
+		disruption = *s.AllowWorkloadDisruption
+	}
+	return &v1.MigrationConfiguration{
+		ParallelMigrationsPerCluster:      &s.ParallelMigrationsPerCluster,
+		ParallelOutboundMigrationsPerNode: &s.ParallelOutboundMigrationsPerNode,
+		BandwidthPerMigration:             new(s.BandwidthPerMigration.DeepCopy()),
+		CompletionTimeoutPerGiB:           &s.CompletionTimeoutPerGiB,
+		ProgressTimeout:                   &s.ProgressTimeout,
+		AllowAutoConverge:                 &s.AllowAutoConverge,
+		AllowPostCopy:                     &s.AllowPostCopy,
+		AllowWorkloadDisruption:           &disruption,
+	}
 }
 
 // KubeVirtSettingsOf returns kv's effective settings: what it sets, and KubeVirt's defaults for
@@ -65,13 +92,14 @@ func KubeVirtSettingsOf(kv *v1.KubeVirt) KubeVirtSettings {
 		out.UseEmulation = d.UseEmulation
 	}
 	if m := cfg.MigrationConfiguration; m != nil {
-		setMigrationSettings(&out.Migrations, m)
+		out.Migrations.Apply(m)
 	}
 	return out
 }
 
-// setMigrationSettings copies the fields m sets into out.
-func setMigrationSettings(out *MigrationSettings, m *v1.MigrationConfiguration) {
+// Apply copies the fields m sets into out: the KubeVirt object's settings over the defaults, or
+// a migration's configuration (its policy's settings) over the cluster's.
+func (out *MigrationSettings) Apply(m *v1.MigrationConfiguration) {
 	if m.ParallelMigrationsPerCluster != nil {
 		out.ParallelMigrationsPerCluster = *m.ParallelMigrationsPerCluster
 	}
@@ -92,5 +120,8 @@ func setMigrationSettings(out *MigrationSettings, m *v1.MigrationConfiguration) 
 	}
 	if m.AllowPostCopy != nil {
 		out.AllowPostCopy = *m.AllowPostCopy
+	}
+	if m.AllowWorkloadDisruption != nil {
+		out.AllowWorkloadDisruption = new(*m.AllowWorkloadDisruption)
 	}
 }

@@ -110,6 +110,11 @@ type MigrationConfiguration struct {
 	// failure then loses the guest). Defaults to false.
 	// +optional
 	AllowPostCopy *bool `json:"allowPostCopy,omitempty"`
+	// AllowWorkloadDisruption lets a migration that reaches its completion timeout disrupt the
+	// guest to finish (by post-copy, when allowPostCopy is true) instead of being cancelled.
+	// Unset, it follows allowPostCopy.
+	// +optional
+	AllowWorkloadDisruption *bool `json:"allowWorkloadDisruption,omitempty"`
 }
 
 // DeveloperConfiguration holds developer options.

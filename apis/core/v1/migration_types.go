@@ -206,8 +206,12 @@ type VirtualMachineInstanceMigrationState struct {
 	// Mode is how memory is being transferred: PreCopy, PostCopy or Paused.
 	// +optional
 	Mode MigrationMode `json:"mode,omitempty"`
+	// MigrationPolicyName is the MigrationPolicy that applied to this migration, if any.
+	// +optional
+	MigrationPolicyName *string `json:"migrationPolicyName,omitempty"`
 	// MigrationConfiguration is the configuration this migration runs with: the cluster's
-	// settings when it started. allowPostCopy is false when the target could not run post-copy.
+	// settings when it started, overridden by its MigrationPolicy's. allowPostCopy is false when
+	// the target could not run post-copy.
 	// +optional
 	MigrationConfiguration *MigrationConfiguration `json:"migrationConfiguration,omitempty"`
 }

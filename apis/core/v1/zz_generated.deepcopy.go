@@ -2494,6 +2494,11 @@ func (in *MigrationConfiguration) DeepCopyInto(out *MigrationConfiguration) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.AllowWorkloadDisruption != nil {
+		in, out := &in.AllowWorkloadDisruption, &out.AllowWorkloadDisruption
+		*out = new(bool)
+		**out = **in
+	}
 	return
 }
 
@@ -4311,6 +4316,11 @@ func (in *VirtualMachineInstanceMigrationState) DeepCopyInto(out *VirtualMachine
 	if in.EndTimestamp != nil {
 		in, out := &in.EndTimestamp, &out.EndTimestamp
 		*out = (*in).DeepCopy()
+	}
+	if in.MigrationPolicyName != nil {
+		in, out := &in.MigrationPolicyName, &out.MigrationPolicyName
+		*out = new(string)
+		**out = **in
 	}
 	if in.MigrationConfiguration != nil {
 		in, out := &in.MigrationConfiguration, &out.MigrationConfiguration

@@ -1657,6 +1657,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: allowPostCopy
       type:
         scalar: boolean
+    - name: allowWorkloadDisruption
+      type:
+        scalar: boolean
     - name: bandwidthPerMigration
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
@@ -2606,6 +2609,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: migrationConfiguration
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.MigrationConfiguration
+    - name: migrationPolicyName
+      type:
+        scalar: string
     - name: migrationUid
       type:
         scalar: string
@@ -3191,6 +3197,76 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+- name: com.github.vireo-dev.vireo.apis.migrations.v1alpha1.MigrationPolicy
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.migrations.v1alpha1.MigrationPolicySpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.migrations.v1alpha1.MigrationPolicyStatus
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.migrations.v1alpha1.MigrationPolicySpec
+  map:
+    fields:
+    - name: allowAutoConverge
+      type:
+        scalar: boolean
+    - name: allowPostCopy
+      type:
+        scalar: boolean
+    - name: allowWorkloadDisruption
+      type:
+        scalar: boolean
+    - name: bandwidthPerMigration
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: completionTimeoutPerGiB
+      type:
+        scalar: numeric
+    - name: maxDowntimeMs
+      type:
+        scalar: numeric
+    - name: selectors
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.migrations.v1alpha1.Selectors
+- name: com.github.vireo-dev.vireo.apis.migrations.v1alpha1.MigrationPolicyStatus
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.migrations.v1alpha1.Selectors
+  map:
+    fields:
+    - name: namespaceSelector
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: virtualMachineInstanceSelector
+      type:
+        map:
+          elementType:
+            scalar: string
 - name: io.k8s.apimachinery.pkg.api.resource.Quantity
   scalar: untyped
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1

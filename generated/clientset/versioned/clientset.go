@@ -12,6 +12,7 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/cdi/v1beta1"
 	kubevirtv1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/core/v1"
+	migrationsv1alpha1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/migrations/v1alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -21,13 +22,15 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	CdiV1beta1() cdiv1beta1.CdiV1beta1Interface
 	KubevirtV1() kubevirtv1.KubevirtV1Interface
+	MigrationsV1alpha1() migrationsv1alpha1.MigrationsV1alpha1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
-	cdiV1beta1 *cdiv1beta1.CdiV1beta1Client
-	kubevirtV1 *kubevirtv1.KubevirtV1Client
+	cdiV1beta1         *cdiv1beta1.CdiV1beta1Client
+	kubevirtV1         *kubevirtv1.KubevirtV1Client
+	migrationsV1alpha1 *migrationsv1alpha1.MigrationsV1alpha1Client
 }
 
 // CdiV1beta1 retrieves the CdiV1beta1Client
@@ -38,6 +41,11 @@ func (c *Clientset) CdiV1beta1() cdiv1beta1.CdiV1beta1Interface {
 // KubevirtV1 retrieves the KubevirtV1Client
 func (c *Clientset) KubevirtV1() kubevirtv1.KubevirtV1Interface {
 	return c.kubevirtV1
+}
+
+// MigrationsV1alpha1 retrieves the MigrationsV1alpha1Client
+func (c *Clientset) MigrationsV1alpha1() migrationsv1alpha1.MigrationsV1alpha1Interface {
+	return c.migrationsV1alpha1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -92,6 +100,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.migrationsV1alpha1, err = migrationsv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -115,6 +127,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.cdiV1beta1 = cdiv1beta1.New(c)
 	cs.kubevirtV1 = kubevirtv1.New(c)
+	cs.migrationsV1alpha1 = migrationsv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

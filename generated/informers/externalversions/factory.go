@@ -16,6 +16,7 @@ import (
 	cdi "github.com/vireo-dev/vireo/generated/informers/externalversions/cdi"
 	core "github.com/vireo-dev/vireo/generated/informers/externalversions/core"
 	internalinterfaces "github.com/vireo-dev/vireo/generated/informers/externalversions/internalinterfaces"
+	migrations "github.com/vireo-dev/vireo/generated/informers/externalversions/migrations"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -316,6 +317,7 @@ type SharedInformerFactory interface {
 
 	Cdi() cdi.Interface
 	Kubevirt() core.Interface
+	Migrations() migrations.Interface
 }
 
 func (f *sharedInformerFactory) Cdi() cdi.Interface {
@@ -324,4 +326,8 @@ func (f *sharedInformerFactory) Cdi() cdi.Interface {
 
 func (f *sharedInformerFactory) Kubevirt() core.Interface {
 	return core.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Migrations() migrations.Interface {
+	return migrations.New(f, f.namespace, f.tweakListOptions)
 }

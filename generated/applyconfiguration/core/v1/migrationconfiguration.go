@@ -38,6 +38,10 @@ type MigrationConfigurationApplyConfiguration struct {
 	// (the guest runs on the target and fetches the rest of its memory on demand; a network
 	// failure then loses the guest). Defaults to false.
 	AllowPostCopy *bool `json:"allowPostCopy,omitempty"`
+	// AllowWorkloadDisruption lets a migration that reaches its completion timeout disrupt the
+	// guest to finish (by post-copy, when allowPostCopy is true) instead of being cancelled.
+	// Unset, it follows allowPostCopy.
+	AllowWorkloadDisruption *bool `json:"allowWorkloadDisruption,omitempty"`
 }
 
 // MigrationConfigurationApplyConfiguration constructs a declarative configuration of the MigrationConfiguration type for use with
@@ -99,5 +103,13 @@ func (b *MigrationConfigurationApplyConfiguration) WithAllowAutoConverge(value b
 // If called multiple times, the AllowPostCopy field is set to the value of the last call.
 func (b *MigrationConfigurationApplyConfiguration) WithAllowPostCopy(value bool) *MigrationConfigurationApplyConfiguration {
 	b.AllowPostCopy = &value
+	return b
+}
+
+// WithAllowWorkloadDisruption sets the AllowWorkloadDisruption field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AllowWorkloadDisruption field is set to the value of the last call.
+func (b *MigrationConfigurationApplyConfiguration) WithAllowWorkloadDisruption(value bool) *MigrationConfigurationApplyConfiguration {
+	b.AllowWorkloadDisruption = &value
 	return b
 }

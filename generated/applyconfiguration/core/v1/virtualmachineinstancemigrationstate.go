@@ -48,8 +48,11 @@ type VirtualMachineInstanceMigrationStateApplyConfiguration struct {
 	MigrationUID *types.UID `json:"migrationUid,omitempty"`
 	// Mode is how memory is being transferred: PreCopy, PostCopy or Paused.
 	Mode *corev1.MigrationMode `json:"mode,omitempty"`
+	// MigrationPolicyName is the MigrationPolicy that applied to this migration, if any.
+	MigrationPolicyName *string `json:"migrationPolicyName,omitempty"`
 	// MigrationConfiguration is the configuration this migration runs with: the cluster's
-	// settings when it started. allowPostCopy is false when the target could not run post-copy.
+	// settings when it started, overridden by its MigrationPolicy's. allowPostCopy is false when
+	// the target could not run post-copy.
 	MigrationConfiguration *MigrationConfigurationApplyConfiguration `json:"migrationConfiguration,omitempty"`
 }
 
@@ -176,6 +179,14 @@ func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithMigrationUI
 // If called multiple times, the Mode field is set to the value of the last call.
 func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithMode(value corev1.MigrationMode) *VirtualMachineInstanceMigrationStateApplyConfiguration {
 	b.Mode = &value
+	return b
+}
+
+// WithMigrationPolicyName sets the MigrationPolicyName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MigrationPolicyName field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithMigrationPolicyName(value string) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.MigrationPolicyName = &value
 	return b
 }
 

@@ -13,6 +13,8 @@ import (
 	fakecdiv1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/cdi/v1beta1/fake"
 	kubevirtv1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/core/v1"
 	fakekubevirtv1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/core/v1/fake"
+	migrationsv1alpha1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/migrations/v1alpha1"
+	fakemigrationsv1alpha1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/migrations/v1alpha1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -134,4 +136,9 @@ func (c *Clientset) CdiV1beta1() cdiv1beta1.CdiV1beta1Interface {
 // KubevirtV1 retrieves the KubevirtV1Client
 func (c *Clientset) KubevirtV1() kubevirtv1.KubevirtV1Interface {
 	return &fakekubevirtv1.FakeKubevirtV1{Fake: &c.Fake}
+}
+
+// MigrationsV1alpha1 retrieves the MigrationsV1alpha1Client
+func (c *Clientset) MigrationsV1alpha1() migrationsv1alpha1.MigrationsV1alpha1Interface {
+	return &fakemigrationsv1alpha1.FakeMigrationsV1alpha1{Fake: &c.Fake}
 }

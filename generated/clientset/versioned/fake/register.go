@@ -9,6 +9,7 @@ package fake
 import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	kubevirtv1 "github.com/vireo-dev/vireo/apis/core/v1"
+	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,6 +23,7 @@ var codecs = serializer.NewCodecFactory(scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
 	cdiv1beta1.AddToScheme,
 	kubevirtv1.AddToScheme,
+	migrationsv1alpha1.AddToScheme,
 }
 
 // AddToScheme adds all types of this clientset into the given scheme. This allows composition
