@@ -18,6 +18,8 @@ import (
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
 	migrationsinstall "github.com/vireo-dev/vireo/apis/migrations/install"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
+	poolinstall "github.com/vireo-dev/vireo/apis/pool/install"
+	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 )
 
 // defaultedFuzzers adds to apimachinery's fuzz functions (which already keep quantities, times,
@@ -40,6 +42,13 @@ func defaultedFuzzers(runtimeserializer.CodecFactory) []interface{} {
 		func(d *corev1.HostDevice, c randfill.Continue) {
 			c.FillNoCustom(d)
 			d.ClaimRequest = nilIfEmpty(d.ClaimRequest)
+		},
+		// A pointer to a nil list encodes as null, which decodes as a nil pointer.
+		func(s *poolv1beta1.VirtualMachinePoolSelectors, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if m := s.NodeSelectorRequirementMatcher; m != nil && *m == nil {
+				s.NodeSelectorRequirementMatcher = nil
+			}
 		},
 	}
 }
@@ -67,6 +76,8 @@ var ourKinds = []schema.GroupVersionKind{
 	cdiv1beta1.SchemeGroupVersion.WithKind("DataVolumeList"),
 	migrationsv1alpha1.SchemeGroupVersion.WithKind("MigrationPolicy"),
 	migrationsv1alpha1.SchemeGroupVersion.WithKind("MigrationPolicyList"),
+	poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePool"),
+	poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolList"),
 }
 
 // TestRoundTripInternal fuzzes each internal object, converts it to every served version, encodes
@@ -80,6 +91,9 @@ func TestRoundTripInternal(t *testing.T) {
 	})
 	t.Run("migrations.kubevirt.io", func(t *testing.T) {
 		roundtrip.RoundTripTestForAPIGroup(t, migrationsinstall.Install, defaultedFuzzers)
+	})
+	t.Run("pool.kubevirt.io", func(t *testing.T) {
+		roundtrip.RoundTripTestForAPIGroup(t, poolinstall.Install, defaultedFuzzers)
 	})
 }
 
@@ -111,7 +125,7 @@ func TestSchemeHasAllKinds(t *testing.T) {
 			t.Errorf("scheme does not recognize internal kind %v", internal)
 		}
 	}
-	for _, gv := range []schema.GroupVersion{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion, migrationsv1alpha1.SchemeGroupVersion} {
+	for _, gv := range []schema.GroupVersion{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion, migrationsv1alpha1.SchemeGroupVersion, poolv1beta1.SchemeGroupVersion} {
 		if !scheme.IsVersionRegistered(gv) {
 			t.Errorf("version %v is not registered", gv)
 		}
@@ -123,6 +137,7 @@ func newScheme() *runtime.Scheme {
 	coreinstall.Install(scheme)
 	cdiinstall.Install(scheme)
 	migrationsinstall.Install(scheme)
+	poolinstall.Install(scheme)
 	return scheme
 }
 

@@ -20,6 +20,8 @@ import (
 	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
+	poolinstall "github.com/vireo-dev/vireo/apis/pool/install"
+	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 	"github.com/vireo-dev/vireo/registry/agentclient"
 	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/dvupload"
@@ -28,6 +30,7 @@ import (
 	"github.com/vireo-dev/vireo/registry/migrateaction"
 	"github.com/vireo-dev/vireo/registry/migration"
 	"github.com/vireo-dev/vireo/registry/migrationpolicy"
+	"github.com/vireo-dev/vireo/registry/pool"
 	"github.com/vireo-dev/vireo/registry/portforward"
 	"github.com/vireo-dev/vireo/registry/replicaset"
 	"github.com/vireo-dev/vireo/registry/storeutil"
@@ -123,7 +126,11 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err != nil {
 		return err
 	}
-	if err := gs.InstallAPIGroups(&kubevirt, &cdi, &policies); err != nil {
+	pools, err := poolGroup(scheme, codecs, getter, clones)
+	if err != nil {
+		return err
+	}
+	if err := gs.InstallAPIGroups(&kubevirt, &cdi, &policies, &pools); err != nil {
 		return err
 	}
 	if err := installSubresourcesDiscovery(gs, subresourceNames(connecters)); err != nil {
@@ -149,6 +156,22 @@ func migrationsGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, get
 		return group, err
 	}
 	group.VersionedResourcesStorageMap[migrationsv1alpha1.SchemeGroupVersion.Version] = storage
+	return group, nil
+}
+
+// poolGroup is pool.kubevirt.io: VirtualMachinePools and their /scale, in v1beta1 and (the same
+// objects) v1alpha1.
+func poolGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter, clones datavolume.CloneSources) (genericapiserver.APIGroupInfo, error) {
+	group := genericapiserver.NewDefaultAPIGroupInfo(poolv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
+	group.NegotiatedSerializer = servingSerializer(codecs)
+	storage := map[string]rest.Storage{}
+	pools, err := addStores(storage, "virtualmachinepools", scheme, getter, pool.Resource(clones))
+	if err != nil {
+		return group, err
+	}
+	storage["virtualmachinepools/scale"] = storeutil.NewScaleREST(pools, pool.Replicas)
+	group.VersionedResourcesStorageMap[poolv1beta1.SchemeGroupVersion.Version] = storage
+	group.VersionedResourcesStorageMap[poolinstall.V1alpha1.Version] = storage
 	return group, nil
 }
 

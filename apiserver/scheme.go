@@ -16,10 +16,12 @@ import (
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
 	migrationsinstall "github.com/vireo-dev/vireo/apis/migrations/install"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
+	poolinstall "github.com/vireo-dev/vireo/apis/pool/install"
+	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 )
 
 // StorageVersions are the versions objects are written to etcd in, one per group.
-var StorageVersions = schema.GroupVersions{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion, migrationsv1alpha1.SchemeGroupVersion}
+var StorageVersions = schema.GroupVersions{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion, migrationsv1alpha1.SchemeGroupVersion, poolv1beta1.SchemeGroupVersion}
 
 // NewScheme builds the scheme of every type vireo-apiserver serves, and its codecs.
 func NewScheme() (*runtime.Scheme, serializer.CodecFactory) {
@@ -27,6 +29,7 @@ func NewScheme() (*runtime.Scheme, serializer.CodecFactory) {
 	coreinstall.Install(scheme)
 	cdiinstall.Install(scheme)
 	migrationsinstall.Install(scheme)
+	poolinstall.Install(scheme)
 	// /scale subresources read and write autoscaling/v1 Scale.
 	utilruntime.Must(autoscalingv1.AddToScheme(scheme))
 

@@ -24,6 +24,8 @@ var APIServices = []schema.GroupVersion{
 	{Group: "kubevirt.io", Version: "v1alpha3"},
 	{Group: "subresources.kubevirt.io", Version: "v1alpha3"},
 	{Group: "migrations.kubevirt.io", Version: "v1alpha1"},
+	{Group: "pool.kubevirt.io", Version: "v1beta1"},
+	{Group: "pool.kubevirt.io", Version: "v1alpha1"},
 }
 
 var apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}

@@ -28,6 +28,7 @@ import (
 	"github.com/vireo-dev/vireo/controllers/launcherpod"
 	"github.com/vireo-dev/vireo/controllers/metrics"
 	"github.com/vireo-dev/vireo/controllers/migration"
+	"github.com/vireo-dev/vireo/controllers/pool"
 	"github.com/vireo-dev/vireo/controllers/replicaset"
 	"github.com/vireo-dev/vireo/controllers/vm"
 	"github.com/vireo-dev/vireo/controllers/vmi"
@@ -147,6 +148,11 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	poolController, err := pool.New(vireo, vf.Pool().V1beta1().VirtualMachinePools(), vf.Kubevirt().V1().VirtualMachines(),
+		vf.Kubevirt().V1().VirtualMachineInstances())
+	if err != nil {
+		return err
+	}
 	importer := o.Importer
 	dvController, err := newDataVolumeController(kube, vireo, vf, importer)
 	if err != nil {
@@ -174,7 +180,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	defer cancel()
 	runners := []interface {
 		Run(context.Context, int) error
-	}{vmiController, migrationController, vmController, replicaSetController, dvController, evacuationController}
+	}{vmiController, migrationController, vmController, replicaSetController, poolController, dvController, evacuationController}
 	errc := make(chan error, len(runners))
 	for _, r := range runners {
 		go func() {

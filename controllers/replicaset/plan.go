@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/replicastatus"
 )
 
 // burstReplicas bounds the VMIs one sync creates or deletes, as KubeVirt's controller does
@@ -106,48 +107,8 @@ func nextStatus(rs *v1.VirtualMachineInstanceReplicaSet, active []*v1.VirtualMac
 		}
 	}
 	st.LabelSelector = selector.String()
-	if rs.Spec.Paused {
-		setCondition(&st, v1.VirtualMachineInstanceReplicaSetCondition{Type: v1.ReplicaSetReplicaPaused, Status: v1.ConditionTrue,
-			Reason: "Paused", Message: "Controller got paused"}, now)
-	} else {
-		removeCondition(&st, v1.ReplicaSetReplicaPaused)
-	}
-	if scaleErr != nil {
-		reason := "FailedDelete"
-		if scaledUp {
-			reason = "FailedCreate"
-		}
-		setCondition(&st, v1.VirtualMachineInstanceReplicaSetCondition{Type: v1.ReplicaSetReplicaFailure, Status: v1.ConditionTrue,
-			Reason: reason, Message: scaleErr.Error()}, now)
-	} else {
-		removeCondition(&st, v1.ReplicaSetReplicaFailure)
-	}
+	replicastatus.SetConditions(&st, rs.Spec.Paused, scaleErr, scaledUp, now)
 	return st
-}
-
-// setCondition adds c or updates the condition of its type, keeping its transition time when
-// its status does not change.
-func setCondition(st *v1.VirtualMachineInstanceReplicaSetStatus, c v1.VirtualMachineInstanceReplicaSetCondition, now metav1.Time) {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type != c.Type {
-			continue
-		}
-		c.LastTransitionTime = st.Conditions[i].LastTransitionTime
-		if st.Conditions[i].Status != c.Status {
-			c.LastTransitionTime = now
-		}
-		st.Conditions[i] = c
-		return
-	}
-	c.LastTransitionTime = now
-	st.Conditions = append(st.Conditions, c)
-}
-
-func removeCondition(st *v1.VirtualMachineInstanceReplicaSetStatus, t v1.VirtualMachineInstanceReplicaSetConditionType) {
-	st.Conditions = slices.DeleteFunc(st.Conditions, func(c v1.VirtualMachineInstanceReplicaSetCondition) bool { return c.Type == t })
-	if len(st.Conditions) == 0 {
-		st.Conditions = nil
-	}
 }
 
 // pendingTTL is how long a write the cache has not shown is waited for before the set is

@@ -10,10 +10,12 @@ import (
 	v1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	v1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
+	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 	cdiv1beta1 "github.com/vireo-dev/vireo/generated/applyconfiguration/cdi/v1beta1"
 	corev1 "github.com/vireo-dev/vireo/generated/applyconfiguration/core/v1"
 	internal "github.com/vireo-dev/vireo/generated/applyconfiguration/internal"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/generated/applyconfiguration/migrations/v1alpha1"
+	applyconfigurationpoolv1beta1 "github.com/vireo-dev/vireo/generated/applyconfiguration/pool/v1beta1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -392,6 +394,32 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &migrationsv1alpha1.MigrationPolicySpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Selectors"):
 		return &migrationsv1alpha1.SelectorsApplyConfiguration{}
+
+		// Group=pool.kubevirt.io, Version=v1beta1
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePool"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolAutohealingStrategy"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolAutohealingStrategyApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolNameGeneration"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolNameGenerationApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolOpportunisticScaleInStrategy"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolOpportunisticScaleInStrategyApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolProactiveScaleInStrategy"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolProactiveScaleInStrategyApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolProactiveUpdateStrategy"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolProactiveUpdateStrategyApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolScaleInStrategy"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolScaleInStrategyApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolSelectionPolicy"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolSelectionPolicyApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolSelectors"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolSelectorsApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolSpec"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolSpecApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolUpdateStrategy"):
+		return &applyconfigurationpoolv1beta1.VirtualMachinePoolUpdateStrategyApplyConfiguration{}
+	case poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachineTemplateSpec"):
+		return &applyconfigurationpoolv1beta1.VirtualMachineTemplateSpecApplyConfiguration{}
 
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	v1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	v1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
+	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	resource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -249,6 +250,21 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.MigrationPolicySpec{}.OpenAPIModelName():                               schema_vireo_apis_migrations_v1alpha1_MigrationPolicySpec(ref),
 		v1alpha1.MigrationPolicyStatus{}.OpenAPIModelName():                             schema_vireo_apis_migrations_v1alpha1_MigrationPolicyStatus(ref),
 		v1alpha1.Selectors{}.OpenAPIModelName():                                         schema_vireo_apis_migrations_v1alpha1_Selectors(ref),
+		poolv1beta1.VirtualMachineOpportunisticUpdateStrategy{}.OpenAPIModelName():      schema_vireo_apis_pool_v1beta1_VirtualMachineOpportunisticUpdateStrategy(ref),
+		poolv1beta1.VirtualMachinePool{}.OpenAPIModelName():                             schema_vireo_apis_pool_v1beta1_VirtualMachinePool(ref),
+		poolv1beta1.VirtualMachinePoolAutohealingStrategy{}.OpenAPIModelName():          schema_vireo_apis_pool_v1beta1_VirtualMachinePoolAutohealingStrategy(ref),
+		poolv1beta1.VirtualMachinePoolList{}.OpenAPIModelName():                         schema_vireo_apis_pool_v1beta1_VirtualMachinePoolList(ref),
+		poolv1beta1.VirtualMachinePoolNameGeneration{}.OpenAPIModelName():               schema_vireo_apis_pool_v1beta1_VirtualMachinePoolNameGeneration(ref),
+		poolv1beta1.VirtualMachinePoolOpportunisticScaleInStrategy{}.OpenAPIModelName(): schema_vireo_apis_pool_v1beta1_VirtualMachinePoolOpportunisticScaleInStrategy(ref),
+		poolv1beta1.VirtualMachinePoolProactiveScaleInStrategy{}.OpenAPIModelName():     schema_vireo_apis_pool_v1beta1_VirtualMachinePoolProactiveScaleInStrategy(ref),
+		poolv1beta1.VirtualMachinePoolProactiveUpdateStrategy{}.OpenAPIModelName():      schema_vireo_apis_pool_v1beta1_VirtualMachinePoolProactiveUpdateStrategy(ref),
+		poolv1beta1.VirtualMachinePoolScaleInStrategy{}.OpenAPIModelName():              schema_vireo_apis_pool_v1beta1_VirtualMachinePoolScaleInStrategy(ref),
+		poolv1beta1.VirtualMachinePoolSelectionPolicy{}.OpenAPIModelName():              schema_vireo_apis_pool_v1beta1_VirtualMachinePoolSelectionPolicy(ref),
+		poolv1beta1.VirtualMachinePoolSelectors{}.OpenAPIModelName():                    schema_vireo_apis_pool_v1beta1_VirtualMachinePoolSelectors(ref),
+		poolv1beta1.VirtualMachinePoolSpec{}.OpenAPIModelName():                         schema_vireo_apis_pool_v1beta1_VirtualMachinePoolSpec(ref),
+		poolv1beta1.VirtualMachinePoolUnmanagedStrategy{}.OpenAPIModelName():            schema_vireo_apis_pool_v1beta1_VirtualMachinePoolUnmanagedStrategy(ref),
+		poolv1beta1.VirtualMachinePoolUpdateStrategy{}.OpenAPIModelName():               schema_vireo_apis_pool_v1beta1_VirtualMachinePoolUpdateStrategy(ref),
+		poolv1beta1.VirtualMachineTemplateSpec{}.OpenAPIModelName():                     schema_vireo_apis_pool_v1beta1_VirtualMachineTemplateSpec(ref),
 		autoscalingv1.ContainerResourceMetricSource{}.OpenAPIModelName():                schema_k8sio_api_autoscaling_v1_ContainerResourceMetricSource(ref),
 		autoscalingv1.ContainerResourceMetricStatus{}.OpenAPIModelName():                schema_k8sio_api_autoscaling_v1_ContainerResourceMetricStatus(ref),
 		autoscalingv1.CrossVersionObjectReference{}.OpenAPIModelName():                  schema_k8sio_api_autoscaling_v1_CrossVersionObjectReference(ref),
@@ -8155,19 +8171,19 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceReplicaSetStatus(ref common
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "VirtualMachineInstanceReplicaSetStatus is what the controller observed of a replica set.",
+				Description: "VirtualMachineInstanceReplicaSetStatus is what the controller observed of a replica set (or of a VirtualMachinePool, whose status has the same fields).",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"replicas": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Replicas is the number of the set's VMIs that are neither finished nor being deleted.",
+							Description: "Replicas is the number of the set's VMIs that are neither finished nor being deleted (of a pool: its VMs not being deleted).",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"readyReplicas": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ReadyReplicas is the number of the set's VMIs whose Ready condition is True.",
+							Description: "ReadyReplicas is the number of the set's VMIs (a pool's VMs) whose Ready condition is True.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
@@ -9706,6 +9722,482 @@ func schema_vireo_apis_migrations_v1alpha1_Selectors(ref common.ReferenceCallbac
 				},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachineOpportunisticUpdateStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineOpportunisticUpdateStrategy updates VMs without restarting their guests.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePool(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePool keeps a number of VirtualMachines made from one template, named <pool>-<index> with the lowest free indexes: it creates VMs when fewer than spec.replicas match its selector, removes the surplus, and updates VMs made from an older template.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the number of VMs wanted, how to find them, their template and how they are scaled in and updated.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(poolv1beta1.VirtualMachinePoolSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is what the controller last observed: replicas, ready replicas, conditions (ReplicaFailure, ReplicaPaused) and the selector, as a replica set's. It is written by Vireo only.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.VirtualMachineInstanceReplicaSetStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceReplicaSetStatus{}.OpenAPIModelName(), poolv1beta1.VirtualMachinePoolSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolAutohealingStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolAutohealingStrategy says when a failing VM is replaced by a new one.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"startUpFailureThreshold": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartUpFailureThreshold is the number of consecutive failed starts of a VM (status.startFailure.consecutiveFailCount) after which it is replaced. Defaults to 3.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"minFailingToStartDuration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MinFailingToStartDuration is how long a VM must have been failing to start (its Ready condition False in a failure status such as CrashLoopBackOff or ErrorUnschedulable) before it is replaced. Defaults to 5 minutes.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Duration{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolList is a list of VirtualMachinePools.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the pools in the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(poolv1beta1.VirtualMachinePool{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			poolv1beta1.VirtualMachinePool{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolNameGeneration(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolNameGeneration says which names get the VM's index appended.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"appendIndexToConfigMapRefs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AppendIndexToConfigMapRefs appends -<index> to the ConfigMaps the template's volumes name.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"appendIndexToSecretRefs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AppendIndexToSecretRefs appends -<index> to the Secrets the template's volumes name (secret volumes and cloud-init user and network data).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolOpportunisticScaleInStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolOpportunisticScaleInStrategy is the opportunistic scale-in.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"statePreservation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StatePreservation keeps the state of removed VMs: Disabled (the default), Offline (their claims) or Online (claims and memory). Vireo preserves no state: only Disabled is accepted.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolProactiveScaleInStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolProactiveScaleInStrategy is the proactive scale-in.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"selectionPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SelectionPolicy is the order in which VMs are removed.",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolSelectionPolicy{}.OpenAPIModelName()),
+						},
+					},
+					"statePreservation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StatePreservation keeps the state of removed VMs; only Disabled is accepted (see the opportunistic strategy).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			poolv1beta1.VirtualMachinePoolSelectionPolicy{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolProactiveUpdateStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolProactiveUpdateStrategy updates VMs and restarts their guests.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"selectionPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SelectionPolicy is the order in which VMs are updated.",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolSelectionPolicy{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			poolv1beta1.VirtualMachinePoolSelectionPolicy{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolScaleInStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolScaleInStrategy is how a pool removes VMs; set one of its members.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"unmanaged": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Unmanaged leaves the VMs alone: users remove them.",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolUnmanagedStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"opportunistic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Opportunistic removes no VM itself: the pool shrinks as VMs are deleted by other means.",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolOpportunisticScaleInStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"proactive": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Proactive deletes the surplus VMs (the default).",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolProactiveScaleInStrategy{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			poolv1beta1.VirtualMachinePoolOpportunisticScaleInStrategy{}.OpenAPIModelName(), poolv1beta1.VirtualMachinePoolProactiveScaleInStrategy{}.OpenAPIModelName(), poolv1beta1.VirtualMachinePoolUnmanagedStrategy{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolSelectionPolicy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolSelectionPolicy orders the VMs picked for scale-in or update.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"sortPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SortPolicy is AscendingOrder or DescendingOrder (of index), Newest, Oldest or Random. Unset, Vireo picks VMs that are not ready first, then the highest index.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selectors": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selectors limit the VMs that may be picked.",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolSelectors{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			poolv1beta1.VirtualMachinePoolSelectors{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolSelectors(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolSelectors limit the VMs a selection policy picks; both must match.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"labelSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LabelSelector selects VMs by the labels of their VMI template.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"nodeSelectorRequirementMatcher": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeSelectorRequirementMatcher selects VMs by the labels of the node that runs them. Vireo does not match nodes yet: a pool that sets it is refused.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.NodeSelectorRequirement{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.NodeSelectorRequirement{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolSpec is the desired state of a pool.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is the number of VMs wanted. Defaults to 1.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selector finds the pool's VMs by their labels. It must match the template's labels.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"virtualMachineTemplate": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineTemplate is the VM that new members are made from.",
+							Ref:         ref(poolv1beta1.VirtualMachineTemplateSpec{}.OpenAPIModelName()),
+						},
+					},
+					"paused": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Paused stops the pool from creating, deleting and updating VMs.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"nameGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NameGeneration says which references of the template get the VM's index appended.",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolNameGeneration{}.OpenAPIModelName()),
+						},
+					},
+					"maxUnavailable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxUnavailable is how many VMs (a number or a percentage; 100% by default) may be not ready at once while a proactive update restarts them.",
+							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
+						},
+					},
+					"scaleInStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ScaleInStrategy is how VMs are removed when the pool shrinks (proactive by default).",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolScaleInStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"updateStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UpdateStrategy is how VMs made from an older template are updated (proactive by default).",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolUpdateStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"autohealing": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Autohealing replaces VMs that keep failing to start.",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolAutohealingStrategy{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"selector", "virtualMachineTemplate"},
+			},
+		},
+		Dependencies: []string{
+			poolv1beta1.VirtualMachinePoolAutohealingStrategy{}.OpenAPIModelName(), poolv1beta1.VirtualMachinePoolNameGeneration{}.OpenAPIModelName(), poolv1beta1.VirtualMachinePoolScaleInStrategy{}.OpenAPIModelName(), poolv1beta1.VirtualMachinePoolUpdateStrategy{}.OpenAPIModelName(), poolv1beta1.VirtualMachineTemplateSpec{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName(), intstr.IntOrString{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolUnmanagedStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolUnmanagedStrategy leaves VMs alone.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolUpdateStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePoolUpdateStrategy is how a pool updates VMs made from an older template; set one of its members.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"unmanaged": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Unmanaged leaves the VMs as they are.",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolUnmanagedStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"opportunistic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Opportunistic updates the VMs; a running guest takes the new template when it restarts.",
+							Ref:         ref(poolv1beta1.VirtualMachineOpportunisticUpdateStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"proactive": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Proactive updates the VMs and restarts their guests (the default), at most maxUnavailable at a time.",
+							Ref:         ref(poolv1beta1.VirtualMachinePoolProactiveUpdateStrategy{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			poolv1beta1.VirtualMachineOpportunisticUpdateStrategy{}.OpenAPIModelName(), poolv1beta1.VirtualMachinePoolProactiveUpdateStrategy{}.OpenAPIModelName(), poolv1beta1.VirtualMachinePoolUnmanagedStrategy{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_pool_v1beta1_VirtualMachineTemplateSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineTemplateSpec is the VirtualMachine a pool makes its VMs from.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata of the VMs: their labels and annotations.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec of the VMs. Each VM's DataVolume templates get the VM's index appended to their names (and the volumes that use them follow).",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.VirtualMachineSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 

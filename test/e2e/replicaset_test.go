@@ -88,8 +88,15 @@ func replicaSetVMIs(t *testing.T, ns string) []v1.VirtualMachineInstance {
 // waitReplicaSetRow waits until `kubectl get vmirs` shows the set with these DESIRED, CURRENT and READY.
 func waitReplicaSetRow(t *testing.T, ns, name, desired, current, ready string, timeout time.Duration) {
 	t.Helper()
-	eventuallyWithin(t, fmt.Sprintf("kubectl get vmirs %s: %s %s %s", name, desired, current, ready), timeout, func() error {
-		out, stderr, err := kubectlResult("-n", ns, "get", "vmirs", name, "--no-headers")
+	waitScaledRow(t, ns, "vmirs", name, desired, current, ready, timeout)
+}
+
+// waitScaledRow waits until `kubectl get` of a replica set or pool shows these DESIRED, CURRENT
+// and READY.
+func waitScaledRow(t *testing.T, ns, resource, name, desired, current, ready string, timeout time.Duration) {
+	t.Helper()
+	eventuallyWithin(t, fmt.Sprintf("kubectl get %s %s: %s %s %s", resource, name, desired, current, ready), timeout, func() error {
+		out, stderr, err := kubectlResult("-n", ns, "get", resource, name, "--no-headers")
 		row := strings.Fields(out)
 		if err != nil || len(row) != 5 || row[1] != desired || row[2] != current || row[3] != ready {
 			return fmt.Errorf("row %q (%v %s)", out, err, stderr)

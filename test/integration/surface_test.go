@@ -40,6 +40,7 @@ func TestTableColumns(t *testing.T) {
 		{"virtualmachines", "kubevirt.io/v1", []string{"Name", "Age", "Status", "Ready"}},
 		{"virtualmachineinstancemigrations", "kubevirt.io/v1", []string{"Name", "Phase", "VMI"}},
 		{"virtualmachineinstancereplicasets", "kubevirt.io/v1", []string{"Name", "Desired", "Current", "Ready", "Age"}},
+		{"virtualmachinepools", "pool.kubevirt.io/v1beta1", []string{"Name", "Desired", "Current", "Ready", "Age"}},
 		{"datavolumes", "cdi.kubevirt.io/v1beta1", []string{"Name", "Phase", "Progress", "Restarts", "Age"}},
 	}
 	for _, c := range cases {

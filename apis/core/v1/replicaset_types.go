@@ -51,12 +51,14 @@ type VirtualMachineInstanceReplicaSetSpec struct {
 	Paused bool `json:"paused,omitempty"`
 }
 
-// VirtualMachineInstanceReplicaSetStatus is what the controller observed of a replica set.
+// VirtualMachineInstanceReplicaSetStatus is what the controller observed of a replica set (or of
+// a VirtualMachinePool, whose status has the same fields).
 type VirtualMachineInstanceReplicaSetStatus struct {
-	// Replicas is the number of the set's VMIs that are neither finished nor being deleted.
+	// Replicas is the number of the set's VMIs that are neither finished nor being deleted (of
+	// a pool: its VMs not being deleted).
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
-	// ReadyReplicas is the number of the set's VMIs whose Ready condition is True.
+	// ReadyReplicas is the number of the set's VMIs (a pool's VMs) whose Ready condition is True.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 	// Conditions are ReplicaFailure (a VMI could not be created or deleted) and ReplicaPaused.

@@ -35,7 +35,7 @@ func validateReplicaSetSpec(spec *v1.VirtualMachineInstanceReplicaSetSpec, fldPa
 		return append(errs, field.Required(tPath, "a replica set needs a template for the VirtualMachineInstances it creates"))
 	}
 	errs = append(errs, validateTemplate(spec.Template, tPath)...)
-	return append(errs, validateSelector(spec.Selector, spec.Template.ObjectMeta.Labels, fldPath.Child("selector"))...)
+	return append(errs, ValidateSelector(spec.Selector, spec.Template.ObjectMeta.Labels, fldPath.Child("selector"))...)
 }
 
 // validateTemplate checks a VMI template's labels, annotations and spec.
@@ -46,9 +46,10 @@ func validateTemplate(t *v1.VirtualMachineInstanceTemplateSpec, tPath *field.Pat
 	return append(errs, validateSpec(&t.Spec, tPath.Child("spec"), specOptions{template: true})...)
 }
 
-// validateSelector checks that a controller's selector is set, not empty, valid and matches the
-// labels of the objects it creates from its template (or it would create them forever).
-func validateSelector(sel *metav1.LabelSelector, templateLabels map[string]string, fldPath *field.Path) field.ErrorList {
+// ValidateSelector checks that a controller's selector (a replica set's, a pool's) is set, not
+// empty, valid and matches the labels of the objects it creates from its template (or it would
+// create them forever).
+func ValidateSelector(sel *metav1.LabelSelector, templateLabels map[string]string, fldPath *field.Path) field.ErrorList {
 	if sel == nil {
 		return field.ErrorList{field.Required(fldPath, "a selector is needed to find the objects made from the template")}
 	}

@@ -33,6 +33,12 @@ func ValidateVirtualMachineUpdate(vm, old *v1.VirtualMachine) field.ErrorList {
 	return append(errs, validateVirtualMachineSpec(vm, field.NewPath("spec"))...)
 }
 
+// ValidateVirtualMachineSpec validates the spec of vm, found at fldPath (a VM's spec, or a
+// VirtualMachinePool's template, in the pool's namespace).
+func ValidateVirtualMachineSpec(vm *v1.VirtualMachine, fldPath *field.Path) field.ErrorList {
+	return validateVirtualMachineSpec(vm, fldPath)
+}
+
 // validateVirtualMachineSpec validates the spec of vm, found at fldPath.
 func validateVirtualMachineSpec(vm *v1.VirtualMachine, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList

@@ -3267,8 +3267,180 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             scalar: string
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachineOpportunisticUpdateStrategy
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePool
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceReplicaSetStatus
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolAutohealingStrategy
+  map:
+    fields:
+    - name: minFailingToStartDuration
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Duration
+    - name: startUpFailureThreshold
+      type:
+        scalar: numeric
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolNameGeneration
+  map:
+    fields:
+    - name: appendIndexToConfigMapRefs
+      type:
+        scalar: boolean
+    - name: appendIndexToSecretRefs
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolOpportunisticScaleInStrategy
+  map:
+    fields:
+    - name: statePreservation
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolProactiveScaleInStrategy
+  map:
+    fields:
+    - name: selectionPolicy
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolSelectionPolicy
+    - name: statePreservation
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolProactiveUpdateStrategy
+  map:
+    fields:
+    - name: selectionPolicy
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolSelectionPolicy
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolScaleInStrategy
+  map:
+    fields:
+    - name: opportunistic
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolOpportunisticScaleInStrategy
+    - name: proactive
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolProactiveScaleInStrategy
+    - name: unmanaged
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolUnmanagedStrategy
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolSelectionPolicy
+  map:
+    fields:
+    - name: selectors
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolSelectors
+    - name: sortPolicy
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolSelectors
+  map:
+    fields:
+    - name: labelSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: nodeSelectorRequirementMatcher
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.NodeSelectorRequirement
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolSpec
+  map:
+    fields:
+    - name: autohealing
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolAutohealingStrategy
+    - name: maxUnavailable
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+    - name: nameGeneration
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolNameGeneration
+    - name: paused
+      type:
+        scalar: boolean
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: scaleInStrategy
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolScaleInStrategy
+    - name: selector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: updateStrategy
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolUpdateStrategy
+    - name: virtualMachineTemplate
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachineTemplateSpec
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolUnmanagedStrategy
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolUpdateStrategy
+  map:
+    fields:
+    - name: opportunistic
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachineOpportunisticUpdateStrategy
+    - name: proactive
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolProactiveUpdateStrategy
+    - name: unmanaged
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachinePoolUnmanagedStrategy
+- name: com.github.vireo-dev.vireo.apis.pool.v1beta1.VirtualMachineTemplateSpec
+  map:
+    fields:
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineSpec
+      default: {}
 - name: io.k8s.apimachinery.pkg.api.resource.Quantity
   scalar: untyped
+- name: io.k8s.apimachinery.pkg.apis.meta.v1.Duration
+  scalar: string
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1
   map:
     elementType:

@@ -13,6 +13,7 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/cdi/v1beta1"
 	kubevirtv1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/core/v1"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/migrations/v1alpha1"
+	poolv1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/pool/v1beta1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -23,6 +24,7 @@ type Interface interface {
 	CdiV1beta1() cdiv1beta1.CdiV1beta1Interface
 	KubevirtV1() kubevirtv1.KubevirtV1Interface
 	MigrationsV1alpha1() migrationsv1alpha1.MigrationsV1alpha1Interface
+	PoolV1beta1() poolv1beta1.PoolV1beta1Interface
 }
 
 // Clientset contains the clients for groups.
@@ -31,6 +33,7 @@ type Clientset struct {
 	cdiV1beta1         *cdiv1beta1.CdiV1beta1Client
 	kubevirtV1         *kubevirtv1.KubevirtV1Client
 	migrationsV1alpha1 *migrationsv1alpha1.MigrationsV1alpha1Client
+	poolV1beta1        *poolv1beta1.PoolV1beta1Client
 }
 
 // CdiV1beta1 retrieves the CdiV1beta1Client
@@ -46,6 +49,11 @@ func (c *Clientset) KubevirtV1() kubevirtv1.KubevirtV1Interface {
 // MigrationsV1alpha1 retrieves the MigrationsV1alpha1Client
 func (c *Clientset) MigrationsV1alpha1() migrationsv1alpha1.MigrationsV1alpha1Interface {
 	return c.migrationsV1alpha1
+}
+
+// PoolV1beta1 retrieves the PoolV1beta1Client
+func (c *Clientset) PoolV1beta1() poolv1beta1.PoolV1beta1Interface {
+	return c.poolV1beta1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -104,6 +112,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.poolV1beta1, err = poolv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -128,6 +140,7 @@ func New(c rest.Interface) *Clientset {
 	cs.cdiV1beta1 = cdiv1beta1.New(c)
 	cs.kubevirtV1 = kubevirtv1.New(c)
 	cs.migrationsV1alpha1 = migrationsv1alpha1.New(c)
+	cs.poolV1beta1 = poolv1beta1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

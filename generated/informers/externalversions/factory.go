@@ -17,6 +17,7 @@ import (
 	core "github.com/vireo-dev/vireo/generated/informers/externalversions/core"
 	internalinterfaces "github.com/vireo-dev/vireo/generated/informers/externalversions/internalinterfaces"
 	migrations "github.com/vireo-dev/vireo/generated/informers/externalversions/migrations"
+	pool "github.com/vireo-dev/vireo/generated/informers/externalversions/pool"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -318,6 +319,7 @@ type SharedInformerFactory interface {
 	Cdi() cdi.Interface
 	Kubevirt() core.Interface
 	Migrations() migrations.Interface
+	Pool() pool.Interface
 }
 
 func (f *sharedInformerFactory) Cdi() cdi.Interface {
@@ -330,4 +332,8 @@ func (f *sharedInformerFactory) Kubevirt() core.Interface {
 
 func (f *sharedInformerFactory) Migrations() migrations.Interface {
 	return migrations.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Pool() pool.Interface {
+	return pool.New(f, f.namespace, f.tweakListOptions)
 }

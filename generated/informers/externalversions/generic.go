@@ -12,6 +12,7 @@ import (
 	v1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	v1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
+	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -61,6 +62,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		// Group=migrations.kubevirt.io, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("migrationpolicies"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Migrations().V1alpha1().MigrationPolicies().Informer()}, nil
+
+		// Group=pool.kubevirt.io, Version=v1beta1
+	case poolv1beta1.SchemeGroupVersion.WithResource("virtualmachinepools"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Pool().V1beta1().VirtualMachinePools().Informer()}, nil
 
 	}
 

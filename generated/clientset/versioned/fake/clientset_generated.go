@@ -15,6 +15,8 @@ import (
 	fakekubevirtv1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/core/v1/fake"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/migrations/v1alpha1"
 	fakemigrationsv1alpha1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/migrations/v1alpha1/fake"
+	poolv1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/pool/v1beta1"
+	fakepoolv1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/pool/v1beta1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -141,4 +143,9 @@ func (c *Clientset) KubevirtV1() kubevirtv1.KubevirtV1Interface {
 // MigrationsV1alpha1 retrieves the MigrationsV1alpha1Client
 func (c *Clientset) MigrationsV1alpha1() migrationsv1alpha1.MigrationsV1alpha1Interface {
 	return &fakemigrationsv1alpha1.FakeMigrationsV1alpha1{Fake: &c.Fake}
+}
+
+// PoolV1beta1 retrieves the PoolV1beta1Client
+func (c *Clientset) PoolV1beta1() poolv1beta1.PoolV1beta1Interface {
+	return &fakepoolv1beta1.FakePoolV1beta1{Fake: &c.Fake}
 }

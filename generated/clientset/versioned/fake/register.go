@@ -10,6 +10,7 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	kubevirtv1 "github.com/vireo-dev/vireo/apis/core/v1"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
+	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,6 +25,7 @@ var localSchemeBuilder = runtime.SchemeBuilder{
 	cdiv1beta1.AddToScheme,
 	kubevirtv1.AddToScheme,
 	migrationsv1alpha1.AddToScheme,
+	poolv1beta1.AddToScheme,
 }
 
 // AddToScheme adds all types of this clientset into the given scheme. This allows composition
