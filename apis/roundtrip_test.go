@@ -16,6 +16,8 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+	instancetypeinstall "github.com/vireo-dev/vireo/apis/instancetype/install"
+	instancetypev1beta1 "github.com/vireo-dev/vireo/apis/instancetype/v1beta1"
 	migrationsinstall "github.com/vireo-dev/vireo/apis/migrations/install"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	poolinstall "github.com/vireo-dev/vireo/apis/pool/install"
@@ -78,6 +80,10 @@ var ourKinds = []schema.GroupVersionKind{
 	migrationsv1alpha1.SchemeGroupVersion.WithKind("MigrationPolicyList"),
 	poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePool"),
 	poolv1beta1.SchemeGroupVersion.WithKind("VirtualMachinePoolList"),
+	instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineInstancetype"),
+	instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineClusterInstancetype"),
+	instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachinePreference"),
+	instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineClusterPreferenceList"),
 }
 
 // TestRoundTripInternal fuzzes each internal object, converts it to every served version, encodes
@@ -94,6 +100,9 @@ func TestRoundTripInternal(t *testing.T) {
 	})
 	t.Run("pool.kubevirt.io", func(t *testing.T) {
 		roundtrip.RoundTripTestForAPIGroup(t, poolinstall.Install, defaultedFuzzers)
+	})
+	t.Run("instancetype.kubevirt.io", func(t *testing.T) {
+		roundtrip.RoundTripTestForAPIGroup(t, instancetypeinstall.Install, defaultedFuzzers)
 	})
 }
 
@@ -125,7 +134,8 @@ func TestSchemeHasAllKinds(t *testing.T) {
 			t.Errorf("scheme does not recognize internal kind %v", internal)
 		}
 	}
-	for _, gv := range []schema.GroupVersion{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion, migrationsv1alpha1.SchemeGroupVersion, poolv1beta1.SchemeGroupVersion} {
+	for _, gv := range []schema.GroupVersion{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion, migrationsv1alpha1.SchemeGroupVersion, poolv1beta1.SchemeGroupVersion,
+		instancetypev1beta1.SchemeGroupVersion} {
 		if !scheme.IsVersionRegistered(gv) {
 			t.Errorf("version %v is not registered", gv)
 		}
@@ -138,6 +148,7 @@ func newScheme() *runtime.Scheme {
 	cdiinstall.Install(scheme)
 	migrationsinstall.Install(scheme)
 	poolinstall.Install(scheme)
+	instancetypeinstall.Install(scheme)
 	return scheme
 }
 

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+	instancetypev1beta1 "github.com/vireo-dev/vireo/apis/instancetype/v1beta1"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	poolinstall "github.com/vireo-dev/vireo/apis/pool/install"
 	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
@@ -26,6 +28,7 @@ import (
 	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/dvupload"
 	"github.com/vireo-dev/vireo/registry/guestinfo"
+	"github.com/vireo-dev/vireo/registry/instancetype"
 	kvregistry "github.com/vireo-dev/vireo/registry/kubevirt"
 	"github.com/vireo-dev/vireo/registry/migrateaction"
 	"github.com/vireo-dev/vireo/registry/migration"
@@ -130,7 +133,11 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err != nil {
 		return err
 	}
-	if err := gs.InstallAPIGroups(&kubevirt, &cdi, &policies, &pools); err != nil {
+	instancetypes, err := instancetypeGroup(scheme, codecs, getter)
+	if err != nil {
+		return err
+	}
+	if err := gs.InstallAPIGroups(&kubevirt, &cdi, &policies, &pools, &instancetypes); err != nil {
 		return err
 	}
 	if err := installSubresourcesDiscovery(gs, subresourceNames(connecters)); err != nil {
@@ -173,6 +180,32 @@ func poolGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter ge
 	group.VersionedResourcesStorageMap[poolv1beta1.SchemeGroupVersion.Version] = storage
 	group.VersionedResourcesStorageMap[poolinstall.V1alpha1.Version] = storage
 	return group, nil
+}
+
+// instancetypeGroup is instancetype.kubevirt.io: instancetypes and preferences, namespaced and
+// cluster-wide. They have no status, as KubeVirt's.
+func instancetypeGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter) (genericapiserver.APIGroupInfo, error) {
+	group := genericapiserver.NewDefaultAPIGroupInfo(instancetypev1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
+	group.NegotiatedSerializer = servingSerializer(codecs)
+	storage := map[string]rest.Storage{}
+	errs := []error{
+		addMainStore(storage, "virtualmachineinstancetypes", scheme, getter, instancetype.Instancetypes()),
+		addMainStore(storage, "virtualmachineclusterinstancetypes", scheme, getter, instancetype.ClusterInstancetypes()),
+		addMainStore(storage, "virtualmachinepreferences", scheme, getter, instancetype.Preferences()),
+		addMainStore(storage, "virtualmachineclusterpreferences", scheme, getter, instancetype.ClusterPreferences()),
+	}
+	group.VersionedResourcesStorageMap[instancetypev1beta1.SchemeGroupVersion.Version] = storage
+	return group, errors.Join(errs...)
+}
+
+// addMainStore puts a resource without a status subresource into a version's storage map.
+func addMainStore[T storeutil.Object](m map[string]rest.Storage, name string, scheme *runtime.Scheme, getter generic.RESTOptionsGetter, res storeutil.Resource[T]) error {
+	main, _, err := storeutil.NewStores(scheme, getter, res)
+	if err != nil {
+		return fmt.Errorf("%s storage: %w", name, err)
+	}
+	m[name] = main
+	return nil
 }
 
 // addStores puts a resource and its /status into a version's storage map and returns the main store.

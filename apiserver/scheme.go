@@ -14,6 +14,8 @@ import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+	instancetypeinstall "github.com/vireo-dev/vireo/apis/instancetype/install"
+	instancetypev1beta1 "github.com/vireo-dev/vireo/apis/instancetype/v1beta1"
 	migrationsinstall "github.com/vireo-dev/vireo/apis/migrations/install"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	poolinstall "github.com/vireo-dev/vireo/apis/pool/install"
@@ -21,7 +23,8 @@ import (
 )
 
 // StorageVersions are the versions objects are written to etcd in, one per group.
-var StorageVersions = schema.GroupVersions{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion, migrationsv1alpha1.SchemeGroupVersion, poolv1beta1.SchemeGroupVersion}
+var StorageVersions = schema.GroupVersions{corev1.SchemeGroupVersion, cdiv1beta1.SchemeGroupVersion, migrationsv1alpha1.SchemeGroupVersion, poolv1beta1.SchemeGroupVersion,
+	instancetypev1beta1.SchemeGroupVersion}
 
 // NewScheme builds the scheme of every type vireo-apiserver serves, and its codecs.
 func NewScheme() (*runtime.Scheme, serializer.CodecFactory) {
@@ -30,6 +33,7 @@ func NewScheme() (*runtime.Scheme, serializer.CodecFactory) {
 	cdiinstall.Install(scheme)
 	migrationsinstall.Install(scheme)
 	poolinstall.Install(scheme)
+	instancetypeinstall.Install(scheme)
 	// /scale subresources read and write autoscaling/v1 Scale.
 	utilruntime.Must(autoscalingv1.AddToScheme(scheme))
 

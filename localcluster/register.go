@@ -26,6 +26,7 @@ var APIServices = []schema.GroupVersion{
 	{Group: "migrations.kubevirt.io", Version: "v1alpha1"},
 	{Group: "pool.kubevirt.io", Version: "v1beta1"},
 	{Group: "pool.kubevirt.io", Version: "v1alpha1"},
+	{Group: "instancetype.kubevirt.io", Version: "v1beta1"},
 }
 
 var apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}

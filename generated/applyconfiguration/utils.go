@@ -9,10 +9,12 @@ package applyconfiguration
 import (
 	v1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	instancetypev1beta1 "github.com/vireo-dev/vireo/apis/instancetype/v1beta1"
 	v1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 	cdiv1beta1 "github.com/vireo-dev/vireo/generated/applyconfiguration/cdi/v1beta1"
 	corev1 "github.com/vireo-dev/vireo/generated/applyconfiguration/core/v1"
+	applyconfigurationinstancetypev1beta1 "github.com/vireo-dev/vireo/generated/applyconfiguration/instancetype/v1beta1"
 	internal "github.com/vireo-dev/vireo/generated/applyconfiguration/internal"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/generated/applyconfiguration/migrations/v1alpha1"
 	applyconfigurationpoolv1beta1 "github.com/vireo-dev/vireo/generated/applyconfiguration/pool/v1beta1"
@@ -48,6 +50,46 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &cdiv1beta1.StorageSpecApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("VolumeResourceRequirements"):
 		return &cdiv1beta1.VolumeResourceRequirementsApplyConfiguration{}
+
+		// Group=instancetype.kubevirt.io, Version=v1beta1
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("ClockPreferences"):
+		return &applyconfigurationinstancetypev1beta1.ClockPreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("CPUInstancetype"):
+		return &applyconfigurationinstancetypev1beta1.CPUInstancetypeApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("CPUPreferenceRequirement"):
+		return &applyconfigurationinstancetypev1beta1.CPUPreferenceRequirementApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("CPUPreferences"):
+		return &applyconfigurationinstancetypev1beta1.CPUPreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("DevicePreferences"):
+		return &applyconfigurationinstancetypev1beta1.DevicePreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("FeaturePreferences"):
+		return &applyconfigurationinstancetypev1beta1.FeaturePreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("FirmwarePreferences"):
+		return &applyconfigurationinstancetypev1beta1.FirmwarePreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("MachinePreferences"):
+		return &applyconfigurationinstancetypev1beta1.MachinePreferencesApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("MemoryInstancetype"):
+		return &applyconfigurationinstancetypev1beta1.MemoryInstancetypeApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("MemoryPreferenceRequirement"):
+		return &applyconfigurationinstancetypev1beta1.MemoryPreferenceRequirementApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("PreferenceRequirements"):
+		return &applyconfigurationinstancetypev1beta1.PreferenceRequirementsApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("SpreadOptions"):
+		return &applyconfigurationinstancetypev1beta1.SpreadOptionsApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineClusterInstancetype"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachineClusterInstancetypeApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineClusterPreference"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachineClusterPreferenceApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineInstancetype"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachineInstancetypeApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachineInstancetypeSpec"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachineInstancetypeSpecApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachinePreference"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachinePreferenceApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VirtualMachinePreferenceSpec"):
+		return &applyconfigurationinstancetypev1beta1.VirtualMachinePreferenceSpecApplyConfiguration{}
+	case instancetypev1beta1.SchemeGroupVersion.WithKind("VolumePreferences"):
+		return &applyconfigurationinstancetypev1beta1.VolumePreferencesApplyConfiguration{}
 
 		// Group=kubevirt.io, Version=v1
 	case v1.SchemeGroupVersion.WithKind("AccessCredential"):

@@ -12,6 +12,7 @@ package openapi
 import (
 	v1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	instancetypev1beta1 "github.com/vireo-dev/vireo/apis/instancetype/v1beta1"
 	v1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -245,6 +246,29 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Watchdog{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Watchdog(ref),
 		v1.WatchdogDevice{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_WatchdogDevice(ref),
 		v1.WeightedPodAffinityTerm{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_WeightedPodAffinityTerm(ref),
+		instancetypev1beta1.CPUInstancetype{}.OpenAPIModelName():                        schema_vireo_apis_instancetype_v1beta1_CPUInstancetype(ref),
+		instancetypev1beta1.CPUPreferenceRequirement{}.OpenAPIModelName():               schema_vireo_apis_instancetype_v1beta1_CPUPreferenceRequirement(ref),
+		instancetypev1beta1.CPUPreferences{}.OpenAPIModelName():                         schema_vireo_apis_instancetype_v1beta1_CPUPreferences(ref),
+		instancetypev1beta1.ClockPreferences{}.OpenAPIModelName():                       schema_vireo_apis_instancetype_v1beta1_ClockPreferences(ref),
+		instancetypev1beta1.DevicePreferences{}.OpenAPIModelName():                      schema_vireo_apis_instancetype_v1beta1_DevicePreferences(ref),
+		instancetypev1beta1.FeaturePreferences{}.OpenAPIModelName():                     schema_vireo_apis_instancetype_v1beta1_FeaturePreferences(ref),
+		instancetypev1beta1.FirmwarePreferences{}.OpenAPIModelName():                    schema_vireo_apis_instancetype_v1beta1_FirmwarePreferences(ref),
+		instancetypev1beta1.MachinePreferences{}.OpenAPIModelName():                     schema_vireo_apis_instancetype_v1beta1_MachinePreferences(ref),
+		instancetypev1beta1.MemoryInstancetype{}.OpenAPIModelName():                     schema_vireo_apis_instancetype_v1beta1_MemoryInstancetype(ref),
+		instancetypev1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName():            schema_vireo_apis_instancetype_v1beta1_MemoryPreferenceRequirement(ref),
+		instancetypev1beta1.PreferenceRequirements{}.OpenAPIModelName():                 schema_vireo_apis_instancetype_v1beta1_PreferenceRequirements(ref),
+		instancetypev1beta1.SpreadOptions{}.OpenAPIModelName():                          schema_vireo_apis_instancetype_v1beta1_SpreadOptions(ref),
+		instancetypev1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName():      schema_vireo_apis_instancetype_v1beta1_VirtualMachineClusterInstancetype(ref),
+		instancetypev1beta1.VirtualMachineClusterInstancetypeList{}.OpenAPIModelName():  schema_vireo_apis_instancetype_v1beta1_VirtualMachineClusterInstancetypeList(ref),
+		instancetypev1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName():        schema_vireo_apis_instancetype_v1beta1_VirtualMachineClusterPreference(ref),
+		instancetypev1beta1.VirtualMachineClusterPreferenceList{}.OpenAPIModelName():    schema_vireo_apis_instancetype_v1beta1_VirtualMachineClusterPreferenceList(ref),
+		instancetypev1beta1.VirtualMachineInstancetype{}.OpenAPIModelName():             schema_vireo_apis_instancetype_v1beta1_VirtualMachineInstancetype(ref),
+		instancetypev1beta1.VirtualMachineInstancetypeList{}.OpenAPIModelName():         schema_vireo_apis_instancetype_v1beta1_VirtualMachineInstancetypeList(ref),
+		instancetypev1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName():         schema_vireo_apis_instancetype_v1beta1_VirtualMachineInstancetypeSpec(ref),
+		instancetypev1beta1.VirtualMachinePreference{}.OpenAPIModelName():               schema_vireo_apis_instancetype_v1beta1_VirtualMachinePreference(ref),
+		instancetypev1beta1.VirtualMachinePreferenceList{}.OpenAPIModelName():           schema_vireo_apis_instancetype_v1beta1_VirtualMachinePreferenceList(ref),
+		instancetypev1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName():           schema_vireo_apis_instancetype_v1beta1_VirtualMachinePreferenceSpec(ref),
+		instancetypev1beta1.VolumePreferences{}.OpenAPIModelName():                      schema_vireo_apis_instancetype_v1beta1_VolumePreferences(ref),
 		v1alpha1.MigrationPolicy{}.OpenAPIModelName():                                   schema_vireo_apis_migrations_v1alpha1_MigrationPolicy(ref),
 		v1alpha1.MigrationPolicyList{}.OpenAPIModelName():                               schema_vireo_apis_migrations_v1alpha1_MigrationPolicyList(ref),
 		v1alpha1.MigrationPolicySpec{}.OpenAPIModelName():                               schema_vireo_apis_migrations_v1alpha1_MigrationPolicySpec(ref),
@@ -9499,6 +9523,1231 @@ func schema_vireo_apis_core_v1_WeightedPodAffinityTerm(ref common.ReferenceCallb
 		},
 		Dependencies: []string{
 			v1.PodAffinityTerm{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_CPUInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUInstancetype is an instancetype's vCPUs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the number of vCPUs; the preference's topology lays them out (sockets by default).",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"model": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Model is the CPU model.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dedicatedCPUPlacement": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DedicatedCPUPlacement pins each vCPU to a host CPU of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"numa": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NUMA is how the guest's NUMA topology follows the host's.",
+							Ref:         ref(v1.NUMA{}.OpenAPIModelName()),
+						},
+					},
+					"isolateEmulatorThread": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IsolateEmulatorThread gives QEMU's emulator thread a host CPU of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"realtime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Realtime tunes the vCPUs for realtime work.",
+							Ref:         ref(v1.Realtime{}.OpenAPIModelName()),
+						},
+					},
+					"maxSockets": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxSockets is the most sockets CPU hotplug may grow to.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+		Dependencies: []string{
+			v1.NUMA{}.OpenAPIModelName(), v1.Realtime{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_CPUPreferenceRequirement(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUPreferenceRequirement is the least number of vCPUs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the least number of vCPUs.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_CPUPreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CPUPreferences are the preferred CPU topology and features.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredCPUTopology": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredCPUTopology lays the instancetype's vCPUs out.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"spreadOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SpreadOptions tune the spread topology.",
+							Ref:         ref(instancetypev1beta1.SpreadOptions{}.OpenAPIModelName()),
+						},
+					},
+					"preferredCPUFeatures": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredCPUFeatures are CPU features the VM gets where it names none.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.CPUFeature{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.CPUFeature{}.OpenAPIModelName(), instancetypev1beta1.SpreadOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_ClockPreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClockPreferences are the preferred clock settings.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredClockOffset": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredClockOffset is the preferred clock offset (utc or timezone).",
+							Ref:         ref(v1.ClockOffset{}.OpenAPIModelName()),
+						},
+					},
+					"preferredTimer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredTimer are the preferred timers.",
+							Ref:         ref(v1.Timer{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ClockOffset{}.OpenAPIModelName(), v1.Timer{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_DevicePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DevicePreferences are the preferred device settings.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredAutoattachGraphicsDevice": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachGraphicsDevice is the preferred devices.autoattachGraphicsDevice.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachMemBalloon": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachMemBalloon is the preferred devices.autoattachMemBalloon.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachPodInterface": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachPodInterface is the preferred devices.autoattachPodInterface.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachSerialConsole": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachSerialConsole is the preferred devices.autoattachSerialConsole.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredAutoattachInputDevice": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAutoattachInputDevice is the preferred devices.autoattachInputDevice.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredDisableHotplug": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDisableHotplug is the preferred devices.disableHotplug.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredVirtualGPUOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredVirtualGPUOptions are the preferred vGPU options.",
+							Ref:         ref(v1.VGPUOptions{}.OpenAPIModelName()),
+						},
+					},
+					"preferredSoundModel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredSoundModel is the preferred sound device model.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredUseVirtioTransitional": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseVirtioTransitional is the preferred devices.useVirtioTransitional.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredInputBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInputBus is the bus of input devices that name none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredInputType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInputType is the type of input devices that name none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredDiskBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskBus is the bus of disks that name none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredLunBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredLunBus is the bus of LUNs that name none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredCdromBus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredCdromBus is the bus of CD-ROMs that name none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredDiskDedicatedIoThread": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskDedicatedIoThread is the preferred dedicatedIOThread of disks.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredDiskCache": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskCache is the preferred cache mode of disks.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredDiskIO": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskIO is the preferred I/O mode of disks.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredDiskBlockSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredDiskBlockSize is the preferred block size of disks.",
+							Ref:         ref(v1.BlockSize{}.OpenAPIModelName()),
+						},
+					},
+					"preferredInterfaceModel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInterfaceModel is the model of interfaces that name none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredRng": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredRng attaches a random number generator.",
+							Ref:         ref(v1.Rng{}.OpenAPIModelName()),
+						},
+					},
+					"preferredBlockMultiQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredBlockMultiQueue is the preferred devices.blockMultiQueue.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredNetworkInterfaceMultiQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredNetworkInterfaceMultiQueue is the preferred devices.networkInterfaceMultiqueue.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredTPM": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredTPM attaches a TPM.",
+							Ref:         ref(v1.TPMDevice{}.OpenAPIModelName()),
+						},
+					},
+					"preferredInterfaceMasquerade": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredInterfaceMasquerade is the binding of interfaces that name none.",
+							Ref:         ref(v1.InterfaceMasquerade{}.OpenAPIModelName()),
+						},
+					},
+					"preferredPanicDeviceModel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredPanicDeviceModel is the model of panic devices that name none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredVideoType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredVideoType is the preferred video device type.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.BlockSize{}.OpenAPIModelName(), v1.InterfaceMasquerade{}.OpenAPIModelName(), v1.Rng{}.OpenAPIModelName(), v1.TPMDevice{}.OpenAPIModelName(), v1.VGPUOptions{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_FeaturePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FeaturePreferences are the preferred hypervisor features.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredAcpi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredAcpi is the preferred features.acpi.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"preferredApic": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredApic is the preferred features.apic.",
+							Ref:         ref(v1.FeatureAPIC{}.OpenAPIModelName()),
+						},
+					},
+					"preferredHyperv": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredHyperv is the preferred features.hyperv.",
+							Ref:         ref(v1.FeatureHyperv{}.OpenAPIModelName()),
+						},
+					},
+					"preferredKvm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredKvm is the preferred features.kvm.",
+							Ref:         ref(v1.FeatureKVM{}.OpenAPIModelName()),
+						},
+					},
+					"preferredPvspinlock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredPvspinlock is the preferred features.pvspinlock.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+					"preferredSmm": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredSmm is the preferred features.smm.",
+							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.FeatureAPIC{}.OpenAPIModelName(), v1.FeatureHyperv{}.OpenAPIModelName(), v1.FeatureKVM{}.OpenAPIModelName(), v1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_FirmwarePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FirmwarePreferences are the preferred firmware.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredUseBios": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseBios boots with BIOS.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredUseBiosSerial": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredUseBiosSerial sends BIOS output to the serial console.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredUseEfi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedPreferredUseEfi boots with EFI (use preferredEfi).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredUseSecureBoot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecatedPreferredUseSecureBoot boots with EFI secure boot (use preferredEfi).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"preferredEfi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredEfi is the preferred EFI firmware.",
+							Ref:         ref(v1.EFI{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.EFI{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_MachinePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachinePreferences are the preferred machine settings.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredMachineType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredMachineType is the machine type of VMs that name none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_MemoryInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MemoryInstancetype is an instancetype's memory.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the memory the guest sees.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"hugepages": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hugepages backs the guest's memory with huge pages of this size.",
+							Ref:         ref(v1.Hugepages{}.OpenAPIModelName()),
+						},
+					},
+					"overcommitPercent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OvercommitPercent requests this much less memory for the launcher Pod than the guest has (0 to 100).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"maxGuest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxGuest is the most memory hotplug may grow the guest to.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+		Dependencies: []string{
+			v1.Hugepages{}.OpenAPIModelName(), resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_MemoryPreferenceRequirement(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MemoryPreferenceRequirement is the least guest memory.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"guest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Guest is the least guest memory.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"guest"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_PreferenceRequirements(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PreferenceRequirements are the least resources a VM using a preference must have.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CPU is the least number of vCPUs.",
+							Ref:         ref(instancetypev1beta1.CPUPreferenceRequirement{}.OpenAPIModelName()),
+						},
+					},
+					"memory": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Memory is the least guest memory.",
+							Ref:         ref(instancetypev1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName()),
+						},
+					},
+					"architecture": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Architecture is the architecture the VM must have.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			instancetypev1beta1.CPUPreferenceRequirement{}.OpenAPIModelName(), instancetypev1beta1.MemoryPreferenceRequirement{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_SpreadOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SpreadOptions tune the spread topology.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"across": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Across is SocketsCores (the default), SocketsCoresThreads or CoresThreads.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ratio": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Ratio is the vCPUs of the inner level per unit of the outer one (2 by default).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VirtualMachineClusterInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterInstancetype is an instancetype for every namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what the instancetype gives a VM.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(instancetypev1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			instancetypev1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VirtualMachineClusterInstancetypeList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterInstancetypeList is a list of VirtualMachineClusterInstancetypes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the instancetypes in the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(instancetypev1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			instancetypev1beta1.VirtualMachineClusterInstancetype{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VirtualMachineClusterPreference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterPreference is a preference for every namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the preferred values.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(instancetypev1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			instancetypev1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VirtualMachineClusterPreferenceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClusterPreferenceList is a list of VirtualMachineClusterPreferences.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the preferences in the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(instancetypev1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			instancetypev1beta1.VirtualMachineClusterPreference{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VirtualMachineInstancetype(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetype is the size of a VM, in one namespace: its CPUs, memory and the devices it must have. A VM that names it (spec.instancetype) runs with these values and may not set them itself.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what the instancetype gives a VM.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(instancetypev1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			instancetypev1beta1.VirtualMachineInstancetypeSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VirtualMachineInstancetypeList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetypeList is a list of VirtualMachineInstancetypes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the instancetypes in the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(instancetypev1beta1.VirtualMachineInstancetype{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			instancetypev1beta1.VirtualMachineInstancetype{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VirtualMachineInstancetypeSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstancetypeSpec is the size an instancetype gives a VM.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"nodeSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeSelector is added to the VMI's node selector.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"schedulerName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SchedulerName is the scheduler of the VMI's launcher Pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"cpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CPU is the number of vCPUs and how they are placed.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(instancetypev1beta1.CPUInstancetype{}.OpenAPIModelName()),
+						},
+					},
+					"memory": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Memory is the guest's memory.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(instancetypev1beta1.MemoryInstancetype{}.OpenAPIModelName()),
+						},
+					},
+					"gpus": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "GPUs are the GPUs the VM gets.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.GPU{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"hostDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "HostDevices are the host devices the VM gets.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.HostDevice{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"ioThreadsPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreadsPolicy is how disks get I/O threads: shared, auto or supplementalPool.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ioThreads": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreads is the size of the supplemental pool of I/O threads.",
+							Ref:         ref(v1.DiskIOThreads{}.OpenAPIModelName()),
+						},
+					},
+					"launchSecurity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LaunchSecurity is the VM's memory encryption (SEV and the like).",
+							Ref:         ref(v1.LaunchSecurity{}.OpenAPIModelName()),
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Annotations are added to the VMI.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"cpu", "memory"},
+			},
+		},
+		Dependencies: []string{
+			v1.DiskIOThreads{}.OpenAPIModelName(), v1.GPU{}.OpenAPIModelName(), v1.HostDevice{}.OpenAPIModelName(), v1.LaunchSecurity{}.OpenAPIModelName(), instancetypev1beta1.CPUInstancetype{}.OpenAPIModelName(), instancetypev1beta1.MemoryInstancetype{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VirtualMachinePreference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePreference holds defaults for VMs in one namespace: a VM that names it (spec.preference) takes them where it sets nothing itself.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the preferred values.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(instancetypev1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			instancetypev1beta1.VirtualMachinePreferenceSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VirtualMachinePreferenceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePreferenceList is a list of VirtualMachinePreferences.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the preferences in the list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(instancetypev1beta1.VirtualMachinePreference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			instancetypev1beta1.VirtualMachinePreference{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VirtualMachinePreferenceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachinePreferenceSpec is the values a preference gives VMs that leave them unset.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"clock": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Clock is the preferred clock.",
+							Ref:         ref(instancetypev1beta1.ClockPreferences{}.OpenAPIModelName()),
+						},
+					},
+					"cpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CPU is the preferred CPU topology and features.",
+							Ref:         ref(instancetypev1beta1.CPUPreferences{}.OpenAPIModelName()),
+						},
+					},
+					"devices": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Devices are the preferred device settings (buses, models, what is attached).",
+							Ref:         ref(instancetypev1beta1.DevicePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"features": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Features are the preferred hypervisor features.",
+							Ref:         ref(instancetypev1beta1.FeaturePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"firmware": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Firmware is the preferred firmware.",
+							Ref:         ref(instancetypev1beta1.FirmwarePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"machine": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Machine is the preferred machine type.",
+							Ref:         ref(instancetypev1beta1.MachinePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"volumes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Volumes are the preferred volume settings.",
+							Ref:         ref(instancetypev1beta1.VolumePreferences{}.OpenAPIModelName()),
+						},
+					},
+					"preferredSubdomain": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredSubdomain is the preferred spec.subdomain.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredTerminationGracePeriodSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredTerminationGracePeriodSeconds is the preferred grace period.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"requirements": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Requirements are the least CPUs and memory (and the architecture) a VM using the preference must have.",
+							Ref:         ref(instancetypev1beta1.PreferenceRequirements{}.OpenAPIModelName()),
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Annotations are added to the VMI where it does not set them.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"preferSpreadSocketToCoreRatio": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferSpreadSocketToCoreRatio is the ratio of the deprecated preferSpread topology.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"preferredArchitecture": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredArchitecture is the preferred spec.architecture.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"preferredLaunchSecurity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredLaunchSecurity is the preferred memory encryption.",
+							Ref:         ref(v1.LaunchSecurity{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.LaunchSecurity{}.OpenAPIModelName(), instancetypev1beta1.CPUPreferences{}.OpenAPIModelName(), instancetypev1beta1.ClockPreferences{}.OpenAPIModelName(), instancetypev1beta1.DevicePreferences{}.OpenAPIModelName(), instancetypev1beta1.FeaturePreferences{}.OpenAPIModelName(), instancetypev1beta1.FirmwarePreferences{}.OpenAPIModelName(), instancetypev1beta1.MachinePreferences{}.OpenAPIModelName(), instancetypev1beta1.PreferenceRequirements{}.OpenAPIModelName(), instancetypev1beta1.VolumePreferences{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_instancetype_v1beta1_VolumePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumePreferences are the preferred volume settings.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preferredStorageClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferredStorageClassName is the storage class of DataVolume templates that name none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 

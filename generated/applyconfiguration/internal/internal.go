@@ -440,6 +440,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: utc
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.ClockOffsetUTC
+- name: com.github.vireo-dev.vireo.apis.core.v1.ClockOffset
+  map:
+    fields:
+    - name: timezone
+      type:
+        scalar: string
+    - name: utc
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ClockOffsetUTC
 - name: com.github.vireo-dev.vireo.apis.core.v1.ClockOffsetUTC
   map:
     fields:
@@ -3197,6 +3206,396 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.CPUInstancetype
+  map:
+    fields:
+    - name: dedicatedCPUPlacement
+      type:
+        scalar: boolean
+    - name: guest
+      type:
+        scalar: numeric
+      default: 0
+    - name: isolateEmulatorThread
+      type:
+        scalar: boolean
+    - name: maxSockets
+      type:
+        scalar: numeric
+    - name: model
+      type:
+        scalar: string
+    - name: numa
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.NUMA
+    - name: realtime
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Realtime
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.CPUPreferenceRequirement
+  map:
+    fields:
+    - name: guest
+      type:
+        scalar: numeric
+      default: 0
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.CPUPreferences
+  map:
+    fields:
+    - name: preferredCPUFeatures
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.CPUFeature
+          elementRelationship: atomic
+    - name: preferredCPUTopology
+      type:
+        scalar: string
+    - name: spreadOptions
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.SpreadOptions
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.ClockPreferences
+  map:
+    fields:
+    - name: preferredClockOffset
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ClockOffset
+    - name: preferredTimer
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Timer
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.DevicePreferences
+  map:
+    fields:
+    - name: preferredAutoattachGraphicsDevice
+      type:
+        scalar: boolean
+    - name: preferredAutoattachInputDevice
+      type:
+        scalar: boolean
+    - name: preferredAutoattachMemBalloon
+      type:
+        scalar: boolean
+    - name: preferredAutoattachPodInterface
+      type:
+        scalar: boolean
+    - name: preferredAutoattachSerialConsole
+      type:
+        scalar: boolean
+    - name: preferredBlockMultiQueue
+      type:
+        scalar: boolean
+    - name: preferredCdromBus
+      type:
+        scalar: string
+    - name: preferredDisableHotplug
+      type:
+        scalar: boolean
+    - name: preferredDiskBlockSize
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.BlockSize
+    - name: preferredDiskBus
+      type:
+        scalar: string
+    - name: preferredDiskCache
+      type:
+        scalar: string
+    - name: preferredDiskDedicatedIoThread
+      type:
+        scalar: boolean
+    - name: preferredDiskIO
+      type:
+        scalar: string
+    - name: preferredInputBus
+      type:
+        scalar: string
+    - name: preferredInputType
+      type:
+        scalar: string
+    - name: preferredInterfaceMasquerade
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.InterfaceMasquerade
+    - name: preferredInterfaceModel
+      type:
+        scalar: string
+    - name: preferredLunBus
+      type:
+        scalar: string
+    - name: preferredNetworkInterfaceMultiQueue
+      type:
+        scalar: boolean
+    - name: preferredPanicDeviceModel
+      type:
+        scalar: string
+    - name: preferredRng
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Rng
+    - name: preferredSoundModel
+      type:
+        scalar: string
+    - name: preferredTPM
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.TPMDevice
+    - name: preferredUseVirtioTransitional
+      type:
+        scalar: boolean
+    - name: preferredVideoType
+      type:
+        scalar: string
+    - name: preferredVirtualGPUOptions
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VGPUOptions
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.FeaturePreferences
+  map:
+    fields:
+    - name: preferredAcpi
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: preferredApic
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureAPIC
+    - name: preferredHyperv
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureHyperv
+    - name: preferredKvm
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureKVM
+    - name: preferredPvspinlock
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+    - name: preferredSmm
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.FirmwarePreferences
+  map:
+    fields:
+    - name: preferredEfi
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.EFI
+    - name: preferredUseBios
+      type:
+        scalar: boolean
+    - name: preferredUseBiosSerial
+      type:
+        scalar: boolean
+    - name: preferredUseEfi
+      type:
+        scalar: boolean
+    - name: preferredUseSecureBoot
+      type:
+        scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.MachinePreferences
+  map:
+    fields:
+    - name: preferredMachineType
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.MemoryInstancetype
+  map:
+    fields:
+    - name: guest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: hugepages
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Hugepages
+    - name: maxGuest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: overcommitPercent
+      type:
+        scalar: numeric
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.MemoryPreferenceRequirement
+  map:
+    fields:
+    - name: guest
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.PreferenceRequirements
+  map:
+    fields:
+    - name: architecture
+      type:
+        scalar: string
+    - name: cpu
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.CPUPreferenceRequirement
+    - name: memory
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.MemoryPreferenceRequirement
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.SpreadOptions
+  map:
+    fields:
+    - name: across
+      type:
+        scalar: string
+    - name: ratio
+      type:
+        scalar: numeric
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VirtualMachineClusterInstancetype
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VirtualMachineInstancetypeSpec
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VirtualMachineClusterPreference
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VirtualMachinePreferenceSpec
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VirtualMachineInstancetype
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VirtualMachineInstancetypeSpec
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VirtualMachineInstancetypeSpec
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: cpu
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.CPUInstancetype
+      default: {}
+    - name: gpus
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.GPU
+          elementRelationship: atomic
+    - name: hostDevices
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.HostDevice
+          elementRelationship: atomic
+    - name: ioThreads
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DiskIOThreads
+    - name: ioThreadsPolicy
+      type:
+        scalar: string
+    - name: launchSecurity
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.LaunchSecurity
+    - name: memory
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.MemoryInstancetype
+      default: {}
+    - name: nodeSelector
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: schedulerName
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VirtualMachinePreference
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VirtualMachinePreferenceSpec
+      default: {}
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VirtualMachinePreferenceSpec
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: clock
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.ClockPreferences
+    - name: cpu
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.CPUPreferences
+    - name: devices
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.DevicePreferences
+    - name: features
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.FeaturePreferences
+    - name: firmware
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.FirmwarePreferences
+    - name: machine
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.MachinePreferences
+    - name: preferSpreadSocketToCoreRatio
+      type:
+        scalar: numeric
+    - name: preferredArchitecture
+      type:
+        scalar: string
+    - name: preferredLaunchSecurity
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.LaunchSecurity
+    - name: preferredSubdomain
+      type:
+        scalar: string
+    - name: preferredTerminationGracePeriodSeconds
+      type:
+        scalar: numeric
+    - name: requirements
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.PreferenceRequirements
+    - name: volumes
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VolumePreferences
+- name: com.github.vireo-dev.vireo.apis.instancetype.v1beta1.VolumePreferences
+  map:
+    fields:
+    - name: preferredStorageClassName
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.migrations.v1alpha1.MigrationPolicy
   map:
     fields:

@@ -12,6 +12,7 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/cdi/v1beta1"
 	kubevirtv1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/core/v1"
+	instancetypev1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/instancetype/v1beta1"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/migrations/v1alpha1"
 	poolv1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/pool/v1beta1"
 	discovery "k8s.io/client-go/discovery"
@@ -23,6 +24,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	CdiV1beta1() cdiv1beta1.CdiV1beta1Interface
 	KubevirtV1() kubevirtv1.KubevirtV1Interface
+	InstancetypeV1beta1() instancetypev1beta1.InstancetypeV1beta1Interface
 	MigrationsV1alpha1() migrationsv1alpha1.MigrationsV1alpha1Interface
 	PoolV1beta1() poolv1beta1.PoolV1beta1Interface
 }
@@ -30,10 +32,11 @@ type Interface interface {
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
-	cdiV1beta1         *cdiv1beta1.CdiV1beta1Client
-	kubevirtV1         *kubevirtv1.KubevirtV1Client
-	migrationsV1alpha1 *migrationsv1alpha1.MigrationsV1alpha1Client
-	poolV1beta1        *poolv1beta1.PoolV1beta1Client
+	cdiV1beta1          *cdiv1beta1.CdiV1beta1Client
+	kubevirtV1          *kubevirtv1.KubevirtV1Client
+	instancetypeV1beta1 *instancetypev1beta1.InstancetypeV1beta1Client
+	migrationsV1alpha1  *migrationsv1alpha1.MigrationsV1alpha1Client
+	poolV1beta1         *poolv1beta1.PoolV1beta1Client
 }
 
 // CdiV1beta1 retrieves the CdiV1beta1Client
@@ -44,6 +47,11 @@ func (c *Clientset) CdiV1beta1() cdiv1beta1.CdiV1beta1Interface {
 // KubevirtV1 retrieves the KubevirtV1Client
 func (c *Clientset) KubevirtV1() kubevirtv1.KubevirtV1Interface {
 	return c.kubevirtV1
+}
+
+// InstancetypeV1beta1 retrieves the InstancetypeV1beta1Client
+func (c *Clientset) InstancetypeV1beta1() instancetypev1beta1.InstancetypeV1beta1Interface {
+	return c.instancetypeV1beta1
 }
 
 // MigrationsV1alpha1 retrieves the MigrationsV1alpha1Client
@@ -108,6 +116,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.instancetypeV1beta1, err = instancetypev1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.migrationsV1alpha1, err = migrationsv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -139,6 +151,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.cdiV1beta1 = cdiv1beta1.New(c)
 	cs.kubevirtV1 = kubevirtv1.New(c)
+	cs.instancetypeV1beta1 = instancetypev1beta1.New(c)
 	cs.migrationsV1alpha1 = migrationsv1alpha1.New(c)
 	cs.poolV1beta1 = poolv1beta1.New(c)
 

@@ -15,6 +15,7 @@ import (
 	versioned "github.com/vireo-dev/vireo/generated/clientset/versioned"
 	cdi "github.com/vireo-dev/vireo/generated/informers/externalversions/cdi"
 	core "github.com/vireo-dev/vireo/generated/informers/externalversions/core"
+	instancetype "github.com/vireo-dev/vireo/generated/informers/externalversions/instancetype"
 	internalinterfaces "github.com/vireo-dev/vireo/generated/informers/externalversions/internalinterfaces"
 	migrations "github.com/vireo-dev/vireo/generated/informers/externalversions/migrations"
 	pool "github.com/vireo-dev/vireo/generated/informers/externalversions/pool"
@@ -318,6 +319,7 @@ type SharedInformerFactory interface {
 
 	Cdi() cdi.Interface
 	Kubevirt() core.Interface
+	Instancetype() instancetype.Interface
 	Migrations() migrations.Interface
 	Pool() pool.Interface
 }
@@ -328,6 +330,10 @@ func (f *sharedInformerFactory) Cdi() cdi.Interface {
 
 func (f *sharedInformerFactory) Kubevirt() core.Interface {
 	return core.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Instancetype() instancetype.Interface {
+	return instancetype.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Migrations() migrations.Interface {

@@ -11,6 +11,7 @@ import (
 
 	v1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	instancetypev1beta1 "github.com/vireo-dev/vireo/apis/instancetype/v1beta1"
 	v1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,6 +47,16 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=cdi.kubevirt.io, Version=v1beta1
 	case v1beta1.SchemeGroupVersion.WithResource("datavolumes"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Cdi().V1beta1().DataVolumes().Informer()}, nil
+
+		// Group=instancetype.kubevirt.io, Version=v1beta1
+	case instancetypev1beta1.SchemeGroupVersion.WithResource("virtualmachineclusterinstancetypes"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachineClusterInstancetypes().Informer()}, nil
+	case instancetypev1beta1.SchemeGroupVersion.WithResource("virtualmachineclusterpreferences"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachineClusterPreferences().Informer()}, nil
+	case instancetypev1beta1.SchemeGroupVersion.WithResource("virtualmachineinstancetypes"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachineInstancetypes().Informer()}, nil
+	case instancetypev1beta1.SchemeGroupVersion.WithResource("virtualmachinepreferences"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Instancetype().V1beta1().VirtualMachinePreferences().Informer()}, nil
 
 		// Group=kubevirt.io, Version=v1
 	case v1.SchemeGroupVersion.WithResource("kubevirts"):

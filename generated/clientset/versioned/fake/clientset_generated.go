@@ -13,6 +13,8 @@ import (
 	fakecdiv1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/cdi/v1beta1/fake"
 	kubevirtv1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/core/v1"
 	fakekubevirtv1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/core/v1/fake"
+	instancetypev1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/instancetype/v1beta1"
+	fakeinstancetypev1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/instancetype/v1beta1/fake"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/migrations/v1alpha1"
 	fakemigrationsv1alpha1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/migrations/v1alpha1/fake"
 	poolv1beta1 "github.com/vireo-dev/vireo/generated/clientset/versioned/typed/pool/v1beta1"
@@ -138,6 +140,11 @@ func (c *Clientset) CdiV1beta1() cdiv1beta1.CdiV1beta1Interface {
 // KubevirtV1 retrieves the KubevirtV1Client
 func (c *Clientset) KubevirtV1() kubevirtv1.KubevirtV1Interface {
 	return &fakekubevirtv1.FakeKubevirtV1{Fake: &c.Fake}
+}
+
+// InstancetypeV1beta1 retrieves the InstancetypeV1beta1Client
+func (c *Clientset) InstancetypeV1beta1() instancetypev1beta1.InstancetypeV1beta1Interface {
+	return &fakeinstancetypev1beta1.FakeInstancetypeV1beta1{Fake: &c.Fake}
 }
 
 // MigrationsV1alpha1 retrieves the MigrationsV1alpha1Client

@@ -9,6 +9,7 @@ package scheme
 import (
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	kubevirtv1 "github.com/vireo-dev/vireo/apis/core/v1"
+	instancetypev1beta1 "github.com/vireo-dev/vireo/apis/instancetype/v1beta1"
 	migrationsv1alpha1 "github.com/vireo-dev/vireo/apis/migrations/v1alpha1"
 	poolv1beta1 "github.com/vireo-dev/vireo/apis/pool/v1beta1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,7 @@ var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
 	cdiv1beta1.AddToScheme,
 	kubevirtv1.AddToScheme,
+	instancetypev1beta1.AddToScheme,
 	migrationsv1alpha1.AddToScheme,
 	poolv1beta1.AddToScheme,
 }
