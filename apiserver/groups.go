@@ -27,6 +27,7 @@ import (
 	"github.com/vireo-dev/vireo/registry/agentclient"
 	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/dvupload"
+	"github.com/vireo-dev/vireo/registry/expandspec"
 	"github.com/vireo-dev/vireo/registry/guestinfo"
 	"github.com/vireo-dev/vireo/registry/instancetype"
 	kvregistry "github.com/vireo-dev/vireo/registry/kubevirt"
@@ -84,13 +85,18 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 		connecters["virtualmachineinstances/"+name] = guestinfo.New(name, vmis, agents)
 	}
 	clones := datavolume.CloneSources{Authorizer: authz}
-	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource(clones)); err != nil {
+	instancetypes, sizes, err := instancetypeGroup(scheme, codecs, getter)
+	if err != nil {
+		return err
+	}
+	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource(clones, sizes)); err != nil {
 		return err
 	}
 	vms, vmsStatus := kubevirtStorage["virtualmachines"].(*storeutil.REST), kubevirtStorage["virtualmachines/status"].(*storeutil.StatusREST)
 	for _, action := range vmaction.Names {
 		connecters["virtualmachines/"+action] = vmaction.New(action, vms, vmsStatus, vmis)
 	}
+	connecters["virtualmachines/"+expandspec.Subresource] = expandspec.New(vms, sizes)
 	migrationLookups := &migration.Lookups{VMIs: vmis}
 	migrations, err := addStores(kubevirtStorage, "virtualmachineinstancemigrations", scheme, getter, migration.Resource(migrationLookups))
 	if err != nil {
@@ -133,10 +139,6 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err != nil {
 		return err
 	}
-	instancetypes, err := instancetypeGroup(scheme, codecs, getter)
-	if err != nil {
-		return err
-	}
 	if err := gs.InstallAPIGroups(&kubevirt, &cdi, &policies, &pools, &instancetypes); err != nil {
 		return err
 	}
@@ -149,7 +151,7 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	}
 	forwarder := portforward.New(vmis, vms)
 	for _, gv := range []metav1.GroupVersion{SubresourcesGroupVersion, SubresourcesV1alpha3} {
-		gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+gv.String()+"/namespaces/", subresourcesHandler(connecters, shot, forwarder, codecs))
+		gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+gv.String()+"/namespaces/", subresourcesHandler(connecters, shot, forwarder, sizes, codecs))
 	}
 	return nil
 }
@@ -183,28 +185,31 @@ func poolGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter ge
 }
 
 // instancetypeGroup is instancetype.kubevirt.io: instancetypes and preferences, namespaced and
-// cluster-wide. They have no status, as KubeVirt's.
-func instancetypeGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter) (genericapiserver.APIGroupInfo, error) {
+// cluster-wide. They have no status, as KubeVirt's. The finder reads them for the VMs' admission.
+func instancetypeGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter) (genericapiserver.APIGroupInfo, *instancetype.Finder, error) {
 	group := genericapiserver.NewDefaultAPIGroupInfo(instancetypev1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
 	group.NegotiatedSerializer = servingSerializer(codecs)
 	storage := map[string]rest.Storage{}
-	errs := []error{
-		addMainStore(storage, "virtualmachineinstancetypes", scheme, getter, instancetype.Instancetypes()),
-		addMainStore(storage, "virtualmachineclusterinstancetypes", scheme, getter, instancetype.ClusterInstancetypes()),
-		addMainStore(storage, "virtualmachinepreferences", scheme, getter, instancetype.Preferences()),
-		addMainStore(storage, "virtualmachineclusterpreferences", scheme, getter, instancetype.ClusterPreferences()),
-	}
+	f := &instancetype.Finder{}
+	err := errors.Join(
+		addMainStore(storage, "virtualmachineinstancetypes", scheme, getter, instancetype.Instancetypes(), &f.Instancetypes),
+		addMainStore(storage, "virtualmachineclusterinstancetypes", scheme, getter, instancetype.ClusterInstancetypes(), &f.ClusterInstancetypes),
+		addMainStore(storage, "virtualmachinepreferences", scheme, getter, instancetype.Preferences(), &f.Preferences),
+		addMainStore(storage, "virtualmachineclusterpreferences", scheme, getter, instancetype.ClusterPreferences(), &f.ClusterPreferences),
+	)
 	group.VersionedResourcesStorageMap[instancetypev1beta1.SchemeGroupVersion.Version] = storage
-	return group, errors.Join(errs...)
+	return group, f, err
 }
 
-// addMainStore puts a resource without a status subresource into a version's storage map.
-func addMainStore[T storeutil.Object](m map[string]rest.Storage, name string, scheme *runtime.Scheme, getter generic.RESTOptionsGetter, res storeutil.Resource[T]) error {
+// addMainStore puts a resource without a status subresource into a version's storage map, and
+// the store into *out.
+func addMainStore[T storeutil.Object](m map[string]rest.Storage, name string, scheme *runtime.Scheme, getter generic.RESTOptionsGetter, res storeutil.Resource[T], out **storeutil.REST) error {
 	main, _, err := storeutil.NewStores(scheme, getter, res)
 	if err != nil {
 		return fmt.Errorf("%s storage: %w", name, err)
 	}
 	m[name] = main
+	*out = main
 	return nil
 }
 
@@ -223,7 +228,7 @@ func addStores[T storeutil.Object](m map[string]rest.Storage, name string, schem
 // its discovery lists them ("virtualmachineinstances/console", ...), sorted.
 func subresourceNames(connecters map[string]connecterStorage) []string {
 	names := slices.Collect(maps.Keys(connecters))
-	names = append(names, "virtualmachineinstances/"+vmistream.VNC+"/screenshot",
+	names = append(names, expandspec.NamespacedPath, "virtualmachineinstances/"+vmistream.VNC+"/screenshot",
 		"virtualmachineinstances/"+portforward.Subresource, "virtualmachines/"+portforward.Subresource)
 	slices.Sort(names)
 	return names

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
+	"github.com/vireo-dev/vireo/apis/instancetype/apply"
+	"github.com/vireo-dev/vireo/registry/expandspec"
 	"github.com/vireo-dev/vireo/registry/portforward"
 	"github.com/vireo-dev/vireo/registry/vmistream"
 )
@@ -38,11 +40,15 @@ type connecterStorage interface {
 // with the handlers of kubevirt.io/v1 (connecters, by "resource/subresource"). The server's
 // filters have authenticated the user and authorized the verb on the subresource in
 // subresources.kubevirt.io.
-func subresourcesHandler(connecters map[string]connecterStorage, shot *vmistream.Screenshot, forwarder *portforward.Forwarder, codecs serializer.CodecFactory) http.Handler {
+func subresourcesHandler(connecters map[string]connecterStorage, shot *vmistream.Screenshot, forwarder *portforward.Forwarder, sizes apply.Finder, codecs serializer.CodecFactory) http.Handler {
 	gv := schema.GroupVersion{Group: SubresourcesGroupVersion.Group, Version: SubresourcesGroupVersion.Version}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		fail := func(err error) { responsewriters.ErrorNegotiated(err, codecs, gv, w, req) }
 		info, ok := genericapirequest.RequestInfoFrom(req.Context())
+		if ok && info.Resource == expandspec.NamespacedPath && info.Name == "" && info.Namespace != "" && req.Method == http.MethodPut {
+			expandspec.ServeNamespaced(req.Context(), sizes, info.Namespace, w, req, fail)
+			return
+		}
 		if !ok || !info.IsResourceRequest || (info.Resource != "virtualmachineinstances" && info.Resource != "virtualmachines") || info.Name == "" || info.Namespace == "" {
 			fail(apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: strings.TrimPrefix(req.URL.Path, "/apis/"+gv.String()+"/")}, ""))
 			return

@@ -140,7 +140,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 		return err
 	}
 	migrationController := &withInformers{controller: migrations, factories: []interface{ Start(<-chan struct{}) }{namespaces}}
-	vmController, err := vm.New(vireo, vf.Kubevirt().V1().VirtualMachines(), vf.Kubevirt().V1().VirtualMachineInstances(), vf.Cdi().V1beta1().DataVolumes())
+	vmController, err := vm.New(vireo, kube, vf.Kubevirt().V1().VirtualMachines(), vf.Kubevirt().V1().VirtualMachineInstances(), vf.Cdi().V1beta1().DataVolumes())
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -28,6 +29,7 @@ import (
 type Controller struct {
 	*reconcile.Loop
 	client  versioned.Interface
+	kube    kubernetes.Interface
 	vms     vireolisters.VirtualMachineLister
 	vmis    vireolisters.VirtualMachineInstanceLister
 	dvs     cdilisters.DataVolumeLister
@@ -36,9 +38,9 @@ type Controller struct {
 }
 
 // New wires the controller to its informers.
-func New(client versioned.Interface, vms vireoinformers.VirtualMachineInformer, vmis vireoinformers.VirtualMachineInstanceInformer,
+func New(client versioned.Interface, kube kubernetes.Interface, vms vireoinformers.VirtualMachineInformer, vmis vireoinformers.VirtualMachineInstanceInformer,
 	dvs cdiinformers.DataVolumeInformer) (*Controller, error) {
-	c := &Controller{client: client, vms: vms.Lister(), vmis: vmis.Lister(), dvs: dvs.Lister(), now: metav1.Now}
+	c := &Controller{client: client, kube: kube, vms: vms.Lister(), vmis: vmis.Lister(), dvs: dvs.Lister(), now: metav1.Now}
 	c.Loop = reconcile.NewLoop("vm", c.sync, vms.Informer().HasSynced, vmis.Informer().HasSynced, dvs.Informer().HasSynced)
 	if _, err := vms.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.Enqueue, UpdateFunc: func(_, obj any) { c.Enqueue(obj) },
@@ -106,12 +108,20 @@ func (c *Controller) apply(ctx context.Context, vm *v1.VirtualMachine, vmi *v1.V
 		// The VM's DataVolumes exist before its VMI, which waits for them to be populated.
 		createErr = c.ensureDataVolumes(ctx, vm)
 	}
+	var sized sizes
 	if p.create && createErr == nil {
-		created, err := c.client.KubevirtV1().VirtualMachineInstances(vm.Namespace).Create(ctx, newVMI(vm, p.paused), metav1.CreateOptions{})
+		fresh := newVMI(vm, p.paused)
+		var err error
+		if sized, err = c.applySizes(ctx, vm, fresh); err != nil {
+			createErr = err
+		} else {
+			fresh, err = c.client.KubevirtV1().VirtualMachineInstances(vm.Namespace).Create(ctx, fresh, metav1.CreateOptions{})
+		}
 		switch {
+		case createErr != nil:
 		case err == nil:
-			vmi = created
-			logger.Info("Created the VM's VMI", "vmi", created.UID, "runStrategy", RunStrategy(vm))
+			vmi = fresh
+			logger.Info("Created the VM's VMI", "vmi", fresh.UID, "runStrategy", RunStrategy(vm))
 		case apierrors.IsAlreadyExists(err):
 			// Made by an earlier sync the cache has not seen yet: its event requeues us.
 		default:
@@ -119,6 +129,9 @@ func (c *Controller) apply(ctx context.Context, vm *v1.VirtualMachine, vmi *v1.V
 		}
 	}
 	next := vm.DeepCopy()
+	if p.create && createErr == nil {
+		next.Status.InstancetypeRef, next.Status.PreferenceRef = sized.instancetype, sized.preference
+	}
 	if p.consumed > 0 && createErr == nil {
 		next.Status.StateChangeRequests = next.Status.StateChangeRequests[p.consumed:]
 		if len(next.Status.StateChangeRequests) == 0 {

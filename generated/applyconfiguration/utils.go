@@ -132,6 +132,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.ContainerDiskSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerPathVolumeSource"):
 		return &corev1.ContainerPathVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ControllerRevisionRef"):
+		return &corev1.ControllerRevisionRefApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CPU"):
 		return &corev1.CPUApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CPUFeature"):
@@ -220,6 +222,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.InputApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("InstancetypeMatcher"):
 		return &corev1.InstancetypeMatcherApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("InstancetypeStatusRef"):
+		return &corev1.InstancetypeStatusRefApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Interface"):
 		return &corev1.InterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("InterfaceBindingMethod"):

@@ -66,6 +66,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.ContainerDiskInfo{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_ContainerDiskInfo(ref),
 		v1.ContainerDiskSource{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ContainerDiskSource(ref),
 		v1.ContainerPathVolumeSource{}.OpenAPIModelName():                               schema_vireo_apis_core_v1_ContainerPathVolumeSource(ref),
+		v1.ControllerRevisionRef{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_ControllerRevisionRef(ref),
 		v1.CustomBlockSize{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_CustomBlockSize(ref),
 		v1.CustomizeComponents{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_CustomizeComponents(ref),
 		v1.DHCPOptions{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_DHCPOptions(ref),
@@ -117,6 +118,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.I6300ESBWatchdog{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_I6300ESBWatchdog(ref),
 		v1.Input{}.OpenAPIModelName():                                                   schema_vireo_apis_core_v1_Input(ref),
 		v1.InstancetypeMatcher{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_InstancetypeMatcher(ref),
+		v1.InstancetypeStatusRef{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_InstancetypeStatusRef(ref),
 		v1.Interface{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_Interface(ref),
 		v1.InterfaceBindingMethod{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_InterfaceBindingMethod(ref),
 		v1.InterfaceBridge{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_InterfaceBridge(ref),
@@ -1788,6 +1790,26 @@ func schema_vireo_apis_core_v1_ContainerPathVolumeSource(ref common.ReferenceCal
 					},
 				},
 				Required: []string{"path"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_ControllerRevisionRef(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ControllerRevisionRef names a ControllerRevision.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the ControllerRevision.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
 			},
 		},
 	}
@@ -3740,6 +3762,55 @@ func schema_vireo_apis_core_v1_InstancetypeMatcher(ref common.ReferenceCallback)
 				},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_core_v1_InstancetypeStatusRef(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InstancetypeStatusRef names an instancetype or preference a VM uses and the captured version.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the instancetype or preference.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind of the instancetype or preference.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"controllerRevisionRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ControllerRevisionRef names the ControllerRevision holding the version in use.",
+							Ref:         ref(v1.ControllerRevisionRef{}.OpenAPIModelName()),
+						},
+					},
+					"inferFromVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InferFromVolume is the volume the name was inferred from.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"inferFromVolumeFailurePolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InferFromVolumeFailurePolicy is what a failed inference did.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ControllerRevisionRef{}.OpenAPIModelName()},
 	}
 }
 
@@ -9127,11 +9198,23 @@ func schema_vireo_apis_core_v1_VirtualMachineStatus(ref common.ReferenceCallback
 							Format:      "",
 						},
 					},
+					"instancetypeRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InstancetypeRef is the instancetype the VM's current VMI was made with, and the ControllerRevision that holds the version used.",
+							Ref:         ref(v1.InstancetypeStatusRef{}.OpenAPIModelName()),
+						},
+					},
+					"preferenceRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreferenceRef is the preference the VM's current VMI was made with, and its revision.",
+							Ref:         ref(v1.InstancetypeStatusRef{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.VirtualMachineCondition{}.OpenAPIModelName(), v1.VirtualMachineStartFailure{}.OpenAPIModelName(), v1.VirtualMachineStateChangeRequest{}.OpenAPIModelName()},
+			v1.InstancetypeStatusRef{}.OpenAPIModelName(), v1.VirtualMachineCondition{}.OpenAPIModelName(), v1.VirtualMachineStartFailure{}.OpenAPIModelName(), v1.VirtualMachineStateChangeRequest{}.OpenAPIModelName()},
 	}
 }
 

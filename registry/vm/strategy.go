@@ -4,8 +4,10 @@ package vm
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -13,13 +15,15 @@ import (
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
+	"github.com/vireo-dev/vireo/apis/instancetype/apply"
 	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
 // Resource describes VirtualMachines to the generic registry; clones checks the users whose
-// dataVolumeTemplates clone across namespaces.
-func Resource(clones datavolume.CloneSources) storeutil.Resource[*v1.VirtualMachine] {
+// dataVolumeTemplates clone across namespaces; sizes finds the instancetypes and preferences VMs
+// name, whose values must not conflict with the VM's.
+func Resource(clones datavolume.CloneSources, sizes apply.Finder) storeutil.Resource[*v1.VirtualMachine] {
 	return storeutil.Resource[*v1.VirtualMachine]{
 		Plural:     v1.Resource("virtualmachines"),
 		Singular:   v1.Resource("virtualmachine"),
@@ -37,13 +41,15 @@ func Resource(clones datavolume.CloneSources) storeutil.Resource[*v1.VirtualMach
 				defaults.RetainVirtualMachineIdentity(o, old)
 			},
 			Validate: func(ctx context.Context, o *v1.VirtualMachine) field.ErrorList {
-				return append(validate(ctx, o), checkCloneSources(ctx, clones, o, nil)...)
+				errs := append(validate(ctx, o), checkCloneSources(ctx, clones, o, nil)...)
+				return append(errs, checkInstancetype(ctx, sizes, o)...)
 			},
 			ValidateStatusUpdate: func(_ context.Context, o, old *v1.VirtualMachine) field.ErrorList {
 				return validation.ValidateVirtualMachineStatusUpdate(o, old)
 			},
 			ValidateUpdate: func(ctx context.Context, o, old *v1.VirtualMachine) field.ErrorList {
-				return append(validateUpdate(ctx, o, old), checkCloneSources(ctx, clones, o, old)...)
+				errs := append(validateUpdate(ctx, o, old), checkCloneSources(ctx, clones, o, old)...)
+				return append(errs, checkInstancetype(ctx, sizes, o)...)
 			},
 			ResetStatus: func(o *v1.VirtualMachine) { o.Status = v1.VirtualMachineStatus{} },
 			CopyStatus:  func(dst, src *v1.VirtualMachine) { dst.Status = src.Status },
@@ -113,4 +119,31 @@ func readyStatus(o *v1.VirtualMachine) string {
 		}
 	}
 	return ""
+}
+
+// checkInstancetype refuses a VM whose instancetype or preference does not exist, or whose
+// template sets what its instancetype sets (KubeVirt's conflict message names every field).
+func checkInstancetype(ctx context.Context, sizes apply.Finder, o *v1.VirtualMachine) field.ErrorList {
+	if o.Spec.Instancetype == nil && o.Spec.Preference == nil || o.Spec.Template == nil {
+		return nil
+	}
+	it, pref, err := apply.Find(ctx, sizes, o)
+	if err != nil {
+		return field.ErrorList{notFound(err)}
+	}
+	t := o.Spec.Template.DeepCopy()
+	return apply.Spec(field.NewPath("spec", "template", "spec"), it, pref, &t.Spec, &t.ObjectMeta).Errors()
+}
+
+// notFound names the missing instancetype or preference.
+func notFound(err error) *field.Error {
+	path, what := field.NewPath("spec", "instancetype", "name"), "instancetype"
+	var find *apply.FindError
+	if errors.As(err, &find) && find.Field == "spec.preference" {
+		path, what = field.NewPath("spec", "preference", "name"), "preference"
+	}
+	if apierrors.IsNotFound(err) {
+		return field.Invalid(path, "", "Failure to find "+what+": "+errors.Unwrap(err).Error())
+	}
+	return field.InternalError(path, err)
 }

@@ -2,12 +2,16 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/instancetype/v1beta1"
 )
 
@@ -71,5 +75,64 @@ func TestInstancetypesAndPreferences(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("discovery lacks %v", want)
+	}
+}
+
+// TestVMWithInstancetype: a VM may name an instancetype and a preference instead of giving its
+// CPUs and memory; one that sets what its instancetype sets is refused with KubeVirt's message
+// naming the fields, and one naming an instancetype that does not exist is refused at its name.
+func TestVMWithInstancetype(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	it := server.Client.InstancetypeV1beta1()
+	if _, err := it.VirtualMachineInstancetypes(ns).Create(ctx, &v1beta1.VirtualMachineInstancetype{ObjectMeta: metav1.ObjectMeta{Name: "small"},
+		Spec: v1beta1.VirtualMachineInstancetypeSpec{CPU: v1beta1.CPUInstancetype{Guest: 2},
+			Memory: v1beta1.MemoryInstancetype{Guest: resource.MustParse("128Mi")}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vm := func(name string, mutate func(*v1.VirtualMachine)) error {
+		o := &v1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.VirtualMachineSpec{
+			RunStrategy:  new(v1.RunStrategyHalted),
+			Instancetype: &v1.InstancetypeMatcher{Name: "small", Kind: "VirtualMachineInstancetype"},
+			Template: &v1.VirtualMachineInstanceTemplateSpec{Spec: v1.VirtualMachineInstanceSpec{
+				Volumes: []v1.Volume{{Name: "root", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{Image: "registry.local/tiny:1.0"}}}},
+			}},
+		}}
+		mutate(o)
+		_, err := server.Client.KubevirtV1().VirtualMachines(ns).Create(ctx, o, metav1.CreateOptions{})
+		return err
+	}
+	if err := vm("sized", func(*v1.VirtualMachine) {}); err != nil {
+		t.Fatalf("a VM sized by its instancetype: %v", err)
+	}
+	// expand-spec: the stored VM, and (expand-vm-spec) one sent in the body.
+	rc := server.Client.KubevirtV1().RESTClient()
+	for _, req := range []*rest.Request{
+		rc.Get().AbsPath("/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachines/sized/expand-spec"),
+		rc.Get().AbsPath("/apis/subresources.kubevirt.io/v1/namespaces/" + ns + "/virtualmachines/sized/expand-spec"),
+		rc.Put().AbsPath("/apis/subresources.kubevirt.io/v1/namespaces/" + ns + "/expand-vm-spec").Body([]byte(
+			`{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","metadata":{"name":"unsaved"},"spec":{"instancetype":{"kind":"VirtualMachineInstancetype","name":"small"},"template":{"spec":{}}}}`)),
+	} {
+		body, err := req.DoRaw(ctx)
+		expanded := &v1.VirtualMachine{}
+		if err == nil {
+			err = json.Unmarshal(body, expanded)
+		}
+		if err != nil || expanded.Spec.Instancetype != nil || expanded.Spec.Template.Spec.Domain.CPU.Sockets != 2 ||
+			expanded.Spec.Template.Spec.Domain.Memory.Guest.String() != "128Mi" {
+			t.Errorf("expand-spec: %s, %v", body, err)
+		}
+	}
+	err := vm("conflict", func(o *v1.VirtualMachine) { o.Spec.Template.Spec.Domain.CPU = &v1.CPU{Sockets: 2} })
+	if !hasCause(err, "spec.template.spec.domain.cpu.sockets") ||
+		!strings.Contains(err.Error(), "VM field(s) spec.template.spec.domain.cpu.sockets conflicts with selected instance type") {
+		t.Errorf("a VM setting sockets too: %v", err)
+	}
+	err = vm("missing", func(o *v1.VirtualMachine) { o.Spec.Instancetype.Name = "huge" })
+	if !hasCause(err, "spec.instancetype.name") || !strings.Contains(err.Error(), `"huge" not found`) {
+		t.Errorf("a VM naming a missing instancetype: %v", err)
+	}
+	err = vm("missing-pref", func(o *v1.VirtualMachine) { o.Spec.Preference = &v1.PreferenceMatcher{Name: "nope-" + ns} })
+	if !hasCause(err, "spec.preference.name") {
+		t.Errorf("a VM naming a missing preference: %v", err)
 	}
 }

@@ -311,4 +311,37 @@ type VirtualMachineStatus struct {
 	// changed to RerunOnFailure or Once starts once.
 	// +optional
 	RunStrategy VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
+	// InstancetypeRef is the instancetype the VM's current VMI was made with, and the
+	// ControllerRevision that holds the version used.
+	// +optional
+	InstancetypeRef *InstancetypeStatusRef `json:"instancetypeRef,omitempty"`
+	// PreferenceRef is the preference the VM's current VMI was made with, and its revision.
+	// +optional
+	PreferenceRef *InstancetypeStatusRef `json:"preferenceRef,omitempty"`
+}
+
+// InstancetypeStatusRef names an instancetype or preference a VM uses and the captured version.
+type InstancetypeStatusRef struct {
+	// Name of the instancetype or preference.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Kind of the instancetype or preference.
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// ControllerRevisionRef names the ControllerRevision holding the version in use.
+	// +optional
+	ControllerRevisionRef *ControllerRevisionRef `json:"controllerRevisionRef,omitempty"`
+	// InferFromVolume is the volume the name was inferred from.
+	// +optional
+	InferFromVolume string `json:"inferFromVolume,omitempty"`
+	// InferFromVolumeFailurePolicy is what a failed inference did.
+	// +optional
+	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty"`
+}
+
+// ControllerRevisionRef names a ControllerRevision.
+type ControllerRevisionRef struct {
+	// Name of the ControllerRevision.
+	// +optional
+	Name string `json:"name,omitempty"`
 }

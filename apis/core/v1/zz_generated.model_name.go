@@ -135,6 +135,11 @@ func (in ContainerPathVolumeSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ControllerRevisionRef) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ControllerRevisionRef"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CustomBlockSize) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.CustomBlockSize"
 }
@@ -387,6 +392,11 @@ func (in Input) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in InstancetypeMatcher) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.InstancetypeMatcher"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in InstancetypeStatusRef) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.InstancetypeStatusRef"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

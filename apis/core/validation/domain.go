@@ -20,10 +20,13 @@ var EmulatedMachines = []string{"q35*", "pc-q35*"}
 // pullPolicies are the allowed image pull policies.
 var pullPolicies = []v1.PullPolicy{v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}
 
-// validateDomain validates the guest's virtual hardware.
-func validateDomain(domain *v1.DomainSpec, fldPath *field.Path) field.ErrorList {
+// validateDomain validates the guest's virtual hardware; sized says an instancetype gives the
+// memory (what the domain sets of it is still checked).
+func validateDomain(domain *v1.DomainSpec, fldPath *field.Path, sized bool) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, validateMemory(domain, fldPath)...)
+	if m := memoryOf(domain); !sized || m.request != nil || m.limit != nil || m.guest != nil {
+		errs = append(errs, validateMemory(domain, fldPath)...)
+	}
 	errs = append(errs, validateCPU(domain, fldPath)...)
 	if m := domain.Machine; m != nil && m.Type != "" && !machineTypeSupported(m.Type) {
 		errs = append(errs, field.Invalid(fldPath.Child("machine", "type"), m.Type,

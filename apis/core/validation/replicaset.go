@@ -34,16 +34,17 @@ func validateReplicaSetSpec(spec *v1.VirtualMachineInstanceReplicaSetSpec, fldPa
 	if spec.Template == nil {
 		return append(errs, field.Required(tPath, "a replica set needs a template for the VirtualMachineInstances it creates"))
 	}
-	errs = append(errs, validateTemplate(spec.Template, tPath)...)
+	errs = append(errs, validateTemplate(spec.Template, tPath, false)...)
 	return append(errs, ValidateSelector(spec.Selector, spec.Template.ObjectMeta.Labels, fldPath.Child("selector"))...)
 }
 
-// validateTemplate checks a VMI template's labels, annotations and spec.
-func validateTemplate(t *v1.VirtualMachineInstanceTemplateSpec, tPath *field.Path) field.ErrorList {
+// validateTemplate checks a VMI template's labels, annotations and spec; sized says an
+// instancetype gives the guest its memory.
+func validateTemplate(t *v1.VirtualMachineInstanceTemplateSpec, tPath *field.Path, sized bool) field.ErrorList {
 	mPath := tPath.Child("metadata")
 	errs := metav1validation.ValidateLabels(t.ObjectMeta.Labels, mPath.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(t.ObjectMeta.Annotations, mPath.Child("annotations"))...)
-	return append(errs, validateSpec(&t.Spec, tPath.Child("spec"), specOptions{template: true})...)
+	return append(errs, validateSpec(&t.Spec, tPath.Child("spec"), specOptions{template: true, sized: sized})...)
 }
 
 // ValidateSelector checks that a controller's selector (a replica set's, a pool's) is set, not

@@ -2,6 +2,8 @@ package validation
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -59,7 +61,7 @@ func validateVirtualMachineSpec(vm *v1.VirtualMachine, fldPath *field.Path) fiel
 	if spec.Template == nil {
 		return append(errs, field.Required(tPath, "a VirtualMachine needs a template for the VirtualMachineInstance it runs"))
 	}
-	errs = append(errs, validateTemplate(spec.Template, tPath)...)
+	errs = append(errs, validateTemplate(spec.Template, tPath, spec.Instancetype != nil)...)
 	return append(errs, validateDataVolumeTemplates(vm, fldPath)...)
 }
 
@@ -129,15 +131,31 @@ func ValidateVirtualMachineInstanceMigrationUpdate(m, old *v1.VirtualMachineInst
 // validateNotYetApplied refuses what a VM may say in KubeVirt's API but Vireo's VM controller does
 // not apply yet, rather than starting a guest without it: instancetypes and preferences, and
 // live storage migration on a volume change.
+// validateMatcher checks a VM's instancetype or preference: a name and one of kinds (or none:
+// the cluster-wide kind); inferring the name from a volume's labels is not done yet.
+func validateMatcher(path *field.Path, name, kind, inferFromVolume string, kinds []string) field.ErrorList {
+	var errs field.ErrorList
+	if inferFromVolume != "" {
+		errs = append(errs, field.Forbidden(path.Child("inferFromVolume"),
+			"Vireo does not infer instancetypes and preferences from volumes yet; name one in "+path.Child("name").String()))
+	} else if name == "" {
+		errs = append(errs, field.Required(path.Child("name"), "name the "+strings.TrimPrefix(kinds[0], "VirtualMachine")+" to use"))
+	}
+	if kind != "" && !slices.ContainsFunc(kinds, func(k string) bool { return strings.EqualFold(k, kind) }) {
+		errs = append(errs, field.NotSupported(path.Child("kind"), kind, kinds))
+	}
+	return errs
+}
+
 func validateNotYetApplied(spec *v1.VirtualMachineSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if spec.Instancetype != nil {
-		errs = append(errs, field.Forbidden(fldPath.Child("instancetype"),
-			"Vireo does not apply instancetypes yet; give the CPU and memory in spec.template.spec.domain instead"))
+	if m := spec.Instancetype; m != nil {
+		errs = append(errs, validateMatcher(fldPath.Child("instancetype"), m.Name, m.Kind, m.InferFromVolume,
+			[]string{"VirtualMachineInstancetype", "VirtualMachineClusterInstancetype"})...)
 	}
-	if spec.Preference != nil {
-		errs = append(errs, field.Forbidden(fldPath.Child("preference"),
-			"Vireo does not apply preferences yet; set the devices and features in spec.template.spec.domain instead"))
+	if m := spec.Preference; m != nil {
+		errs = append(errs, validateMatcher(fldPath.Child("preference"), m.Name, m.Kind, m.InferFromVolume,
+			[]string{"VirtualMachinePreference", "VirtualMachineClusterPreference"})...)
 	}
 	if s := spec.UpdateVolumesStrategy; s != nil {
 		switch *s {

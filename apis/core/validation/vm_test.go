@@ -189,18 +189,26 @@ func TestValidateMigrationUpdate(t *testing.T) {
 	}
 }
 
-// TestVMFieldsNotYetApplied: instancetypes, preferences and live storage migration are refused
-// with a reason rather than stored and ignored.
+// TestVMFieldsNotYetApplied: instancetypes and preferences need a name and a known kind (inferring
+// them from a volume is not done yet); live storage migration is refused with a reason rather
+// than stored and ignored.
 func TestVMFieldsNotYetApplied(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		mutate func(*v1.VirtualMachine)
 		want   string
 	}{
-		{"instancetype", func(vm *v1.VirtualMachine) { vm.Spec.Instancetype = &v1.InstancetypeMatcher{Name: "u1.nano"} },
-			"spec.instancetype: Forbidden: Vireo does not apply instancetypes yet"},
-		{"preference", func(vm *v1.VirtualMachine) { vm.Spec.Preference = &v1.PreferenceMatcher{Name: "fedora"} },
-			"spec.preference: Forbidden: Vireo does not apply preferences yet"},
+		{"instancetype", func(vm *v1.VirtualMachine) { vm.Spec.Instancetype = &v1.InstancetypeMatcher{Name: "u1.nano"} }, ""},
+		{"instancetype kind", func(vm *v1.VirtualMachine) {
+			vm.Spec.Instancetype = &v1.InstancetypeMatcher{Name: "u1.nano", Kind: "virtualmachineclusterinstancetype"}
+		}, ""},
+		{"instancetype without a name", func(vm *v1.VirtualMachine) { vm.Spec.Instancetype = &v1.InstancetypeMatcher{} },
+			"spec.instancetype.name: Required value"},
+		{"preference of another kind", func(vm *v1.VirtualMachine) {
+			vm.Spec.Preference = &v1.PreferenceMatcher{Name: "fedora", Kind: "VirtualMachineInstancetype"}
+		}, "spec.preference.kind: Unsupported value"},
+		{"inferred preference", func(vm *v1.VirtualMachine) { vm.Spec.Preference = &v1.PreferenceMatcher{InferFromVolume: "root"} },
+			"spec.preference.inferFromVolume: Forbidden: Vireo does not infer"},
 		{"storage migration", func(vm *v1.VirtualMachine) {
 			vm.Spec.UpdateVolumesStrategy = ptr.To[v1.UpdateVolumesStrategy]("Migration")
 		},

@@ -17,6 +17,9 @@ type specOptions struct {
 	// VMI defaults, so a volume need not have a disk yet: the VMI created from the template is
 	// defaulted (and so gets one) before it is validated itself.
 	template bool
+	// sized is set for the template of a VM with an instancetype: the instancetype gives the
+	// guest its memory, so the template need not.
+	sized bool
 }
 
 // ValidateVirtualMachineInstance validates a VMI that is being created: its metadata and its spec.
@@ -33,7 +36,7 @@ func ValidateVirtualMachineInstanceSpec(spec *v1.VirtualMachineInstanceSpec, fld
 // validateSpec validates a VMI spec found at fldPath, as opts says.
 func validateSpec(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path, opts specOptions) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, validateDomain(&spec.Domain, fldPath.Child("domain"))...)
+	errs = append(errs, validateDomain(&spec.Domain, fldPath.Child("domain"), opts.sized)...)
 	errs = append(errs, validateStorage(spec, fldPath, opts)...)
 	errs = append(errs, validateNetworking(spec, fldPath)...)
 	errs = append(errs, validateBootOrder(spec, fldPath)...)

@@ -553,6 +553,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readOnly
       type:
         scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.ControllerRevisionRef
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.CustomBlockSize
   map:
     fields:
@@ -1306,6 +1312,24 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: revisionName
+      type:
+        scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.InstancetypeStatusRef
+  map:
+    fields:
+    - name: controllerRevisionRef
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ControllerRevisionRef
+    - name: inferFromVolume
+      type:
+        scalar: string
+    - name: inferFromVolumeFailurePolicy
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: name
       type:
         scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.Interface
@@ -3080,9 +3104,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: desiredGeneration
       type:
         scalar: numeric
+    - name: instancetypeRef
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.InstancetypeStatusRef
     - name: observedGeneration
       type:
         scalar: numeric
+    - name: preferenceRef
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.InstancetypeStatusRef
     - name: printableStatus
       type:
         scalar: string
