@@ -118,7 +118,7 @@ func (u *unsupported) disk(d *v1.Disk, path string) {
 
 func (u *unsupported) iface(i *v1.Interface, path string) {
 	for _, binding := range i.Bindings() {
-		u.add(binding != "masquerade" && binding != "bridge", path+"."+binding) // validation refuses bridge
+		u.add(binding != "masquerade", path+"."+binding)
 	}
 	u.add(len(i.PortRanges) > 0, path+".portRanges")
 	u.add(i.PciAddress != "", path+".pciAddress")

@@ -46,6 +46,7 @@ func TestUnsupportedFields(t *testing.T) {
 			Interfaces: []v1.Interface{
 				{Name: "a", InterfaceBindingMethod: v1.InterfaceBindingMethod{Masquerade: &v1.InterfaceMasquerade{}}, State: "up"},
 				{Name: "b", InterfaceBindingMethod: v1.InterfaceBindingMethod{SRIOV: &v1.InterfaceSRIOV{}}, State: "down"},
+				{Name: "c", InterfaceBindingMethod: v1.InterfaceBindingMethod{Bridge: &v1.InterfaceBridge{}}},
 			},
 		}},
 		Networks: []v1.Network{{Name: "a", NetworkSource: v1.NetworkSource{Pod: &v1.PodNetwork{VMIPv6NetworkCIDR: "fd10:0:2::/120"}}},
@@ -54,7 +55,7 @@ func TestUnsupportedFields(t *testing.T) {
 		UtilityVolumes: []v1.UtilityVolume{{Name: "u"}},
 	}
 	want = []string{"spec.domain.devices.gpus", "spec.domain.devices.interfaces[1].sriov", "spec.domain.devices.interfaces[1].state",
-		"spec.networks[1].multus", "spec.volumes[0].memoryDump", "spec.utilityVolumes"}
+		"spec.domain.devices.interfaces[2].bridge", "spec.networks[1].multus", "spec.volumes[0].memoryDump", "spec.utilityVolumes"}
 	if got := unsupportedFields(&more); !slices.Equal(got, want) {
 		t.Errorf("unsupportedFields = %v, want %v", got, want)
 	}

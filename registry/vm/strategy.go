@@ -121,29 +121,31 @@ func readyStatus(o *v1.VirtualMachine) string {
 	return ""
 }
 
-// checkInstancetype refuses a VM whose instancetype or preference does not exist, or whose
-// template sets what its instancetype sets (KubeVirt's conflict message names every field).
+// checkInstancetype refuses a VM whose template sets what its instancetype sets (KubeVirt's
+// conflict message names every field). An instancetype or preference that does not exist (yet)
+// is no error, as in KubeVirt: manifests apply in any order; the VM cannot start until it
+// exists, and its status says so.
 func checkInstancetype(ctx context.Context, sizes apply.Finder, o *v1.VirtualMachine) field.ErrorList {
 	if o.Spec.Instancetype == nil && o.Spec.Preference == nil || o.Spec.Template == nil {
 		return nil
 	}
 	it, pref, err := apply.Find(ctx, sizes, o)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
 	if err != nil {
-		return field.ErrorList{notFound(err)}
+		return field.ErrorList{findFailed(err)}
 	}
 	t := o.Spec.Template.DeepCopy()
 	return apply.Spec(field.NewPath("spec", "template", "spec"), it, pref, &t.Spec, &t.ObjectMeta).Errors()
 }
 
-// notFound names the missing instancetype or preference.
-func notFound(err error) *field.Error {
-	path, what := field.NewPath("spec", "instancetype", "name"), "instancetype"
+// findFailed names the instancetype or preference that could not be read.
+func findFailed(err error) *field.Error {
+	path := field.NewPath("spec", "instancetype", "name")
 	var find *apply.FindError
 	if errors.As(err, &find) && find.Field == "spec.preference" {
-		path, what = field.NewPath("spec", "preference", "name"), "preference"
-	}
-	if apierrors.IsNotFound(err) {
-		return field.Invalid(path, "", "Failure to find "+what+": "+errors.Unwrap(err).Error())
+		path = field.NewPath("spec", "preference", "name")
 	}
 	return field.InternalError(path, err)
 }

@@ -110,10 +110,6 @@ func validateVMNetworkCIDR(cidr string, fldPath *field.Path) field.ErrorList {
 // validateInterface checks an interface's binding, model, MAC address and ports.
 func validateInterface(iface *v1.Interface, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if iface.Bridge != nil {
-		errs = append(errs, field.Forbidden(fldPath.Child("bridge"),
-			"bridge binding is not supported by Vireo's runtime; use masquerade"))
-	}
 	switch bindings := iface.Bindings(); {
 	case len(bindings) == 0:
 		errs = append(errs, field.Required(fldPath.Child("masquerade"),

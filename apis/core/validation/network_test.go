@@ -75,9 +75,9 @@ func TestInterfaceBindingValidation(t *testing.T) {
 	both := v1.Interface{Name: "default", InterfaceBindingMethod: v1.InterfaceBindingMethod{
 		Bridge: &v1.InterfaceBridge{}, Masquerade: &v1.InterfaceMasquerade{}}}
 	runSpecCases(t, []specCase{
-		{name: "bridge refused", mutate: setIface(bridge), want: []fe{{forbidden, i0 + ".bridge"}}},
+		{name: "bridge accepted (the VMI fails Unsupported)", mutate: setIface(bridge)},
 		{name: "no binding", mutate: setIface(v1.Interface{Name: "default"}), want: []fe{{required, i0 + ".masquerade"}}},
-		{name: "two bindings", mutate: setIface(both), want: []fe{{forbidden, i0 + ".bridge"}, {invalid, i0}}},
+		{name: "two bindings", mutate: setIface(both), want: []fe{{invalid, i0}}},
 		// KubeVirt's other bindings are stored (the VMI then fails with reason Unsupported).
 		{name: "sriov", mutate: setIface(v1.Interface{Name: "default", InterfaceBindingMethod: v1.InterfaceBindingMethod{SRIOV: &v1.InterfaceSRIOV{}}})},
 		{name: "a binding plugin", mutate: setIface(v1.Interface{Name: "default", Binding: &v1.PluginBinding{Name: "passt"}})},
@@ -89,17 +89,6 @@ func TestInterfaceBindingValidation(t *testing.T) {
 			Pod: &v1.PodNetwork{}, Multus: &v1.MultusNetwork{NetworkName: "ns/bridge"}}}}, masq("default")),
 			want: []fe{{invalid, networksPath + "[0]"}}},
 	})
-}
-
-func TestBridgeMessage(t *testing.T) {
-	vmi := validVMI()
-	vmi.Spec.Domain.Devices.Interfaces[0] = v1.Interface{Name: "default",
-		InterfaceBindingMethod: v1.InterfaceBindingMethod{Bridge: &v1.InterfaceBridge{}}}
-	errs := ValidateVirtualMachineInstance(vmi)
-	want := "spec.domain.devices.interfaces[0].bridge: Forbidden: bridge binding is not supported by Vireo's runtime; use masquerade"
-	if len(errs) != 1 || errs[0].Error() != want {
-		t.Errorf("errors = %v, want %q", errs, want)
-	}
 }
 
 func TestInterfaceDetailsValidation(t *testing.T) {

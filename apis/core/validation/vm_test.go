@@ -75,11 +75,6 @@ func TestValidateVirtualMachine(t *testing.T) {
 		{name: "template interface without network", mutate: func(vm *v1.VirtualMachine) {
 			vm.Spec.Template.Spec.Domain.Devices.Interfaces = []v1.Interface{masq("default")}
 		}, want: []fe{{invalid, tspec + ".domain.devices.interfaces[0].name"}}},
-		{name: "template bridge refused", mutate: func(vm *v1.VirtualMachine) {
-			vm.Spec.Template.Spec.Networks = []v1.Network{podNet("default")}
-			vm.Spec.Template.Spec.Domain.Devices.Interfaces = []v1.Interface{{Name: "default",
-				InterfaceBindingMethod: v1.InterfaceBindingMethod{Bridge: &v1.InterfaceBridge{}}}}
-		}, want: []fe{{forbidden, tspec + ".domain.devices.interfaces[0].bridge"}}},
 		{name: "template labels", mutate: func(vm *v1.VirtualMachine) {
 			vm.Spec.Template.ObjectMeta.Labels = map[string]string{"kubevirt.io/nodeName": "n1", "bad key": "v"}
 		}, want: []fe{{invalid, "spec.template.metadata.labels"}}},
