@@ -6,10 +6,10 @@ import (
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// setPodNetworkDefaults connects a VMI that has neither networks nor interfaces to the pod network
+// SetPodNetworkDefaults connects a VMI that has neither networks nor interfaces to the pod network
 // through a masquerade interface, unless autoattachPodInterface is false. Masquerade (not KubeVirt's
 // bridge) is the default because it is the only binding Vireo's runtime implements.
-func setPodNetworkDefaults(spec *v1.VirtualMachineInstanceSpec) {
+func SetPodNetworkDefaults(spec *v1.VirtualMachineInstanceSpec) {
 	devices := &spec.Domain.Devices
 	if len(spec.Networks) > 0 || len(devices.Interfaces) > 0 {
 		return
@@ -30,17 +30,8 @@ func setPodNetworkDefaults(spec *v1.VirtualMachineInstanceSpec) {
 // setDiskDefaults adds a disk for every volume that has none, attaches every disk that says none of
 // disk, cdrom and lun as a disk, and fills in buses and the CD-ROM read-only flag and tray.
 func setDiskDefaults(spec *v1.VirtualMachineInstanceSpec) {
+	AddVolumeDisks(spec)
 	devices := &spec.Domain.Devices
-	named := make(map[string]bool, len(devices.Disks))
-	for _, d := range devices.Disks {
-		named[d.Name] = true
-	}
-	for _, v := range spec.Volumes {
-		if !named[v.Name] {
-			devices.Disks = append(devices.Disks, v1.Disk{Name: v.Name})
-			named[v.Name] = true
-		}
-	}
 	for i := range devices.Disks {
 		d := &devices.Disks[i]
 		if d.Disk == nil && d.CDRom == nil && d.LUN == nil {
@@ -60,6 +51,21 @@ func setDiskDefaults(spec *v1.VirtualMachineInstanceSpec) {
 			if d.CDRom.Tray == "" {
 				d.CDRom.Tray = v1.TrayStateClosed
 			}
+		}
+	}
+}
+
+// AddVolumeDisks adds a disk (of no kind or bus yet) for every volume that has none.
+func AddVolumeDisks(spec *v1.VirtualMachineInstanceSpec) {
+	devices := &spec.Domain.Devices
+	named := make(map[string]bool, len(devices.Disks))
+	for _, d := range devices.Disks {
+		named[d.Name] = true
+	}
+	for _, v := range spec.Volumes {
+		if !named[v.Name] {
+			devices.Disks = append(devices.Disks, v1.Disk{Name: v.Name})
+			named[v.Name] = true
 		}
 	}
 }

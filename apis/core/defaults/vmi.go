@@ -34,7 +34,7 @@ func SetVirtualMachineInstanceDefaults(vmi *v1.VirtualMachineInstance) {
 	setCPUTopologyDefaults(&spec.Domain)
 	setCPURequestDefaults(&spec.Domain.Resources)
 	setGuestMemoryDefaults(&spec.Domain)
-	setPodNetworkDefaults(spec)
+	SetPodNetworkDefaults(spec)
 	setDiskDefaults(spec)
 	setFirmwareUUIDDefault(&spec.Domain)
 	setFeatureDefaults(&spec.Domain)

@@ -139,4 +139,10 @@ func TestPreferenceFillsWhatIsUnset(t *testing.T) {
 	if empty.Domain.Features != nil || empty.Domain.Clock != nil || empty.Domain.Firmware != nil {
 		t.Errorf("an empty preference left empty objects: %+v", empty.Domain)
 	}
+	// The disk of a volume without one, and the pod network's interface, get the preference too.
+	bare := &v1.VirtualMachineInstanceSpec{Volumes: []v1.Volume{{Name: "root"}}}
+	Spec(base, nil, pref, bare, nil)
+	if d := bare.Domain.Devices; len(d.Disks) != 1 || d.Disks[0].Disk.Bus != v1.DiskBusVirtio || len(d.Interfaces) != 1 || d.Interfaces[0].Model != "virtio" {
+		t.Errorf("default devices: %+v", d)
+	}
 }

@@ -3,13 +3,21 @@ package apply
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/instancetype/v1beta1"
 )
 
 // Preference fills what spec leaves unset with the preference's values, and adds its
-// annotations to meta where meta has none of that key.
+// annotations to meta where meta has none of that key. As KubeVirt does, the devices the VMI
+// would get by default (a disk per volume, the pod network's interface, unless the autoattach
+// preferences say otherwise) are added first, so that the preference reaches them too.
 func Preference(p *v1beta1.VirtualMachinePreferenceSpec, spec *v1.VirtualMachineInstanceSpec, meta *metav1.ObjectMeta) {
+	if p.Devices != nil {
+		setBool(&spec.Domain.Devices.AutoattachPodInterface, p.Devices.PreferredAutoattachPodInterface)
+	}
+	defaults.AddVolumeDisks(spec)
+	defaults.SetPodNetworkDefaults(spec)
 	if p.CPU != nil && len(p.CPU.PreferredCPUFeatures) > 0 {
 		cpuFeatures(p.CPU.PreferredCPUFeatures, spec)
 	}
