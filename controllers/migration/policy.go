@@ -1,7 +1,6 @@
 package migration
 
 import (
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -90,16 +89,12 @@ func withPolicy(cluster defaults.MigrationSettings, policy *v1alpha1.MigrationPo
 		return cluster
 	}
 	spec := policy.Spec
-	var bandwidth *resource.Quantity
-	if spec.BandwidthPerMigration != nil {
-		bandwidth = new(spec.BandwidthPerMigration.DeepCopy())
-	}
 	disruption := spec.AllowWorkloadDisruption
 	if disruption == nil && spec.AllowPostCopy != nil {
 		disruption = spec.AllowPostCopy // KubeVirt: unset, it follows the policy's allowPostCopy
 	}
 	cluster.Apply(&v1.MigrationConfiguration{
-		BandwidthPerMigration:   bandwidth,
+		BandwidthPerMigration:   spec.BandwidthPerMigration, // Apply copies it
 		CompletionTimeoutPerGiB: spec.CompletionTimeoutPerGiB,
 		AllowAutoConverge:       spec.AllowAutoConverge,
 		AllowPostCopy:           spec.AllowPostCopy,

@@ -96,14 +96,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			scaleErr = c.update(ctx, pool, active)
 		}
 	}
-	st := *pool.Status.DeepCopy()
-	st.Replicas, st.ReadyReplicas, st.LabelSelector = int32(len(active)), 0, selector.String()
+	ready := 0
 	for _, vm := range active {
 		if vmReady(vm) {
-			st.ReadyReplicas++
+			ready++
 		}
 	}
-	replicastatus.SetConditions(&st, pool.Spec.Paused, scaleErr, scaledUp, c.now())
+	st := replicastatus.Next(&pool.Status, len(active), ready, selector, pool.Spec.Paused, scaleErr, scaledUp, c.now())
 	if pool.Spec.Autohealing != nil {
 		c.EnqueueAfter(key, requeueAfter) // a VM may have failed long enough by then
 	}
@@ -164,10 +163,7 @@ func (c *Controller) scale(ctx context.Context, pool *v1beta1.VirtualMachinePool
 			errs = append(errs, c.deleteVM(ctx, vm))
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (c *Controller) deleteVM(ctx context.Context, vm *v1.VirtualMachine) error {
@@ -199,7 +195,7 @@ func (c *Controller) update(ctx context.Context, pool *v1beta1.VirtualMachinePoo
 			errs = append(errs, fmt.Errorf("updating VM %s: %w", vm.Name, err))
 		}
 	}
-	if s != nil && s.Opportunistic != nil || len(errs) > 0 {
+	if len(errs) > 0 || (s != nil && s.Opportunistic != nil) {
 		return errors.Join(errs...)
 	}
 	var policy *v1beta1.VirtualMachinePoolSelectionPolicy

@@ -56,7 +56,7 @@ func finished(vmi *v1.VirtualMachineInstance) bool {
 	return vmi.Status.Phase == v1.Succeeded || vmi.Status.Phase == v1.Failed
 }
 
-func ready(vmi *v1.VirtualMachineInstance) bool {
+func vmiReady(vmi *v1.VirtualMachineInstance) bool {
 	c := vmi.Status.Condition(v1.VirtualMachineInstanceReady)
 	return c != nil && c.Status == v1.ConditionTrue
 }
@@ -88,7 +88,7 @@ func progress(vmi *v1.VirtualMachineInstance) int {
 	switch {
 	case vmi.Status.NodeName == "":
 		return 0
-	case !ready(vmi):
+	case !vmiReady(vmi):
 		return 1
 	default:
 		return 2
@@ -98,17 +98,13 @@ func progress(vmi *v1.VirtualMachineInstance) int {
 // nextStatus is the set's status for its active VMIs, its selector and the error of the last
 // scaling (nil when it worked or did not run).
 func nextStatus(rs *v1.VirtualMachineInstanceReplicaSet, active []*v1.VirtualMachineInstance, selector labels.Selector, scaleErr error, scaledUp bool, now metav1.Time) v1.VirtualMachineInstanceReplicaSetStatus {
-	st := *rs.Status.DeepCopy()
-	st.Replicas = int32(len(active))
-	st.ReadyReplicas = 0
+	ready := 0
 	for _, vmi := range active {
-		if ready(vmi) {
-			st.ReadyReplicas++
+		if vmiReady(vmi) {
+			ready++
 		}
 	}
-	st.LabelSelector = selector.String()
-	replicastatus.SetConditions(&st, rs.Spec.Paused, scaleErr, scaledUp, now)
-	return st
+	return replicastatus.Next(&rs.Status, len(active), ready, selector, rs.Spec.Paused, scaleErr, scaledUp, now)
 }
 
 // pendingTTL is how long a write the cache has not shown is waited for before the set is

@@ -1,14 +1,25 @@
-// Package replicastatus keeps the conditions that replica sets and VM pools share (their status
-// has the same fields): ReplicaPaused while paused, ReplicaFailure while the last scaling failed.
+// Package replicastatus computes the status replica sets and VM pools share (the same fields):
+// replicas, ready replicas, the selector for /scale, ReplicaPaused while paused and
+// ReplicaFailure while the last scaling failed.
 package replicastatus
 
 import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
+
+// Next is the status that follows old: replicas members of which ready are ready, the selector
+// in string form, and the conditions of SetConditions.
+func Next(old *v1.VirtualMachineInstanceReplicaSetStatus, replicas, ready int, selector labels.Selector, paused bool, scaleErr error, scaledUp bool, now metav1.Time) v1.VirtualMachineInstanceReplicaSetStatus {
+	st := *old.DeepCopy()
+	st.Replicas, st.ReadyReplicas, st.LabelSelector = int32(replicas), int32(ready), selector.String()
+	SetConditions(&st, paused, scaleErr, scaledUp, now)
+	return st
+}
 
 // SetConditions sets ReplicaPaused from paused and ReplicaFailure from scaleErr, the error of the
 // last scaling (nil when it worked or did not run); scaledUp says whether it created

@@ -21,8 +21,8 @@ type kind[T storeutil.Object] struct {
 	shortNames       []string
 	cluster          bool
 	newObj, newList  func() runtime.Object
-	// validate checks o (and, on an update, against old; nil on create).
-	validate func(o, old T) field.ErrorList
+	// validate checks o and, on an update, its metadata against old's (nil on create).
+	validate func(o T, old *metav1.ObjectMeta) field.ErrorList
 	spec     func(o T) any
 	copySpec func(dst, src T)
 }
@@ -37,9 +37,10 @@ func (k kind[T]) resource() storeutil.Resource[T] {
 		Hooks: storeutil.Hooks[T]{
 			APIVersion:    v1beta1.SchemeGroupVersion.String(),
 			ClusterScoped: k.cluster,
-			Validate:      func(_ context.Context, o T) field.ErrorList { var none T; return k.validate(o, none) },
+			Validate:      func(_ context.Context, o T) field.ErrorList { return k.validate(o, nil) },
 			ValidateUpdate: func(_ context.Context, o, old T) field.ErrorList {
-				return k.validate(o, old)
+				meta, _ := any(old).(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
+				return k.validate(o, meta)
 			},
 			CopySpec: k.copySpec,
 			Spec:     k.spec,
@@ -55,8 +56,8 @@ func Instancetypes() storeutil.Resource[*v1beta1.VirtualMachineInstancetype] {
 		shortNames: []string{"vminstancetype", "vminstancetypes", "vmf", "vmfs"},
 		newObj:     func() runtime.Object { return &v1beta1.VirtualMachineInstancetype{} },
 		newList:    func() runtime.Object { return &v1beta1.VirtualMachineInstancetypeList{} },
-		validate: func(o, old *v1beta1.VirtualMachineInstancetype) field.ErrorList {
-			return validation.ValidateInstancetype(&o.ObjectMeta, metaOf(old, old == nil), true, &o.Spec)
+		validate: func(o *v1beta1.VirtualMachineInstancetype, old *metav1.ObjectMeta) field.ErrorList {
+			return validation.ValidateInstancetype(&o.ObjectMeta, old, true, &o.Spec)
 		},
 		spec:     func(o *v1beta1.VirtualMachineInstancetype) any { return o.Spec },
 		copySpec: func(dst, src *v1beta1.VirtualMachineInstancetype) { dst.Spec = src.Spec },
@@ -70,8 +71,8 @@ func ClusterInstancetypes() storeutil.Resource[*v1beta1.VirtualMachineClusterIns
 		shortNames: []string{"vmclusterinstancetype", "vmclusterinstancetypes", "vmcf", "vmcfs"}, cluster: true,
 		newObj:  func() runtime.Object { return &v1beta1.VirtualMachineClusterInstancetype{} },
 		newList: func() runtime.Object { return &v1beta1.VirtualMachineClusterInstancetypeList{} },
-		validate: func(o, old *v1beta1.VirtualMachineClusterInstancetype) field.ErrorList {
-			return validation.ValidateInstancetype(&o.ObjectMeta, metaOf(old, old == nil), false, &o.Spec)
+		validate: func(o *v1beta1.VirtualMachineClusterInstancetype, old *metav1.ObjectMeta) field.ErrorList {
+			return validation.ValidateInstancetype(&o.ObjectMeta, old, false, &o.Spec)
 		},
 		spec:     func(o *v1beta1.VirtualMachineClusterInstancetype) any { return o.Spec },
 		copySpec: func(dst, src *v1beta1.VirtualMachineClusterInstancetype) { dst.Spec = src.Spec },
@@ -85,8 +86,8 @@ func Preferences() storeutil.Resource[*v1beta1.VirtualMachinePreference] {
 		shortNames: []string{"vmpref", "vmprefs", "vmp", "vmps"},
 		newObj:     func() runtime.Object { return &v1beta1.VirtualMachinePreference{} },
 		newList:    func() runtime.Object { return &v1beta1.VirtualMachinePreferenceList{} },
-		validate: func(o, old *v1beta1.VirtualMachinePreference) field.ErrorList {
-			return validation.ValidatePreference(&o.ObjectMeta, metaOf(old, old == nil), true, &o.Spec)
+		validate: func(o *v1beta1.VirtualMachinePreference, old *metav1.ObjectMeta) field.ErrorList {
+			return validation.ValidatePreference(&o.ObjectMeta, old, true, &o.Spec)
 		},
 		spec:     func(o *v1beta1.VirtualMachinePreference) any { return o.Spec },
 		copySpec: func(dst, src *v1beta1.VirtualMachinePreference) { dst.Spec = src.Spec },
@@ -100,19 +101,10 @@ func ClusterPreferences() storeutil.Resource[*v1beta1.VirtualMachineClusterPrefe
 		shortNames: []string{"vmcp", "vmcps"}, cluster: true,
 		newObj:  func() runtime.Object { return &v1beta1.VirtualMachineClusterPreference{} },
 		newList: func() runtime.Object { return &v1beta1.VirtualMachineClusterPreferenceList{} },
-		validate: func(o, old *v1beta1.VirtualMachineClusterPreference) field.ErrorList {
-			return validation.ValidatePreference(&o.ObjectMeta, metaOf(old, old == nil), false, &o.Spec)
+		validate: func(o *v1beta1.VirtualMachineClusterPreference, old *metav1.ObjectMeta) field.ErrorList {
+			return validation.ValidatePreference(&o.ObjectMeta, old, false, &o.Spec)
 		},
 		spec:     func(o *v1beta1.VirtualMachineClusterPreference) any { return o.Spec },
 		copySpec: func(dst, src *v1beta1.VirtualMachineClusterPreference) { dst.Spec = src.Spec },
 	}.resource()
-}
-
-// metaOf is the metadata of an old object, nil on create (no old object).
-func metaOf(old storeutil.Object, isNil bool) *metav1.ObjectMeta {
-	if isNil {
-		return nil
-	}
-	meta, _ := old.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
-	return meta
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
 	corevalidation "github.com/vireo-dev/vireo/apis/core/validation"
+	poolinstall "github.com/vireo-dev/vireo/apis/pool/install"
 	"github.com/vireo-dev/vireo/apis/pool/v1beta1"
 	"github.com/vireo-dev/vireo/apis/pool/validation"
 	"github.com/vireo-dev/vireo/registry/datavolume"
@@ -75,7 +76,7 @@ var Replicas = storeutil.Replicas[*v1beta1.VirtualMachinePool]{
 	Status: func(o *v1beta1.VirtualMachinePool) (int32, string) {
 		return o.Status.Replicas, o.Status.LabelSelector
 	},
-	Versions: []string{v1beta1.SchemeGroupVersion.String(), v1beta1.GroupName + "/v1alpha1"},
+	Versions: []string{v1beta1.SchemeGroupVersion.String(), poolinstall.V1alpha1.String()},
 }
 
 // setDefaults gives a pool one replica when unset and its template a VM's defaults.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vireo-dev/vireo/apis/core/defaults"
+	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
 	"github.com/vireo-dev/vireo/registry/storeutil"
@@ -68,7 +69,7 @@ var Replicas = storeutil.Replicas[*v1.VirtualMachineInstanceReplicaSet]{
 	Status: func(o *v1.VirtualMachineInstanceReplicaSet) (int32, string) {
 		return o.Status.Replicas, o.Status.LabelSelector
 	},
-	Versions: []string{v1.SchemeGroupVersion.String(), v1.GroupName + "/v1alpha3"},
+	Versions: []string{v1.SchemeGroupVersion.String(), coreinstall.V1alpha3.String()},
 }
 
 // replicasCell is the DESIRED column: spec.replicas, or nothing when unset.

@@ -53,7 +53,7 @@ func validateVirtualMachineSpec(vm *v1.VirtualMachine, fldPath *field.Path) fiel
 		errs = append(errs, field.Required(fldPath.Child("runStrategy"),
 			"spec.runStrategy must be specified (Always, RerunOnFailure, Manual, Halted or Once; spec.running is deprecated)"))
 	}
-	errs = append(errs, validateNotYetApplied(spec, fldPath)...)
+	errs = append(errs, validateSizesAndVolumeUpdates(spec, fldPath)...)
 	if spec.RunStrategy != nil {
 		errs = append(errs, fieldcheck.Enum(*spec.RunStrategy, runStrategies, fldPath.Child("runStrategy"))...)
 	}
@@ -128,9 +128,6 @@ func ValidateVirtualMachineInstanceMigrationUpdate(m, old *v1.VirtualMachineInst
 	return errs
 }
 
-// validateNotYetApplied refuses what a VM may say in KubeVirt's API but Vireo's VM controller does
-// not apply yet, rather than starting a guest without it: instancetypes and preferences, and
-// live storage migration on a volume change.
 // validateMatcher checks a VM's instancetype or preference: a name and one of kinds (or none:
 // the cluster-wide kind); inferring the name from a volume's labels is not done yet.
 func validateMatcher(path *field.Path, name, kind, inferFromVolume string, kinds []string) field.ErrorList {
@@ -147,7 +144,9 @@ func validateMatcher(path *field.Path, name, kind, inferFromVolume string, kinds
 	return errs
 }
 
-func validateNotYetApplied(spec *v1.VirtualMachineSpec, fldPath *field.Path) field.ErrorList {
+// validateSizesAndVolumeUpdates checks the VM's instancetype and preference matchers, and refuses
+// live storage migration on a volume change, which Vireo does not do yet, rather than ignoring it.
+func validateSizesAndVolumeUpdates(spec *v1.VirtualMachineSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if m := spec.Instancetype; m != nil {
 		errs = append(errs, validateMatcher(fldPath.Child("instancetype"), m.Name, m.Kind, m.InferFromVolume,

@@ -184,10 +184,10 @@ func TestValidateMigrationUpdate(t *testing.T) {
 	}
 }
 
-// TestVMFieldsNotYetApplied: instancetypes and preferences need a name and a known kind (inferring
+// TestVMSizesAndVolumeUpdates: instancetypes and preferences need a name and a known kind (inferring
 // them from a volume is not done yet); live storage migration is refused with a reason rather
 // than stored and ignored.
-func TestVMFieldsNotYetApplied(t *testing.T) {
+func TestVMSizesAndVolumeUpdates(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		mutate func(*v1.VirtualMachine)

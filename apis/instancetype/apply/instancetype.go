@@ -87,25 +87,25 @@ func instancetypeCPU(path *field.Path, it *v1beta1.VirtualMachineInstancetypeSpe
 	cpu, want := spec.Domain.CPU, it.CPU
 	domain := path.Child("domain")
 	var c Conflicts
-	for _, r := range []v1.ResourceName{v1.ResourceCPU} {
-		if _, ok := spec.Domain.Resources.Requests[r]; ok {
-			c = append(c, domain.Child("resources", "requests", string(r)))
-		}
-		if _, ok := spec.Domain.Resources.Limits[r]; ok {
-			c = append(c, domain.Child("resources", "limits", string(r)))
-		}
+	if _, ok := spec.Domain.Resources.Requests[v1.ResourceCPU]; ok {
+		c = append(c, domain.Child("resources", "requests", "cpu"))
 	}
-	set := map[string]bool{
-		"sockets": cpu.Sockets != 0, "cores": cpu.Cores != 0, "threads": cpu.Threads != 0,
-		"model":                 cpu.Model != "" && want.Model != nil,
-		"dedicatedCpuPlacement": cpu.DedicatedCPUPlacement && want.DedicatedCPUPlacement != nil,
-		"isolateEmulatorThread": cpu.IsolateEmulatorThread && want.IsolateEmulatorThread != nil,
-		"numa":                  cpu.NUMA != nil && want.NUMA != nil,
-		"realtime":              cpu.Realtime != nil && want.Realtime != nil,
+	if _, ok := spec.Domain.Resources.Limits[v1.ResourceCPU]; ok {
+		c = append(c, domain.Child("resources", "limits", "cpu"))
 	}
-	for _, name := range []string{"sockets", "cores", "threads", "model", "dedicatedCpuPlacement", "isolateEmulatorThread", "numa", "realtime"} {
-		if set[name] {
-			c = append(c, domain.Child("cpu", name))
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"sockets", cpu.Sockets != 0}, {"cores", cpu.Cores != 0}, {"threads", cpu.Threads != 0},
+		{"model", cpu.Model != "" && want.Model != nil},
+		{"dedicatedCpuPlacement", cpu.DedicatedCPUPlacement && want.DedicatedCPUPlacement != nil},
+		{"isolateEmulatorThread", cpu.IsolateEmulatorThread && want.IsolateEmulatorThread != nil},
+		{"numa", cpu.NUMA != nil && want.NUMA != nil},
+		{"realtime", cpu.Realtime != nil && want.Realtime != nil},
+	} {
+		if f.set {
+			c = append(c, domain.Child("cpu", f.name))
 		}
 	}
 	if len(c) > 0 {
