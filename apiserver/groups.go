@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	coreinstall "github.com/vireo-dev/vireo/apis/core/install"
@@ -65,7 +67,19 @@ func v1alpha3Storage(v1Storage map[string]rest.Storage) map[string]rest.Storage 
 	return out
 }
 
-func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter, agents *agentclient.Client, authz authorizer.Authorizer) error {
+// groupDeps are what the API groups are built from.
+type groupDeps struct {
+	scheme *runtime.Scheme
+	codecs serializer.CodecFactory
+	getter generic.RESTOptionsGetter
+	agents *agentclient.Client
+	authz  authorizer.Authorizer
+	// kube reads the core objects VMs refer to (claims, ControllerRevisions); nil standalone.
+	kube kubernetes.Interface
+}
+
+func installAPIGroups(gs *genericapiserver.GenericAPIServer, d groupDeps) error {
+	scheme, codecs, getter, agents, authz := d.scheme, d.codecs, d.getter, d.agents, d.authz
 	kubevirt := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
 	kubevirt.NegotiatedSerializer = servingSerializer(codecs)
 	kubevirtStorage := map[string]rest.Storage{}
@@ -89,7 +103,9 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err != nil {
 		return err
 	}
-	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource(clones, sizes)); err != nil {
+	sizes.Revision = revisionReader(d.kube)
+	volumes := &instancetype.Sources{Kube: d.kube}
+	if _, err := addStores(kubevirtStorage, "virtualmachines", scheme, getter, vm.Resource(clones, vm.Sizes{Finder: sizes, Volumes: volumes})); err != nil {
 		return err
 	}
 	vms, vmsStatus := kubevirtStorage["virtualmachines"].(*storeutil.REST), kubevirtStorage["virtualmachines/status"].(*storeutil.StatusREST)
@@ -128,6 +144,7 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 	if err != nil {
 		return err
 	}
+	volumes.DataVolumes = dvs
 	cdiStorage["datavolumes/upload"] = dvupload.New(dvs, agents)
 	cdi.VersionedResourcesStorageMap[cdiv1beta1.SchemeGroupVersion.Version] = cdiStorage
 
@@ -154,6 +171,21 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, scheme *runtime.Sch
 		gs.Handler.NonGoRestfulMux.HandlePrefix("/apis/"+gv.String()+"/namespaces/", subresourcesHandler(connecters, shot, forwarder, sizes, codecs))
 	}
 	return nil
+}
+
+// revisionReader reads the data of ControllerRevisions (the versions of instancetypes and
+// preferences VMs pin); nil without the core API.
+func revisionReader(kube kubernetes.Interface) func(ctx context.Context, namespace, name string) ([]byte, error) {
+	if kube == nil {
+		return nil
+	}
+	return func(ctx context.Context, namespace, name string) ([]byte, error) {
+		rev, err := kube.AppsV1().ControllerRevisions(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return rev.Data.Raw, nil
+	}
 }
 
 // migrationsGroup is migrations.kubevirt.io: the cluster's MigrationPolicies.

@@ -49,11 +49,16 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	agents, err := c.nodeAgentClient()
+	kube, err := c.kubeClient()
 	if err != nil {
 		return nil, err
 	}
-	if err := installAPIGroups(gs, c.scheme, c.codecs, c.generic.RESTOptionsGetter, agents, c.generic.Authorization.Authorizer); err != nil {
+	agents, err := c.nodeAgentClient(kube)
+	if err != nil {
+		return nil, err
+	}
+	deps := groupDeps{scheme: c.scheme, codecs: c.codecs, getter: c.generic.RESTOptionsGetter, agents: agents, authz: c.generic.Authorization.Authorizer, kube: kube}
+	if err := installAPIGroups(gs, deps); err != nil {
 		return nil, err
 	}
 	if err := installInfoEndpoints(gs, c.kube); err != nil {
@@ -70,19 +75,23 @@ func (c CompletedConfig) New() (*Server, error) {
 	return &Server{Generic: gs}, nil
 }
 
+// kubeClient reaches kube-apiserver; nil standalone (no core API).
+func (c CompletedConfig) kubeClient() (kubernetes.Interface, error) {
+	if c.kube == nil {
+		return nil, nil
+	}
+	return kubernetes.NewForConfig(c.kube)
+}
+
 // nodeAgentClient builds the client to the node agents; nil (console and VNC answer 503 with
 // the reason) without a client certificate or without the core API (standalone).
-func (c CompletedConfig) nodeAgentClient() (*agentclient.Client, error) {
+func (c CompletedConfig) nodeAgentClient(kube kubernetes.Interface) (*agentclient.Client, error) {
 	if c.agents == nil || c.agents.ClientCertFile == "" {
 		return nil, nil
 	}
-	if c.kube == nil {
+	if kube == nil {
 		klog.InfoS("No core API: console and VNC are unavailable (node agents are found through their Pods)")
 		return nil, nil
-	}
-	kube, err := kubernetes.NewForConfig(c.kube)
-	if err != nil {
-		return nil, err
 	}
 	return agentclient.New(c.agents, kube)
 }

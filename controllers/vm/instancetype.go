@@ -38,7 +38,7 @@ func (c *Controller) applySizes(ctx context.Context, vm *v1.VirtualMachine, vmi 
 		if err != nil {
 			return out, fmt.Errorf("spec.instancetype: %w", err)
 		}
-		if it, err = instancetypeSpecOf(rev); err != nil {
+		if it, err = apply.InstancetypeOf(rev.Name, rev.Data.Raw); err != nil {
 			return out, err
 		}
 		out.instancetype = &v1.InstancetypeStatusRef{Name: m.Name, Kind: kind, ControllerRevisionRef: &v1.ControllerRevisionRef{Name: rev.Name}}
@@ -49,7 +49,7 @@ func (c *Controller) applySizes(ctx context.Context, vm *v1.VirtualMachine, vmi 
 		if err != nil {
 			return out, fmt.Errorf("spec.preference: %w", err)
 		}
-		if pref, err = preferenceSpecOf(rev); err != nil {
+		if pref, err = apply.PreferenceOf(rev.Name, rev.Data.Raw); err != nil {
 			return out, err
 		}
 		out.preference = &v1.InstancetypeStatusRef{Name: m.Name, Kind: kind, ControllerRevisionRef: &v1.ControllerRevisionRef{Name: rev.Name}}
@@ -121,22 +121,4 @@ func (c *Controller) current(ctx context.Context, namespace, kind, name string) 
 	}
 	obj.GetObjectKind().SetGroupVersionKind(v1beta1.SchemeGroupVersion.WithKind(kind))
 	return obj, nil
-}
-
-// instancetypeSpecOf decodes the instancetype a revision holds (either kind: same spec).
-func instancetypeSpecOf(rev *appsv1.ControllerRevision) (*v1beta1.VirtualMachineInstancetypeSpec, error) {
-	var obj v1beta1.VirtualMachineInstancetype
-	if err := json.Unmarshal(rev.Data.Raw, &obj); err != nil {
-		return nil, fmt.Errorf("ControllerRevision %s holds no instancetype: %w", rev.Name, err)
-	}
-	return &obj.Spec, nil
-}
-
-// preferenceSpecOf decodes the preference a revision holds.
-func preferenceSpecOf(rev *appsv1.ControllerRevision) (*v1beta1.VirtualMachinePreferenceSpec, error) {
-	var obj v1beta1.VirtualMachinePreference
-	if err := json.Unmarshal(rev.Data.Raw, &obj); err != nil {
-		return nil, fmt.Errorf("ControllerRevision %s holds no preference: %w", rev.Name, err)
-	}
-	return &obj.Spec, nil
 }

@@ -4,10 +4,8 @@ package vm
 
 import (
 	"context"
-	"errors"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -15,15 +13,14 @@ import (
 	"github.com/vireo-dev/vireo/apis/core/defaults"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/core/validation"
-	"github.com/vireo-dev/vireo/apis/instancetype/apply"
 	"github.com/vireo-dev/vireo/registry/datavolume"
 	"github.com/vireo-dev/vireo/registry/storeutil"
 )
 
 // Resource describes VirtualMachines to the generic registry; clones checks the users whose
 // dataVolumeTemplates clone across namespaces; sizes finds the instancetypes and preferences VMs
-// name, whose values must not conflict with the VM's.
-func Resource(clones datavolume.CloneSources, sizes apply.Finder) storeutil.Resource[*v1.VirtualMachine] {
+// name (or infer from their volumes), whose values must not conflict with the VM's.
+func Resource(clones datavolume.CloneSources, sizes Sizes) storeutil.Resource[*v1.VirtualMachine] {
 	return storeutil.Resource[*v1.VirtualMachine]{
 		Plural:     v1.Resource("virtualmachines"),
 		Singular:   v1.Resource("virtualmachine"),
@@ -32,24 +29,26 @@ func Resource(clones datavolume.CloneSources, sizes apply.Finder) storeutil.Reso
 		NewList:    func() runtime.Object { return &v1.VirtualMachineList{} },
 		Hooks: storeutil.Hooks[*v1.VirtualMachine]{
 			APIVersion: v1.SchemeGroupVersion.String(),
-			PrepareForCreate: func(_ context.Context, o *v1.VirtualMachine) {
+			PrepareForCreate: func(ctx context.Context, o *v1.VirtualMachine) {
+				sizes.prepare(ctx, o)
 				defaults.SetVirtualMachineDefaults(o)
 				defaults.SetVirtualMachineIdentity(o)
 			},
-			PrepareForUpdate: func(_ context.Context, o, old *v1.VirtualMachine) {
+			PrepareForUpdate: func(ctx context.Context, o, old *v1.VirtualMachine) {
+				sizes.prepare(ctx, o)
 				defaults.SetVirtualMachineDefaults(o)
 				defaults.RetainVirtualMachineIdentity(o, old)
 			},
 			Validate: func(ctx context.Context, o *v1.VirtualMachine) field.ErrorList {
 				errs := append(validate(ctx, o), checkCloneSources(ctx, clones, o, nil)...)
-				return append(errs, checkInstancetype(ctx, sizes, o)...)
+				return append(errs, sizes.check(ctx, o)...)
 			},
 			ValidateStatusUpdate: func(_ context.Context, o, old *v1.VirtualMachine) field.ErrorList {
 				return validation.ValidateVirtualMachineStatusUpdate(o, old)
 			},
 			ValidateUpdate: func(ctx context.Context, o, old *v1.VirtualMachine) field.ErrorList {
 				errs := append(validateUpdate(ctx, o, old), checkCloneSources(ctx, clones, o, old)...)
-				return append(errs, checkInstancetype(ctx, sizes, o)...)
+				return append(errs, sizes.check(ctx, o)...)
 			},
 			ResetStatus: func(o *v1.VirtualMachine) { o.Status = v1.VirtualMachineStatus{} },
 			CopyStatus:  func(dst, src *v1.VirtualMachine) { dst.Status = src.Status },
@@ -119,33 +118,4 @@ func readyStatus(o *v1.VirtualMachine) string {
 		}
 	}
 	return ""
-}
-
-// checkInstancetype refuses a VM whose template sets what its instancetype sets (KubeVirt's
-// conflict message names every field). An instancetype or preference that does not exist (yet)
-// is no error, as in KubeVirt: manifests apply in any order; the VM cannot start until it
-// exists, and its status says so.
-func checkInstancetype(ctx context.Context, sizes apply.Finder, o *v1.VirtualMachine) field.ErrorList {
-	if o.Spec.Instancetype == nil && o.Spec.Preference == nil || o.Spec.Template == nil {
-		return nil
-	}
-	it, pref, err := apply.Find(ctx, sizes, o)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return field.ErrorList{findFailed(err)}
-	}
-	t := o.Spec.Template.DeepCopy()
-	return apply.Spec(field.NewPath("spec", "template", "spec"), it, pref, &t.Spec, &t.ObjectMeta).Errors()
-}
-
-// findFailed names the instancetype or preference that could not be read.
-func findFailed(err error) *field.Error {
-	path := field.NewPath("spec", "instancetype", "name")
-	var find *apply.FindError
-	if errors.As(err, &find) && find.Field == "spec.preference" {
-		path = field.NewPath("spec", "preference", "name")
-	}
-	return field.InternalError(path, err)
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,4 +93,98 @@ func guestCPUs(t *testing.T, ns, name, want string) {
 	con.waitFor(t, guestMarker, 90*time.Second)
 	con.send(t, "echo CPUS=$(grep -c ^processor /proc/cpuinfo)")
 	con.waitFor(t, "CPUS="+want, 30*time.Second)
+}
+
+// TestInstancetypeAdmissionReadsTheCluster: VM admission reads what lives in kube-apiserver. A
+// VM pinning a ControllerRevision is checked against the version it holds (1 vCPU, short of
+// the preference's 2), not the current instancetype (2 vCPUs); a VM inferring its instancetype
+// and preference from a labelled claim is stored with their names; an unlabelled claim refuses
+// the VM naming the label, unless the failure policy is Ignore.
+func TestInstancetypeAdmissionReadsTheCluster(t *testing.T) {
+	ns := namespace(t)
+	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, `apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineInstancetype
+metadata: {name: two}
+spec:
+  cpu: {guest: 2}
+  memory: {guest: 128Mi}
+---
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachinePreference
+metadata: {name: needs-two}
+spec:
+  requirements: {cpu: {guest: 2}}
+---
+apiVersion: apps/v1
+kind: ControllerRevision
+metadata: {name: two-as-one}
+revision: 1
+data:
+  apiVersion: instancetype.kubevirt.io/v1beta1
+  kind: VirtualMachineInstancetype
+  metadata: {name: two}
+  spec:
+    cpu: {guest: 1}
+    memory: {guest: 128Mi}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: labelled
+  labels:
+    instancetype.kubevirt.io/default-instancetype: two
+    instancetype.kubevirt.io/default-instancetype-kind: VirtualMachineInstancetype
+    instancetype.kubevirt.io/default-preference: needs-two
+    instancetype.kubevirt.io/default-preference-kind: VirtualMachinePreference
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Mi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: plain}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Mi}}}
+`))
+	vm := func(name, matchers, claim string, domain ...string) string {
+		if len(domain) == 0 {
+			domain = []string{"{devices: {}}"}
+		}
+		return manifestFile(t, `apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: `+name+`}
+spec:
+  runStrategy: Halted
+`+matchers+`
+  template:
+    spec:
+      domain: `+domain[0]+`
+      volumes:
+        - name: rootdisk
+          persistentVolumeClaim: {claimName: `+claim+`}
+`)
+	}
+	pinned := `  instancetype: {kind: VirtualMachineInstancetype, name: two, revisionName: two-as-one}
+  preference: {kind: VirtualMachinePreference, name: needs-two}`
+	_, stderr, err := kubectlResult("-n", ns, "create", "-f", vm("pinned", pinned, "plain"))
+	if err == nil || !strings.Contains(stderr, "insufficient CPU resources of 1 vCPU provided by instance type, preference requires 2 vCPU") {
+		t.Errorf("a VM pinning a 1-vCPU revision: err %v, stderr %s; want the preference's requirement refused", err, stderr)
+	}
+	kubectl(t, "-n", ns, "create", "-f", vm("current", strings.ReplaceAll(pinned, ", revisionName: two-as-one", ""), "plain"))
+
+	inferred := `  instancetype: {inferFromVolume: rootdisk}
+  preference: {inferFromVolume: rootdisk}`
+	kubectl(t, "-n", ns, "create", "-f", vm("inferred", inferred, "labelled"))
+	got, err := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), "inferred", metav1.GetOptions{})
+	if err != nil || got.Spec.Instancetype == nil || *got.Spec.Instancetype != (v1.InstancetypeMatcher{Name: "two", Kind: "VirtualMachineInstancetype"}) ||
+		got.Spec.Preference == nil || *got.Spec.Preference != (v1.PreferenceMatcher{Name: "needs-two", Kind: "VirtualMachinePreference"}) {
+		t.Errorf("the inferred VM's matchers: %+v %+v (%v)", got.Spec.Instancetype, got.Spec.Preference, err)
+	}
+	_, stderr, err = kubectlResult("-n", ns, "create", "-f", vm("unlabelled", inferred, "plain"))
+	if err == nil || !strings.Contains(stderr, "spec.instancetype.inferFromVolume") || !strings.Contains(stderr, "instancetype.kubevirt.io/default-instancetype label") {
+		t.Errorf("a VM inferring from an unlabelled claim: err %v, stderr %s", err, stderr)
+	}
+	ignored := `  instancetype: {inferFromVolume: rootdisk, inferFromVolumeFailurePolicy: Ignore}`
+	kubectl(t, "-n", ns, "create", "-f", vm("ignored", ignored, "plain", "{devices: {}, memory: {guest: 128Mi}}"))
+	if got, err := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), "ignored", metav1.GetOptions{}); err != nil || got.Spec.Instancetype != nil ||
+		got.Spec.Template.Spec.Domain.Memory == nil {
+		t.Errorf("the VM ignoring the failed inference: %+v, want no instancetype and the template's memory kept (%v)", got.Spec.Instancetype, err)
+	}
 }

@@ -90,6 +90,14 @@ type UpdateVolumesStrategy string
 // InferFromVolumeFailurePolicy is what a failed inference from a volume does: Reject or Ignore.
 type InferFromVolumeFailurePolicy string
 
+// The failure policies of inference.
+const (
+	// RejectInferFromVolumeFailure refuses the VM (the default).
+	RejectInferFromVolumeFailure InferFromVolumeFailurePolicy = "Reject"
+	// IgnoreInferFromVolumeFailure drops the matcher when the volume names nothing.
+	IgnoreInferFromVolumeFailure InferFromVolumeFailurePolicy = "Ignore"
+)
+
 // InstancetypeMatcher names an instancetype.
 type InstancetypeMatcher struct {
 	// Name of the instancetype.

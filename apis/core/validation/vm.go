@@ -32,7 +32,22 @@ func ValidateVirtualMachine(vm *v1.VirtualMachine) field.ErrorList {
 // is checked as on create.
 func ValidateVirtualMachineUpdate(vm, old *v1.VirtualMachine) field.ErrorList {
 	errs := apivalidation.ValidateObjectMetaUpdate(&vm.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	if n, o := vm.Spec.Instancetype, old.Spec.Instancetype; n != nil && o != nil {
+		errs = append(errs, validatePinnedRename(field.NewPath("spec", "instancetype"), n.Name, o.Name, n.RevisionName, o.RevisionName)...)
+	}
+	if n, o := vm.Spec.Preference, old.Spec.Preference; n != nil && o != nil {
+		errs = append(errs, validatePinnedRename(field.NewPath("spec", "preference"), n.Name, o.Name, n.RevisionName, o.RevisionName)...)
+	}
 	return append(errs, validateVirtualMachineSpec(vm, field.NewPath("spec"))...)
+}
+
+// validatePinnedRename refuses a matcher whose name changes while it keeps pinning the old
+// object's revision, as KubeVirt does (the revision would apply the old object under the new name).
+func validatePinnedRename(path *field.Path, name, oldName, revision, oldRevision string) field.ErrorList {
+	if oldRevision != "" && name != oldName && revision == oldRevision {
+		return field.ErrorList{field.Invalid(path.Child("revisionName"), revision, "the Matcher Name has been updated without updating the RevisionName")}
+	}
+	return nil
 }
 
 // ValidateVirtualMachineSpec validates the spec of vm, found at fldPath (a VM's spec, or a
@@ -128,18 +143,25 @@ func ValidateVirtualMachineInstanceMigrationUpdate(m, old *v1.VirtualMachineInst
 	return errs
 }
 
-// validateMatcher checks a VM's instancetype or preference: a name and one of kinds (or none:
-// the cluster-wide kind); inferring the name from a volume's labels is not done yet.
-func validateMatcher(path *field.Path, name, kind, inferFromVolume string, kinds []string) field.ErrorList {
+// validateMatcher checks a VM's instancetype or preference (what: "Instancetype" or
+// "Preference"): a name and one of kinds (or none: the cluster-wide kind), or instead a volume to
+// infer them from, with a failure policy, as KubeVirt's VM admission checks them.
+func validateMatcher(path *field.Path, what, name, kind, inferFromVolume string, policy *v1.InferFromVolumeFailurePolicy, kinds []string) field.ErrorList {
 	var errs field.ErrorList
-	if inferFromVolume != "" {
-		errs = append(errs, field.Forbidden(path.Child("inferFromVolume"),
-			"Vireo does not infer instancetypes and preferences from volumes yet; name one in "+path.Child("name").String()))
-	} else if name == "" {
-		errs = append(errs, field.Required(path.Child("name"), "name the "+strings.TrimPrefix(kinds[0], "VirtualMachine")+" to use"))
+	switch {
+	case name == "" && inferFromVolume == "":
+		errs = append(errs, field.Required(path, "Either Name or InferFromVolume should be provided within the "+what+"Matcher"))
+	case inferFromVolume != "" && name != "":
+		errs = append(errs, field.Forbidden(path.Child("name"), "Name already set, should be cleared before setting inferFromVolume"))
 	}
-	if kind != "" && !slices.ContainsFunc(kinds, func(k string) bool { return strings.EqualFold(k, kind) }) {
+	if inferFromVolume != "" && kind != "" {
+		errs = append(errs, field.Forbidden(path.Child("kind"), "Kind already set, should be cleared before setting inferFromVolume"))
+	} else if kind != "" && !slices.ContainsFunc(kinds, func(k string) bool { return strings.EqualFold(k, kind) }) {
 		errs = append(errs, field.NotSupported(path.Child("kind"), kind, kinds))
+	}
+	if policy != nil && *policy != v1.IgnoreInferFromVolumeFailure && *policy != v1.RejectInferFromVolumeFailure {
+		errs = append(errs, field.NotSupported(path.Child("inferFromVolumeFailurePolicy"), *policy,
+			[]v1.InferFromVolumeFailurePolicy{v1.RejectInferFromVolumeFailure, v1.IgnoreInferFromVolumeFailure}))
 	}
 	return errs
 }
@@ -149,11 +171,11 @@ func validateMatcher(path *field.Path, name, kind, inferFromVolume string, kinds
 func validateSizesAndVolumeUpdates(spec *v1.VirtualMachineSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if m := spec.Instancetype; m != nil {
-		errs = append(errs, validateMatcher(fldPath.Child("instancetype"), m.Name, m.Kind, m.InferFromVolume,
+		errs = append(errs, validateMatcher(fldPath.Child("instancetype"), "Instancetype", m.Name, m.Kind, m.InferFromVolume, m.InferFromVolumeFailurePolicy,
 			[]string{"VirtualMachineInstancetype", "VirtualMachineClusterInstancetype"})...)
 	}
 	if m := spec.Preference; m != nil {
-		errs = append(errs, validateMatcher(fldPath.Child("preference"), m.Name, m.Kind, m.InferFromVolume,
+		errs = append(errs, validateMatcher(fldPath.Child("preference"), "Preference", m.Name, m.Kind, m.InferFromVolume, m.InferFromVolumeFailurePolicy,
 			[]string{"VirtualMachinePreference", "VirtualMachineClusterPreference"})...)
 	}
 	if s := spec.UpdateVolumesStrategy; s != nil {

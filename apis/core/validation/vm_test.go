@@ -198,12 +198,20 @@ func TestVMSizesAndVolumeUpdates(t *testing.T) {
 			vm.Spec.Instancetype = &v1.InstancetypeMatcher{Name: "u1.nano", Kind: "virtualmachineclusterinstancetype"}
 		}, ""},
 		{"instancetype without a name", func(vm *v1.VirtualMachine) { vm.Spec.Instancetype = &v1.InstancetypeMatcher{} },
-			"spec.instancetype.name: Required value"},
+			"spec.instancetype: Required value: Either Name or InferFromVolume"},
 		{"preference of another kind", func(vm *v1.VirtualMachine) {
 			vm.Spec.Preference = &v1.PreferenceMatcher{Name: "fedora", Kind: "VirtualMachineInstancetype"}
 		}, "spec.preference.kind: Unsupported value"},
-		{"inferred preference", func(vm *v1.VirtualMachine) { vm.Spec.Preference = &v1.PreferenceMatcher{InferFromVolume: "root"} },
-			"spec.preference.inferFromVolume: Forbidden: Vireo does not infer"},
+		{"inferred preference", func(vm *v1.VirtualMachine) { vm.Spec.Preference = &v1.PreferenceMatcher{InferFromVolume: "root"} }, ""},
+		{"inferred preference with a name", func(vm *v1.VirtualMachine) {
+			vm.Spec.Preference = &v1.PreferenceMatcher{InferFromVolume: "root", Name: "fedora"}
+		}, "spec.preference.name: Forbidden: Name already set"},
+		{"inferred instancetype with a kind", func(vm *v1.VirtualMachine) {
+			vm.Spec.Instancetype = &v1.InstancetypeMatcher{InferFromVolume: "root", Kind: "VirtualMachineInstancetype"}
+		}, "spec.instancetype.kind: Forbidden: Kind already set"},
+		{"unknown failure policy", func(vm *v1.VirtualMachine) {
+			vm.Spec.Instancetype = &v1.InstancetypeMatcher{InferFromVolume: "root", InferFromVolumeFailurePolicy: ptr.To[v1.InferFromVolumeFailurePolicy]("Skip")}
+		}, "spec.instancetype.inferFromVolumeFailurePolicy: Unsupported value: \"Skip\""},
 		{"storage migration", func(vm *v1.VirtualMachine) {
 			vm.Spec.UpdateVolumesStrategy = ptr.To[v1.UpdateVolumesStrategy]("Migration")
 		},
@@ -221,5 +229,23 @@ func TestVMSizesAndVolumeUpdates(t *testing.T) {
 		case tc.want != "" && (len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), tc.want)):
 			t.Errorf("%s: %v, want %q", tc.name, errs, tc.want)
 		}
+	}
+}
+
+// TestPinnedMatcherRename: a VM whose instancetype is renamed while still pinning the old one's
+// revision is refused, as KubeVirt refuses it; clearing or changing the revision passes.
+func TestPinnedMatcherRename(t *testing.T) {
+	old := validVM()
+	old.ResourceVersion = "1"
+	old.Spec.Instancetype = &v1.InstancetypeMatcher{Name: "u1.nano", RevisionName: "demo-u1.nano-abc"}
+	renamed := old.DeepCopy()
+	renamed.Spec.Instancetype.Name = "u1.small"
+	errs := ValidateVirtualMachineUpdate(renamed, old)
+	if len(errs) != 1 || errs[0].Field != "spec.instancetype.revisionName" {
+		t.Errorf("rename keeping the revision: %v", errs)
+	}
+	renamed.Spec.Instancetype.RevisionName = ""
+	if errs := ValidateVirtualMachineUpdate(renamed, old); len(errs) != 0 {
+		t.Errorf("rename clearing the revision: %v", errs)
 	}
 }

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -24,10 +25,11 @@ const (
 // (admission, expand-spec) or through the API (the VM controller).
 type Finder interface {
 	// Instancetype returns the spec of the instancetype of kind (KindInstancetype, in namespace,
-	// or KindClusterInstancetype) called name.
-	Instancetype(ctx context.Context, namespace, kind, name string) (*v1beta1.VirtualMachineInstancetypeSpec, error)
+	// or KindClusterInstancetype) called name: the version the ControllerRevision revision (in
+	// namespace) holds when revision is set, else the current object.
+	Instancetype(ctx context.Context, namespace, kind, name, revision string) (*v1beta1.VirtualMachineInstancetypeSpec, error)
 	// Preference returns the spec of a preference likewise.
-	Preference(ctx context.Context, namespace, kind, name string) (*v1beta1.VirtualMachinePreferenceSpec, error)
+	Preference(ctx context.Context, namespace, kind, name, revision string) (*v1beta1.VirtualMachinePreferenceSpec, error)
 }
 
 // InstancetypeKind is the kind a matcher's kind names, in KubeVirt's spelling (any case; empty is
@@ -47,18 +49,19 @@ func PreferenceKind(kind string) string {
 	return KindClusterPreference
 }
 
-// Find reads the current instancetype and preference vm names (nil where it names none).
+// Find reads the instancetype and preference vm names (nil where it names none), in the
+// versions their revisionNames pin, else the current ones.
 func Find(ctx context.Context, f Finder, vm *v1.VirtualMachine) (*v1beta1.VirtualMachineInstancetypeSpec, *v1beta1.VirtualMachinePreferenceSpec, error) {
 	var it *v1beta1.VirtualMachineInstancetypeSpec
 	var pref *v1beta1.VirtualMachinePreferenceSpec
 	var err error
 	if m := vm.Spec.Instancetype; m != nil {
-		if it, err = f.Instancetype(ctx, vm.Namespace, InstancetypeKind(m.Kind), m.Name); err != nil {
+		if it, err = f.Instancetype(ctx, vm.Namespace, InstancetypeKind(m.Kind), m.Name, m.RevisionName); err != nil {
 			return nil, nil, &FindError{Field: "spec.instancetype", Err: err}
 		}
 	}
 	if m := vm.Spec.Preference; m != nil {
-		if pref, err = f.Preference(ctx, vm.Namespace, PreferenceKind(m.Kind), m.Name); err != nil {
+		if pref, err = f.Preference(ctx, vm.Namespace, PreferenceKind(m.Kind), m.Name, m.RevisionName); err != nil {
 			return nil, nil, &FindError{Field: "spec.preference", Err: err}
 		}
 	}
@@ -80,7 +83,26 @@ func (e *FindError) Unwrap() error { return e.Err }
 // ErrConflicts is returned by Expand for a VM whose template sets what its instancetype sets.
 var ErrConflicts = errors.New("conflicts with the instancetype")
 
-// Expand returns a copy of vm with its current instancetype and preference applied to its
+// InstancetypeOf decodes the instancetype a ControllerRevision's data holds (either kind: the
+// same spec).
+func InstancetypeOf(revision string, data []byte) (*v1beta1.VirtualMachineInstancetypeSpec, error) {
+	var obj v1beta1.VirtualMachineInstancetype
+	if err := json.Unmarshal(data, &obj); err != nil || obj.Kind != KindInstancetype && obj.Kind != KindClusterInstancetype {
+		return nil, fmt.Errorf("ControllerRevision %s holds no instancetype", revision)
+	}
+	return &obj.Spec, nil
+}
+
+// PreferenceOf decodes the preference a ControllerRevision's data holds.
+func PreferenceOf(revision string, data []byte) (*v1beta1.VirtualMachinePreferenceSpec, error) {
+	var obj v1beta1.VirtualMachinePreference
+	if err := json.Unmarshal(data, &obj); err != nil || obj.Kind != KindPreference && obj.Kind != KindClusterPreference {
+		return nil, fmt.Errorf("ControllerRevision %s holds no preference", revision)
+	}
+	return &obj.Spec, nil
+}
+
+// Expand returns a copy of vm with its instancetype and preference applied to its
 // template and spec.instancetype and spec.preference removed: what KubeVirt's expand-spec shows.
 func Expand(ctx context.Context, f Finder, vm *v1.VirtualMachine) (*v1.VirtualMachine, error) {
 	out := vm.DeepCopy()
