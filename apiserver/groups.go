@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/endpoints"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -267,9 +268,10 @@ func subresourceNames(connecters map[string]connecterStorage) []string {
 }
 
 // installSubresourcesDiscovery publishes subresources.kubevirt.io (v1, preferred, and v1alpha3)
-// in discovery. Each version's legacy resource list names the subresources, namespaced and without verbs, as KubeVirt's virt-api
-// lists them; the aggregated document lists no resources (a subresource there needs a parent
-// resource with a kind, which this group does not serve).
+// in discovery. Each version's legacy resource list names the subresources, namespaced and
+// without verbs, as KubeVirt's virt-api lists them; the aggregated document is what
+// kube-aggregator makes of that list for KubeVirt (which serves no aggregated discovery): each
+// parent resource, without a kind, with its subresources.
 func installSubresourcesDiscovery(gs *genericapiserver.GenericAPIServer, names []string) error {
 	preferred := metav1.GroupVersionForDiscovery{GroupVersion: SubresourcesGroupVersion.String(), Version: SubresourcesGroupVersion.Version}
 	group := metav1.APIGroup{
@@ -282,13 +284,15 @@ func installSubresourcesDiscovery(gs *genericapiserver.GenericAPIServer, names [
 	gs.DiscoveryGroupManager.AddGroup(group)
 	gs.Handler.NonGoRestfulMux.Handle("/apis/"+group.Name, jsonHandler(group))
 	for _, gv := range []metav1.GroupVersion{SubresourcesGroupVersion, SubresourcesV1alpha3} {
-		installSubresourcesVersion(gs, gv, names)
+		if err := installSubresourcesVersion(gs, gv, names); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // installSubresourcesVersion publishes one version of subresources.kubevirt.io.
-func installSubresourcesVersion(gs *genericapiserver.GenericAPIServer, gv metav1.GroupVersion, names []string) {
+func installSubresourcesVersion(gs *genericapiserver.GenericAPIServer, gv metav1.GroupVersion, names []string) error {
 	resources := metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv.String(),
@@ -297,12 +301,17 @@ func installSubresourcesVersion(gs *genericapiserver.GenericAPIServer, gv metav1
 	for _, name := range names {
 		resources.APIResources = append(resources.APIResources, metav1.APIResource{Name: name, Namespaced: true})
 	}
+	aggregated, err := endpoints.ConvertGroupVersionIntoToDiscovery(resources.APIResources)
+	if err != nil {
+		return fmt.Errorf("discovery of %s: %w", gv, err)
+	}
 	gs.AggregatedDiscoveryGroupManager.AddGroupVersion(gv.Group, apidiscoveryv2.APIVersionDiscovery{
 		Version:   gv.Version,
 		Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
-		Resources: []apidiscoveryv2.APIResourceDiscovery{},
+		Resources: aggregated,
 	})
 	gs.Handler.NonGoRestfulMux.Handle("/apis/"+gv.String(), jsonHandler(resources))
+	return nil
 }
 
 func jsonHandler(obj any) http.Handler {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -139,6 +140,39 @@ func TestDiscovery(t *testing.T) {
 		if !listed[name] {
 			t.Errorf("subresources.kubevirt.io/v1 does not list %s as namespaced: %+v", name, sub.APIResources)
 		}
+	}
+	aggregatedSubresources(t)
+}
+
+// aggregatedSubresources: the aggregated discovery document lists subresources.kubevirt.io/v1 as
+// kube-aggregator lists KubeVirt's: parent resources (without a kind) with their subresources.
+func aggregatedSubresources(t *testing.T) {
+	t.Helper()
+	body, err := server.Client.KubevirtV1().RESTClient().Get().AbsPath("/apis").
+		SetHeader("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("aggregated discovery: %v", err)
+	}
+	var list apidiscoveryv2.APIGroupDiscoveryList
+	if err := json.Unmarshal(body, &list); err != nil {
+		t.Fatal(err)
+	}
+	subresources := map[string][]string{}
+	for _, g := range list.Items {
+		for _, v := range g.Versions {
+			if g.Name != "subresources.kubevirt.io" || v.Version != "v1" {
+				continue
+			}
+			for _, r := range v.Resources {
+				for _, s := range r.Subresources {
+					subresources[r.Resource] = append(subresources[r.Resource], s.Subresource)
+				}
+			}
+		}
+	}
+	if !slices.Contains(subresources["virtualmachineinstances"], "console") || !slices.Contains(subresources["virtualmachineinstances"], "vnc/screenshot") ||
+		!slices.Contains(subresources["virtualmachines"], "restart") {
+		t.Errorf("aggregated discovery of subresources.kubevirt.io/v1: %v", subresources)
 	}
 }
 
