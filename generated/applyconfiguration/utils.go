@@ -98,16 +98,22 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.AccessCredentialSecretSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ACPI"):
 		return &corev1.ACPIApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AddVolumeOptions"):
+		return &corev1.AddVolumeOptionsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Affinity"):
 		return &corev1.AffinityApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("BIOS"):
 		return &corev1.BIOSApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("BlockSize"):
 		return &corev1.BlockSizeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("BootFileInfo"):
+		return &corev1.BootFileInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Bootloader"):
 		return &corev1.BootloaderApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CDRomTarget"):
 		return &corev1.CDRomTargetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ChangedBlockTrackingStatus"):
+		return &corev1.ChangedBlockTrackingStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Chassis"):
 		return &corev1.ChassisApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ClaimRequest"):
@@ -164,6 +170,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.DiskIOThreadsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DiskTarget"):
 		return &corev1.DiskTargetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DomainMemoryDumpInfo"):
+		return &corev1.DomainMemoryDumpInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DomainSpec"):
 		return &corev1.DomainSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DownwardAPIVolumeFile"):
@@ -204,6 +212,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.HostDeviceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HostDisk"):
 		return &corev1.HostDiskApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HotplugVolumeSource"):
+		return &corev1.HotplugVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HotplugVolumeStatus"):
+		return &corev1.HotplugVolumeStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HPETTimer"):
 		return &corev1.HPETTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HTTPGetAction"):
@@ -282,6 +294,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.ObjectFieldSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PanicDevice"):
 		return &corev1.PanicDeviceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimInfo"):
+		return &corev1.PersistentVolumeClaimInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimVolumeSource"):
 		return &corev1.PersistentVolumeClaimVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PITTimer"):
@@ -314,6 +328,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagationApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Realtime"):
 		return &corev1.RealtimeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RemoveVolumeOptions"):
+		return &corev1.RemoveVolumeOptionsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ReservedOverhead"):
 		return &corev1.ReservedOverheadApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceFieldSelector"):
@@ -338,6 +354,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.SSHPublicKeyAccessCredentialPropagationMethodApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SSHPublicKeyAccessCredentialSource"):
 		return &corev1.SSHPublicKeyAccessCredentialSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("StorageMigratedVolumeInfo"):
+		return &corev1.StorageMigratedVolumeInfoApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SyNICTimer"):
 		return &corev1.SyNICTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SysprepSource"):
@@ -376,6 +394,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.VirtualMachineConditionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstance"):
 		return &corev1.VirtualMachineInstanceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceBackupStatus"):
+		return &corev1.VirtualMachineInstanceBackupStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceBackupVolumeInfo"):
+		return &corev1.VirtualMachineInstanceBackupVolumeInfoApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceCommonMigrationState"):
+		return &corev1.VirtualMachineInstanceCommonMigrationStateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceCondition"):
 		return &corev1.VirtualMachineInstanceConditionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceGuestOSInfo"):
@@ -386,12 +410,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.VirtualMachineInstanceMigrationConditionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationPhaseTransitionTimestamp"):
 		return &corev1.VirtualMachineInstanceMigrationPhaseTransitionTimestampApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationSourceState"):
+		return &corev1.VirtualMachineInstanceMigrationSourceStateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationSpec"):
 		return &corev1.VirtualMachineInstanceMigrationSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationState"):
 		return &corev1.VirtualMachineInstanceMigrationStateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationStatus"):
 		return &corev1.VirtualMachineInstanceMigrationStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceMigrationTargetState"):
+		return &corev1.VirtualMachineInstanceMigrationTargetStateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceNetworkInterface"):
 		return &corev1.VirtualMachineInstanceNetworkInterfaceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstancePhaseTransitionTimestamp"):
@@ -412,6 +440,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.VirtualMachineInstanceStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineInstanceTemplateSpec"):
 		return &corev1.VirtualMachineInstanceTemplateSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineMemoryDumpRequest"):
+		return &corev1.VirtualMachineMemoryDumpRequestApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineSpec"):
 		return &corev1.VirtualMachineSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineStartFailure"):
@@ -420,12 +450,20 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.VirtualMachineStateChangeRequestApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VirtualMachineStatus"):
 		return &corev1.VirtualMachineStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VirtualMachineVolumeRequest"):
+		return &corev1.VirtualMachineVolumeRequestApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Volume"):
 		return &corev1.VolumeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumeMigrationState"):
+		return &corev1.VolumeMigrationStateApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumeSnapshotStatus"):
+		return &corev1.VolumeSnapshotStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeSource"):
 		return &corev1.VolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeStatus"):
 		return &corev1.VolumeStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumeUpdateState"):
+		return &corev1.VolumeUpdateStateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Watchdog"):
 		return &corev1.WatchdogApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("WatchdogDevice"):

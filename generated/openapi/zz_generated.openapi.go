@@ -44,14 +44,17 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.ACPI{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_ACPI(ref),
 		v1.AccessCredential{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_AccessCredential(ref),
 		v1.AccessCredentialSecretSource{}.OpenAPIModelName():                            schema_vireo_apis_core_v1_AccessCredentialSecretSource(ref),
+		v1.AddVolumeOptions{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_AddVolumeOptions(ref),
 		v1.Affinity{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Affinity(ref),
 		v1.BIOS{}.OpenAPIModelName():                                                    schema_vireo_apis_core_v1_BIOS(ref),
 		v1.BlockSize{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_BlockSize(ref),
+		v1.BootFileInfo{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_BootFileInfo(ref),
 		v1.Bootloader{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_Bootloader(ref),
 		v1.CDRomTarget{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_CDRomTarget(ref),
 		v1.CPU{}.OpenAPIModelName():                                                     schema_vireo_apis_core_v1_CPU(ref),
 		v1.CPUFeature{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_CPUFeature(ref),
 		v1.CPUTopology{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_CPUTopology(ref),
+		v1.ChangedBlockTrackingStatus{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_ChangedBlockTrackingStatus(ref),
 		v1.Chassis{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Chassis(ref),
 		v1.ClaimRequest{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_ClaimRequest(ref),
 		v1.ClaimVolumeSource{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_ClaimVolumeSource(ref),
@@ -84,6 +87,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.DiskDevice{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DiskDevice(ref),
 		v1.DiskIOThreads{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_DiskIOThreads(ref),
 		v1.DiskTarget{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DiskTarget(ref),
+		v1.DomainMemoryDumpInfo{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_DomainMemoryDumpInfo(ref),
 		v1.DomainSpec{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_DomainSpec(ref),
 		v1.DownwardAPIVolumeFile{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_DownwardAPIVolumeFile(ref),
 		v1.DownwardAPIVolumeSource{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_DownwardAPIVolumeSource(ref),
@@ -112,6 +116,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.Handler{}.OpenAPIModelName():                                                 schema_vireo_apis_core_v1_Handler(ref),
 		v1.HostDevice{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_HostDevice(ref),
 		v1.HostDisk{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_HostDisk(ref),
+		v1.HotplugVolumeSource{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_HotplugVolumeSource(ref),
+		v1.HotplugVolumeStatus{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_HotplugVolumeStatus(ref),
 		v1.Hugepages{}.OpenAPIModelName():                                               schema_vireo_apis_core_v1_Hugepages(ref),
 		v1.HyperVPassthrough{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_HyperVPassthrough(ref),
 		v1.HypervTimer{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_HypervTimer(ref),
@@ -158,6 +164,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.ObjectFieldSelector{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_ObjectFieldSelector(ref),
 		v1.PITTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_PITTimer(ref),
 		v1.PanicDevice{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_PanicDevice(ref),
+		v1.PersistentVolumeClaimInfo{}.OpenAPIModelName():                               schema_vireo_apis_core_v1_PersistentVolumeClaimInfo(ref),
 		v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():                       schema_vireo_apis_core_v1_PersistentVolumeClaimVolumeSource(ref),
 		v1.PluginBinding{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_PluginBinding(ref),
 		v1.PodAffinity{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_PodAffinity(ref),
@@ -175,6 +182,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.QemuGuestAgentUserPasswordAccessCredentialPropagation{}.OpenAPIModelName():   schema_vireo_apis_core_v1_QemuGuestAgentUserPasswordAccessCredentialPropagation(ref),
 		v1.RTCTimer{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_RTCTimer(ref),
 		v1.Realtime{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Realtime(ref),
+		v1.RemoveVolumeOptions{}.OpenAPIModelName():                                     schema_vireo_apis_core_v1_RemoveVolumeOptions(ref),
 		v1.ReservedOverhead{}.OpenAPIModelName():                                        schema_vireo_apis_core_v1_ReservedOverhead(ref),
 		v1.ResourceFieldSelector{}.OpenAPIModelName():                                   schema_vireo_apis_core_v1_ResourceFieldSelector(ref),
 		v1.ResourceRequirements{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_ResourceRequirements(ref),
@@ -189,6 +197,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.SecretVolumeSource{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_SecretVolumeSource(ref),
 		v1.ServiceAccountVolumeSource{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_ServiceAccountVolumeSource(ref),
 		v1.SoundDevice{}.OpenAPIModelName():                                             schema_vireo_apis_core_v1_SoundDevice(ref),
+		v1.StorageMigratedVolumeInfo{}.OpenAPIModelName():                               schema_vireo_apis_core_v1_StorageMigratedVolumeInfo(ref),
 		v1.SyNICTimer{}.OpenAPIModelName():                                              schema_vireo_apis_core_v1_SyNICTimer(ref),
 		v1.SysprepSource{}.OpenAPIModelName():                                           schema_vireo_apis_core_v1_SysprepSource(ref),
 		v1.TCPSocketAction{}.OpenAPIModelName():                                         schema_vireo_apis_core_v1_TCPSocketAction(ref),
@@ -209,6 +218,9 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.VirtualMachine{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_VirtualMachine(ref),
 		v1.VirtualMachineCondition{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_VirtualMachineCondition(ref),
 		v1.VirtualMachineInstance{}.OpenAPIModelName():                                  schema_vireo_apis_core_v1_VirtualMachineInstance(ref),
+		v1.VirtualMachineInstanceBackupStatus{}.OpenAPIModelName():                      schema_vireo_apis_core_v1_VirtualMachineInstanceBackupStatus(ref),
+		v1.VirtualMachineInstanceBackupVolumeInfo{}.OpenAPIModelName():                  schema_vireo_apis_core_v1_VirtualMachineInstanceBackupVolumeInfo(ref),
+		v1.VirtualMachineInstanceCommonMigrationState{}.OpenAPIModelName():              schema_vireo_apis_core_v1_VirtualMachineInstanceCommonMigrationState(ref),
 		v1.VirtualMachineInstanceCondition{}.OpenAPIModelName():                         schema_vireo_apis_core_v1_VirtualMachineInstanceCondition(ref),
 		v1.VirtualMachineInstanceFileSystem{}.OpenAPIModelName():                        schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystem(ref),
 		v1.VirtualMachineInstanceFileSystemDisk{}.OpenAPIModelName():                    schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystemDisk(ref),
@@ -223,9 +235,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.VirtualMachineInstanceMigrationCondition{}.OpenAPIModelName():                schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationCondition(ref),
 		v1.VirtualMachineInstanceMigrationList{}.OpenAPIModelName():                     schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationList(ref),
 		v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp{}.OpenAPIModelName(): schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationPhaseTransitionTimestamp(ref),
+		v1.VirtualMachineInstanceMigrationSourceState{}.OpenAPIModelName():              schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationSourceState(ref),
 		v1.VirtualMachineInstanceMigrationSpec{}.OpenAPIModelName():                     schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationSpec(ref),
 		v1.VirtualMachineInstanceMigrationState{}.OpenAPIModelName():                    schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationState(ref),
 		v1.VirtualMachineInstanceMigrationStatus{}.OpenAPIModelName():                   schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationStatus(ref),
+		v1.VirtualMachineInstanceMigrationTargetState{}.OpenAPIModelName():              schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationTargetState(ref),
 		v1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName():                  schema_vireo_apis_core_v1_VirtualMachineInstanceNetworkInterface(ref),
 		v1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName():          schema_vireo_apis_core_v1_VirtualMachineInstancePhaseTransitionTimestamp(ref),
 		v1.VirtualMachineInstanceReplicaSet{}.OpenAPIModelName():                        schema_vireo_apis_core_v1_VirtualMachineInstanceReplicaSet(ref),
@@ -238,13 +252,18 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.VirtualMachineInstanceStatus{}.OpenAPIModelName():                            schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref),
 		v1.VirtualMachineInstanceTemplateSpec{}.OpenAPIModelName():                      schema_vireo_apis_core_v1_VirtualMachineInstanceTemplateSpec(ref),
 		v1.VirtualMachineList{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_VirtualMachineList(ref),
+		v1.VirtualMachineMemoryDumpRequest{}.OpenAPIModelName():                         schema_vireo_apis_core_v1_VirtualMachineMemoryDumpRequest(ref),
 		v1.VirtualMachineSpec{}.OpenAPIModelName():                                      schema_vireo_apis_core_v1_VirtualMachineSpec(ref),
 		v1.VirtualMachineStartFailure{}.OpenAPIModelName():                              schema_vireo_apis_core_v1_VirtualMachineStartFailure(ref),
 		v1.VirtualMachineStateChangeRequest{}.OpenAPIModelName():                        schema_vireo_apis_core_v1_VirtualMachineStateChangeRequest(ref),
 		v1.VirtualMachineStatus{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_VirtualMachineStatus(ref),
+		v1.VirtualMachineVolumeRequest{}.OpenAPIModelName():                             schema_vireo_apis_core_v1_VirtualMachineVolumeRequest(ref),
 		v1.Volume{}.OpenAPIModelName():                                                  schema_vireo_apis_core_v1_Volume(ref),
+		v1.VolumeMigrationState{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_VolumeMigrationState(ref),
+		v1.VolumeSnapshotStatus{}.OpenAPIModelName():                                    schema_vireo_apis_core_v1_VolumeSnapshotStatus(ref),
 		v1.VolumeSource{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_VolumeSource(ref),
 		v1.VolumeStatus{}.OpenAPIModelName():                                            schema_vireo_apis_core_v1_VolumeStatus(ref),
+		v1.VolumeUpdateState{}.OpenAPIModelName():                                       schema_vireo_apis_core_v1_VolumeUpdateState(ref),
 		v1.Watchdog{}.OpenAPIModelName():                                                schema_vireo_apis_core_v1_Watchdog(ref),
 		v1.WatchdogDevice{}.OpenAPIModelName():                                          schema_vireo_apis_core_v1_WatchdogDevice(ref),
 		v1.WeightedPodAffinityTerm{}.OpenAPIModelName():                                 schema_vireo_apis_core_v1_WeightedPodAffinityTerm(ref),
@@ -1061,6 +1080,61 @@ func schema_vireo_apis_core_v1_AccessCredentialSecretSource(ref common.Reference
 	}
 }
 
+func schema_vireo_apis_core_v1_AddVolumeOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AddVolumeOptions describe a volume to hotplug.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"disk": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Disk is how the guest sees it.",
+							Ref:         ref(v1.Disk{}.OpenAPIModelName()),
+						},
+					},
+					"volumeSource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSource is the claim or DataVolume.",
+							Ref:         ref(v1.HotplugVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when set to [All], checks the request without making it.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name", "disk", "volumeSource"},
+			},
+		},
+		Dependencies: []string{
+			v1.Disk{}.OpenAPIModelName(), v1.HotplugVolumeSource{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_Affinity(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1138,6 +1212,26 @@ func schema_vireo_apis_core_v1_BlockSize(ref common.ReferenceCallback) common.Op
 		},
 		Dependencies: []string{
 			v1.CustomBlockSize{}.OpenAPIModelName(), v1.FeatureState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_BootFileInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BootFileInfo is KubeVirt's record of a kernel or initrd file.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"checksum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Checksum is the file's deprecated checksum.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -1353,6 +1447,36 @@ func schema_vireo_apis_core_v1_CPUTopology(ref common.ReferenceCallback) common.
 				},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_core_v1_ChangedBlockTrackingStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ChangedBlockTrackingStatus is the state of changed block tracking, for incremental backups.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "State of the tracking.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"backupStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BackupStatus is the state of the current backup.",
+							Ref:         ref(v1.VirtualMachineInstanceBackupStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"state"},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceBackupStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -1715,6 +1839,13 @@ func schema_vireo_apis_core_v1_ContainerDiskInfo(ref common.ReferenceCallback) c
 							Description: "ImageID is the image the launcher Pod mounts, by digest (repository@sha256:...), as a Pod's containerStatuses[].imageID names a container's image; a live migration's target mounts this digest even when the volume's tag has moved since.",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"checksum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Checksum is KubeVirt's deprecated checksum of the image's disk; Vireo keeps it as written.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 				},
@@ -2577,6 +2708,47 @@ func schema_vireo_apis_core_v1_DiskTarget(ref common.ReferenceCallback) common.O
 				},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_core_v1_DomainMemoryDumpInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DomainMemoryDumpInfo describes a memory dump volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"startTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTimestamp is when the dump started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"endTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndTimestamp is when it ended.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the claim written to.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"targetFileName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetFileName is the dump's file.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -3601,6 +3773,60 @@ func schema_vireo_apis_core_v1_HostDisk(ref common.ReferenceCallback) common.Ope
 	}
 }
 
+func schema_vireo_apis_core_v1_HotplugVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HotplugVolumeSource is what a hotplugged volume is: a claim or a DataVolume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"persistentVolumeClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaim is a claim in the VM's namespace.",
+							Ref:         ref(v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+					"dataVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataVolume is a DataVolume in the VM's namespace.",
+							Ref:         ref(v1.DataVolumeSource{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.DataVolumeSource{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_HotplugVolumeStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HotplugVolumeStatus names the Pod that attaches a hotplugged volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"attachPodName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AttachPodName is the attachment Pod's name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"attachPodUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AttachPodUID is its UID.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_Hugepages(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4194,9 +4420,23 @@ func schema_vireo_apis_core_v1_KernelBootStatus(ref common.ReferenceCallback) co
 							Format:      "",
 						},
 					},
+					"kernelInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KernelInfo carries KubeVirt's deprecated checksum of the kernel; kept as written.",
+							Ref:         ref(v1.BootFileInfo{}.OpenAPIModelName()),
+						},
+					},
+					"initrdInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InitrdInfo carries KubeVirt's deprecated checksum of the initrd; kept as written.",
+							Ref:         ref(v1.BootFileInfo{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
+		Dependencies: []string{
+			v1.BootFileInfo{}.OpenAPIModelName()},
 	}
 }
 
@@ -5201,6 +5441,96 @@ func schema_vireo_apis_core_v1_PanicDevice(ref common.ReferenceCallback) common.
 	}
 }
 
+func schema_vireo_apis_core_v1_PersistentVolumeClaimInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PersistentVolumeClaimInfo describes the claim behind a volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the claim's name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"accessModes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AccessModes of the claim.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"volumeMode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeMode of the claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"capacity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Capacity of the claim's volume.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"requests": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Requests of the claim.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"preallocated": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Preallocated is true when the volume's space was allocated up front.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"filesystemOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FilesystemOverhead is the share of a filesystem volume its filesystem takes.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_PersistentVolumeClaimVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -5905,6 +6235,47 @@ func schema_vireo_apis_core_v1_Realtime(ref common.ReferenceCallback) common.Ope
 	}
 }
 
+func schema_vireo_apis_core_v1_RemoveVolumeOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RemoveVolumeOptions name a volume to unplug.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when set to [All], checks the request without making it.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_ReservedOverhead(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -6278,6 +6649,42 @@ func schema_vireo_apis_core_v1_SoundDevice(ref common.ReferenceCallback) common.
 				Required: []string{"name"},
 			},
 		},
+	}
+}
+
+func schema_vireo_apis_core_v1_StorageMigratedVolumeInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StorageMigratedVolumeInfo is one volume a storage migration moves, from a claim to another.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeName is the volume's name in the VMI.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sourcePVCInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourcePVCInfo is the claim it moves from.",
+							Ref:         ref(v1.PersistentVolumeClaimInfo{}.OpenAPIModelName()),
+						},
+					},
+					"destinationPVCInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DestinationPVCInfo is the claim it moves to.",
+							Ref:         ref(v1.PersistentVolumeClaimInfo{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"volumeName"},
+			},
+		},
+		Dependencies: []string{
+			v1.PersistentVolumeClaimInfo{}.OpenAPIModelName()},
 	}
 }
 
@@ -6978,6 +7385,191 @@ func schema_vireo_apis_core_v1_VirtualMachineInstance(ref common.ReferenceCallba
 		},
 		Dependencies: []string{
 			v1.VirtualMachineInstanceSpec{}.OpenAPIModelName(), v1.VirtualMachineInstanceStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineInstanceBackupStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceBackupStatus is the state of a backup of a VMI.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"backupName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BackupName names the backup.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"startTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTimestamp is when it started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"endTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndTimestamp is when it ended.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"completed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Completed is true once it completed.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"failed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Failed is true when it failed.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"backupMsg": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BackupMsg explains the outcome.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"checkpointName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CheckpointName is the checkpoint the backup made.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"volumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Volumes are the volumes backed up.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VirtualMachineInstanceBackupVolumeInfo{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"quiesceStatus": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QuiesceStatus says whether the guest's filesystems were frozen.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.VirtualMachineInstanceBackupVolumeInfo{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineInstanceBackupVolumeInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceBackupVolumeInfo is one volume of a backup.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeName is the volume's name in the VMI.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"volumeName"},
+			},
+		},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineInstanceCommonMigrationState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceCommonMigrationState is one side of a migration between clusters.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Node is the side's node.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pod is the side's launcher Pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationUID is the side's migration.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainName is the side's domain.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainNamespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainNamespace is the side's namespace.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"syncAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyncAddress is the side's synchronisation address.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"persistentStatePVCName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentStatePVCName is the side's persistent state claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selinuxContext": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SelinuxContext is the side's SELinux context.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualMachineInstanceUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineInstanceUID is the side's VMI.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -7733,6 +8325,97 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationPhaseTransitionTim
 	}
 }
 
+func schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationSourceState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceMigrationSourceState is the source's side of a migration.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Node is the side's node.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pod is the side's launcher Pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationUID is the side's migration.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainName is the side's domain.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainNamespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainNamespace is the side's namespace.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"syncAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyncAddress is the side's synchronisation address.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"persistentStatePVCName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentStatePVCName is the side's persistent state claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selinuxContext": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SelinuxContext is the side's SELinux context.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualMachineInstanceUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineInstanceUID is the side's VMI.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"nodeSelectors": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeSelectors of the source.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -7891,11 +8574,104 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationState(ref common.R
 							Ref:         ref(v1.MigrationConfiguration{}.OpenAPIModelName()),
 						},
 					},
+					"targetNodeDomainReadyTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetNodeDomainReadyTimestamp is when the guest became ready on the target.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"targetDirectMigrationNodePorts": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetDirectMigrationNodePorts are the target's migration ports.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"integer"},
+										Format: "int32",
+									},
+								},
+							},
+						},
+					},
+					"targetAttachmentPodUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetAttachmentPodUID is the UID of the target's hotplug attachment Pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"targetCPUSet": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetCPUSet are the target's dedicated CPUs.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"integer"},
+										Format: "int32",
+									},
+								},
+							},
+						},
+					},
+					"targetNodeTopology": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetNodeTopology is the target's CPU topology.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sourcePersistentStatePVCName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourcePersistentStatePVCName is the source's persistent state claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"targetPersistentStatePVCName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetPersistentStatePVCName is the target's persistent state claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sourceState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourceState is the source's side of a migration between clusters.",
+							Ref:         ref(v1.VirtualMachineInstanceMigrationSourceState{}.OpenAPIModelName()),
+						},
+					},
+					"targetState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetState is the target's side of a migration between clusters.",
+							Ref:         ref(v1.VirtualMachineInstanceMigrationTargetState{}.OpenAPIModelName()),
+						},
+					},
+					"migrationNetworkType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationNetworkType is the network the migration runs over.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"targetMemoryOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetMemoryOverhead is the target launcher's memory overhead.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.MigrationConfiguration{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+			v1.MigrationConfiguration{}.OpenAPIModelName(), v1.VirtualMachineInstanceMigrationSourceState{}.OpenAPIModelName(), v1.VirtualMachineInstanceMigrationTargetState{}.OpenAPIModelName(), resource.Quantity{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -7966,6 +8742,152 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationStatus(ref common.
 	}
 }
 
+func schema_vireo_apis_core_v1_VirtualMachineInstanceMigrationTargetState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineInstanceMigrationTargetState is the target's side of a migration.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Node is the side's node.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pod is the side's launcher Pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrationUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationUID is the side's migration.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainName is the side's domain.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainNamespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainNamespace is the side's namespace.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"syncAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SyncAddress is the side's synchronisation address.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"persistentStatePVCName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentStatePVCName is the side's persistent state claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selinuxContext": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SelinuxContext is the side's SELinux context.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualMachineInstanceUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineInstanceUID is the side's VMI.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainReadyTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainReadyTimestamp is when the guest became ready there.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"domainDetected": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainDetected is true once the guest was seen there.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"nodeAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeAddress is the target's migration address.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"directMigrationNodePorts": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DirectMigrationNodePorts are the target's migration ports.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"integer"},
+										Format: "int32",
+									},
+								},
+							},
+						},
+					},
+					"attachmentPodUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AttachmentPodUID is the target's hotplug attachment Pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"cpuSet": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "CPUSet are the target's dedicated CPUs.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"integer"},
+										Format: "int32",
+									},
+								},
+							},
+						},
+					},
+					"nodeTopology": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeTopology is the target's CPU topology.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_vireo_apis_core_v1_VirtualMachineInstanceNetworkInterface(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -8023,6 +8945,27 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceNetworkInterface(ref common
 					"infoSource": {
 						SchemaProps: spec.SchemaProps{
 							Description: "InfoSource says where the data came from, as a comma-separated list of domain, guest-agent.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"podInterfaceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PodInterfaceName is the interface of the launcher Pod the guest's interface is bound to.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"queueCount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QueueCount is the number of the interface's queues.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"linkState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LinkState is the link's state: up or down.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -8777,6 +9720,30 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref common.Reference
 							Ref:         ref(v1.KernelBootStatus{}.OpenAPIModelName()),
 						},
 					},
+					"migratedVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "MigratedVolumes are the volumes a storage migration moved.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.StorageMigratedVolumeInfo{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"changedBlockTracking": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ChangedBlockTracking is the state of changed block tracking.",
+							Ref:         ref(v1.ChangedBlockTrackingStatus{}.OpenAPIModelName()),
+						},
+					},
 					"qosClass": {
 						SchemaProps: spec.SchemaProps{
 							Description: "QOSClass is the launcher Pod's quality-of-service class.",
@@ -8869,7 +9836,7 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceStatus(ref common.Reference
 			},
 		},
 		Dependencies: []string{
-			v1.CPUTopology{}.OpenAPIModelName(), v1.KernelBootStatus{}.OpenAPIModelName(), v1.Machine{}.OpenAPIModelName(), v1.MemoryStatus{}.OpenAPIModelName(), v1.TopologyHints{}.OpenAPIModelName(), v1.VirtualMachineInstanceCondition{}.OpenAPIModelName(), v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceMigrationState{}.OpenAPIModelName(), v1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName(), v1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName(), v1.VolumeStatus{}.OpenAPIModelName()},
+			v1.CPUTopology{}.OpenAPIModelName(), v1.ChangedBlockTrackingStatus{}.OpenAPIModelName(), v1.KernelBootStatus{}.OpenAPIModelName(), v1.Machine{}.OpenAPIModelName(), v1.MemoryStatus{}.OpenAPIModelName(), v1.StorageMigratedVolumeInfo{}.OpenAPIModelName(), v1.TopologyHints{}.OpenAPIModelName(), v1.VirtualMachineInstanceCondition{}.OpenAPIModelName(), v1.VirtualMachineInstanceGuestOSInfo{}.OpenAPIModelName(), v1.VirtualMachineInstanceMigrationState{}.OpenAPIModelName(), v1.VirtualMachineInstanceNetworkInterface{}.OpenAPIModelName(), v1.VirtualMachineInstancePhaseTransitionTimestamp{}.OpenAPIModelName(), v1.VolumeStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -8949,6 +9916,71 @@ func schema_vireo_apis_core_v1_VirtualMachineList(ref common.ReferenceCallback) 
 		},
 		Dependencies: []string{
 			v1.VirtualMachine{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineMemoryDumpRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineMemoryDumpRequest is a requested dump of the guest's memory to a claim.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the claim the dump is written to.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is the state of the dump.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"remove": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Remove asks for the claim to be detached.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"startTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTimestamp is when the dump started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"endTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndTimestamp is when it ended.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"fileName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FileName is the dump's file on the claim.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message explains a failure.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"claimName", "phase"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -9210,11 +10242,106 @@ func schema_vireo_apis_core_v1_VirtualMachineStatus(ref common.ReferenceCallback
 							Ref:         ref(v1.InstancetypeStatusRef{}.OpenAPIModelName()),
 						},
 					},
+					"snapshotInProgress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SnapshotInProgress names the snapshot being taken of the VM.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"restoreInProgress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RestoreInProgress names the restore being made of the VM.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"volumeRequests": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeRequests are pending hotplugs and unplugs of volumes.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VirtualMachineVolumeRequest{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"volumeSnapshotStatuses": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSnapshotStatuses say which volumes can be snapshotted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VolumeSnapshotStatus{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"memoryDumpRequest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryDumpRequest is a requested dump of the guest's memory.",
+							Ref:         ref(v1.VirtualMachineMemoryDumpRequest{}.OpenAPIModelName()),
+						},
+					},
+					"volumeUpdateState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeUpdateState is the state of a change of the VM's volumes.",
+							Ref:         ref(v1.VolumeUpdateState{}.OpenAPIModelName()),
+						},
+					},
+					"changedBlockTracking": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ChangedBlockTracking is the state of changed block tracking.",
+							Ref:         ref(v1.ChangedBlockTrackingStatus{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.InstancetypeStatusRef{}.OpenAPIModelName(), v1.VirtualMachineCondition{}.OpenAPIModelName(), v1.VirtualMachineStartFailure{}.OpenAPIModelName(), v1.VirtualMachineStateChangeRequest{}.OpenAPIModelName()},
+			v1.ChangedBlockTrackingStatus{}.OpenAPIModelName(), v1.InstancetypeStatusRef{}.OpenAPIModelName(), v1.VirtualMachineCondition{}.OpenAPIModelName(), v1.VirtualMachineMemoryDumpRequest{}.OpenAPIModelName(), v1.VirtualMachineStartFailure{}.OpenAPIModelName(), v1.VirtualMachineStateChangeRequest{}.OpenAPIModelName(), v1.VirtualMachineVolumeRequest{}.OpenAPIModelName(), v1.VolumeSnapshotStatus{}.OpenAPIModelName(), v1.VolumeUpdateState{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VirtualMachineVolumeRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineVolumeRequest is a pending hotplug or unplug of a VM's volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"addVolumeOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AddVolumeOptions adds a volume.",
+							Ref:         ref(v1.AddVolumeOptions{}.OpenAPIModelName()),
+						},
+					},
+					"removeVolumeOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RemoveVolumeOptions removes a volume.",
+							Ref:         ref(v1.RemoveVolumeOptions{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.AddVolumeOptions{}.OpenAPIModelName(), v1.RemoveVolumeOptions{}.OpenAPIModelName()},
 	}
 }
 
@@ -9335,6 +10462,76 @@ func schema_vireo_apis_core_v1_Volume(ref common.ReferenceCallback) common.OpenA
 		},
 		Dependencies: []string{
 			v1.CloudInitConfigDriveSource{}.OpenAPIModelName(), v1.CloudInitNoCloudSource{}.OpenAPIModelName(), v1.ConfigMapVolumeSource{}.OpenAPIModelName(), v1.ContainerDiskSource{}.OpenAPIModelName(), v1.ContainerPathVolumeSource{}.OpenAPIModelName(), v1.DataVolumeSource{}.OpenAPIModelName(), v1.DownwardAPIVolumeSource{}.OpenAPIModelName(), v1.DownwardMetricsVolumeSource{}.OpenAPIModelName(), v1.EmptyDiskSource{}.OpenAPIModelName(), v1.EphemeralVolumeSource{}.OpenAPIModelName(), v1.HostDisk{}.OpenAPIModelName(), v1.MemoryDumpVolumeSource{}.OpenAPIModelName(), v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName(), v1.SecretVolumeSource{}.OpenAPIModelName(), v1.ServiceAccountVolumeSource{}.OpenAPIModelName(), v1.SysprepSource{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VolumeMigrationState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeMigrationState lists the volumes a storage migration moves.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"migratedVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "MigratedVolumes are the volumes moved.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.StorageMigratedVolumeInfo{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.StorageMigratedVolumeInfo{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VolumeSnapshotStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeSnapshotStatus says whether a volume can be snapshotted.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the volume.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Enabled is true when the volume can be snapshotted.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason says why it cannot.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "enabled"},
+			},
+		},
 	}
 }
 
@@ -9506,12 +10703,51 @@ func schema_vireo_apis_core_v1_VolumeStatus(ref common.ReferenceCallback) common
 							Ref:         ref(v1.ContainerDiskInfo{}.OpenAPIModelName()),
 						},
 					},
+					"persistentVolumeClaimInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaimInfo describes the claim behind the volume.",
+							Ref:         ref(v1.PersistentVolumeClaimInfo{}.OpenAPIModelName()),
+						},
+					},
+					"hotplugVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HotplugVolume names the Pod that attaches a hotplugged volume.",
+							Ref:         ref(v1.HotplugVolumeStatus{}.OpenAPIModelName()),
+						},
+					},
+					"memoryDumpVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryDumpVolume describes a memory dump volume.",
+							Ref:         ref(v1.DomainMemoryDumpInfo{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"name", "target"},
 			},
 		},
 		Dependencies: []string{
-			v1.ContainerDiskInfo{}.OpenAPIModelName()},
+			v1.ContainerDiskInfo{}.OpenAPIModelName(), v1.DomainMemoryDumpInfo{}.OpenAPIModelName(), v1.HotplugVolumeStatus{}.OpenAPIModelName(), v1.PersistentVolumeClaimInfo{}.OpenAPIModelName()},
+	}
+}
+
+func schema_vireo_apis_core_v1_VolumeUpdateState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeUpdateState is the state of a change of a VM's volumes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeMigrationState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeMigrationState is the state of a storage migration.",
+							Ref:         ref(v1.VolumeMigrationState{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.VolumeMigrationState{}.OpenAPIModelName()},
 	}
 }
 

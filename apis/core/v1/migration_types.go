@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -214,4 +215,107 @@ type VirtualMachineInstanceMigrationState struct {
 	// the target could not run post-copy.
 	// +optional
 	MigrationConfiguration *MigrationConfiguration `json:"migrationConfiguration,omitempty"`
+	// The fields below are those of KubeVirt's migration state that Vireo does not write (its
+	// node agents report the target through the fields above); they are kept as written.
+
+	// TargetNodeDomainReadyTimestamp is when the guest became ready on the target.
+	// +optional
+	TargetNodeDomainReadyTimestamp *metav1.Time `json:"targetNodeDomainReadyTimestamp,omitempty"`
+	// TargetDirectMigrationNodePorts are the target's migration ports.
+	// +optional
+	TargetDirectMigrationNodePorts map[string]int32 `json:"targetDirectMigrationNodePorts,omitempty"`
+	// TargetAttachmentPodUID is the UID of the target's hotplug attachment Pod.
+	// +optional
+	TargetAttachmentPodUID types.UID `json:"targetAttachmentPodUID,omitempty"`
+	// TargetCPUSet are the target's dedicated CPUs.
+	// +optional
+	// +listType=atomic
+	TargetCPUSet []int32 `json:"targetCPUSet,omitempty"`
+	// TargetNodeTopology is the target's CPU topology.
+	// +optional
+	TargetNodeTopology string `json:"targetNodeTopology,omitempty"`
+	// SourcePersistentStatePVCName is the source's persistent state claim.
+	// +optional
+	SourcePersistentStatePVCName string `json:"sourcePersistentStatePVCName,omitempty"`
+	// TargetPersistentStatePVCName is the target's persistent state claim.
+	// +optional
+	TargetPersistentStatePVCName string `json:"targetPersistentStatePVCName,omitempty"`
+	// SourceState is the source's side of a migration between clusters.
+	// +optional
+	SourceState *VirtualMachineInstanceMigrationSourceState `json:"sourceState,omitempty"`
+	// TargetState is the target's side of a migration between clusters.
+	// +optional
+	TargetState *VirtualMachineInstanceMigrationTargetState `json:"targetState,omitempty"`
+	// MigrationNetworkType is the network the migration runs over.
+	// +optional
+	MigrationNetworkType string `json:"migrationNetworkType,omitempty"`
+	// TargetMemoryOverhead is the target launcher's memory overhead.
+	// +optional
+	TargetMemoryOverhead *resource.Quantity `json:"targetMemoryOverhead,omitempty"`
+}
+
+// VirtualMachineInstanceCommonMigrationState is one side of a migration between clusters.
+type VirtualMachineInstanceCommonMigrationState struct {
+	// Node is the side's node.
+	// +optional
+	Node string `json:"node,omitempty"`
+	// Pod is the side's launcher Pod.
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// MigrationUID is the side's migration.
+	// +optional
+	MigrationUID types.UID `json:"migrationUID,omitempty"`
+	// DomainName is the side's domain.
+	// +optional
+	DomainName *string `json:"domainName,omitempty"`
+	// DomainNamespace is the side's namespace.
+	// +optional
+	DomainNamespace *string `json:"domainNamespace,omitempty"`
+	// SyncAddress is the side's synchronisation address.
+	// +optional
+	SyncAddress *string `json:"syncAddress,omitempty"`
+	// PersistentStatePVCName is the side's persistent state claim.
+	// +optional
+	PersistentStatePVCName *string `json:"persistentStatePVCName,omitempty"`
+	// SelinuxContext is the side's SELinux context.
+	// +optional
+	SelinuxContext string `json:"selinuxContext,omitempty"`
+	// VirtualMachineInstanceUID is the side's VMI.
+	// +optional
+	VirtualMachineInstanceUID *types.UID `json:"virtualMachineInstanceUID,omitempty"`
+}
+
+// VirtualMachineInstanceMigrationSourceState is the source's side of a migration.
+type VirtualMachineInstanceMigrationSourceState struct {
+	VirtualMachineInstanceCommonMigrationState `json:",inline"`
+	// NodeSelectors of the source.
+	// +optional
+	NodeSelectors map[string]string `json:"nodeSelectors,omitempty"`
+}
+
+// VirtualMachineInstanceMigrationTargetState is the target's side of a migration.
+type VirtualMachineInstanceMigrationTargetState struct {
+	VirtualMachineInstanceCommonMigrationState `json:",inline"`
+	// DomainReadyTimestamp is when the guest became ready there.
+	// +optional
+	DomainReadyTimestamp *metav1.Time `json:"domainReadyTimestamp,omitempty"`
+	// DomainDetected is true once the guest was seen there.
+	// +optional
+	DomainDetected bool `json:"domainDetected,omitempty"`
+	// NodeAddress is the target's migration address.
+	// +optional
+	NodeAddress *string `json:"nodeAddress,omitempty"`
+	// DirectMigrationNodePorts are the target's migration ports.
+	// +optional
+	DirectMigrationNodePorts map[string]int32 `json:"directMigrationNodePorts,omitempty"`
+	// AttachmentPodUID is the target's hotplug attachment Pod.
+	// +optional
+	AttachmentPodUID *types.UID `json:"attachmentPodUID,omitempty"`
+	// CPUSet are the target's dedicated CPUs.
+	// +optional
+	// +listType=atomic
+	CPUSet []int32 `json:"cpuSet,omitempty"`
+	// NodeTopology is the target's CPU topology.
+	// +optional
+	NodeTopology *string `json:"nodeTopology,omitempty"`
 }

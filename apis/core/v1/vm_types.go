@@ -326,6 +326,29 @@ type VirtualMachineStatus struct {
 	// PreferenceRef is the preference the VM's current VMI was made with, and its revision.
 	// +optional
 	PreferenceRef *InstancetypeStatusRef `json:"preferenceRef,omitempty"`
+	// SnapshotInProgress names the snapshot being taken of the VM.
+	// +optional
+	SnapshotInProgress *string `json:"snapshotInProgress,omitempty"`
+	// RestoreInProgress names the restore being made of the VM.
+	// +optional
+	RestoreInProgress *string `json:"restoreInProgress,omitempty"`
+	// VolumeRequests are pending hotplugs and unplugs of volumes.
+	// +optional
+	// +listType=atomic
+	VolumeRequests []VirtualMachineVolumeRequest `json:"volumeRequests,omitempty"`
+	// VolumeSnapshotStatuses say which volumes can be snapshotted.
+	// +optional
+	// +listType=atomic
+	VolumeSnapshotStatuses []VolumeSnapshotStatus `json:"volumeSnapshotStatuses,omitempty"`
+	// MemoryDumpRequest is a requested dump of the guest's memory.
+	// +optional
+	MemoryDumpRequest *VirtualMachineMemoryDumpRequest `json:"memoryDumpRequest,omitempty"`
+	// VolumeUpdateState is the state of a change of the VM's volumes.
+	// +optional
+	VolumeUpdateState *VolumeUpdateState `json:"volumeUpdateState,omitempty"`
+	// ChangedBlockTracking is the state of changed block tracking.
+	// +optional
+	ChangedBlockTracking *ChangedBlockTrackingStatus `json:"changedBlockTracking,omitempty"`
 }
 
 // InstancetypeStatusRef names an instancetype or preference a VM uses and the captured version.

@@ -307,6 +307,13 @@ type VirtualMachineInstanceStatus struct {
 	// KernelBootStatus reports the kernelBoot container image the guest's kernel comes from.
 	// +optional
 	KernelBootStatus *KernelBootStatus `json:"kernelBootStatus,omitempty"`
+	// MigratedVolumes are the volumes a storage migration moved.
+	// +optional
+	// +listType=atomic
+	MigratedVolumes []StorageMigratedVolumeInfo `json:"migratedVolumes,omitempty"`
+	// ChangedBlockTracking is the state of changed block tracking.
+	// +optional
+	ChangedBlockTracking *ChangedBlockTrackingStatus `json:"changedBlockTracking,omitempty"`
 	// QOSClass is the launcher Pod's quality-of-service class.
 	// +optional
 	QOSClass *PodQOSClass `json:"qosClass,omitempty"`
@@ -374,6 +381,15 @@ type VolumeStatus struct {
 	// ContainerDiskVolume describes the image of a containerDisk volume.
 	// +optional
 	ContainerDiskVolume *ContainerDiskInfo `json:"containerDiskVolume,omitempty"`
+	// PersistentVolumeClaimInfo describes the claim behind the volume.
+	// +optional
+	PersistentVolumeClaimInfo *PersistentVolumeClaimInfo `json:"persistentVolumeClaimInfo,omitempty"`
+	// HotplugVolume names the Pod that attaches a hotplugged volume.
+	// +optional
+	HotplugVolume *HotplugVolumeStatus `json:"hotplugVolume,omitempty"`
+	// MemoryDumpVolume describes a memory dump volume.
+	// +optional
+	MemoryDumpVolume *DomainMemoryDumpInfo `json:"memoryDumpVolume,omitempty"`
 }
 
 // ContainerDiskInfo describes the container image a containerDisk volume comes from.
@@ -383,6 +399,9 @@ type ContainerDiskInfo struct {
 	// mounts this digest even when the volume's tag has moved since.
 	// +optional
 	ImageID string `json:"imageID,omitempty"`
+	// Checksum is KubeVirt's deprecated checksum of the image's disk; Vireo keeps it as written.
+	// +optional
+	Checksum int64 `json:"checksum,omitempty"`
 }
 
 // KernelBootStatus describes the kernelBoot container image a VMI's kernel comes from.
@@ -390,6 +409,19 @@ type KernelBootStatus struct {
 	// ImageID is the kernelBoot image the launcher Pod mounts, by digest (repository@sha256:...).
 	// +optional
 	ImageID string `json:"imageID,omitempty"`
+	// KernelInfo carries KubeVirt's deprecated checksum of the kernel; kept as written.
+	// +optional
+	KernelInfo *BootFileInfo `json:"kernelInfo,omitempty"`
+	// InitrdInfo carries KubeVirt's deprecated checksum of the initrd; kept as written.
+	// +optional
+	InitrdInfo *BootFileInfo `json:"initrdInfo,omitempty"`
+}
+
+// BootFileInfo is KubeVirt's record of a kernel or initrd file.
+type BootFileInfo struct {
+	// Checksum is the file's deprecated checksum.
+	// +optional
+	Checksum int64 `json:"checksum,omitempty"`
 }
 
 // VirtualMachineInstanceNetworkInterface reports one network interface of the guest.
@@ -413,6 +445,15 @@ type VirtualMachineInstanceNetworkInterface struct {
 	// InfoSource says where the data came from, as a comma-separated list of domain, guest-agent.
 	// +optional
 	InfoSource string `json:"infoSource,omitempty"`
+	// PodInterfaceName is the interface of the launcher Pod the guest's interface is bound to.
+	// +optional
+	PodInterfaceName string `json:"podInterfaceName,omitempty"`
+	// QueueCount is the number of the interface's queues.
+	// +optional
+	QueueCount int32 `json:"queueCount,omitempty"`
+	// LinkState is the link's state: up or down.
+	// +optional
+	LinkState string `json:"linkState,omitempty"`
 }
 
 // VirtualMachineInstanceGuestOSInfo describes the guest operating system, as its guest agent reports it.

@@ -25,6 +25,11 @@ func (in AccessCredentialSecretSource) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AddVolumeOptions) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.AddVolumeOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Affinity) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Affinity"
 }
@@ -37,6 +42,11 @@ func (in BIOS) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in BlockSize) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.BlockSize"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in BootFileInfo) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.BootFileInfo"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -62,6 +72,11 @@ func (in CPUFeature) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CPUTopology) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.CPUTopology"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ChangedBlockTrackingStatus) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.ChangedBlockTrackingStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -225,6 +240,11 @@ func (in DiskTarget) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DomainMemoryDumpInfo) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.DomainMemoryDumpInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DomainSpec) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.DomainSpec"
 }
@@ -362,6 +382,16 @@ func (in HostDevice) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in HostDisk) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.HostDisk"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HotplugVolumeSource) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.HotplugVolumeSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HotplugVolumeStatus) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.HotplugVolumeStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -595,6 +625,11 @@ func (in PanicDevice) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PersistentVolumeClaimInfo) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in PersistentVolumeClaimVolumeSource) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource"
 }
@@ -680,6 +715,11 @@ func (in Realtime) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RemoveVolumeOptions) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.RemoveVolumeOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ReservedOverhead) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.ReservedOverhead"
 }
@@ -747,6 +787,11 @@ func (in ServiceAccountVolumeSource) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in SoundDevice) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.SoundDevice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in StorageMigratedVolumeInfo) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.StorageMigratedVolumeInfo"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -850,6 +895,21 @@ func (in VirtualMachineInstance) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceBackupStatus) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceBackupStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceBackupVolumeInfo) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceBackupVolumeInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceCommonMigrationState) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceCommonMigrationState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceCondition) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceCondition"
 }
@@ -920,6 +980,11 @@ func (in VirtualMachineInstanceMigrationPhaseTransitionTimestamp) OpenAPIModelNa
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigrationSourceState) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationSourceState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigrationSpec) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationSpec"
 }
@@ -932,6 +997,11 @@ func (in VirtualMachineInstanceMigrationState) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineInstanceMigrationStatus) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineInstanceMigrationTargetState) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationTargetState"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -995,6 +1065,11 @@ func (in VirtualMachineList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineMemoryDumpRequest) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineMemoryDumpRequest"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualMachineSpec) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineSpec"
 }
@@ -1015,8 +1090,23 @@ func (in VirtualMachineStatus) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualMachineVolumeRequest) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineVolumeRequest"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Volume) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.Volume"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VolumeMigrationState) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VolumeMigrationState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VolumeSnapshotStatus) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VolumeSnapshotStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -1027,6 +1117,11 @@ func (in VolumeSource) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VolumeStatus) OpenAPIModelName() string {
 	return "com.github.vireo-dev.vireo.apis.core.v1.VolumeStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VolumeUpdateState) OpenAPIModelName() string {
+	return "com.github.vireo-dev.vireo.apis.core.v1.VolumeUpdateState"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -273,6 +273,25 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.AddVolumeOptions
+  map:
+    fields:
+    - name: disk
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.Disk
+    - name: dryRun
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: volumeSource
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.HotplugVolumeSource
 - name: com.github.vireo-dev.vireo.apis.core.v1.Affinity
   map:
     fields:
@@ -300,6 +319,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: matchVolume
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.FeatureState
+- name: com.github.vireo-dev.vireo.apis.core.v1.BootFileInfo
+  map:
+    fields:
+    - name: checksum
+      type:
+        scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.Bootloader
   map:
     fields:
@@ -379,6 +404,16 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: threads
       type:
         scalar: numeric
+- name: com.github.vireo-dev.vireo.apis.core.v1.ChangedBlockTrackingStatus
+  map:
+    fields:
+    - name: backupStatus
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceBackupStatus
+    - name: state
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.Chassis
   map:
     fields:
@@ -524,6 +559,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskInfo
   map:
     fields:
+    - name: checksum
+      type:
+        scalar: numeric
     - name: imageID
       type:
         scalar: string
@@ -872,6 +910,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readonly
       type:
         scalar: boolean
+- name: com.github.vireo-dev.vireo.apis.core.v1.DomainMemoryDumpInfo
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: endTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: startTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: targetFileName
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.DomainSpec
   map:
     fields:
@@ -1258,6 +1311,24 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.HotplugVolumeSource
+  map:
+    fields:
+    - name: dataVolume
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DataVolumeSource
+    - name: persistentVolumeClaim
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource
+- name: com.github.vireo-dev.vireo.apis.core.v1.HotplugVolumeStatus
+  map:
+    fields:
+    - name: attachPodName
+      type:
+        scalar: string
+    - name: attachPodUID
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.Hugepages
   map:
     fields:
@@ -1490,6 +1561,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: imageID
       type:
         scalar: string
+    - name: initrdInfo
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.BootFileInfo
+    - name: kernelInfo
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.BootFileInfo
 - name: com.github.vireo-dev.vireo.apis.core.v1.KubeVirt
   map:
     fields:
@@ -1844,6 +1921,37 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: model
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimInfo
+  map:
+    fields:
+    - name: accessModes
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: capacity
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: claimName
+      type:
+        scalar: string
+    - name: filesystemOverhead
+      type:
+        scalar: string
+    - name: preallocated
+      type:
+        scalar: boolean
+    - name: requests
+      type:
+        map:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: volumeMode
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimVolumeSource
   map:
     fields:
@@ -2091,6 +2199,19 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: mask
       type:
         scalar: string
+- name: com.github.vireo-dev.vireo.apis.core.v1.RemoveVolumeOptions
+  map:
+    fields:
+    - name: dryRun
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: name
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.ReservedOverhead
   map:
     fields:
@@ -2240,6 +2361,19 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: name
+      type:
+        scalar: string
+      default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.StorageMigratedVolumeInfo
+  map:
+    fields:
+    - name: destinationPVCInfo
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimInfo
+    - name: sourcePVCInfo
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimInfo
+    - name: volumeName
       type:
         scalar: string
       default: ""
@@ -2504,6 +2638,46 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceStatus
       default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceBackupStatus
+  map:
+    fields:
+    - name: backupMsg
+      type:
+        scalar: string
+    - name: backupName
+      type:
+        scalar: string
+    - name: checkpointName
+      type:
+        scalar: string
+    - name: completed
+      type:
+        scalar: boolean
+    - name: endTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: failed
+      type:
+        scalar: boolean
+    - name: quiesceStatus
+      type:
+        scalar: string
+    - name: startTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: volumes
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceBackupVolumeInfo
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceBackupVolumeInfo
+  map:
+    fields:
+    - name: volumeName
+      type:
+        scalar: string
+      default: ""
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceCondition
   map:
     fields:
@@ -2607,6 +2781,41 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: phaseTransitionTimestamp
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationSourceState
+  map:
+    fields:
+    - name: domainName
+      type:
+        scalar: string
+    - name: domainNamespace
+      type:
+        scalar: string
+    - name: migrationUID
+      type:
+        scalar: string
+    - name: node
+      type:
+        scalar: string
+    - name: nodeSelectors
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: persistentStatePVCName
+      type:
+        scalar: string
+    - name: pod
+      type:
+        scalar: string
+    - name: selinuxContext
+      type:
+        scalar: string
+    - name: syncAddress
+      type:
+        scalar: string
+    - name: virtualMachineInstanceUID
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationSpec
   map:
     fields:
@@ -2642,6 +2851,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: migrationConfiguration
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.MigrationConfiguration
+    - name: migrationNetworkType
+      type:
+        scalar: string
     - name: migrationPolicyName
       type:
         scalar: string
@@ -2654,12 +2866,35 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: sourceNode
       type:
         scalar: string
+    - name: sourcePersistentStatePVCName
+      type:
+        scalar: string
     - name: sourcePod
       type:
         scalar: string
+    - name: sourceState
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationSourceState
     - name: startTimestamp
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: targetAttachmentPodUID
+      type:
+        scalar: string
+    - name: targetCPUSet
+      type:
+        list:
+          elementType:
+            scalar: numeric
+          elementRelationship: atomic
+    - name: targetDirectMigrationNodePorts
+      type:
+        map:
+          elementType:
+            scalar: numeric
+    - name: targetMemoryOverhead
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
     - name: targetNode
       type:
         scalar: string
@@ -2669,9 +2904,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: targetNodeDomainDetected
       type:
         scalar: boolean
+    - name: targetNodeDomainReadyTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: targetNodeTopology
+      type:
+        scalar: string
+    - name: targetPersistentStatePVCName
+      type:
+        scalar: string
     - name: targetPod
       type:
         scalar: string
+    - name: targetState
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationTargetState
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationStatus
   map:
     fields:
@@ -2695,6 +2942,62 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationPhaseTransitionTimestamp
           elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceMigrationTargetState
+  map:
+    fields:
+    - name: attachmentPodUID
+      type:
+        scalar: string
+    - name: cpuSet
+      type:
+        list:
+          elementType:
+            scalar: numeric
+          elementRelationship: atomic
+    - name: directMigrationNodePorts
+      type:
+        map:
+          elementType:
+            scalar: numeric
+    - name: domainDetected
+      type:
+        scalar: boolean
+    - name: domainName
+      type:
+        scalar: string
+    - name: domainNamespace
+      type:
+        scalar: string
+    - name: domainReadyTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: migrationUID
+      type:
+        scalar: string
+    - name: node
+      type:
+        scalar: string
+    - name: nodeAddress
+      type:
+        scalar: string
+    - name: nodeTopology
+      type:
+        scalar: string
+    - name: persistentStatePVCName
+      type:
+        scalar: string
+    - name: pod
+      type:
+        scalar: string
+    - name: selinuxContext
+      type:
+        scalar: string
+    - name: syncAddress
+      type:
+        scalar: string
+    - name: virtualMachineInstanceUID
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceNetworkInterface
   map:
     fields:
@@ -2713,12 +3016,21 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: atomic
+    - name: linkState
+      type:
+        scalar: string
     - name: mac
       type:
         scalar: string
     - name: name
       type:
         scalar: string
+    - name: podInterfaceName
+      type:
+        scalar: string
+    - name: queueCount
+      type:
+        scalar: numeric
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstancePhaseTransitionTimestamp
   map:
     fields:
@@ -2937,6 +3249,9 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             scalar: string
+    - name: changedBlockTracking
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ChangedBlockTrackingStatus
     - name: conditions
       type:
         list:
@@ -2976,6 +3291,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: memory
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.MemoryStatus
+    - name: migratedVolumes
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.StorageMigratedVolumeInfo
+          elementRelationship: atomic
     - name: migrationMethod
       type:
         scalar: string
@@ -3033,6 +3354,32 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineInstanceSpec
       default: {}
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineMemoryDumpRequest
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+      default: ""
+    - name: endTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: fileName
+      type:
+        scalar: string
+    - name: message
+      type:
+        scalar: string
+    - name: phase
+      type:
+        scalar: string
+      default: ""
+    - name: remove
+      type:
+        scalar: boolean
+    - name: startTimestamp
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineSpec
   map:
     fields:
@@ -3090,6 +3437,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStatus
   map:
     fields:
+    - name: changedBlockTracking
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.ChangedBlockTrackingStatus
     - name: conditions
       type:
         list:
@@ -3107,6 +3457,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: instancetypeRef
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.InstancetypeStatusRef
+    - name: memoryDumpRequest
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineMemoryDumpRequest
     - name: observedGeneration
       type:
         scalar: numeric
@@ -3119,7 +3472,13 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: ready
       type:
         scalar: boolean
+    - name: restoreInProgress
+      type:
+        scalar: string
     - name: runStrategy
+      type:
+        scalar: string
+    - name: snapshotInProgress
       type:
         scalar: string
     - name: startFailure
@@ -3131,6 +3490,30 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineStateChangeRequest
           elementRelationship: atomic
+    - name: volumeRequests
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineVolumeRequest
+          elementRelationship: atomic
+    - name: volumeSnapshotStatuses
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.VolumeSnapshotStatus
+          elementRelationship: atomic
+    - name: volumeUpdateState
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VolumeUpdateState
+- name: com.github.vireo-dev.vireo.apis.core.v1.VirtualMachineVolumeRequest
+  map:
+    fields:
+    - name: addVolumeOptions
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.AddVolumeOptions
+    - name: removeVolumeOptions
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.RemoveVolumeOptions
 - name: com.github.vireo-dev.vireo.apis.core.v1.Volume
   map:
     fields:
@@ -3186,12 +3569,41 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: sysprep
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.SysprepSource
+- name: com.github.vireo-dev.vireo.apis.core.v1.VolumeMigrationState
+  map:
+    fields:
+    - name: migratedVolumes
+      type:
+        list:
+          elementType:
+            namedType: com.github.vireo-dev.vireo.apis.core.v1.StorageMigratedVolumeInfo
+          elementRelationship: atomic
+- name: com.github.vireo-dev.vireo.apis.core.v1.VolumeSnapshotStatus
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+      default: false
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: reason
+      type:
+        scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.VolumeStatus
   map:
     fields:
     - name: containerDiskVolume
       type:
         namedType: com.github.vireo-dev.vireo.apis.core.v1.ContainerDiskInfo
+    - name: hotplugVolume
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.HotplugVolumeStatus
+    - name: memoryDumpVolume
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.DomainMemoryDumpInfo
     - name: message
       type:
         scalar: string
@@ -3199,6 +3611,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+    - name: persistentVolumeClaimInfo
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.PersistentVolumeClaimInfo
     - name: phase
       type:
         scalar: string
@@ -3212,6 +3627,12 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: com.github.vireo-dev.vireo.apis.core.v1.VolumeUpdateState
+  map:
+    fields:
+    - name: volumeMigrationState
+      type:
+        namedType: com.github.vireo-dev.vireo.apis.core.v1.VolumeMigrationState
 - name: com.github.vireo-dev.vireo.apis.core.v1.Watchdog
   map:
     fields:

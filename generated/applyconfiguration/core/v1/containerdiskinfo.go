@@ -15,6 +15,8 @@ type ContainerDiskInfoApplyConfiguration struct {
 	// Pod's containerStatuses[].imageID names a container's image; a live migration's target
 	// mounts this digest even when the volume's tag has moved since.
 	ImageID *string `json:"imageID,omitempty"`
+	// Checksum is KubeVirt's deprecated checksum of the image's disk; Vireo keeps it as written.
+	Checksum *int64 `json:"checksum,omitempty"`
 }
 
 // ContainerDiskInfoApplyConfiguration constructs a declarative configuration of the ContainerDiskInfo type for use with
@@ -28,5 +30,13 @@ func ContainerDiskInfo() *ContainerDiskInfoApplyConfiguration {
 // If called multiple times, the ImageID field is set to the value of the last call.
 func (b *ContainerDiskInfoApplyConfiguration) WithImageID(value string) *ContainerDiskInfoApplyConfiguration {
 	b.ImageID = &value
+	return b
+}
+
+// WithChecksum sets the Checksum field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Checksum field is set to the value of the last call.
+func (b *ContainerDiskInfoApplyConfiguration) WithChecksum(value int64) *ContainerDiskInfoApplyConfiguration {
+	b.Checksum = &value
 	return b
 }

@@ -13,6 +13,10 @@ package v1
 type KernelBootStatusApplyConfiguration struct {
 	// ImageID is the kernelBoot image the launcher Pod mounts, by digest (repository@sha256:...).
 	ImageID *string `json:"imageID,omitempty"`
+	// KernelInfo carries KubeVirt's deprecated checksum of the kernel; kept as written.
+	KernelInfo *BootFileInfoApplyConfiguration `json:"kernelInfo,omitempty"`
+	// InitrdInfo carries KubeVirt's deprecated checksum of the initrd; kept as written.
+	InitrdInfo *BootFileInfoApplyConfiguration `json:"initrdInfo,omitempty"`
 }
 
 // KernelBootStatusApplyConfiguration constructs a declarative configuration of the KernelBootStatus type for use with
@@ -26,5 +30,21 @@ func KernelBootStatus() *KernelBootStatusApplyConfiguration {
 // If called multiple times, the ImageID field is set to the value of the last call.
 func (b *KernelBootStatusApplyConfiguration) WithImageID(value string) *KernelBootStatusApplyConfiguration {
 	b.ImageID = &value
+	return b
+}
+
+// WithKernelInfo sets the KernelInfo field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the KernelInfo field is set to the value of the last call.
+func (b *KernelBootStatusApplyConfiguration) WithKernelInfo(value *BootFileInfoApplyConfiguration) *KernelBootStatusApplyConfiguration {
+	b.KernelInfo = value
+	return b
+}
+
+// WithInitrdInfo sets the InitrdInfo field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InitrdInfo field is set to the value of the last call.
+func (b *KernelBootStatusApplyConfiguration) WithInitrdInfo(value *BootFileInfoApplyConfiguration) *KernelBootStatusApplyConfiguration {
+	b.InitrdInfo = value
 	return b
 }

@@ -8,6 +8,7 @@ package v1
 
 import (
 	corev1 "github.com/vireo-dev/vireo/apis/core/v1"
+	resource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
 )
@@ -54,6 +55,28 @@ type VirtualMachineInstanceMigrationStateApplyConfiguration struct {
 	// settings when it started, overridden by its MigrationPolicy's. allowPostCopy is false when
 	// the target could not run post-copy.
 	MigrationConfiguration *MigrationConfigurationApplyConfiguration `json:"migrationConfiguration,omitempty"`
+	// TargetNodeDomainReadyTimestamp is when the guest became ready on the target.
+	TargetNodeDomainReadyTimestamp *metav1.Time `json:"targetNodeDomainReadyTimestamp,omitempty"`
+	// TargetDirectMigrationNodePorts are the target's migration ports.
+	TargetDirectMigrationNodePorts map[string]int32 `json:"targetDirectMigrationNodePorts,omitempty"`
+	// TargetAttachmentPodUID is the UID of the target's hotplug attachment Pod.
+	TargetAttachmentPodUID *types.UID `json:"targetAttachmentPodUID,omitempty"`
+	// TargetCPUSet are the target's dedicated CPUs.
+	TargetCPUSet []int32 `json:"targetCPUSet,omitempty"`
+	// TargetNodeTopology is the target's CPU topology.
+	TargetNodeTopology *string `json:"targetNodeTopology,omitempty"`
+	// SourcePersistentStatePVCName is the source's persistent state claim.
+	SourcePersistentStatePVCName *string `json:"sourcePersistentStatePVCName,omitempty"`
+	// TargetPersistentStatePVCName is the target's persistent state claim.
+	TargetPersistentStatePVCName *string `json:"targetPersistentStatePVCName,omitempty"`
+	// SourceState is the source's side of a migration between clusters.
+	SourceState *VirtualMachineInstanceMigrationSourceStateApplyConfiguration `json:"sourceState,omitempty"`
+	// TargetState is the target's side of a migration between clusters.
+	TargetState *VirtualMachineInstanceMigrationTargetStateApplyConfiguration `json:"targetState,omitempty"`
+	// MigrationNetworkType is the network the migration runs over.
+	MigrationNetworkType *string `json:"migrationNetworkType,omitempty"`
+	// TargetMemoryOverhead is the target launcher's memory overhead.
+	TargetMemoryOverhead *resource.Quantity `json:"targetMemoryOverhead,omitempty"`
 }
 
 // VirtualMachineInstanceMigrationStateApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceMigrationState type for use with
@@ -195,5 +218,101 @@ func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithMigrationPo
 // If called multiple times, the MigrationConfiguration field is set to the value of the last call.
 func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithMigrationConfiguration(value *MigrationConfigurationApplyConfiguration) *VirtualMachineInstanceMigrationStateApplyConfiguration {
 	b.MigrationConfiguration = value
+	return b
+}
+
+// WithTargetNodeDomainReadyTimestamp sets the TargetNodeDomainReadyTimestamp field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TargetNodeDomainReadyTimestamp field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithTargetNodeDomainReadyTimestamp(value metav1.Time) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.TargetNodeDomainReadyTimestamp = &value
+	return b
+}
+
+// WithTargetDirectMigrationNodePorts puts the entries into the TargetDirectMigrationNodePorts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the TargetDirectMigrationNodePorts field,
+// overwriting an existing map entries in TargetDirectMigrationNodePorts field with the same key.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithTargetDirectMigrationNodePorts(entries map[string]int32) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	if b.TargetDirectMigrationNodePorts == nil && len(entries) > 0 {
+		b.TargetDirectMigrationNodePorts = make(map[string]int32, len(entries))
+	}
+	for k, v := range entries {
+		b.TargetDirectMigrationNodePorts[k] = v
+	}
+	return b
+}
+
+// WithTargetAttachmentPodUID sets the TargetAttachmentPodUID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TargetAttachmentPodUID field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithTargetAttachmentPodUID(value types.UID) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.TargetAttachmentPodUID = &value
+	return b
+}
+
+// WithTargetCPUSet adds the given value to the TargetCPUSet field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TargetCPUSet field.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithTargetCPUSet(values ...int32) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	for i := range values {
+		b.TargetCPUSet = append(b.TargetCPUSet, values[i])
+	}
+	return b
+}
+
+// WithTargetNodeTopology sets the TargetNodeTopology field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TargetNodeTopology field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithTargetNodeTopology(value string) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.TargetNodeTopology = &value
+	return b
+}
+
+// WithSourcePersistentStatePVCName sets the SourcePersistentStatePVCName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SourcePersistentStatePVCName field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithSourcePersistentStatePVCName(value string) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.SourcePersistentStatePVCName = &value
+	return b
+}
+
+// WithTargetPersistentStatePVCName sets the TargetPersistentStatePVCName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TargetPersistentStatePVCName field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithTargetPersistentStatePVCName(value string) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.TargetPersistentStatePVCName = &value
+	return b
+}
+
+// WithSourceState sets the SourceState field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SourceState field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithSourceState(value *VirtualMachineInstanceMigrationSourceStateApplyConfiguration) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.SourceState = value
+	return b
+}
+
+// WithTargetState sets the TargetState field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TargetState field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithTargetState(value *VirtualMachineInstanceMigrationTargetStateApplyConfiguration) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.TargetState = value
+	return b
+}
+
+// WithMigrationNetworkType sets the MigrationNetworkType field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MigrationNetworkType field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithMigrationNetworkType(value string) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.MigrationNetworkType = &value
+	return b
+}
+
+// WithTargetMemoryOverhead sets the TargetMemoryOverhead field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TargetMemoryOverhead field is set to the value of the last call.
+func (b *VirtualMachineInstanceMigrationStateApplyConfiguration) WithTargetMemoryOverhead(value resource.Quantity) *VirtualMachineInstanceMigrationStateApplyConfiguration {
+	b.TargetMemoryOverhead = &value
 	return b
 }

@@ -23,6 +23,12 @@ type VirtualMachineInstanceNetworkInterfaceApplyConfiguration struct {
 	InterfaceName *string `json:"interfaceName,omitempty"`
 	// InfoSource says where the data came from, as a comma-separated list of domain, guest-agent.
 	InfoSource *string `json:"infoSource,omitempty"`
+	// PodInterfaceName is the interface of the launcher Pod the guest's interface is bound to.
+	PodInterfaceName *string `json:"podInterfaceName,omitempty"`
+	// QueueCount is the number of the interface's queues.
+	QueueCount *int32 `json:"queueCount,omitempty"`
+	// LinkState is the link's state: up or down.
+	LinkState *string `json:"linkState,omitempty"`
 }
 
 // VirtualMachineInstanceNetworkInterfaceApplyConfiguration constructs a declarative configuration of the VirtualMachineInstanceNetworkInterface type for use with
@@ -78,5 +84,29 @@ func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithInterface
 // If called multiple times, the InfoSource field is set to the value of the last call.
 func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithInfoSource(value string) *VirtualMachineInstanceNetworkInterfaceApplyConfiguration {
 	b.InfoSource = &value
+	return b
+}
+
+// WithPodInterfaceName sets the PodInterfaceName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodInterfaceName field is set to the value of the last call.
+func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithPodInterfaceName(value string) *VirtualMachineInstanceNetworkInterfaceApplyConfiguration {
+	b.PodInterfaceName = &value
+	return b
+}
+
+// WithQueueCount sets the QueueCount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the QueueCount field is set to the value of the last call.
+func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithQueueCount(value int32) *VirtualMachineInstanceNetworkInterfaceApplyConfiguration {
+	b.QueueCount = &value
+	return b
+}
+
+// WithLinkState sets the LinkState field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LinkState field is set to the value of the last call.
+func (b *VirtualMachineInstanceNetworkInterfaceApplyConfiguration) WithLinkState(value string) *VirtualMachineInstanceNetworkInterfaceApplyConfiguration {
+	b.LinkState = &value
 	return b
 }

@@ -42,6 +42,10 @@ type VirtualMachineInstanceStatusApplyConfiguration struct {
 	VolumeStatus []VolumeStatusApplyConfiguration `json:"volumeStatus,omitempty"`
 	// KernelBootStatus reports the kernelBoot container image the guest's kernel comes from.
 	KernelBootStatus *KernelBootStatusApplyConfiguration `json:"kernelBootStatus,omitempty"`
+	// MigratedVolumes are the volumes a storage migration moved.
+	MigratedVolumes []StorageMigratedVolumeInfoApplyConfiguration `json:"migratedVolumes,omitempty"`
+	// ChangedBlockTracking is the state of changed block tracking.
+	ChangedBlockTracking *ChangedBlockTrackingStatusApplyConfiguration `json:"changedBlockTracking,omitempty"`
 	// QOSClass is the launcher Pod's quality-of-service class.
 	QOSClass *corev1.PodQOSClass `json:"qosClass,omitempty"`
 	// Machine is the machine type the guest runs on.
@@ -200,6 +204,27 @@ func (b *VirtualMachineInstanceStatusApplyConfiguration) WithVolumeStatus(values
 // If called multiple times, the KernelBootStatus field is set to the value of the last call.
 func (b *VirtualMachineInstanceStatusApplyConfiguration) WithKernelBootStatus(value *KernelBootStatusApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
 	b.KernelBootStatus = value
+	return b
+}
+
+// WithMigratedVolumes adds the given value to the MigratedVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the MigratedVolumes field.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithMigratedVolumes(values ...*StorageMigratedVolumeInfoApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithMigratedVolumes")
+		}
+		b.MigratedVolumes = append(b.MigratedVolumes, *values[i])
+	}
+	return b
+}
+
+// WithChangedBlockTracking sets the ChangedBlockTracking field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ChangedBlockTracking field is set to the value of the last call.
+func (b *VirtualMachineInstanceStatusApplyConfiguration) WithChangedBlockTracking(value *ChangedBlockTrackingStatusApplyConfiguration) *VirtualMachineInstanceStatusApplyConfiguration {
+	b.ChangedBlockTracking = value
 	return b
 }
 

@@ -39,6 +39,20 @@ type VirtualMachineStatusApplyConfiguration struct {
 	InstancetypeRef *InstancetypeStatusRefApplyConfiguration `json:"instancetypeRef,omitempty"`
 	// PreferenceRef is the preference the VM's current VMI was made with, and its revision.
 	PreferenceRef *InstancetypeStatusRefApplyConfiguration `json:"preferenceRef,omitempty"`
+	// SnapshotInProgress names the snapshot being taken of the VM.
+	SnapshotInProgress *string `json:"snapshotInProgress,omitempty"`
+	// RestoreInProgress names the restore being made of the VM.
+	RestoreInProgress *string `json:"restoreInProgress,omitempty"`
+	// VolumeRequests are pending hotplugs and unplugs of volumes.
+	VolumeRequests []VirtualMachineVolumeRequestApplyConfiguration `json:"volumeRequests,omitempty"`
+	// VolumeSnapshotStatuses say which volumes can be snapshotted.
+	VolumeSnapshotStatuses []VolumeSnapshotStatusApplyConfiguration `json:"volumeSnapshotStatuses,omitempty"`
+	// MemoryDumpRequest is a requested dump of the guest's memory.
+	MemoryDumpRequest *VirtualMachineMemoryDumpRequestApplyConfiguration `json:"memoryDumpRequest,omitempty"`
+	// VolumeUpdateState is the state of a change of the VM's volumes.
+	VolumeUpdateState *VolumeUpdateStateApplyConfiguration `json:"volumeUpdateState,omitempty"`
+	// ChangedBlockTracking is the state of changed block tracking.
+	ChangedBlockTracking *ChangedBlockTrackingStatusApplyConfiguration `json:"changedBlockTracking,omitempty"`
 }
 
 // VirtualMachineStatusApplyConfiguration constructs a declarative configuration of the VirtualMachineStatus type for use with
@@ -142,5 +156,71 @@ func (b *VirtualMachineStatusApplyConfiguration) WithInstancetypeRef(value *Inst
 // If called multiple times, the PreferenceRef field is set to the value of the last call.
 func (b *VirtualMachineStatusApplyConfiguration) WithPreferenceRef(value *InstancetypeStatusRefApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
 	b.PreferenceRef = value
+	return b
+}
+
+// WithSnapshotInProgress sets the SnapshotInProgress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SnapshotInProgress field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithSnapshotInProgress(value string) *VirtualMachineStatusApplyConfiguration {
+	b.SnapshotInProgress = &value
+	return b
+}
+
+// WithRestoreInProgress sets the RestoreInProgress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RestoreInProgress field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithRestoreInProgress(value string) *VirtualMachineStatusApplyConfiguration {
+	b.RestoreInProgress = &value
+	return b
+}
+
+// WithVolumeRequests adds the given value to the VolumeRequests field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the VolumeRequests field.
+func (b *VirtualMachineStatusApplyConfiguration) WithVolumeRequests(values ...*VirtualMachineVolumeRequestApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumeRequests")
+		}
+		b.VolumeRequests = append(b.VolumeRequests, *values[i])
+	}
+	return b
+}
+
+// WithVolumeSnapshotStatuses adds the given value to the VolumeSnapshotStatuses field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the VolumeSnapshotStatuses field.
+func (b *VirtualMachineStatusApplyConfiguration) WithVolumeSnapshotStatuses(values ...*VolumeSnapshotStatusApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumeSnapshotStatuses")
+		}
+		b.VolumeSnapshotStatuses = append(b.VolumeSnapshotStatuses, *values[i])
+	}
+	return b
+}
+
+// WithMemoryDumpRequest sets the MemoryDumpRequest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MemoryDumpRequest field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithMemoryDumpRequest(value *VirtualMachineMemoryDumpRequestApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	b.MemoryDumpRequest = value
+	return b
+}
+
+// WithVolumeUpdateState sets the VolumeUpdateState field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VolumeUpdateState field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithVolumeUpdateState(value *VolumeUpdateStateApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	b.VolumeUpdateState = value
+	return b
+}
+
+// WithChangedBlockTracking sets the ChangedBlockTracking field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ChangedBlockTracking field is set to the value of the last call.
+func (b *VirtualMachineStatusApplyConfiguration) WithChangedBlockTracking(value *ChangedBlockTrackingStatusApplyConfiguration) *VirtualMachineStatusApplyConfiguration {
+	b.ChangedBlockTracking = value
 	return b
 }

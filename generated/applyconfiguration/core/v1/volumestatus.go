@@ -25,6 +25,12 @@ type VolumeStatusApplyConfiguration struct {
 	Size *int64 `json:"size,omitempty"`
 	// ContainerDiskVolume describes the image of a containerDisk volume.
 	ContainerDiskVolume *ContainerDiskInfoApplyConfiguration `json:"containerDiskVolume,omitempty"`
+	// PersistentVolumeClaimInfo describes the claim behind the volume.
+	PersistentVolumeClaimInfo *PersistentVolumeClaimInfoApplyConfiguration `json:"persistentVolumeClaimInfo,omitempty"`
+	// HotplugVolume names the Pod that attaches a hotplugged volume.
+	HotplugVolume *HotplugVolumeStatusApplyConfiguration `json:"hotplugVolume,omitempty"`
+	// MemoryDumpVolume describes a memory dump volume.
+	MemoryDumpVolume *DomainMemoryDumpInfoApplyConfiguration `json:"memoryDumpVolume,omitempty"`
 }
 
 // VolumeStatusApplyConfiguration constructs a declarative configuration of the VolumeStatus type for use with
@@ -86,5 +92,29 @@ func (b *VolumeStatusApplyConfiguration) WithSize(value int64) *VolumeStatusAppl
 // If called multiple times, the ContainerDiskVolume field is set to the value of the last call.
 func (b *VolumeStatusApplyConfiguration) WithContainerDiskVolume(value *ContainerDiskInfoApplyConfiguration) *VolumeStatusApplyConfiguration {
 	b.ContainerDiskVolume = value
+	return b
+}
+
+// WithPersistentVolumeClaimInfo sets the PersistentVolumeClaimInfo field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PersistentVolumeClaimInfo field is set to the value of the last call.
+func (b *VolumeStatusApplyConfiguration) WithPersistentVolumeClaimInfo(value *PersistentVolumeClaimInfoApplyConfiguration) *VolumeStatusApplyConfiguration {
+	b.PersistentVolumeClaimInfo = value
+	return b
+}
+
+// WithHotplugVolume sets the HotplugVolume field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HotplugVolume field is set to the value of the last call.
+func (b *VolumeStatusApplyConfiguration) WithHotplugVolume(value *HotplugVolumeStatusApplyConfiguration) *VolumeStatusApplyConfiguration {
+	b.HotplugVolume = value
+	return b
+}
+
+// WithMemoryDumpVolume sets the MemoryDumpVolume field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MemoryDumpVolume field is set to the value of the last call.
+func (b *VolumeStatusApplyConfiguration) WithMemoryDumpVolume(value *DomainMemoryDumpInfoApplyConfiguration) *VolumeStatusApplyConfiguration {
+	b.MemoryDumpVolume = value
 	return b
 }
