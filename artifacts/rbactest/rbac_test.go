@@ -116,6 +116,8 @@ var expected = map[string][]grant{
 		{all, "flowcontrol.apiserver.k8s.io", s("flowschemas", "prioritylevelconfigurations"), s("list", "watch"), nil,
 			"priority and fairness: FeatureOptions.ApplyTo -> flowcontrol.New (informers)"},
 		{installNS, core, s("pods"), s("list", "watch"), nil, "registry/agentclient.New: informer of the node agents' Pods (console, VNC)"},
+		{all, core, s("persistentvolumeclaims"), s("get"), nil, "instancetype.Sources.ClaimLabels: VM admission infers instancetypes from claims' labels"},
+		{all, "apps", s("controllerrevisions"), s("get"), nil, "apiserver.revisionReader: VM admission reads the revisions VMs pin"},
 	},
 
 	// vireo-nodeagent: cmd/vireo-nodeagent, nodeagent/... .
