@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -53,8 +54,57 @@ func New(client versioned.Interface, pools poolinformers.VirtualMachinePoolInfor
 	}); err != nil {
 		return nil, err
 	}
-	_, err := vms.Informer().AddEventHandler(c.OwnerHandlers("VirtualMachinePool"))
+	if _, err := vms.Informer().AddEventHandler(c.OwnerHandlers("VirtualMachinePool")); err != nil {
+		return nil, err
+	}
+	// An orphan VM may be adopted by the pools of its namespace whose selector matches it.
+	_, err := vms.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueSelecting, UpdateFunc: func(_, obj any) { c.enqueueSelecting(obj) },
+	})
 	return c, err
+}
+
+// enqueueSelecting queues the pools that select an orphan VM.
+func (c *Controller) enqueueSelecting(obj any) {
+	vm, ok := obj.(*v1.VirtualMachine)
+	if !ok || metav1.GetControllerOf(vm) != nil || len(vm.Labels) == 0 {
+		return
+	}
+	pools, err := c.pools.VirtualMachinePools(vm.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, pool := range pools {
+		if sel, err := metav1.LabelSelectorAsSelector(pool.Spec.Selector); err == nil && sel.Matches(labels.Set(vm.Labels)) {
+			c.EnqueueKey(pool.Namespace + "/" + pool.Name)
+		}
+	}
+}
+
+// claim makes the pool the controller of the orphans it adopts and removes it from the owners of
+// the VMs it releases; each update carries the VM's resourceVersion (a concurrent change wins,
+// and the next sync looks again).
+func (c *Controller) claim(ctx context.Context, pool *v1beta1.VirtualMachinePool, m members) error {
+	var errs []error
+	for _, vm := range m.adopt {
+		refs := append(slices.Clone(vm.OwnerReferences), *metav1.NewControllerRef(pool, v1beta1.SchemeGroupVersion.WithKind("VirtualMachinePool")))
+		errs = append(errs, c.setOwners(ctx, vm, refs, "adopting"))
+	}
+	for _, vm := range m.release {
+		refs := slices.DeleteFunc(slices.Clone(vm.OwnerReferences), func(r metav1.OwnerReference) bool { return r.UID == pool.UID })
+		errs = append(errs, c.setOwners(ctx, vm, refs, "releasing"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Controller) setOwners(ctx context.Context, vm *v1.VirtualMachine, refs []metav1.OwnerReference, doing string) error {
+	updated := vm.DeepCopy()
+	updated.OwnerReferences = refs
+	_, err := c.client.KubevirtV1().VirtualMachines(vm.Namespace).Update(ctx, updated, metav1.UpdateOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s VM %s: %w", doing, vm.Name, err)
+	}
+	return nil
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -79,19 +129,17 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	taken := map[string]bool{}
-	var active []*v1.VirtualMachine
 	for _, vm := range all {
 		taken[vm.Name] = true
-		if ref := metav1.GetControllerOf(vm); ref != nil && ref.UID == pool.UID && vm.DeletionTimestamp == nil && selector.Matches(labels.Set(vm.Labels)) {
-			active = append(active, vm)
-		}
 	}
-	var scaleErr error
+	m := sortMembers(pool, selector, all)
+	active := m.active
+	scaleErr := c.claim(ctx, pool, m)
 	scaledUp := len(active) < wanted(pool)
 	if !pool.Spec.Paused && pool.DeletionTimestamp == nil {
 		var healErr error
 		active, healErr = c.autoheal(ctx, pool, active)
-		scaleErr = errors.Join(healErr, c.scale(ctx, pool, active, taken))
+		scaleErr = errors.Join(scaleErr, healErr, c.scale(ctx, pool, active, taken))
 		if scaleErr == nil {
 			scaleErr = c.update(ctx, pool, active)
 		}

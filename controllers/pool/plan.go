@@ -57,6 +57,40 @@ func index(pool *v1beta1.VirtualMachinePool, name string) int {
 	return n
 }
 
+// members are the VMs of a namespace as one pool sees them.
+type members struct {
+	// active are the pool's VMs not being deleted: they count as replicas.
+	active []*v1.VirtualMachine
+	// adopt are VMs without a controller, named as the pool names its VMs (<pool>-<index>), that
+	// the selector matches: a pool deleted with its VMs orphaned and created again takes them
+	// back. (KubeVirt adopts any VM the selector matches; one without an index could not be
+	// given the pool's indexed template.)
+	adopt []*v1.VirtualMachine
+	// release are VMs the pool controls that the selector no longer matches.
+	release []*v1.VirtualMachine
+}
+
+// sortMembers finds the VMs of pool among vms (those of its namespace). A pool being deleted
+// adopts nothing.
+func sortMembers(pool *v1beta1.VirtualMachinePool, selector labels.Selector, vms []*v1.VirtualMachine) members {
+	var m members
+	for _, vm := range vms {
+		matches := selector.Matches(labels.Set(vm.Labels))
+		ref := metav1.GetControllerOf(vm)
+		switch {
+		case ref == nil && matches && vm.DeletionTimestamp == nil && pool.DeletionTimestamp == nil && index(pool, vm.Name) >= 0:
+			m.adopt = append(m.adopt, vm)
+			m.active = append(m.active, vm)
+		case ref == nil || ref.UID != pool.UID:
+		case !matches:
+			m.release = append(m.release, vm)
+		case vm.DeletionTimestamp == nil:
+			m.active = append(m.active, vm)
+		}
+	}
+	return m
+}
+
 // freeIndexes are the n lowest indexes whose names no VM of the namespace has.
 func freeIndexes(pool *v1beta1.VirtualMachinePool, taken map[string]bool, n int) []int {
 	var out []int

@@ -165,3 +165,46 @@ func TestMaxUnavailable(t *testing.T) {
 		t.Errorf("0: %d, want 1 (an update must make progress)", got)
 	}
 }
+
+// TestSortMembers: the pool's own VMs count; an orphan named as a pool's VM that the selector
+// matches is adopted (and counts), one named otherwise is left alone, as are VMs other
+// controllers own; a VM the pool owns that the selector no longer matches is released; a pool
+// being deleted adopts nothing.
+func TestSortMembers(t *testing.T) {
+	pool := testPool()
+	own := []metav1.OwnerReference{*metav1.NewControllerRef(pool, v1beta1.SchemeGroupVersion.WithKind("VirtualMachinePool"))}
+	other := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Other", Name: "x", UID: "other", Controller: new(true)}}
+	vm := func(name string, labels map[string]string, owners []metav1.OwnerReference) *v1.VirtualMachine {
+		return &v1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, OwnerReferences: owners}}
+	}
+	web, db := map[string]string{"app": "web"}, map[string]string{"app": "db"}
+	vms := []*v1.VirtualMachine{
+		vm("web-0", web, own), vm("web-1", web, nil), vm("stray", web, nil), vm("web-2", web, other),
+		vm("web-3", db, own), vm("web-4", db, nil),
+	}
+	selector, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: web})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(vms []*v1.VirtualMachine) []string {
+		var out []string
+		for _, vm := range vms {
+			out = append(out, vm.Name)
+		}
+		return out
+	}
+	m := sortMembers(pool, selector, vms)
+	if got := names(m.active); !slices.Equal(got, []string{"web-0", "web-1"}) {
+		t.Errorf("active %v", got)
+	}
+	if got := names(m.adopt); !slices.Equal(got, []string{"web-1"}) {
+		t.Errorf("adopt %v", got)
+	}
+	if got := names(m.release); !slices.Equal(got, []string{"web-3"}) {
+		t.Errorf("release %v", got)
+	}
+	pool.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	if m := sortMembers(pool, selector, vms); len(m.adopt) != 0 || !slices.Equal(names(m.active), []string{"web-0"}) {
+		t.Errorf("a pool being deleted: adopt %v active %v", names(m.adopt), names(m.active))
+	}
+}

@@ -13,7 +13,8 @@ import (
 
 // TestPoolScalesAndUpdates: the example pool runs two VMs, pool-demo-0 and pool-demo-1, owned by
 // it; `kubectl scale` to 1 removes the highest index; a change of the template updates the VM
-// left and restarts its guest on the new revision.
+// left and restarts its guest on the new revision. Deleted with its VMs orphaned and created
+// again, the pool adopts its VM, whose guest keeps running.
 func TestPoolScalesAndUpdates(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vmpool-demo.yaml")
@@ -45,5 +46,41 @@ func TestPoolScalesAndUpdates(t *testing.T) {
 		vm.Labels[v1beta1.RevisionLabel] == before.Labels[v1beta1.RevisionLabel] {
 		t.Errorf("revisions: VM %q, new VMI %q, old VMI %q (%v)", vm.Labels[v1beta1.RevisionLabel], after.Labels[v1beta1.RevisionLabel],
 			before.Labels[v1beta1.RevisionLabel], err)
+	}
+	recreatedPoolAdopts(t, ns, vm, after)
+}
+
+// recreatedPoolAdopts deletes the pool leaving its VM vm (whose guest runs as vmi), creates the
+// pool again from what it was, and waits for the new pool to control the same VM, its guest
+// untouched.
+func recreatedPoolAdopts(t *testing.T, ns string, vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance) {
+	t.Helper()
+	saved, err := vireo.PoolV1beta1().VirtualMachinePools(ns).Get(t.Context(), "pool-demo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "-n", ns, "delete", "vmpool", "pool-demo", "--cascade=orphan")
+	eventuallyWithin(t, "the VM orphaned", 60*time.Second, func() error {
+		got, err := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), vm.Name, metav1.GetOptions{})
+		if err != nil || metav1.GetControllerOf(got) != nil {
+			return fmt.Errorf("owners %+v (%v)", got.OwnerReferences, err)
+		}
+		return nil
+	})
+	again := &v1beta1.VirtualMachinePool{ObjectMeta: metav1.ObjectMeta{Name: saved.Name, Labels: saved.Labels}, Spec: saved.Spec}
+	created, err := vireo.PoolV1beta1().VirtualMachinePools(ns).Create(t.Context(), again, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventuallyWithin(t, "the new pool controls the VM", 60*time.Second, func() error {
+		got, err := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), vm.Name, metav1.GetOptions{})
+		if ref := metav1.GetControllerOf(got); err != nil || ref == nil || ref.UID != created.UID || got.UID != vm.UID {
+			return fmt.Errorf("VM %s: owner %+v (%v)", got.UID, ref, err)
+		}
+		return nil
+	})
+	waitScaledRow(t, ns, "vmpool", "pool-demo", "1", "1", "1", 60*time.Second)
+	if got, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), vmi.Name, metav1.GetOptions{}); err != nil || got.UID != vmi.UID {
+		t.Errorf("the adopted VM's guest was restarted (%v)", err)
 	}
 }
