@@ -230,6 +230,7 @@ func (l *launcher) Freeze(ctx context.Context, req *protocol.FreezeRequest) (*pr
 			return nil, fmt.Errorf("freezing the guest's filesystems: %w", err)
 		}
 		klog.InfoS("Froze the guest's filesystems", "filesystems", n, "unfreezeTimeout", req.UnfreezeTimeout)
+		l.setFrozen(true)
 	}
 	if l.thawTimer != nil {
 		l.thawTimer.Stop()
@@ -246,7 +247,9 @@ func (l *launcher) Freeze(ctx context.Context, req *protocol.FreezeRequest) (*pr
 		defer cancel()
 		if err := l.conn.Thaw(ctx, name); err != nil {
 			klog.ErrorS(err, "Thawing the guest's filesystems after the unfreeze timeout")
+			return
 		}
+		l.setFrozen(false)
 	})
 	l.thawTimer = timer
 	return &protocol.Empty{}, nil
@@ -270,5 +273,11 @@ func (l *launcher) Unfreeze(ctx context.Context, _ *protocol.Empty) (*protocol.E
 	if err := l.conn.Thaw(ctx, name); err != nil {
 		return nil, fmt.Errorf("thawing the guest's filesystems: %w", err)
 	}
+	l.setFrozen(false)
 	return &protocol.Empty{}, nil
+}
+
+// setFrozen records in the domain status whether the guest's filesystems are frozen.
+func (l *launcher) setFrozen(frozen bool) {
+	l.hub.update(func(st *protocol.DomainStatus) { st.Frozen = frozen })
 }

@@ -115,6 +115,10 @@ func runningStatus(st *v1.VirtualMachineInstanceStatus, obs observation, now met
 	if g := obs.domain.GuestOS; g != nil {
 		st.GuestOSInfo = *g
 	}
+	st.FSFreezeStatus = ""
+	if obs.domain.Frozen {
+		st.FSFreezeStatus = "frozen"
+	}
 	if obs.domain.Emulation == "tcg" {
 		st.SetCondition(v1.VirtualMachineInstanceCondition{Type: v1.VirtualMachineInstanceSoftwareEmulation,
 			Status: v1.ConditionTrue, Reason: v1.ReasonSoftwareEmulation, Message: obs.domain.EmulationReason}, now)

@@ -172,6 +172,9 @@ type DomainStatus struct {
 	Terminated bool `json:"terminated,omitempty"`
 	// GuestOS is the guest's operating system as its agent last said it (status.guestOSInfo).
 	GuestOS *v1.VirtualMachineInstanceGuestOSInfo `json:"guestOS,omitempty"`
+	// Frozen is true while the guest's filesystems are frozen by the freeze action: from a
+	// freeze until an unfreeze or the thaw at the freeze's timeout (status.fsFreezeStatus).
+	Frozen bool `json:"frozen,omitempty"`
 	// Since is when the phase last changed.
 	Since time.Time `json:"since"`
 }

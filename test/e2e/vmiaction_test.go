@@ -202,6 +202,9 @@ func checkAgentCondition(t *testing.T, ns, name string, con *console) {
 	if code, raw := getInfo("guestosinfo"); code != 200 || !strings.Contains(string(raw), `"fsFreezeStatus":"frozen"`) {
 		t.Errorf("guestosinfo of a frozen guest: %d %s, want fsFreezeStatus frozen", code, raw)
 	}
+	waitVMI(t, ns, name, 30*time.Second, "status.fsFreezeStatus frozen", func(v *v1.VirtualMachineInstance) bool {
+		return v.Status.FSFreezeStatus == "frozen"
+	})
 	// A second freeze (a snapshot tool retrying) succeeds and only restarts the timeout.
 	if code, msg := putSubresource(t, vireo, "subresources.kubevirt.io", ns, "virtualmachineinstances", name, "freeze", `{"unfreezeTimeout":"5m0s"}`); code != 200 {
 		t.Errorf("freeze of a frozen guest: %d %s, want 200", code, msg)
@@ -212,6 +215,9 @@ func checkAgentCondition(t *testing.T, ns, name string, con *console) {
 	if code, raw := getInfo("guestosinfo"); code != 200 || strings.Contains(string(raw), "fsFreezeStatus") {
 		t.Errorf("guestosinfo of a thawed guest: %d %s, want no fsFreezeStatus", code, raw)
 	}
+	waitVMI(t, ns, name, 30*time.Second, "no status.fsFreezeStatus after the unfreeze", func(v *v1.VirtualMachineInstance) bool {
+		return v.Status.FSFreezeStatus == ""
+	})
 	con.send(t, "kill $(cat /run/qemu-ga.pid); echo AGENT-STOPPED-$((6*7))")
 	con.waitFor(t, "AGENT-STOPPED-42", 30*time.Second)
 	waitVMI(t, ns, name, 30*time.Second, "no AgentConnected after qemu-ga stopped", agent(false))
