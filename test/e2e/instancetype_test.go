@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -187,4 +188,41 @@ spec:
 		got.Spec.Template.Spec.Domain.Memory == nil {
 		t.Errorf("the VM ignoring the failed inference: %+v, want no instancetype and the template's memory kept (%v)", got.Spec.Instancetype, err)
 	}
+}
+
+// TestCommonInstancetypeVMRuns: objects shaped as KubeVirt's common-instancetypes bundle install
+// with kubectl apply, and a VM of u1.nano with the alpine preference (as `virtctl create vm
+// --instancetype u1.nano --preference alpine` writes it) boots with one vCPU, 512Mi and the
+// preference's virtio RNG.
+func TestCommonInstancetypeVMRuns(t *testing.T) {
+	ns := namespace(t)
+	bundle := filepath.Join(repo, "test", "testdata", "common-instancetypes.yaml")
+	kubectl(t, "apply", "-f", bundle)
+	t.Cleanup(func() {
+		if _, stderr, err := kubectlResult("delete", "-f", bundle, "--wait=false"); err != nil {
+			t.Logf("deleting the instancetypes: %v %s", err, stderr)
+		}
+	})
+	image := cluster.RegistryAddress() + "/vireo/tiny-containerdisk:latest"
+	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, `apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: nano}
+spec:
+  runStrategy: Always
+  instancetype: {kind: virtualmachineclusterinstancetype, name: u1.nano}
+  preference: {kind: virtualmachineclusterpreference, name: alpine}
+  template:
+    spec:
+      domain: {devices: {}}
+      volumes:
+        - name: nano-containerdisk-0
+          containerDisk: {image: `+image+`}
+`))
+	vmi := waitPhase(t, ns, "nano", v1.Running, 2*time.Minute)
+	if m := vmi.Spec.Domain.Memory; m == nil || m.Guest == nil || m.Guest.String() != "512Mi" || vmi.Spec.Domain.Devices.Rng == nil ||
+		vmi.Annotations["vm.kubevirt.io/os"] != "linux" {
+		t.Errorf("the VMI: memory %+v, rng %+v, annotations %v; want u1.nano's 512Mi and alpine's RNG and annotation",
+			vmi.Spec.Domain.Memory, vmi.Spec.Domain.Devices.Rng, vmi.Annotations)
+	}
+	guestCPUs(t, ns, "nano", "1")
 }

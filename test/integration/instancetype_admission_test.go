@@ -24,7 +24,7 @@ import (
 // architecture it then requires.
 func TestCommonInstancetypes(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
-	objs, err := localcluster.ReadManifests("testdata/common-instancetypes.yaml")
+	objs, err := localcluster.ReadManifests("../testdata/common-instancetypes.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
