@@ -65,7 +65,9 @@ func (s Sizes) prepare(ctx context.Context, o *v1.VirtualMachine) {
 // preference that does not exist (yet) is no error, as in KubeVirt: manifests apply in any order;
 // the VM cannot start until it exists, and its status says so.
 func (s Sizes) check(ctx context.Context, o *v1.VirtualMachine) field.ErrorList {
-	if o.Spec.Template == nil || o.Spec.Instancetype == nil && o.Spec.Preference == nil {
+	// A VM being deleted is not checked, as in KubeVirt: the removal of its finalizers must not
+	// fail because its instancetype changed meanwhile.
+	if o.Spec.Template == nil || o.Spec.Instancetype == nil && o.Spec.Preference == nil || o.DeletionTimestamp != nil {
 		return nil
 	}
 	if inferring(o) {
