@@ -1,8 +1,10 @@
 package validation
 
 import (
+	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -55,8 +57,17 @@ func validateScheduling(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path
 	if spec.SchedulerName != "" {
 		errs = append(errs, validateDNS1123Subdomain(spec.SchedulerName, fldPath.Child("schedulerName"))...)
 	}
+	type spreadKey struct{ topologyKey, whenUnsatisfiable string }
+	spreads := map[spreadKey]bool{}
 	for i := range spec.TopologySpreadConstraints {
-		errs = append(errs, validateSpread(&spec.TopologySpreadConstraints[i], fldPath.Child("topologySpreadConstraints").Index(i))...)
+		c := &spec.TopologySpreadConstraints[i]
+		path := fldPath.Child("topologySpreadConstraints").Index(i)
+		errs = append(errs, validateSpread(c, path)...)
+		key := spreadKey{c.TopologyKey, c.WhenUnsatisfiable}
+		if spreads[key] {
+			errs = append(errs, field.Duplicate(path, fmt.Sprintf("{%s, %s}", c.TopologyKey, c.WhenUnsatisfiable)))
+		}
+		spreads[key] = true
 	}
 	return append(errs, validateDNS(spec, fldPath)...)
 }
@@ -72,6 +83,7 @@ func validateSpread(c *v1.TopologySpreadConstraint, fldPath *field.Path) field.E
 	} else {
 		errs = append(errs, validateQualifiedName(c.TopologyKey, fldPath.Child("topologyKey"))...)
 	}
+	errs = append(errs, metav1validation.ValidateLabelSelector(c.LabelSelector, metav1validation.LabelSelectorValidationOptions{}, fldPath.Child("labelSelector"))...)
 	return append(errs, fieldcheck.Enum(c.WhenUnsatisfiable, []string{"DoNotSchedule", "ScheduleAnyway"}, fldPath.Child("whenUnsatisfiable"))...)
 }
 
@@ -93,9 +105,38 @@ func validateDNS(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path) field
 		if servers > 3 {
 			errs = append(errs, field.TooMany(fldPath.Child("dnsConfig", "nameservers"), servers, 3))
 		}
+		errs = append(errs, validateDNSSearchesAndOptions(c, fldPath.Child("dnsConfig"))...)
 	}
 	if spec.DNSPolicy == "None" && servers == 0 {
 		errs = append(errs, field.Required(fldPath.Child("dnsConfig", "nameservers"), "dnsPolicy None needs at least one name server in dnsConfig"))
+	}
+	return errs
+}
+
+// The limits KubeVirt puts on a VMI's DNS search list.
+const (
+	maxDNSSearches      = 6
+	maxDNSSearchListLen = 256
+)
+
+// validateDNSSearchesAndOptions checks the search domains (at most 6, 256 characters with the
+// spaces between them, each a DNS subdomain) and that every option has a name, as KubeVirt does.
+func validateDNSSearchesAndOptions(c *v1.PodDNSConfig, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	searches := fldPath.Child("searches")
+	if len(c.Searches) > maxDNSSearches {
+		errs = append(errs, field.TooMany(searches, len(c.Searches), maxDNSSearches))
+	}
+	if n := len(strings.Join(c.Searches, " ")); n > maxDNSSearchListLen {
+		errs = append(errs, field.TooLong(searches, "", maxDNSSearchListLen))
+	}
+	for i, s := range c.Searches {
+		errs = append(errs, validateDNS1123Subdomain(s, searches.Index(i))...)
+	}
+	for i, o := range c.Options {
+		if o.Name == "" {
+			errs = append(errs, field.Required(fldPath.Child("options").Index(i).Child("name"), "a resolver option needs a name"))
+		}
 	}
 	return errs
 }
@@ -156,7 +197,23 @@ func validateNodeSelectorTerm(term *v1.NodeSelectorTerm, fldPath *field.Path) fi
 		errs = append(errs, validateNodeSelectorRequirement(&term.MatchExpressions[i], fldPath.Child("matchExpressions").Index(i))...)
 	}
 	for i := range term.MatchFields {
-		errs = append(errs, validateNodeSelectorRequirement(&term.MatchFields[i], fldPath.Child("matchFields").Index(i))...)
+		errs = append(errs, validateNodeFieldRequirement(&term.MatchFields[i], fldPath.Child("matchFields").Index(i))...)
+	}
+	return errs
+}
+
+// validateNodeFieldRequirement checks a field requirement as Kubernetes (and so KubeVirt) does:
+// only metadata.name, with In or NotIn and exactly one value.
+func validateNodeFieldRequirement(r *v1.NodeSelectorRequirement, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if r.Key != "metadata.name" {
+		errs = append(errs, field.NotSupported(fldPath.Child("key"), r.Key, []string{"metadata.name"}))
+	}
+	if r.Operator != v1.NodeSelectorOpIn && r.Operator != v1.NodeSelectorOpNotIn {
+		errs = append(errs, field.NotSupported(fldPath.Child("operator"), r.Operator, []v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn}))
+	}
+	if len(r.Values) != 1 {
+		errs = append(errs, field.Required(fldPath.Child("values"), "a field requirement takes exactly one value"))
 	}
 	return errs
 }
@@ -210,6 +267,9 @@ func validatePodAffinityTerm(term *v1.PodAffinityTerm, fldPath *field.Path) fiel
 			"a topology key such as kubernetes.io/hostname is required"))
 	} else {
 		errs = append(errs, validateQualifiedName(term.TopologyKey, fldPath.Child("topologyKey"))...)
+	}
+	for i, ns := range term.Namespaces {
+		errs = append(errs, messagesToError(validation.IsDNS1123Label(ns), ns, fldPath.Child("namespaces").Index(i))...)
 	}
 	opts := metav1validation.LabelSelectorValidationOptions{}
 	errs = append(errs, metav1validation.ValidateLabelSelector(term.LabelSelector, opts, fldPath.Child("labelSelector"))...)
