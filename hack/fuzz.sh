@@ -11,6 +11,7 @@ targets=(
 	"./launcher/domain FuzzBuild"
 	"./importer FuzzDetect"
 	"./internal/podnetwork FuzzParseLayout"
+	"./nodeagent FuzzLauncherStatus"
 )
 # fuzz runs one target. Go's fuzzing coordinator can report the end of -fuzztime itself as a
 # failure ("context deadline exceeded", no failing input written: a race between its deadline
