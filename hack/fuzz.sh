@@ -12,6 +12,7 @@ targets=(
 	"./importer FuzzDetect"
 	"./internal/podnetwork FuzzParseLayout"
 	"./nodeagent FuzzLauncherStatus"
+	"./nodeagent/streams FuzzRFBScreenshot"
 )
 # fuzz runs one target. Go's fuzzing coordinator can report the end of -fuzztime itself as a
 # failure ("context deadline exceeded", no failing input written: a race between its deadline

@@ -8,7 +8,6 @@ import (
 	"image"
 	"image/png"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -66,7 +65,12 @@ func (s *Server) serveScreenshot(w http.ResponseWriter, r *http.Request) {
 
 // rfbScreenshot speaks RFB 3.8 as a shared client without authentication, asks for 32-bit
 // true colour in raw encoding and returns the first full-screen update as an image.
-func rfbScreenshot(c net.Conn, moveCursor bool) (*image.RGBA, error) {
+func rfbScreenshot(c io.ReadWriter, moveCursor bool) (*image.RGBA, error) {
+	return rfbScreenshotWithin(c, moveCursor, maxScreen)
+}
+
+// rfbScreenshotWithin is rfbScreenshot for displays of at most maxSide pixels a side.
+func rfbScreenshotWithin(c io.ReadWriter, moveCursor bool, maxSide uint16) (*image.RGBA, error) {
 	r := bufio.NewReader(c)
 	version := make([]byte, 12)
 	if _, err := io.ReadFull(r, version); err != nil {
@@ -107,7 +111,7 @@ func rfbScreenshot(c net.Conn, moveCursor bool) (*image.RGBA, error) {
 	if err := binary.Read(r, binary.BigEndian, &init); err != nil {
 		return nil, fmt.Errorf("reading ServerInit: %w", err)
 	}
-	if init.W == 0 || init.H == 0 || init.W > maxScreen || init.H > maxScreen || init.NameLen > 4096 {
+	if init.W == 0 || init.H == 0 || init.W > maxSide || init.H > maxSide || init.NameLen > 4096 {
 		return nil, fmt.Errorf("unexpected display %dx%d (name of %d bytes)", init.W, init.H, init.NameLen)
 	}
 	if _, err := io.CopyN(io.Discard, r, int64(init.NameLen)); err != nil {
@@ -121,7 +125,7 @@ func rfbScreenshot(c net.Conn, moveCursor bool) (*image.RGBA, error) {
 
 // requestFullUpdate sets 32-bit little-endian true colour (blue in the lowest byte) and raw
 // encoding, optionally moves the pointer (wakes a blanked screen), and asks for the whole screen.
-func requestFullUpdate(c net.Conn, w, h uint16, moveCursor bool) error {
+func requestFullUpdate(c io.Writer, w, h uint16, moveCursor bool) error {
 	var msg bytes.Buffer
 	msg.Write([]byte{0, 0, 0, 0})                                     // SetPixelFormat
 	msg.Write([]byte{32, 24, 0, 1, 0, 255, 0, 255, 0, 255, 16, 8, 0}) // bpp, depth, little-endian, true colour, maxima, shifts
