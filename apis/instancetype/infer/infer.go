@@ -55,34 +55,53 @@ func Matchers(ctx context.Context, src Sources, vm *v1.VirtualMachine) error {
 	}
 	out := vm.DeepCopy()
 	if m := out.Spec.Instancetype; m != nil && m.InferFromVolume != "" {
-		name, kind, err := fromVolume(ctx, src, out, m.InferFromVolume, DefaultInstancetypeLabel, DefaultInstancetypeKindLabel)
-		ignore := m.InferFromVolumeFailurePolicy != nil && *m.InferFromVolumeFailurePolicy == v1.IgnoreInferFromVolumeFailure
-		switch {
-		case err != nil && ignore && isIgnorable(err):
-			out.Spec.Instancetype = nil
-		case err != nil:
-			return &MatcherError{Field: "spec.instancetype.inferFromVolume", Err: err}
-		default:
-			if ignore {
+		found, err := inferOne(ctx, src, out, m.InferFromVolume, m.InferFromVolumeFailurePolicy,
+			DefaultInstancetypeLabel, DefaultInstancetypeKindLabel, "spec.instancetype.inferFromVolume")
+		if err != nil {
+			return err
+		}
+		out.Spec.Instancetype = nil
+		if found != nil {
+			if ignoresFailure(m.InferFromVolumeFailurePolicy) {
 				out.Spec.Template.Spec.Domain.Memory = nil
 			}
-			out.Spec.Instancetype = &v1.InstancetypeMatcher{Name: name, Kind: kind}
+			out.Spec.Instancetype = &v1.InstancetypeMatcher{Name: found.name, Kind: found.kind}
 		}
 	}
 	if m := out.Spec.Preference; m != nil && m.InferFromVolume != "" {
-		name, kind, err := fromVolume(ctx, src, out, m.InferFromVolume, DefaultPreferenceLabel, DefaultPreferenceKindLabel)
-		ignore := m.InferFromVolumeFailurePolicy != nil && *m.InferFromVolumeFailurePolicy == v1.IgnoreInferFromVolumeFailure
-		switch {
-		case err != nil && ignore && isIgnorable(err):
-			out.Spec.Preference = nil
-		case err != nil:
-			return &MatcherError{Field: "spec.preference.inferFromVolume", Err: err}
-		default:
-			out.Spec.Preference = &v1.PreferenceMatcher{Name: name, Kind: kind}
+		found, err := inferOne(ctx, src, out, m.InferFromVolume, m.InferFromVolumeFailurePolicy,
+			DefaultPreferenceLabel, DefaultPreferenceKindLabel, "spec.preference.inferFromVolume")
+		if err != nil {
+			return err
+		}
+		out.Spec.Preference = nil
+		if found != nil {
+			out.Spec.Preference = &v1.PreferenceMatcher{Name: found.name, Kind: found.kind}
 		}
 	}
 	*vm = *out
 	return nil
+}
+
+// named is what a volume's labels name.
+type named struct{ name, kind string }
+
+// inferOne reads what the volume's labels name for one matcher (at field); nil when the policy
+// Ignore lets a volume that names nothing pass, and the matcher is dropped.
+func inferOne(ctx context.Context, src Sources, vm *v1.VirtualMachine, volume string, policy *v1.InferFromVolumeFailurePolicy,
+	nameLabel, kindLabel, field string) (*named, error) {
+	name, kind, err := fromVolume(ctx, src, vm, volume, nameLabel, kindLabel)
+	switch {
+	case err != nil && ignoresFailure(policy) && isIgnorable(err):
+		return nil, nil
+	case err != nil:
+		return nil, &MatcherError{Field: field, Err: err}
+	}
+	return &named{name: name, kind: kind}, nil
+}
+
+func ignoresFailure(policy *v1.InferFromVolumeFailurePolicy) bool {
+	return policy != nil && *policy == v1.IgnoreInferFromVolumeFailure
 }
 
 // MatcherError says which matcher could not be inferred.
