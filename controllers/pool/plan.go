@@ -17,6 +17,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/pool/v1beta1"
+	"github.com/vireo-dev/vireo/controllers/ownership"
 )
 
 // burstReplicas bounds the VMs one sync creates or deletes, as for replica sets.
@@ -73,22 +74,8 @@ type members struct {
 // sortMembers finds the VMs of pool among vms (those of its namespace). A pool being deleted
 // adopts nothing.
 func sortMembers(pool *v1beta1.VirtualMachinePool, selector labels.Selector, vms []*v1.VirtualMachine) members {
-	var m members
-	for _, vm := range vms {
-		matches := selector.Matches(labels.Set(vm.Labels))
-		ref := metav1.GetControllerOf(vm)
-		switch {
-		case ref == nil && matches && vm.DeletionTimestamp == nil && pool.DeletionTimestamp == nil && index(pool, vm.Name) >= 0:
-			m.adopt = append(m.adopt, vm)
-			m.active = append(m.active, vm)
-		case ref == nil || ref.UID != pool.UID:
-		case !matches:
-			m.release = append(m.release, vm)
-		case vm.DeletionTimestamp == nil:
-			m.active = append(m.active, vm)
-		}
-	}
-	return m
+	o := ownership.Sort(pool, selector, vms, func(vm *v1.VirtualMachine) bool { return index(pool, vm.Name) >= 0 })
+	return members{active: append(o.Controlled, o.Adopt...), adopt: o.Adopt, release: o.Release}
 }
 
 // freeIndexes are the n lowest indexes whose names no VM of the namespace has.

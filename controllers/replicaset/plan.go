@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/ownership"
 	"github.com/vireo-dev/vireo/controllers/replicastatus"
 )
 
@@ -29,26 +30,19 @@ type members struct {
 	release []*v1.VirtualMachineInstance
 }
 
-// sortMembers finds the VMIs of rs among vmis (those of its namespace).
+// sortMembers finds the VMIs of rs among vmis (those of its namespace); finished orphans are not
+// adopted.
 func sortMembers(rs *v1.VirtualMachineInstanceReplicaSet, selector labels.Selector, vmis []*v1.VirtualMachineInstance) members {
-	var m members
-	for _, vmi := range vmis {
-		matches := selector.Matches(labels.Set(vmi.Labels))
-		ref := metav1.GetControllerOf(vmi)
-		switch {
-		case ref == nil && matches && vmi.DeletionTimestamp == nil && !finished(vmi):
-			m.adopt = append(m.adopt, vmi)
-			m.active = append(m.active, vmi)
-		case ref == nil || ref.UID != rs.UID:
-		case !matches:
-			m.release = append(m.release, vmi)
-		case vmi.DeletionTimestamp != nil:
-		case finished(vmi):
+	o := ownership.Sort(rs, selector, vmis, func(vmi *v1.VirtualMachineInstance) bool { return !finished(vmi) })
+	m := members{adopt: o.Adopt, release: o.Release}
+	for _, vmi := range o.Controlled {
+		if finished(vmi) {
 			m.finished = append(m.finished, vmi)
-		default:
+		} else {
 			m.active = append(m.active, vmi)
 		}
 	}
+	m.active = append(m.active, o.Adopt...)
 	return m
 }
 
