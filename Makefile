@@ -4,6 +4,7 @@ OUT := _output
 BIN := $(OUT)/bin
 GO ?= go
 NODES ?=
+HA ?=
 BINARIES := $(notdir $(wildcard cmd/*))
 # The build's identity (package version), from git when it answers: Go's own VCS stamp is off
 # where GOFLAGS has -buildvcs=false.
@@ -38,9 +39,9 @@ push: ## Build the OCI images and push them to REGISTRY (host[:port]/path; INSEC
 deps: ## Install the Debian packages that building, running and testing Vireo need (idempotent)
 	hack/install-deps.sh
 
-up: deps ## Install what is missing, build, then run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before), real kubelets with containerd, and Vireo on them from its OCI images
+up: deps ## Install what is missing, build, then run Vireo on this machine: Kubernetes with NODES local nodes (default 1, or as many as before), real kubelets with containerd, and Vireo on them from its OCI images; HA=1 runs its control plane highly available (2 vireo-apiservers on a 3-member etcd, 2 vireo-controllers)
 	$(MAKE) build upstream images oci
-	NODES=$(NODES) hack/up.sh
+	NODES=$(NODES) HA=$(HA) hack/up.sh
 
 down: ## Stop what `make up` started (data is kept)
 	hack/down.sh

@@ -52,6 +52,11 @@ type Options struct {
 	// close cleanly (the client re-establishes them) instead of being cut when the HTTP
 	// server's shutdown times out.
 	ShutdownWatchTerminationGracePeriod time.Duration
+	// ShutdownDelayDuration is how long the server keeps serving after it was told to stop,
+	// with /readyz failing: long enough for its endpoint to be withdrawn from the
+	// aggregator's rotation before it stops accepting connections. 0 (the default) suits a
+	// single replica, which no one else can stand in for.
+	ShutdownDelayDuration time.Duration
 	// NodeAgents say how console and VNC reach the node agents.
 	NodeAgents *agentclient.Options
 
@@ -78,6 +83,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.NodeAgents.AddFlags(fs)
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for the embedded etcd (used when --etcd-servers is empty) and generated serving certificates.")
 	fs.BoolVar(&o.ShutdownSendRetryAfter, "shutdown-send-retry-after", o.ShutdownSendRetryAfter, "While shutting down, answer new requests with 429 and Retry-After, and close watches 2s after other requests drained.")
+	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration, "When told to stop, keep serving this long with /readyz failing, so that load balancers and kube-apiserver's aggregator stop sending requests first (with several replicas; 0 with one).")
 	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod, "While shutting down, end open watches and wait up to this long for them to close (0: leave them to be cut when the HTTP server stops).")
 }
 
@@ -120,6 +126,9 @@ func (o *Options) Complete() error {
 func (o *Options) Validate() error {
 	errs := o.Recommended.Validate()
 	errs = append(errs, o.NodeAgents.Validate()...)
+	if o.ShutdownDelayDuration < 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-delay-duration %s: must not be negative", o.ShutdownDelayDuration))
+	}
 	if o.ShutdownWatchTerminationGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period %s: must not be negative (0 turns it off)", o.ShutdownWatchTerminationGracePeriod))
 	}
@@ -152,6 +161,7 @@ func (o *Options) Config() (*Config, error) {
 	gc.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(sets.NewString("watch"), sets.NewString(longRunningSubresources...))
 	gc.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
 	gc.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
+	gc.ShutdownDelayDuration = o.ShutdownDelayDuration
 	gc.Authorization.Authorizer = withAnyNameFirst(gc.Authorization.Authorizer)
 	buildChain := gc.BuildHandlerChainFunc
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {

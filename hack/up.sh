@@ -2,7 +2,16 @@
 # `make up`: start Vireo on this machine and show what to try.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-_output/bin/vireo-local up --nodes "${NODES:-0}" --apply artifacts/examples/vmi-demo.yaml
+# HA=1: the control plane as on a cluster (two vireo-apiservers on a three-member etcd, two
+# vireo-controllers); HA=0 without; unset: as the installation was made.
+ha=()
+case "${HA:-}" in
+1 | true) ha=(--ha) ;;
+0 | false) ha=(--ha=false) ;;
+"") ;;
+*) echo "HA=${HA}: want 1 or 0" >&2; exit 2 ;;
+esac
+_output/bin/vireo-local up --nodes "${NODES:-0}" "${ha[@]}" --apply artifacts/examples/vmi-demo.yaml
 cat <<MSG
 
 Vireo runs behind a real kube-apiserver (API aggregation). Try:

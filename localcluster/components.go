@@ -21,6 +21,9 @@ type Ports struct {
 	// Registry is the OCI registry's port; 0 means DefaultRegistryPort, or the next port
 	// up that no other field uses (installations recorded before the registry existed have 0).
 	Registry int
+	// VireoEtcd is the first client port of an HA installation's vireo-etcd members, on the
+	// bridge's address; 0 means DefaultVireoEtcdPort.
+	VireoEtcd int `json:",omitempty"`
 }
 
 // DefaultRegistryPort is the registry's usual port (Docker's registry's).
@@ -146,7 +149,8 @@ func (c *Cluster) kubeController(name string, port int, extra ...string) Compone
 
 // Components lists the processes of the installation, in start order.
 func (c *Cluster) Components() []Component {
-	comps := []Component{c.etcd(), c.kubeAPIServer(), c.controllerManager(), c.scheduler(), c.registry()}
+	comps := append([]Component{c.etcd(), c.kubeAPIServer()}, c.vireoEtcd()...)
+	comps = append(comps, c.controllerManager(), c.scheduler(), c.registry())
 	return append(comps, c.nodes()...)
 }
 

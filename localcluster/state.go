@@ -121,6 +121,8 @@ type recorded struct {
 	Registry string `json:"registry,omitempty"`
 	// NodeRuntime is "kubelet" (nodeRuntime); empty in installations of vireo-local's own node.
 	NodeRuntime string `json:"nodeRuntime,omitempty"`
+	// HA is set for an installation made with Options.HA.
+	HA bool `json:"ha,omitempty"`
 }
 
 func (l Layout) recordedFile() string { return filepath.Join(l.Run(), "installation.json") }
@@ -130,7 +132,7 @@ func (c *Cluster) recordOptions() error {
 	ports := c.opts.Ports
 	ports.Registry = ports.RegistryPort()
 	b, err := json.Marshal(recorded{Network: c.opts.Network, Ports: ports,
-		Images: c.abs(c.opts.ImagesDir()), Registry: c.RegistryAddress(), NodeRuntime: nodeRuntime})
+		Images: c.abs(c.opts.ImagesDir()), Registry: c.RegistryAddress(), NodeRuntime: nodeRuntime, HA: c.opts.HA})
 	if err != nil {
 		return err
 	}
@@ -178,9 +180,32 @@ func LoadRecordedOptions(opts Options) (Options, error) {
 	if err != nil {
 		return opts, err
 	}
-	opts.Network, opts.Ports = r.Network, r.Ports
+	opts.Network, opts.Ports, opts.HA = r.Network, r.Ports, r.HA
 	if r.Images != "" {
 		opts.Images = r.Images
 	}
 	return opts, nil
+}
+
+// InstalledHA reports whether the installation under l.Root was made with Options.HA (false
+// when there is none).
+func InstalledHA(l Layout) bool {
+	r, err := readRecorded(l)
+	return err == nil && r.HA
+}
+
+// checkHAMode refuses to change an installation's mode: Vireo's objects are in vireo-apiserver's
+// embedded etcd without HA and in the host's vireo-etcd members with it, and neither is moved
+// into the other.
+func (c *Cluster) checkHAMode() error {
+	r, err := readRecorded(c.opts.Layout)
+	if err != nil || r.HA == c.opts.HA {
+		return nil // a new installation, or one readRecorded's callers report on
+	}
+	made, asked := "without --ha (Vireo's objects are in vireo-apiserver's embedded etcd)", "with --ha"
+	if r.HA {
+		made, asked = "with --ha (Vireo's objects are in the host's vireo-etcd members)", "without --ha"
+	}
+	return fmt.Errorf("the installation under %s was made %s and cannot be changed to run %s: "+
+		"keep its mode, or start afresh with vireo-local down --purge (deletes its data), then up", c.opts.Root, made, asked)
 }

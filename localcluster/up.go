@@ -27,6 +27,10 @@ type Options struct {
 	// Nodes is the number of local nodes; 0 means as many as the last Up started (one when
 	// none did).
 	Nodes int
+	// HA runs the control plane as artifacts/base does on a cluster: two vireo-apiserver
+	// replicas serving from a three-member etcd (on the host), two vireo-controller replicas.
+	// An installation keeps the mode it was made with (see checkHAMode).
+	HA bool
 	// Examples are manifests created once the API is ready (the demo objects).
 	Examples []string
 	Out      io.Writer
@@ -71,6 +75,9 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	if err := c.checkNodeCount(); err != nil {
 		return err
 	}
+	if err := c.checkHAMode(); err != nil {
+		return err
+	}
 	if err := c.stopLegacyComponents(); err != nil {
 		return err
 	}
@@ -92,6 +99,9 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if err := c.startVireoEtcd(ctx, &started); err != nil {
+		return err
+	}
 	applier, err := c.applier()
 	if err != nil {
 		return err
@@ -108,7 +118,11 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	if err := c.startNodes(ctx, &started); err != nil {
 		return err
 	}
-	c.say("deploying Vireo from %s/base through %s/local on the local nodes", c.opts.ManifestsDir, c.opts.ManifestsDir)
+	overlay := "local"
+	if c.opts.HA {
+		overlay = "local/ha (highly available)"
+	}
+	c.say("deploying Vireo from %s/base through %s/%s on the local nodes", c.opts.ManifestsDir, c.opts.ManifestsDir, overlay)
 	served, err := c.deployVireo(ctx, applier)
 	if err != nil {
 		return err
@@ -208,7 +222,16 @@ func (c *Cluster) applier() (*Applier, error) {
 // startAndWait starts comp unless it runs, records it as wanted (so the supervisor restarts
 // it should it crash), then waits until it is ready.
 func (c *Cluster) startAndWait(ctx context.Context, comp Component, started *[]Component) error {
-	err := comp.withLock(func() error {
+	if err := c.start(comp, started); err != nil {
+		return err
+	}
+	return c.waitReady(ctx, comp)
+}
+
+// start starts comp unless it runs and records it as wanted, so the supervisor restarts it
+// should it crash.
+func (c *Cluster) start(comp Component, started *[]Component) error {
+	return comp.withLock(func() error {
 		st, err := comp.LoadState()
 		if err != nil {
 			return err
@@ -239,10 +262,6 @@ func (c *Cluster) startAndWait(ctx context.Context, comp Component, started *[]C
 		}
 		return comp.saveState(next)
 	})
-	if err != nil {
-		return err
-	}
-	return c.waitReady(ctx, comp)
 }
 
 // Restart stops and starts one component and waits until it is ready. It holds the

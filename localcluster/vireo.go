@@ -49,8 +49,10 @@ func (c *Cluster) apiServerDataDir() string {
 // serves (the KubeVirt settings) cannot be applied before its APIServices are available: they
 // are returned, for Up to apply then.
 func (c *Cluster) deployVireo(ctx context.Context, a *Applier) ([]*unstructured.Unstructured, error) {
-	if err := c.prepareAPIServerData(); err != nil {
-		return nil, err
+	if !c.opts.HA {
+		if err := c.prepareAPIServerData(); err != nil {
+			return nil, err
+		}
 	}
 	rendered, err := c.renderManifests()
 	if err != nil {
@@ -98,11 +100,13 @@ func (c *Cluster) renderManifests() ([]byte, error) {
 	if err := WriteArtifactCerts(filepath.Join(dir, "base", "certs")); err != nil {
 		return nil, err
 	}
-	// The overlay's patches name this installation's first node and its registry.
+	// The overlays' patches name this installation's first node, its registry and, with HA,
+	// its vireo-etcd members.
 	tokens := strings.NewReplacer("kubernetes.io/hostname: NODE", "kubernetes.io/hostname: "+c.NodeNames()[0],
-		"--insecure-registry=REGISTRY", "--insecure-registry="+c.RegistryAddress())
-	for _, name := range []string{"apiserver.yaml", "controller.yaml"} {
-		patch := filepath.Join(dir, "local", name)
+		"--insecure-registry=REGISTRY", "--insecure-registry="+c.RegistryAddress(),
+		"--etcd-servers=ETCD_SERVERS", "--etcd-servers="+strings.Join(c.VireoEtcdEndpoints(), ","))
+	for _, patch := range []string{"apiserver.yaml", "shared/controller.yaml", "ha/apiserver.yaml"} {
+		patch = filepath.Join(dir, "local", patch)
 		b, err := os.ReadFile(patch)
 		if err != nil {
 			return nil, err
@@ -111,7 +115,7 @@ func (c *Cluster) renderManifests() ([]byte, error) {
 			return nil, err
 		}
 	}
-	overlay, err := c.writeImagesOverlay(dir)
+	overlay, err := c.writeImagesOverlay(dir, c.localOverlay())
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +230,8 @@ func (c *Cluster) waitForVireo(ctx context.Context, timeout time.Duration) error
 				return false, nil
 			}
 			if !available(d) {
-				last = fmt.Sprintf("deployment %s: %d of %d replicas available", name, d.Status.AvailableReplicas, ptrOr(d.Spec.Replicas, 1))
+				last = fmt.Sprintf("deployment %s: %d of %d replicas available, %d updated (generation %d, observed %d)", name,
+					d.Status.AvailableReplicas, ptrOr(d.Spec.Replicas, 1), d.Status.UpdatedReplicas, d.Generation, d.Status.ObservedGeneration)
 				return false, nil
 			}
 		}
@@ -263,10 +268,18 @@ func ptrOr(p *int32, def int32) int32 {
 	return *p
 }
 
+// localOverlay is the rendered overlay Up applies: artifacts/local, or artifacts/local/ha.
+func (c *Cluster) localOverlay() string {
+	if c.opts.HA {
+		return filepath.Join(c.manifestsDir(), "local", "ha")
+	}
+	return filepath.Join(c.manifestsDir(), "local")
+}
+
 // writeImagesOverlay writes the overlay that runs the local overlay's Vireo from the images
 // make oci built, as the registry serves them (vireo/<name>, by digest), and returns its
 // directory.
-func (c *Cluster) writeImagesOverlay(dir string) (string, error) {
+func (c *Cluster) writeImagesOverlay(dir, local string) (string, error) {
 	results, err := imagebuild.Built(c.abs(c.opts.OCIDir()))
 	if err != nil {
 		return "", err
@@ -277,5 +290,5 @@ func (c *Cluster) writeImagesOverlay(dir string) (string, error) {
 			Ref: c.RegistryAddress() + "/" + imageregistry.RepositoryPrefix + r.Name + "@" + r.Digest})
 	}
 	overlay := filepath.Join(dir, "images")
-	return overlay, imagebuild.WriteOverlay(overlay, filepath.Join(dir, "local"), pushed)
+	return overlay, imagebuild.WriteOverlay(overlay, local, pushed)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -273,18 +274,24 @@ func runElected(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
-	id = fmt.Sprintf("%s_%d", id, os.Getpid())
+	// Unique per process, as kube-controller-manager's: in a container every process is pid 1,
+	// so a leader restarted in its Pod would otherwise carry its predecessor's identity and
+	// renew a Lease it never acquired.
+	id = id + "_" + string(uuid.NewUUID())
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaseNamespace, "vireo-controller",
 		kube.CoreV1(), kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
 	if err != nil {
 		return err
 	}
 	errc := make(chan error, 1)
+	// A leader that dies without releasing the Lease is replaced once it expires: at most
+	// LeaseDuration plus two RetryPeriods (the candidates' polls) after its last renewal,
+	// 12 s; the bound is 15 s.
 	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 		Lock:            lock,
-		LeaseDuration:   15 * time.Second,
-		RenewDeadline:   10 * time.Second,
-		RetryPeriod:     2 * time.Second,
+		LeaseDuration:   9 * time.Second,
+		RenewDeadline:   6 * time.Second,
+		RetryPeriod:     1500 * time.Millisecond,
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) { errc <- runControllers(ctx, cfg, o) },

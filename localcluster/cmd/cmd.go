@@ -30,11 +30,15 @@ func New(out io.Writer) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			o := opts
 			o.Nodes = nodes
+			if !c.Flags().Changed("ha") {
+				o.HA = localcluster.InstalledHA(o.Layout)
+			}
 			return localcluster.New(o).Up(c.Context())
 		},
 	}
 	up.Flags().StringSliceVar(&opts.Examples, "apply", nil, "Manifests to create once the API is ready (existing objects are left alone, but for a VirtualMachineInstance that has ended: it is created anew).")
 	up.Flags().IntVar(&nodes, "nodes", 0, "Number of local nodes, each a kubelet with containerd in its own network namespace, with its own address (default: as many as the last up started, else 1); later commands remember it. Nodes can be added, not removed.")
+	up.Flags().BoolVar(&opts.HA, "ha", false, "Run the control plane highly available, as artifacts/base does: two vireo-apiserver replicas serving from a three-member etcd on this host, two vireo-controller replicas with one leader (default: as the installation was made). An installation keeps its mode.")
 
 	var purge bool
 	down := &cobra.Command{

@@ -34,56 +34,83 @@ func vmiNamed(name string) *v1.VirtualMachineInstance {
 	}
 }
 
-// vireoPod is the Pod of one of Vireo's Deployments (one replica on vireo-local).
-func vireoPod(t *testing.T, name string) *corev1.Pod {
+// vireoPods are the Pods of one of Vireo's Deployments (two replicas each: the e2e
+// installation runs the control plane highly available), but those being deleted.
+func vireoPods(t *testing.T, name string) []corev1.Pod {
 	t.Helper()
 	pods, err := kube.CoreV1().Pods("vireo-system").List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + name})
-	if err != nil || len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) != 1 {
-		t.Fatalf("%s Pods: %v (err %v), want one with a container status", name, pods, err)
+	if err != nil {
+		t.Fatalf("%s Pods: %v", name, err)
 	}
-	return &pods.Items[0]
+	var live []corev1.Pod
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+// vireoPod is a ready Pod of one of Vireo's Deployments.
+func vireoPod(t *testing.T, name string) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	eventually(t, "a ready "+name+" Pod", func() error {
+		for _, p := range vireoPods(t, name) {
+			if podReady(&p) && len(p.Status.ContainerStatuses) == 1 {
+				pod = &p
+				return nil
+			}
+		}
+		return fmt.Errorf("no ready %s Pod", name)
+	})
+	return pod
 }
 
 func vireoAPIServerPod(t *testing.T) *corev1.Pod { return vireoPod(t, "vireo-apiserver") }
 
-// killAndAwaitRestart kills the process of a Vireo component's Pod and waits until its node
-// has restarted it: the same Pod, a higher restart count, Ready again.
-func killAndAwaitRestart(t *testing.T, name string) {
+// killAndAwaitRestart kills the process of one of Vireo's Pods and waits until its node has
+// restarted it: the same Pod, a higher restart count, Ready again. It returns the Pod then.
+func killAndAwaitRestart(t *testing.T, before *corev1.Pod) *corev1.Pod {
 	t.Helper()
-	before := vireoPod(t, name)
 	pids := podProcessIDs(t, before.Name)
 	if len(pids) != 1 {
-		t.Fatalf("%s Pod %s has processes %v, want one", name, before.Name, pids)
+		t.Fatalf("Pod %s has processes %v, want one", before.Name, pids)
 	}
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	var after *corev1.Pod
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		after = vireoPod(t, name)
-		return after.Name == before.Name && after.Status.ContainerStatuses[0].RestartCount > before.Status.ContainerStatuses[0].RestartCount &&
-			podReady(after), nil
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := kube.CoreV1().Pods(before.Namespace).Get(ctx, before.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		after = p
+		return after.Status.ContainerStatuses[0].RestartCount > before.Status.ContainerStatuses[0].RestartCount && podReady(after), nil
 	})
 	if err != nil {
-		t.Fatalf("%s not back as the same Pod with a higher restart count: %+v", name, after.Status.ContainerStatuses)
+		t.Fatalf("Pod %s not back with a higher restart count: %+v", before.Name, after.Status.ContainerStatuses)
 	}
+	return after
 }
 
 // TestKilledVireoControllerComesBack: the node restarts vireo-controller's container, and it
 // reconciles again (a deleted VMI's finalizer is released).
 func TestKilledVireoControllerComesBack(t *testing.T) {
 	ns := namespace(t)
-	killAndAwaitRestart(t, "vireo-controller")
+	killAndAwaitRestart(t, controllerLeader(t))
 	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Create(t.Context(), vmiNamed("after-restart"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	kubectl(t, "-n", ns, "delete", "vmi", "after-restart", "--timeout=60s")
 }
 
-// vireoAPIServerAddress is where vireo-apiserver's Pod listens.
-func vireoAPIServerAddress(t *testing.T) string {
-	return net.JoinHostPort(vireoAPIServerPod(t).Status.PodIP, "8443")
-}
+// vireoAPIServerAddress is where a ready vireo-apiserver Pod listens.
+func vireoAPIServerAddress(t *testing.T) string { return podAddress(vireoAPIServerPod(t)) }
+
+// podAddress is where a vireo-apiserver Pod listens.
+func podAddress(p *corev1.Pod) string { return net.JoinHostPort(p.Status.PodIP, "8443") }
 
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
@@ -101,13 +128,13 @@ func TestRestartingVireoAPIServerKeepsObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Kill vireo-apiserver's process: its node restarts the container in the same Pod.
+	// Kill a vireo-apiserver's process: its node restarts the container in the same Pod.
 	start := time.Now()
-	killAndAwaitRestart(t, "vireo-apiserver")
+	pod := killAndAwaitRestart(t, vireoAPIServerPod(t))
 	restarted := time.Now()
 	// Ready means ready for the aggregator: its front-proxy requests are authenticated at once
 	// (before the fix, the first ~100 ms after readiness answered 403 to system:anonymous).
-	url := "https://" + vireoAPIServerAddress(t) + "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances"
+	url := "https://" + podAddress(pod) + "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances"
 	if status := directRequest(t, url, cluster.Options().PKI()+"/front-proxy-client.crt"); status != 200 {
 		t.Fatalf("first front-proxy request after the restart: HTTP %d, want 200", status)
 	}

@@ -56,7 +56,10 @@ func run(m *testing.M) (int, error) {
 	// Apart from `make up`'s installation, so both can run at once.
 	opts.Network = localcluster.Network{Netns: "vireo-e2e", HostIP: net.IPv4(10, 251, 0, 1), PrefixLen: 24, ClusterCIDR: "10.245.0.0/16"}
 	opts.Nodes = 2
-	opts.Ports = localcluster.Ports{EtcdClient: 12379, EtcdPeer: 12380, KubeAPIServer: 16443, ControllerManager: 20257, Scheduler: 20259}
+	// The control plane as artifacts/base runs it: two vireo-apiservers on a three-member
+	// etcd, two vireo-controllers (ha_test.go kills them).
+	opts.HA = true
+	opts.Ports = localcluster.Ports{EtcdClient: 12379, EtcdPeer: 12380, KubeAPIServer: 16443, ControllerManager: 20257, Scheduler: 20259, VireoEtcd: 32379}
 	for _, bin := range []string{"kubectl", "kube-apiserver", "vireo-apiserver"} {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, bin)); err != nil {
 			return 0, fmt.Errorf("%s not built: run `make build upstream` (make test does)", bin)

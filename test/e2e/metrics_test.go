@@ -38,7 +38,7 @@ func TestMetrics(t *testing.T) {
 	scraper, nobody := serviceAccountToken(t, ns, "scraper"), serviceAccountToken(t, ns, "nobody")
 	bindMetricsReader(t, ns, "scraper")
 
-	controller := "https://" + net.JoinHostPort(vireoPod(t, "vireo-controller").Status.PodIP, "8443") + "/metrics"
+	controller := "https://" + net.JoinHostPort(controllerLeader(t).Status.PodIP, "8443") + "/metrics"
 	apiserver := "https://" + vireoAPIServerAddress(t) + "/metrics"
 	// A caller without a token is system:anonymous, whom RBAC refuses.
 	for _, url := range []string{controller, apiserver} {
