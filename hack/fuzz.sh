@@ -14,6 +14,7 @@ targets=(
 	"./nodeagent FuzzLauncherStatus"
 	"./nodeagent/streams FuzzRFBScreenshot"
 	"./importer FuzzUploadProtocol"
+	"./importer/uploadclient FuzzTransfer"
 )
 # fuzz runs one target. Go's fuzzing coordinator can report the end of -fuzztime itself as a
 # failure ("context deadline exceeded", no failing input written: a race between its deadline
