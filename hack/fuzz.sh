@@ -15,6 +15,7 @@ targets=(
 	"./nodeagent/streams FuzzRFBScreenshot"
 	"./importer FuzzUploadProtocol"
 	"./importer/uploadclient FuzzTransfer"
+	"./nodeagent/streams FuzzStreamFrames"
 )
 # fuzz runs one target. Go's fuzzing coordinator can report the end of -fuzztime itself as a
 # failure ("context deadline exceeded", no failing input written: a race between its deadline
