@@ -17,6 +17,7 @@ targets=(
 	"./importer/uploadclient FuzzTransfer"
 	"./nodeagent/streams FuzzStreamFrames"
 	"./launcher FuzzSyncRequest"
+	"./importer FuzzImageInfo"
 )
 # fuzz runs one target. Go's fuzzing coordinator can report the end of -fuzztime itself as a
 # failure ("context deadline exceeded", no failing input written: a race between its deadline
