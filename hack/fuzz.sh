@@ -15,6 +15,7 @@ targets=(
 	"./nodeagent/streams FuzzRFBScreenshot"
 	"./importer FuzzUploadProtocol"
 	"./importer/uploadclient FuzzTransfer"
+	"./nodeagent/uploadrelay FuzzUploadRelay"
 	"./nodeagent/streams FuzzStreamFrames"
 	"./launcher FuzzSyncRequest"
 	"./importer FuzzImageInfo"
