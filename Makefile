@@ -54,7 +54,7 @@ test: deps ## Install what the tests need, build, then run every test (unit, int
 test-unit: ## Unit tests only (no servers)
 	$(GO) test -count=1 -short ./...
 
-fuzz: ## Run each fuzz target for FUZZTIME (default 2m): decoding, defaulting and validation of every kind, the domain builder, the importer's detection, the guest network layout, the node agent on hostile launcher statuses and VNC servers
+fuzz: ## Run each fuzz target for FUZZTIME (default 2m): decoding, defaulting and validation of every kind, the domain builder, the importer's detection, the guest network layout, the node agent on hostile launcher statuses and VNC servers, the upload server and the node agent's upload relay on hostile requests, the upload client on hostile answers, console sessions on hostile websocket frames, the launcher on hostile Sync requests, and the importer on hostile qemu-img info answers
 	hack/fuzz.sh $(or $(FUZZTIME),2m)
 
 generate: ## Regenerate clients, deepcopy, defaults, conversion and OpenAPI

@@ -13,6 +13,12 @@ targets=(
 	"./internal/podnetwork FuzzParseLayout"
 	"./nodeagent FuzzLauncherStatus"
 	"./nodeagent/streams FuzzRFBScreenshot"
+	"./importer FuzzUploadProtocol"
+	"./importer/uploadclient FuzzTransfer"
+	"./nodeagent/uploadrelay FuzzUploadRelay"
+	"./nodeagent/streams FuzzStreamFrames"
+	"./launcher FuzzSyncRequest"
+	"./importer FuzzImageInfo"
 )
 # fuzz runs one target. Go's fuzzing coordinator can report the end of -fuzztime itself as a
 # failure ("context deadline exceeded", no failing input written: a race between its deadline

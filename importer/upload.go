@@ -180,11 +180,12 @@ type chunk struct {
 	offset int64
 	final  bool
 	total  int64 // -1 when not announced
+	length int64 // the body's Content-Length, -1 when unknown (chunked)
 }
 
 // parseChunk reads a PUT's offset, final and uploadapi.SizeHeader.
 func parseChunk(r *http.Request) (chunk, error) {
-	c := chunk{total: -1}
+	c := chunk{total: -1, length: r.ContentLength}
 	q := r.URL.Query()
 	off := q.Get(uploadapi.OffsetParam)
 	if off == "" {
@@ -204,10 +205,20 @@ func parseChunk(r *http.Request) (chunk, error) {
 			return c, fmt.Errorf("%s %q is not a size in bytes", uploadapi.SizeHeader, h)
 		}
 	}
-	if c.total >= 0 && r.ContentLength > 0 && c.offset+r.ContentLength > c.total {
-		return c, fmt.Errorf("the chunk of %d bytes at offset %d ends past the image's %s of %d bytes", r.ContentLength, c.offset, uploadapi.SizeHeader, c.total)
-	}
 	return c, nil
+}
+
+// errPastSize: a chunk's body went on past the size the upload announced.
+var errPastSize = errors.New("the chunk goes on past the image's size")
+
+// pastSize is the message of a chunk of length bytes (-1: unknown) at offset that ends past
+// the announced total.
+func pastSize(length, offset, total int64) string {
+	what := "the chunk"
+	if length >= 0 {
+		what = fmt.Sprintf("the chunk of %d bytes", length)
+	}
+	return fmt.Sprintf("%s at offset %d ends past the image's %s of %d bytes", what, offset, uploadapi.SizeHeader, total)
 }
 
 // put appends a chunk.
@@ -223,7 +234,7 @@ func (s *UploadSource) put(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.startOnce.Do(func() { close(s.started) })
-	copied, err := s.copyChunk(w, r.Body)
+	copied, err := s.copyChunk(w, r.Body, c.offset)
 	if errors.Is(err, errPipelineClosed) {
 		s.mu.Lock()
 		s.writing = false
@@ -232,16 +243,25 @@ func (s *UploadSource) put(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code, st := s.endChunk(c, copied, err)
+	if errors.Is(err, errPastSize) {
+		drain(w, r)
+	}
 	s.reply(w, code, st)
 }
 
-// endChunk records the end of a chunk's copy and returns the answer: 409 for a body that
-// ended early or a final chunk short of the announced size (the client resumes), else 200.
+// endChunk records the end of a chunk's copy and returns the answer: 400 for a body that went
+// on past the announced size (the bytes up to it are kept), 409 for a body that ended early
+// or a final chunk short of the announced size (the client resumes), else 200.
 func (s *UploadSource) endChunk(c chunk, copied int64, err error) (int, uploadapi.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.writing = false
 	switch {
+	case errors.Is(err, errPastSize):
+		klog.InfoS("An upload chunk went on past the announced size", "offset", c.offset, "copied", copied, "total", s.total)
+		st := s.status()
+		st.Error = pastSize(c.length, c.offset, s.total)
+		return http.StatusBadRequest, st
 	case err != nil:
 		klog.InfoS("An upload chunk ended early", "offset", c.offset, "copied", copied, "received", s.received, "err", err)
 		return http.StatusConflict, s.status()
@@ -271,9 +291,16 @@ func (s *UploadSource) startChunk(c chunk) (int, uploadapi.Status, bool) {
 		st.Error = fmt.Sprintf("%s %d differs from the %d announced before", uploadapi.SizeHeader, c.total, s.total)
 		return http.StatusBadRequest, st, false
 	}
-	if c.total >= 0 && s.total < 0 {
-		s.total = c.total
+	total := s.total
+	if total < 0 {
+		total = c.total
 	}
+	// The size may have been announced by this chunk or an earlier one.
+	if total >= 0 && c.length > total-c.offset {
+		st.Error = pastSize(c.length, c.offset, total)
+		return http.StatusBadRequest, st, false
+	}
+	s.total = total
 	if s.received == 0 {
 		klog.InfoS("Upload started", "total", s.total)
 	}
@@ -281,16 +308,24 @@ func (s *UploadSource) startChunk(c chunk) (int, uploadapi.Status, bool) {
 	return 0, st, true
 }
 
-// copyChunk copies body into the import, a buffer at a time, counting what the import took.
-// It returns errPipelineClosed when the import stopped reading, or the body's own error.
-func (s *UploadSource) copyChunk(w http.ResponseWriter, body io.Reader) (int64, error) {
+// copyChunk copies body, the chunk at offset, into the import, a buffer at a time, counting
+// what the import took. It returns errPipelineClosed when the import stopped reading,
+// errPastSize when the body goes on past the announced size (one without a Content-Length:
+// startChunk refused a longer Content-Length), or the body's own error.
+func (s *UploadSource) copyChunk(w http.ResponseWriter, body io.Reader, offset int64) (int64, error) {
 	rc := http.NewResponseController(w)
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	buf := make([]byte, uploadBuffer)
+	s.mu.Lock()
+	room := s.total - offset // the bytes before the announced size, when one was announced
+	s.mu.Unlock()
 	var copied int64
 	for {
 		_ = rc.SetReadDeadline(time.Now().Add(uploadStallTimeout))
 		n, rerr := body.Read(buf)
+		if room >= 0 && int64(n) > room-copied {
+			n, rerr = int(room-copied), errPastSize
+		}
 		if n > 0 {
 			written, werr := s.pw.Write(buf[:n])
 			copied += int64(written)

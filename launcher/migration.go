@@ -27,8 +27,8 @@ import (
 // disks as for a start (the copy fills the local ones), starts no domain and serves its
 // libvirtd on the migration socket of its directory, where the node agent's proxy reaches it.
 func (l *launcher) PrepareTarget(ctx context.Context, req *protocol.SyncRequest) (*protocol.DomainStatus, error) {
-	if req.VMI == nil || string(req.VMI.UID) != l.opts.UID {
-		return nil, fmt.Errorf("this launcher runs VMI %s only", l.opts.UID)
+	if err := l.checkSync(req); err != nil {
+		return nil, err
 	}
 	l.mu.Lock()
 	switch {

@@ -83,10 +83,18 @@ func (l *launcher) Hello(_ context.Context, req *protocol.HelloRequest) (*protoc
 	return &protocol.HelloResponse{Version: v, LauncherVersion: version.Get().GitVersion, VMIUID: l.opts.UID}, nil
 }
 
+// checkSync refuses a Sync or PrepareTarget request for another VMI than this launcher's.
+func (l *launcher) checkSync(req *protocol.SyncRequest) error {
+	if req.VMI == nil || string(req.VMI.UID) != l.opts.UID {
+		return fmt.Errorf("this launcher runs VMI %s only", l.opts.UID)
+	}
+	return nil
+}
+
 // Sync prepares the VMI's disks, builds its domain and starts it, once.
 func (l *launcher) Sync(ctx context.Context, req *protocol.SyncRequest) (*protocol.DomainStatus, error) {
-	if req.VMI == nil || string(req.VMI.UID) != l.opts.UID {
-		return nil, fmt.Errorf("this launcher runs VMI %s only", l.opts.UID)
+	if err := l.checkSync(req); err != nil {
+		return nil, err
 	}
 	l.mu.Lock()
 	l.credentials = req.VMI.Spec.AccessCredentials
@@ -183,17 +191,7 @@ func (l *launcher) prepare(ctx context.Context, req *protocol.SyncRequest) (xml 
 	if err != nil {
 		return "", false, &reasonError{v1.ReasonKernelBootImageInvalid, fmt.Errorf("spec.domain.firmware.kernelBoot.container: %w", err)}
 	}
-	in := domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: diskSources, KernelBoot: kernel,
-		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket,
-		AgentSocket: filepath.Join(l.opts.PrivateDir, protocol.AgentSocket)}
-	def, err := domain.Build(vmi, in)
-	if err != nil {
-		return "", false, err
-	}
-	if xml, err = domain.Marshal(def); err != nil {
-		return "", false, err
-	}
-	ifaces, err := interfaces(vmi, l.opts.PodIP)
+	xml, ifaces, err := buildDomain(vmi, l.domainInputs(diskSources, kernel), l.opts.PodIP)
 	if err != nil {
 		return "", false, err
 	}
@@ -201,6 +199,32 @@ func (l *launcher) prepare(ctx context.Context, req *protocol.SyncRequest) (xml 
 		st.Emulation, st.EmulationReason, st.Interfaces = string(l.emulation), l.emulationReason, ifaces
 	})
 	return xml, false, nil
+}
+
+// domainInputs are the inputs of the domain of this launcher's VMI, with its prepared disks
+// and kernel.
+func (l *launcher) domainInputs(disks map[string]domain.DiskSource, kernel *domain.KernelBootFiles) domain.Inputs {
+	return domain.Inputs{Emulation: l.emulation, TCGCacheMiB: l.opts.TCGCacheMiB, Disks: disks, KernelBoot: kernel,
+		ConsoleSocket: l.dir + "/" + protocol.ConsoleSocket, VNCSocket: l.dir + "/" + protocol.VNCSocket,
+		AgentSocket: filepath.Join(l.opts.PrivateDir, protocol.AgentSocket)}
+}
+
+// buildDomain returns the XML of vmi's domain from in, and the interfaces the status reports,
+// the guest reached at podIP.
+func buildDomain(vmi *v1.VirtualMachineInstance, in domain.Inputs, podIP string) (string, []protocol.Interface, error) {
+	def, err := domain.Build(vmi, in)
+	if err != nil {
+		return "", nil, err
+	}
+	xml, err := domain.Marshal(def)
+	if err != nil {
+		return "", nil, err
+	}
+	ifaces, err := interfaces(vmi, podIP)
+	if err != nil {
+		return "", nil, err
+	}
+	return xml, ifaces, nil
 }
 
 // interfaces are the VMI's interfaces as the guest has them: its MAC, reached at the Pod's address.

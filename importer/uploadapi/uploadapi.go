@@ -11,7 +11,9 @@
 //     number of bytes received so far and answers 200 with the Status; a wrong offset, a chunk
 //     after the final one or a second PUT while one is being written answers 409 with the
 //     Status, so that the client resumes from Received. A body that ends early advances
-//     Received by what was copied. With final=true the chunk (possibly empty) is the last: the
+//     Received by what was copied. A chunk that would end past the size announced (by it or
+//     an earlier chunk) answers 400; one without a Content-Length is cut there (Received
+//     advances up to the size). With final=true the chunk (possibly empty) is the last: the
 //     image ends there, and Done is set at once (the conversion may still run).
 //   - Once the import has failed, every request answers 422 with the Status, whose Error is
 //     the failure's message.

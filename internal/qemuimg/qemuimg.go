@@ -78,6 +78,12 @@ func ReadInfo(ctx context.Context, qemuImg string, f *os.File, format string, sh
 	if err != nil {
 		return nil, err
 	}
+	return ParseInfo(out)
+}
+
+// ParseInfo reads the output of `qemu-img info --output=json`. Its strings (file names) are the
+// image author's, escaped by qemu-img.
+func ParseInfo(out []byte) (*Info, error) {
 	info := &Info{}
 	if err := json.Unmarshal(out, info); err != nil {
 		return nil, fmt.Errorf("reading qemu-img info's answer: %w", err)

@@ -2,8 +2,9 @@
 // client-go's fake clientsets (Kubernetes' and Vireo's generated one) behave as an API server
 // does where the controllers' unit tests depend on it (every create and update gets the next
 // resourceVersion, a create a UID, a creation timestamp and, for a generateName, a name),
-// FreePort finds a loopback port, and InNetns runs code inside a named network namespace. VMI
-// builders in the style of KubeVirt's libvmi are in libvmi/.
+// FreePort finds a loopback port, InNetns runs code inside a named network namespace, and
+// Deadline and QuietKlog serve fuzz targets (a hang crashes, logs are discarded). VMI builders
+// in the style of KubeVirt's libvmi are in libvmi/.
 package testsupport
 
 import (

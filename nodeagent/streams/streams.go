@@ -342,8 +342,12 @@ func gather(sock net.Conn, buf []byte, n int) (int, error) {
 	return n, nil
 }
 
+// clientToGuest copies the client's messages to the launcher's socket until either fails. Only
+// the socket's failure means the VMI stopped; a message that breaks off (a protocol error, past
+// the read limit, the connection lost) ends the session as any end of the client does.
 func (s *Server) clientToGuest(st *stream, extend func()) {
 	buf := make([]byte, streamBufferSize)
+	guest := &guestWriter{w: st.sock}
 	for {
 		typ, r, err := st.ws.NextReader()
 		if err != nil {
@@ -353,9 +357,26 @@ func (s *Server) clientToGuest(st *stream, extend func()) {
 		if typ != websocket.BinaryMessage && typ != websocket.TextMessage {
 			continue
 		}
-		if _, err := io.CopyBuffer(st.sock, r, buf); err != nil {
-			st.end(websocket.CloseNormalClosure, nodeagentapi.CloseVMIStopped)
+		if _, err := io.CopyBuffer(guest, r, buf); err != nil {
+			if guest.err != nil {
+				st.end(websocket.CloseNormalClosure, nodeagentapi.CloseVMIStopped)
+			}
 			return
 		}
 	}
+}
+
+// guestWriter writes to the launcher's socket and keeps its error, to tell it from the
+// client's in a copy.
+type guestWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (g *guestWriter) Write(p []byte) (int, error) {
+	n, err := g.w.Write(p)
+	if err != nil {
+		g.err = err
+	}
+	return n, err
 }
