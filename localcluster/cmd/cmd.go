@@ -1,4 +1,4 @@
-// Package cmd is the command line of vireo-local: up, down, status, restart and artifact-certs
+// Package cmd is the command line of vireo-local: up, down, status, restart, backup, restore and artifact-certs
 // (and the hidden commands of the processes up starts: supervise, registry).
 package cmd
 
@@ -67,6 +67,23 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 
+	backup := &cobra.Command{
+		Use:   "backup FILE",
+		Short: "Save a snapshot of the etcd holding Vireo's objects to FILE (etcd's snapshot format; Vireo keeps serving)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return localcluster.New(installed(opts)).Backup(c.Context(), args[0])
+		},
+	}
+	restore := &cobra.Command{
+		Use:   "restore FILE",
+		Short: "Replace Vireo's objects with those of a snapshot `backup` saved: vireo-apiserver stops meanwhile; guests keep running and are adopted again",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return localcluster.New(installed(opts)).Restore(c.Context(), args[0])
+		},
+	}
+
 	var certDir string
 	certs := &cobra.Command{
 		Use:   "artifact-certs",
@@ -76,7 +93,7 @@ func New(out io.Writer) *cobra.Command {
 		},
 	}
 	certs.Flags().StringVar(&certDir, "dir", "artifacts/base/certs", "Directory to write ca.crt, apiserver.{crt,key} and etcd-{server,peer,client}.{crt,key} to.")
-	root.AddCommand(up, down, status, restart, certs, superviseCommand(&opts), registryCommand())
+	root.AddCommand(up, down, status, restart, backup, restore, certs, superviseCommand(&opts), registryCommand())
 	return root
 }
 

@@ -86,7 +86,11 @@ func run(m *testing.M) (int, error) {
 	if kube, err = kubernetes.NewForConfig(admin); err != nil {
 		return 0, err
 	}
-	return m.Run(), nil
+	code := m.Run()
+	if err := writeFigures(filepath.Join(repo, "_output", "bench")); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: writing the day-2 figures:", err)
+	}
+	return code, nil
 }
 
 // kubectl runs the upstream kubectl as the admin and returns its standard output.
