@@ -107,14 +107,37 @@ func Run(ctx context.Context, o *Options) error {
 	return errors.Join(err, <-metricsErr)
 }
 
+// runControllers builds the controllers and runs them until ctx ends.
 func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
-	kube, err := kubernetes.NewForConfig(cfg)
+	set, err := newControllerSet(ctx, cfg, o)
 	if err != nil {
 		return err
 	}
+	return set.run(ctx, o.Workers)
+}
+
+// controllerSet is vireo-controller's reconcilers with their informers started: a standby
+// replica builds it before it is elected, so that its caches are warm when it takes over.
+// Only run acts (writes, counts metrics).
+type controllerSet struct {
+	vireo    versioned.Interface
+	vf       vireoinformers.SharedInformerFactory
+	settings *clusterconfig.Config
+	runners  []interface {
+		Run(context.Context, int) error
+	}
+}
+
+// newControllerSet builds the controllers and starts their informers until ctx ends; it
+// returns once the settings are read.
+func newControllerSet(ctx context.Context, cfg *rest.Config, o *Options) (*controllerSet, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	vireo, err := versioned.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	vf := vireoinformers.NewSharedInformerFactory(vireo, 10*time.Minute)
 	kf := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute,
@@ -123,14 +146,14 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 		}))
 	settings, err := startSettings(ctx, vireo)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	launcher := o.Launcher
 	launcher.Emulation = settings.Emulation
 	vmiController, err := vmi.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), launcher,
 		&imagedigest.Resolver{Insecure: o.Importer.InsecureRegistries})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Migration policies select namespaces by their labels.
 	namespaces := kubeinformers.NewSharedInformerFactory(kube, 10*time.Minute)
@@ -138,60 +161,67 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 	migrations, err := migration.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstanceMigrations(),
 		vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), settings, policies, launcher)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	migrationController := &withInformers{controller: migrations, factories: []interface{ Start(<-chan struct{}) }{namespaces}}
 	vmController, err := vm.New(vireo, kube, vf.Kubevirt().V1().VirtualMachines(), vf.Kubevirt().V1().VirtualMachineInstances(), vf.Cdi().V1beta1().DataVolumes())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	replicaSetController, err := replicaset.New(vireo, vf.Kubevirt().V1().VirtualMachineInstanceReplicaSets(), vf.Kubevirt().V1().VirtualMachineInstances())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	poolController, err := pool.New(vireo, vf.Pool().V1beta1().VirtualMachinePools(), vf.Kubevirt().V1().VirtualMachines(),
 		vf.Kubevirt().V1().VirtualMachineInstances())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	importer := o.Importer
-	dvController, err := newDataVolumeController(kube, vireo, vf, importer)
+	dvController, err := newDataVolumeController(kube, vireo, vf, o.Importer)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	evacuationController, err := newEvacuationController(kube, vireo, vf)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	vmiInformer := vf.Kubevirt().V1().VirtualMachineInstances()
+	// The metrics' listers and handlers are added by run: a standby counts nothing.
+	vf.Start(ctx.Done())
+	kf.Start(ctx.Done())
+	for _, w := range []*withInformers{migrationController, dvController, evacuationController} {
+		w.startInformers(ctx.Done())
+	}
+	return &controllerSet{vireo: vireo, vf: vf, settings: settings, runners: []interface {
+		Run(context.Context, int) error
+	}{vmiController, migrationController, vmController, replicaSetController, poolController, dvController, evacuationController}}, nil
+}
+
+// run runs every controller with workers until ctx ends or one stops, which stops all.
+func (s *controllerSet) run(ctx context.Context, workers int) error {
+	go s.settings.Acknowledge(ctx, s.vireo)
+	vmiInformer := s.vf.Kubevirt().V1().VirtualMachineInstances()
 	if _, err := vmiInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: metrics.ObservePhaseTransition}); err != nil {
 		return err
 	}
-	metrics.Register(vf.Kubevirt().V1().VirtualMachines().Lister(), vmiInformer.Lister())
-	migrationInformer := vf.Kubevirt().V1().VirtualMachineInstanceMigrations()
+	metrics.Register(s.vf.Kubevirt().V1().VirtualMachines().Lister(), vmiInformer.Lister())
+	migrationInformer := s.vf.Kubevirt().V1().VirtualMachineInstanceMigrations()
 	if _, err := migrationInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: metrics.ObserveMigrationPhaseTransition}); err != nil {
 		return err
 	}
 	metrics.RegisterMigrations(migrationInformer.Lister())
-	vf.Start(ctx.Done())
-	kf.Start(ctx.Done())
-	klog.InfoS("vireo-controller running", "workers", o.Workers)
-	// The controllers run until ctx ends; when one stops early, all stop.
+	klog.InfoS("vireo-controller running", "workers", workers)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	runners := []interface {
-		Run(context.Context, int) error
-	}{vmiController, migrationController, vmController, replicaSetController, poolController, dvController, evacuationController}
-	errc := make(chan error, len(runners))
-	for _, r := range runners {
+	errc := make(chan error, len(s.runners))
+	for _, r := range s.runners {
 		go func() {
-			err := r.Run(ctx, o.Workers)
+			err := r.Run(ctx, workers)
 			cancel()
 			errc <- err
 		}()
 	}
 	var errs []error
-	for range runners {
+	for range s.runners {
 		errs = append(errs, <-errc)
 	}
 	return errors.Join(errs...)
@@ -199,7 +229,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, o *Options) error {
 
 // startSettings starts the informer of the installation's KubeVirt object (vireo-system only)
 // and waits until it has listed it, so that no launcher Pod is rendered with settings not yet
-// read; then it records the generation taken up in the object's status until ctx ends.
+// read. The leader records the generation taken up in the object's status (Acknowledge).
 func startSettings(ctx context.Context, vireo versioned.Interface) (*clusterconfig.Config, error) {
 	f := vireoinformers.NewSharedInformerFactoryWithOptions(vireo, 10*time.Minute, vireoinformers.WithNamespace(v1.InstallNamespace))
 	settings, err := clusterconfig.New(f.Kubevirt().V1().KubeVirts())
@@ -211,7 +241,6 @@ func startSettings(ctx context.Context, vireo versioned.Interface) (*clusterconf
 		return nil, fmt.Errorf("listing the KubeVirt settings objects of %s: %w", v1.InstallNamespace, ctx.Err())
 	}
 	settings.Get() // logs where the settings come from
-	go settings.Acknowledge(ctx, vireo)
 	return settings, nil
 }
 
@@ -257,11 +286,17 @@ type withInformers struct {
 	factories []interface{ Start(<-chan struct{}) }
 }
 
-// Run starts the factories, then runs the controller with workers until ctx ends.
-func (r *withInformers) Run(ctx context.Context, workers int) error {
+// startInformers starts the controller's own informer factories until stop closes.
+func (r *withInformers) startInformers(stop <-chan struct{}) {
 	for _, f := range r.factories {
-		f.Start(ctx.Done())
+		f.Start(stop)
 	}
+}
+
+// Run starts the factories (unless they run), then runs the controller with workers until
+// ctx ends.
+func (r *withInformers) Run(ctx context.Context, workers int) error {
+	r.startInformers(ctx.Done())
 	return r.controller.Run(ctx, workers)
 }
 
@@ -283,10 +318,14 @@ func runElected(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	// Warm: a standby lists and watches as the leader does, so it acts at once when elected.
+	set, err := newControllerSet(ctx, cfg, o)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
 	// A leader that dies without releasing the Lease is replaced once it expires: at most
-	// LeaseDuration plus two RetryPeriods (the candidates' polls) after its last renewal,
-	// 12 s; the bound is 15 s.
+	// LeaseDuration plus two RetryPeriods (the candidates' polls) after its last renewal, 12 s.
 	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   9 * time.Second,
@@ -294,7 +333,7 @@ func runElected(ctx context.Context, cfg *rest.Config, o *Options) error {
 		RetryPeriod:     1500 * time.Millisecond,
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) { errc <- runControllers(ctx, cfg, o) },
+			OnStartedLeading: func(ctx context.Context) { errc <- set.run(ctx, o.Workers) },
 			OnStoppedLeading: func() { klog.InfoS("Lost leadership", "identity", id) },
 		},
 	})

@@ -79,6 +79,8 @@ func TestControllerLeaderKilledIsReplaced(t *testing.T) {
 	killed := time.Now()
 	vmi := vmiNamed("after-failover")
 	vmi.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "no-such-node"} // nothing boots
+	// An image the controller pins to its digest at once (vmiNamed's registry does not resolve).
+	vmi.Spec.Volumes[0].ContainerDisk.Image = cluster.RegistryAddress() + "/vireo/tiny-containerdisk:latest"
 	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Create(t.Context(), vmi, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
