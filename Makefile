@@ -14,7 +14,7 @@ GIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
 GIT_TREE := $(if $(GIT_COMMIT),$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),dirty,clean))
 LDFLAGS := -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTime=$(GIT_TIME) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE)
 
-.PHONY: help deps build upstream images oci push up down test test-unit fuzz generate verify bench clean
+.PHONY: help deps build upstream images oci push up down test test-unit chaos fuzz generate verify bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -53,6 +53,11 @@ test: deps ## Install what the tests need, build, then run every test (unit, int
 
 test-unit: ## Unit tests only (no servers)
 	$(GO) test -count=1 -short ./...
+
+chaos: deps ## Fault injection on a fresh e2e installation, long: VMs created and deleted while every component on their path is killed at random (SIGKILL) for CHAOS_DURATION (default 10m; CHAOS_SEED=N repeats a run's choices), a node agent away for AGENT_DOWN (default 10m), a node lost; then every invariant checked (make test runs the same briefly)
+	$(MAKE) build upstream images oci
+	CHAOS_DURATION=$(or $(CHAOS_DURATION),10m) AGENT_DOWN=$(or $(AGENT_DOWN),10m) $(GO) test -count=1 -timeout 90m ./test/e2e -v \
+		-run '^(TestChaos|TestNodeAgentDownLeavesGuestsAlone|TestNodeLostRestartsVMElsewhere)$$'
 
 fuzz: ## Run each fuzz target for FUZZTIME (default 2m): decoding, defaulting and validation of every kind, the domain builder, the importer's detection, the guest network layout, the node agent on hostile launcher statuses and VNC servers, the upload server and the node agent's upload relay on hostile requests, the upload client on hostile answers, console sessions on hostile websocket frames, the launcher on hostile Sync requests, and the importer on hostile qemu-img info answers
 	hack/fuzz.sh $(or $(FUZZTIME),2m)

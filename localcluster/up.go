@@ -293,6 +293,26 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	return c.waitReady(ctx, comp)
 }
 
+// StopComponent stops one component until StartComponent (or the next Up) starts it: the
+// supervisor leaves it stopped. It is how a test takes a node's kubelet away.
+func (c *Cluster) StopComponent(name string) error {
+	comp, err := c.Component(name)
+	if err != nil {
+		return err
+	}
+	return c.stop(comp, 30*time.Second)
+}
+
+// StartComponent starts one component StopComponent stopped and waits until it is ready.
+func (c *Cluster) StartComponent(ctx context.Context, name string) error {
+	comp, err := c.Component(name)
+	if err != nil {
+		return err
+	}
+	var started []Component
+	return c.startAndWait(ctx, comp, &started)
+}
+
 // Down stops every component; purge also deletes data, certificates, logs and the network namespace.
 func (c *Cluster) Down(purge bool) error {
 	// The supervisor first, so that it does not restart what Down stops.

@@ -249,11 +249,30 @@ func (c *Controller) cleanUp(ctx context.Context, vmi *v1.VirtualMachineInstance
 			return err
 		}
 	}
+	pods = slices.DeleteFunc(slices.Clone(pods), func(p *corev1.Pod) bool { return abandoned(vmi, p) })
 	if len(pods) > 0 || !slices.ContainsFunc(vmi.Finalizers, isVMIFinalizer) {
 		// The Pods' deletion requeues us.
 		return nil
 	}
 	return c.releaseFinalizer(ctx, vmi)
+}
+
+// abandoned reports whether the launcher Pod, being deleted on a node that did not stop it
+// (the VMI failed NodeUnresponsive), no longer holds the VMI's deletion back: when the VMI
+// keeps nothing on shared storage, a guest still running on a node cut off harms no one
+// (kube-apiserver deletes the Pod once its node returns or is deleted), and the VMI's VM can
+// start it again elsewhere. A VMI with claims waits until the node confirms or its Node object
+// is deleted (after fencing): two guests must never write one disk.
+func abandoned(vmi *v1.VirtualMachineInstance, pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && vmi.Status.Reason == v1.ReasonNodeUnresponsive && !sharesStorage(vmi)
+}
+
+// sharesStorage reports whether the VMI has a volume that outlives its Pod and that another
+// Pod could open: a claim, a DataVolume, or a disk image on the host.
+func sharesStorage(vmi *v1.VirtualMachineInstance) bool {
+	return slices.ContainsFunc(vmi.Spec.Volumes, func(vol v1.Volume) bool {
+		return vol.PersistentVolumeClaim != nil || vol.DataVolume != nil || vol.HostDisk != nil
+	})
 }
 
 // writeStatus writes status through /status when it differs from the VMI's.

@@ -1,6 +1,7 @@
 package vmi
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -148,6 +149,15 @@ func runningStatus(st v1.VirtualMachineInstanceStatus, pod *corev1.Pod, now meta
 	switch {
 	case pod == nil:
 		fail(&st, v1.ReasonPodNotExists, "the launcher Pod disappeared while the VMI was "+string(st.Phase), now)
+	case pod.DeletionTimestamp != nil && !launcherpodapi.Ended(pod):
+		// Its node was to have stopped it by the deletion timestamp; the controller waits
+		// OrphanedRunningGrace more, as for a Pod that ended, then takes the node for gone.
+		if wait := pod.DeletionTimestamp.Add(OrphanedRunningGrace).Sub(now.Time); wait > 0 {
+			return st, wait
+		}
+		fail(&st, v1.ReasonNodeUnresponsive, fmt.Sprintf("node %s did not stop the launcher Pod %s, which was to be gone by %s: "+
+			"the node is down or unreachable, and the guest may still run there", pod.Spec.NodeName, pod.Name,
+			pod.DeletionTimestamp.UTC().Format(time.RFC3339)), now)
 	case !launcherpodapi.Ended(pod):
 	case st.Phase == v1.Scheduled:
 		fail(&st, v1.ReasonPodFailed, "the launcher Pod ended before the guest started: "+launcherpodapi.EndMessage(pod), now)

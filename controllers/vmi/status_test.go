@@ -48,6 +48,56 @@ func failedAt(at time.Time) func(*corev1.Pod) {
 	}
 }
 
+// deletedBy is a running Pod whose deletion was asked for, to be gone by deadline.
+func deletedBy(deadline time.Time) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		running(p)
+		d := metav1.NewTime(deadline)
+		p.DeletionTimestamp = &d
+	}
+}
+
+// TestNodeUnresponsiveMessageNamesTheNode: the reason's message says which node and Pod.
+func TestNodeUnresponsiveMessageNamesTheNode(t *testing.T) {
+	st, _ := nextStatus(libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)), launcherPod(deletedBy(t0.Add(-time.Hour))), t0)
+	msg := st.Conditions[len(st.Conditions)-1].Message
+	if !strings.Contains(msg, "node node-a") || !strings.Contains(msg, launcherpodapi.PodName("vm", "uid-vm")) {
+		t.Errorf("message %q, want the node and the Pod named", msg)
+	}
+}
+
+// TestAbandonedPods: a Pod its node never stopped holds back the deletion of a VMI with shared
+// storage only.
+func TestAbandonedPods(t *testing.T) {
+	failed := func(volumes ...v1.Volume) *v1.VirtualMachineInstance {
+		vmi := libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Failed))
+		vmi.Status.Reason = v1.ReasonNodeUnresponsive
+		vmi.Spec.Volumes = volumes
+		return vmi
+	}
+	containerDisk := v1.Volume{Name: "root", VolumeSource: v1.VolumeSource{ContainerDisk: &v1.ContainerDiskSource{Image: "i"}}}
+	claim := v1.Volume{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{}}}
+	dv := v1.Volume{Name: "dv", VolumeSource: v1.VolumeSource{DataVolume: &v1.DataVolumeSource{Name: "dv"}}}
+	deleting := launcherPod(deletedBy(t0.Time))
+	cases := []struct {
+		name string
+		vmi  *v1.VirtualMachineInstance
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"ephemeral disks only", failed(containerDisk), deleting, true},
+		{"a claim", failed(containerDisk, claim), deleting, false},
+		{"a DataVolume", failed(dv), deleting, false},
+		{"not being deleted", failed(containerDisk), launcherPod(running), false},
+		{"failed for another reason", libvmi.New(libvmi.InPhase(v1.Failed)), deleting, false},
+	}
+	for _, c := range cases {
+		if got := abandoned(c.vmi, c.pod); got != c.want {
+			t.Errorf("%s: abandoned = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestNextStatus(t *testing.T) {
 	unschedulable := func(p *corev1.Pod) {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
@@ -87,6 +137,10 @@ func TestNextStatus(t *testing.T) {
 		{name: "pod gone while running", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)), wantPhase: v1.Failed, wantReason: v1.ReasonPodNotExists},
 		{name: "running pod ended just now: node agent's turn", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)), pod: launcherPod(failedAt(t0.Time)), wantPhase: v1.Running, wantRecheck: true},
 		{name: "running pod ended long ago", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)), pod: launcherPod(failedAt(t0.Add(-time.Minute))), wantPhase: v1.Failed, wantReason: v1.ReasonLauncherExited},
+		{name: "running pod being deleted: its node has until the deletion timestamp", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)),
+			pod: launcherPod(deletedBy(t0.Add(10 * time.Second))), wantPhase: v1.Running, wantRecheck: true},
+		{name: "running pod being deleted, its node silent past the deadline: node unresponsive", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)),
+			pod: launcherPod(deletedBy(t0.Add(-OrphanedRunningGrace - time.Second))), wantPhase: v1.Failed, wantReason: v1.ReasonNodeUnresponsive},
 		{name: "running with pod: node agent's", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Running)), pod: launcherPod(running), wantPhase: v1.Running},
 		{name: "final stays", vmi: libvmi.New(libvmi.WithUID("uid-vm"), libvmi.InPhase(v1.Succeeded)), wantPhase: v1.Succeeded},
 	}

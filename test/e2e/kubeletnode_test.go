@@ -75,22 +75,31 @@ func containerProcess(t *testing.T, pod *corev1.Pod, container string) int {
 	if id == "" {
 		t.Fatalf("Pod %s/%s has no running container %s", pod.Namespace, pod.Name, container)
 	}
-	var pid int
-	root := filepath.Join("/sys/fs/cgroup", "pids", pod.Spec.NodeName)
+	pids := cgroupProcesses(pod.Spec.NodeName, id)
+	if len(pids) == 0 {
+		t.Fatalf("no process in the cgroup of container %s (%s) of Pod %s/%s", container, id, pod.Namespace, pod.Name)
+	}
+	return pids[0]
+}
+
+// cgroupProcesses are the processes of container id on node (its pids cgroup, under the
+// node's cgroup root); none when it is not found.
+func cgroupProcesses(node, id string) []int {
+	var pids []int
+	root := filepath.Join("/sys/fs/cgroup", "pids", node)
 	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() && d.Name() == id {
 			b, _ := os.ReadFile(filepath.Join(path, "cgroup.procs"))
-			if f := strings.Fields(string(b)); len(f) > 0 {
-				pid, _ = strconv.Atoi(f[0])
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, pid)
+				}
 			}
 			return filepath.SkipAll
 		}
 		return nil
 	})
-	if pid == 0 {
-		t.Fatalf("no process in the cgroup of container %s (%s) of Pod %s/%s under %s", container, id, pod.Namespace, pod.Name, root)
-	}
-	return pid
+	return pids
 }
 
 // procStatus reads the fields of /proc/<pid>/status.

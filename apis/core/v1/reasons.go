@@ -19,6 +19,10 @@ const (
 	// ReasonLauncherPodDeleted: the launcher Pod was deleted while the VMI was not, so the guest
 	// was shut down under it.
 	ReasonLauncherPodDeleted = "LauncherPodDeleted"
+	// ReasonNodeUnresponsive: the launcher Pod's node did not stop the Pod it was asked to stop
+	// (the taint manager evicts the Pods of a node that is unreachable or not ready past their
+	// tolerations): the node is down or cut off. KubeVirt's reason for a VMI of a node gone.
+	ReasonNodeUnresponsive = "NodeUnresponsive"
 	// ReasonFailedCreate: the launcher Pod (or, on a VM, its VMI) could not be created.
 	ReasonFailedCreate = "FailedCreate"
 	// ReasonInvalidSpec: the VMI cannot be turned into a launcher Pod.
