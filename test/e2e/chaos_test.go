@@ -82,7 +82,7 @@ func TestChaos(t *testing.T) {
 	for _, n := range c.faults {
 		total += n
 	}
-	recordFigure("chaos_faults", float64(total), "faults", fmt.Sprintf("SIGKILLs injected in one make test chaos run (seed %d, %s)", seed, duration))
+	recordFigure("chaos_faults", float64(total), "faults", fmt.Sprintf("SIGKILLs injected in the chaos run (seed %d, faults for %s)", seed, duration))
 	recordFigure("chaos_invariants_violated", float64(len(violations)), "violations", "after the faults: components, VMs, Pods, QEMU processes, bystander guests")
 	for _, v := range violations {
 		t.Error(v)
