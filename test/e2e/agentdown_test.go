@@ -13,7 +13,7 @@ import (
 )
 
 // agentDownEnv sets how long TestNodeAgentDownLeavesGuestsAlone keeps a node agent away
-// (default 1m in make test; make chaos runs it for 10m).
+// (default 30s in make test; make chaos runs it for 10m).
 const agentDownEnv = "AGENT_DOWN"
 
 // TestNodeAgentDownLeavesGuestsAlone: a node's agent is gone (its DaemonSet no longer runs on
@@ -22,7 +22,7 @@ const agentDownEnv = "AGENT_DOWN"
 // reported for 5 minutes, Vireo leaves a guest alone while only its agent is missing. When the
 // agent is back it takes the guest up again (an unpause goes through it).
 func TestNodeAgentDownLeavesGuestsAlone(t *testing.T) {
-	down := time.Minute
+	down := 30 * time.Second
 	if s := os.Getenv(agentDownEnv); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d <= 0 {
