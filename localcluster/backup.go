@@ -103,7 +103,9 @@ func (c *Cluster) vireoEtcdClientConfig() (clientv3.Config, func(), error) {
 // vireo-apiserver (scales it to 0), replaces the etcd data (every vireo-etcd member's with HA,
 // else the embedded etcd's; the data replaced is kept beside it, named *.replaced), and starts
 // vireo-apiserver again. Guests, their Pods and the nodes are not touched: the VMIs the
-// snapshot holds find their launchers still running, and are Running again as they were.
+// snapshot holds find their launchers still running, and are Running again as they were. A
+// VMI whose launcher Pod changed since the snapshot (a migration, a restart) cannot be matched
+// with its guest: its restored status names a Pod that is gone, and it fails.
 func (c *Cluster) Restore(ctx context.Context, path string) error {
 	st, err := snapshot.NewV3(zap.NewNop()).Status(path)
 	if err != nil {
@@ -113,6 +115,12 @@ func (c *Cluster) Restore(ctx context.Context, path string) error {
 	replicas, err := c.scaleAPIServer(ctx, 0)
 	if err != nil {
 		return err
+	}
+	if replicas == 0 { // a restore that failed before left it at 0: the overlay's count
+		replicas = 1
+		if c.opts.HA {
+			replicas = 2
+		}
 	}
 	if c.opts.HA {
 		err = c.restoreVireoEtcd(ctx, path)
@@ -135,15 +143,11 @@ func (c *Cluster) Restore(ctx context.Context, path string) error {
 	return nil
 }
 
-// restoreVireoEtcd stops the vireo-etcd members, restores the snapshot into a fresh data
-// directory for each and starts them again.
+// restoreVireoEtcd restores the snapshot for every vireo-etcd member beside its data (all of
+// them first: a member that cannot be restored leaves every member's data as it was), stops
+// the members, swaps the restored data in and starts them again.
 func (c *Cluster) restoreVireoEtcd(ctx context.Context, path string) error {
 	members := c.vireoEtcd()
-	for i := len(members) - 1; i >= 0; i-- {
-		if err := c.stop(members[i], 30*time.Second); err != nil {
-			return err
-		}
-	}
 	var initial []string
 	for i := range members {
 		_, peer := c.vireoEtcdURLs(i)
@@ -151,9 +155,19 @@ func (c *Cluster) restoreVireoEtcd(ctx context.Context, path string) error {
 	}
 	for i, m := range members {
 		_, peer := c.vireoEtcdURLs(i)
-		err := restoreInto(c.abs(c.opts.Data(m.Name)), snapshot.RestoreConfig{SnapshotPath: path, Name: m.Name,
+		err := restoreBeside(c.abs(c.opts.Data(m.Name)), snapshot.RestoreConfig{SnapshotPath: path, Name: m.Name,
 			PeerURLs: []string{peer}, InitialCluster: strings.Join(initial, ","), InitialClusterToken: "vireo-etcd"})
 		if err != nil {
+			return err
+		}
+	}
+	for i := len(members) - 1; i >= 0; i-- {
+		if err := c.stop(members[i], 30*time.Second); err != nil {
+			return err
+		}
+	}
+	for _, m := range members {
+		if err := swapRestored(c.abs(c.opts.Data(m.Name))); err != nil {
 			return err
 		}
 	}
@@ -166,9 +180,12 @@ func (c *Cluster) restoreVireoEtcd(ctx context.Context, path string) error {
 func (c *Cluster) restoreEmbeddedEtcd(path string) error {
 	peer := "unix://" + filepath.Join(embeddedDataDir, "etcd-peer.sock")
 	dir := filepath.Join(c.abs(c.apiServerDataDir()), "etcd")
-	err := restoreInto(dir, snapshot.RestoreConfig{SnapshotPath: path, Name: "vireo", PeerURLs: []string{peer},
+	err := restoreBeside(dir, snapshot.RestoreConfig{SnapshotPath: path, Name: "vireo", PeerURLs: []string{peer},
 		InitialCluster: "vireo=" + peer, InitialClusterToken: "etcd-cluster"})
 	if err != nil {
+		return err
+	}
+	if err := swapRestored(dir); err != nil {
 		return err
 	}
 	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
@@ -179,9 +196,24 @@ func (c *Cluster) restoreEmbeddedEtcd(path string) error {
 	})
 }
 
-// restoreInto moves dataDir aside (to dataDir.replaced, replacing an older one) and restores
-// the snapshot into it, its revision bumped and compacted (see restoreRevisionBump).
-func restoreInto(dataDir string, cfg snapshot.RestoreConfig) error {
+// restoreBeside restores the snapshot into dataDir.restoring, its revision bumped and
+// compacted (see restoreRevisionBump); dataDir is not touched.
+func restoreBeside(dataDir string, cfg snapshot.RestoreConfig) error {
+	restoring := dataDir + ".restoring"
+	if err := os.RemoveAll(restoring); err != nil {
+		return err
+	}
+	cfg.OutputDataDir, cfg.RevisionBump, cfg.MarkCompacted = restoring, restoreRevisionBump, true
+	if err := snapshot.NewV3(zap.NewNop()).Restore(cfg); err != nil {
+		_ = os.RemoveAll(restoring)
+		return fmt.Errorf("restoring for %s: %w (its data is unchanged)", dataDir, err)
+	}
+	return os.Chmod(restoring, 0o700)
+}
+
+// swapRestored moves dataDir aside (to dataDir.replaced, replacing an older one) and
+// dataDir.restoring in its place.
+func swapRestored(dataDir string) error {
 	aside := dataDir + ".replaced"
 	if err := os.RemoveAll(aside); err != nil {
 		return err
@@ -189,11 +221,7 @@ func restoreInto(dataDir string, cfg snapshot.RestoreConfig) error {
 	if err := os.Rename(dataDir, aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	cfg.OutputDataDir, cfg.RevisionBump, cfg.MarkCompacted = dataDir, restoreRevisionBump, true
-	if err := snapshot.NewV3(zap.NewNop()).Restore(cfg); err != nil {
-		return fmt.Errorf("restoring into %s (the data it had is in %s): %w", dataDir, aside, err)
-	}
-	return os.Chmod(dataDir, 0o700)
+	return os.Rename(dataDir+".restoring", dataDir)
 }
 
 // scaleAPIServer sets vireo-apiserver's replicas and returns those it had; scaling to 0 waits

@@ -325,12 +325,13 @@ func runElected(ctx context.Context, cfg *rest.Config, o *Options) error {
 	}
 	errc := make(chan error, 1)
 	// A leader that dies without releasing the Lease is replaced once it expires: at most
-	// LeaseDuration plus two RetryPeriods (the candidates' polls) after its last renewal, 12 s.
+	// LeaseDuration plus two of the candidates' polls (RetryPeriod, jittered up to 2.2 times)
+	// after its last renewal, 12.4 s.
 	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 		Lock:            lock,
-		LeaseDuration:   9 * time.Second,
-		RenewDeadline:   6 * time.Second,
-		RetryPeriod:     1500 * time.Millisecond,
+		LeaseDuration:   8 * time.Second,
+		RenewDeadline:   5 * time.Second,
+		RetryPeriod:     time.Second,
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) { errc <- set.run(ctx, o.Workers) },

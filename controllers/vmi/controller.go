@@ -267,11 +267,17 @@ func abandoned(vmi *v1.VirtualMachineInstance, pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp != nil && vmi.Status.Reason == v1.ReasonNodeUnresponsive && !sharesStorage(vmi)
 }
 
-// sharesStorage reports whether the VMI has a volume that outlives its Pod and that another
-// Pod could open: a claim, a DataVolume, or a disk image on the host.
+// sharesStorage reports whether the VMI has a volume that may outlive its Pod where another
+// Pod could open it: any volume but those made for the Pod alone (a containerDisk, cloud-init,
+// an emptyDisk, a ConfigMap, Secret, ServiceAccount, DownwardAPI or sysprep disk, the downward
+// metrics). A source not known here counts as shared.
 func sharesStorage(vmi *v1.VirtualMachineInstance) bool {
 	return slices.ContainsFunc(vmi.Spec.Volumes, func(vol v1.Volume) bool {
-		return vol.PersistentVolumeClaim != nil || vol.DataVolume != nil || vol.HostDisk != nil
+		s := vol.VolumeSource
+		podOnly := s.ContainerDisk != nil || s.CloudInitNoCloud != nil || s.CloudInitConfigDrive != nil || s.EmptyDisk != nil ||
+			s.ConfigMap != nil || s.Secret != nil || s.ServiceAccount != nil || s.DownwardAPI != nil || s.Sysprep != nil ||
+			s.DownwardMetrics != nil
+		return !podOnly
 	})
 }
 

@@ -88,6 +88,7 @@ func TestAbandonedPods(t *testing.T) {
 		{"ephemeral disks only", failed(containerDisk), deleting, true},
 		{"a claim", failed(containerDisk, claim), deleting, false},
 		{"a DataVolume", failed(dv), deleting, false},
+		{"an ephemeral claim (a source not made for the Pod alone)", failed(v1.Volume{Name: "e", VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}}), deleting, false},
 		{"not being deleted", failed(containerDisk), launcherPod(running), false},
 		{"failed for another reason", libvmi.New(libvmi.InPhase(v1.Failed)), deleting, false},
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -88,12 +89,48 @@ func TestVersion1MessagesDecode(t *testing.T) {
 		if err := json.Unmarshal(again, &have); err != nil {
 			t.Fatal(err)
 		}
-		for k, v := range want {
-			if !reflect.DeepEqual(have[k], v) {
-				t.Errorf("%s: field %s was %v in version 1, reads back as %v", name, k, v, have[k])
-			}
+		for _, diff := range missingFrom(want, have, "") {
+			t.Errorf("%s: %s", name, diff)
 		}
 	}
+}
+
+// missingFrom lists what of the version-1 JSON value want is not the same in have, at any depth:
+// fields added since (in have only) are allowed.
+func missingFrom(want, have any, path string) []string {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s was an object in version 1, reads back as %v", orTop(path), have)}
+		}
+		var out []string
+		for k, v := range w {
+			out = append(out, missingFrom(v, h[k], path+"."+k)...)
+		}
+		return out
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return []string{fmt.Sprintf("%s was %v in version 1, reads back as %v", orTop(path), want, have)}
+		}
+		var out []string
+		for i := range w {
+			out = append(out, missingFrom(w[i], h[i], fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(want, have) {
+		return []string{fmt.Sprintf("field %s was %v in version 1, reads back as %v", orTop(path), want, have)}
+	}
+	return nil
+}
+
+func orTop(path string) string {
+	if path == "" {
+		return "the message"
+	}
+	return path
 }
 
 func TestVersion1CallsAreServed(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -52,6 +53,20 @@ spec: {vmiName: parked}
 	}
 	setting("saved")
 
+	// The restore rewinds every namespace: one that earlier tests are still deleting would get
+	// its Vireo objects back after kube-apiserver removed it.
+	eventuallyWithin(t, "the namespaces of earlier tests gone", 3*time.Minute, func() error {
+		list, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, n := range list.Items {
+			if n.Name != ns && n.Status.Phase == corev1.NamespaceTerminating {
+				return fmt.Errorf("namespace %s is still being deleted", n.Name)
+			}
+		}
+		return nil
+	})
 	file := filepath.Join(t.TempDir(), "vireo.db")
 	if err := cluster.Backup(ctx, file); err != nil {
 		t.Fatal(err)
@@ -90,6 +105,15 @@ spec: {vmiName: parked}
 		t.Fatalf("the guest's QEMU (pid %d) is gone after the restore: %v", qemu[0], err)
 	}
 	checkAdopted(t, ns, "tiny", vmi.UID, qemu[0])
+	// The controller relisted (the restore compacted the revisions it had watched): it makes
+	// the launcher Pod of a VMI created now.
+	after := vmiNamed("after-restore")
+	after.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "no-such-node"}
+	after.Spec.Volumes[0].ContainerDisk.Image = cluster.RegistryAddress() + "/vireo/tiny-containerdisk:latest"
+	if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, after, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(t, ns, after.Name, v1.Scheduling, 30*time.Second)
 }
 
 // checkAdopted checks that the guest of VMI ns/name is served again after a restore: still

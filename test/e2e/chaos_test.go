@@ -84,6 +84,9 @@ func TestChaos(t *testing.T) {
 	}
 	recordFigure("chaos_faults", float64(total), "faults", fmt.Sprintf("SIGKILLs injected in the chaos run (seed %d, faults for %s)", seed, duration))
 	recordFigure("chaos_invariants_violated", float64(len(violations)), "violations", "after the faults: components, VMs, Pods, QEMU processes, bystander guests")
+	if total == 0 {
+		t.Error("no fault was injected: no component's process was found to kill")
+	}
 	for _, v := range violations {
 		t.Error(v)
 	}
@@ -337,7 +340,10 @@ func (c *chaos) violations(bystanders []bystander) []string {
 			running[vmi.Name] = vmi
 		}
 	}
-	want := append(slices.Clone(c.live), "bystander-0", "bystander-1")
+	want := slices.Clone(c.live)
+	for _, b := range bystanders {
+		want = append(want, b.name)
+	}
 	for _, name := range c.uncertain {
 		if vm, err := vireo.KubevirtV1().VirtualMachines(c.ns).Get(c.t.Context(), name, metav1.GetOptions{}); err == nil && vm.DeletionTimestamp == nil {
 			want = append(want, name)

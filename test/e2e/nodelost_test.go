@@ -37,11 +37,11 @@ func TestNodeLostRestartsVMElsewhere(t *testing.T) {
 	}
 	// The VM replaces a failed VMI at once: its Failed state is caught by a watch.
 	failures := watchFailure(t, ns, "lost", first.UID)
+	t.Cleanup(func() { restartKubelet(t, node) })
 	if err := cluster.StopComponent(node); err != nil {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	t.Cleanup(func() { restartKubelet(t, node) })
 
 	var failed *v1.VirtualMachineInstance
 	select {
@@ -87,12 +87,25 @@ func restartKubelet(t *testing.T, node string) {
 		if err != nil {
 			return err
 		}
+		for _, taint := range n.Spec.Taints {
+			if taint.Key == corev1.TaintNodeUnreachable || taint.Key == corev1.TaintNodeNotReady {
+				return fmt.Errorf("node %s still has the taint %s", node, taint.Key)
+			}
+		}
 		for _, c := range n.Status.Conditions {
 			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
 				return nil
 			}
 		}
 		return fmt.Errorf("node %s not Ready: %+v", node, n.Status.Conditions)
+	})
+	eventuallyWithin(t, "the node agent of "+node+" ready", 2*time.Minute, func() error {
+		for _, p := range vireoPods(t, "vireo-nodeagent") {
+			if p.Spec.NodeName == node && podReady(&p) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no ready node agent on %s", node)
 	})
 }
 
