@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -148,15 +147,10 @@ func (c *Cluster) Restore(ctx context.Context, path string) error {
 // the members, swaps the restored data in and starts them again.
 func (c *Cluster) restoreVireoEtcd(ctx context.Context, path string) error {
 	members := c.vireoEtcd()
-	var initial []string
-	for i := range members {
-		_, peer := c.vireoEtcdURLs(i)
-		initial = append(initial, vireoEtcdName(i)+"="+peer)
-	}
 	for i, m := range members {
 		_, peer := c.vireoEtcdURLs(i)
 		err := restoreBeside(c.abs(c.opts.Data(m.Name)), snapshot.RestoreConfig{SnapshotPath: path, Name: m.Name,
-			PeerURLs: []string{peer}, InitialCluster: strings.Join(initial, ","), InitialClusterToken: "vireo-etcd"})
+			PeerURLs: []string{peer}, InitialCluster: c.vireoEtcdInitialCluster(), InitialClusterToken: vireoEtcdToken})
 		if err != nil {
 			return err
 		}

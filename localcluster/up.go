@@ -118,11 +118,7 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	if err := c.startNodes(ctx, &started); err != nil {
 		return err
 	}
-	overlay := "local"
-	if c.opts.HA {
-		overlay = "local/ha (highly available)"
-	}
-	c.say("deploying Vireo from %s/base through %s/%s on the local nodes", c.opts.ManifestsDir, c.opts.ManifestsDir, overlay)
+	c.say("deploying Vireo from %s/base through %s/%s on the local nodes", c.opts.ManifestsDir, c.opts.ManifestsDir, c.localOverlay())
 	served, err := c.deployVireo(ctx, applier)
 	if err != nil {
 		return err

@@ -115,7 +115,7 @@ func (c *Cluster) renderManifests() ([]byte, error) {
 			return nil, err
 		}
 	}
-	overlay, err := c.writeImagesOverlay(dir, c.localOverlay())
+	overlay, err := c.writeImagesOverlay(dir, filepath.Join(dir, c.localOverlay()))
 	if err != nil {
 		return nil, err
 	}
@@ -268,12 +268,12 @@ func ptrOr(p *int32, def int32) int32 {
 	return *p
 }
 
-// localOverlay is the rendered overlay Up applies: artifacts/local, or artifacts/local/ha.
+// localOverlay is the overlay Up applies, under the artifacts directory: local, or local/ha.
 func (c *Cluster) localOverlay() string {
 	if c.opts.HA {
-		return filepath.Join(c.manifestsDir(), "local", "ha")
+		return "local/ha"
 	}
-	return filepath.Join(c.manifestsDir(), "local")
+	return "local"
 }
 
 // writeImagesOverlay writes the overlay that runs the local overlay's Vireo from the images

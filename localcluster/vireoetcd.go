@@ -66,11 +66,6 @@ func (c *Cluster) vireoEtcd() []Component {
 	}
 	l, certs := &c.opts.Layout, c.abs(c.artifactCertsDir())
 	file := func(name string) string { return filepath.Join(certs, name) }
-	var initial []string
-	for i := range vireoEtcdMembers {
-		_, peer := c.vireoEtcdURLs(i)
-		initial = append(initial, vireoEtcdName(i)+"="+peer)
-	}
 	comps := make([]Component, vireoEtcdMembers)
 	for i := range comps {
 		client, peer := c.vireoEtcdURLs(i)
@@ -79,8 +74,8 @@ func (c *Cluster) vireoEtcd() []Component {
 			"--data-dir", c.abs(l.Data(vireoEtcdName(i))),
 			"--listen-client-urls", client, "--advertise-client-urls", client,
 			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-			"--initial-cluster", strings.Join(initial, ","),
-			"--initial-cluster-token", "vireo-etcd",
+			"--initial-cluster", c.vireoEtcdInitialCluster(),
+			"--initial-cluster-token", vireoEtcdToken,
 			"--cert-file", file(vireoEtcdServerCert + ".crt"), "--key-file", file(vireoEtcdServerCert + ".key"),
 			"--trusted-ca-file", file("etcd-ca.crt"), "--client-cert-auth",
 			"--peer-cert-file", file(vireoEtcdPeerCert + ".crt"), "--peer-key-file", file(vireoEtcdPeerCert + ".key"),
@@ -92,6 +87,19 @@ func (c *Cluster) vireoEtcd() []Component {
 }
 
 func vireoEtcdName(i int) string { return "vireo-etcd-" + strconv.Itoa(i) }
+
+// vireoEtcdToken is the vireo-etcd cluster's token (--initial-cluster-token).
+const vireoEtcdToken = "vireo-etcd"
+
+// vireoEtcdInitialCluster names every member with its peer URL (--initial-cluster).
+func (c *Cluster) vireoEtcdInitialCluster() string {
+	initial := make([]string, vireoEtcdMembers)
+	for i := range initial {
+		_, peer := c.vireoEtcdURLs(i)
+		initial[i] = vireoEtcdName(i) + "=" + peer
+	}
+	return strings.Join(initial, ",")
+}
 
 // vireoEtcdCertificates writes artifacts/base's certificates (the ones the Secrets carry) and
 // issues the host members' serving and peer certificates from the same etcd CA, for the

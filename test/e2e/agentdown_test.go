@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -21,14 +20,7 @@ const agentDownEnv = "AGENT_DOWN"
 // QEMU process: Vireo leaves a guest alone while only its agent is missing. When the agent is
 // back it takes the guest up again (an unpause goes through it).
 func TestNodeAgentDownLeavesGuestsAlone(t *testing.T) {
-	down := 30 * time.Second
-	if s := os.Getenv(agentDownEnv); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			t.Fatalf("%s=%q: want a positive duration such as 10m", agentDownEnv, s)
-		}
-		down = d
-	}
+	down := envDuration(t, agentDownEnv, 30*time.Second)
 	ns := namespace(t)
 	node := cluster.NodeNames()[1]
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, chaosVM("alone", node)))
@@ -71,14 +63,7 @@ func TestNodeAgentDownLeavesGuestsAlone(t *testing.T) {
 
 	restore()
 	kubectl(t, "-n", v1.InstallNamespace, "rollout", "status", "daemonset/vireo-nodeagent", "--timeout=3m")
-	eventuallyWithin(t, "the node agent of "+node+" back and ready", 3*time.Minute, func() error {
-		for _, p := range vireoPods(t, "vireo-nodeagent") {
-			if p.Spec.NodeName == node && podReady(&p) {
-				return nil
-			}
-		}
-		return fmt.Errorf("no ready node agent on %s", node)
-	})
+	waitNodeAgentReady(t, node)
 	checkAdopted(t, ns, "alone", vmi.UID, qemu[0])
 }
 

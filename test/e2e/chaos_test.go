@@ -102,15 +102,21 @@ func chaosSettings(t *testing.T) (uint64, time.Duration) {
 		}
 		seed = v
 	}
-	duration := 30 * time.Second
-	if s := os.Getenv(chaosDurationEnv); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			t.Fatalf("%s=%q: want a positive duration such as 10m", chaosDurationEnv, s)
-		}
-		duration = d
+	return seed, envDuration(t, chaosDurationEnv, 30*time.Second)
+}
+
+// envDuration is the duration the environment variable name gives, def when it is unset.
+func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
 	}
-	return seed, duration
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		t.Fatalf("%s=%q: want a positive duration such as 10m", name, s)
+	}
+	return d
 }
 
 // bystander is a guest running before the faults, never targeted: it must not restart.
@@ -237,9 +243,11 @@ func hostProcess(target string, node, pick int) (int, string) {
 	return st.PID, name
 }
 
-// containerPID is the process of a running container of pod, 0 when there is none.
+// containerPID is the first process of a running container of pod (init containers included),
+// found on the host through the container's cgroup under its node's cgroup root; 0 when there
+// is none.
 func containerPID(pod corev1.Pod, container string) int {
-	for _, cs := range pod.Status.ContainerStatuses {
+	for _, cs := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
 		if cs.Name == container && cs.State.Running != nil {
 			id := strings.TrimPrefix(cs.ContainerID, "containerd://")
 			if pids := cgroupProcesses(pod.Spec.NodeName, id); len(pids) > 0 {

@@ -144,13 +144,9 @@ func (l *callLog) failed() []call {
 
 // failures are the calls that failed, as messages.
 func (l *callLog) failures() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []string
-	for _, c := range l.calls {
-		if c.err != nil {
-			out = append(out, c.start.Format("15:04:05.000")+": "+c.err.Error())
-		}
+	for _, c := range l.failed() {
+		out = append(out, c.start.Format("15:04:05.000")+": "+c.err.Error())
 	}
 	return out
 }

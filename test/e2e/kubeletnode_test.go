@@ -62,24 +62,14 @@ func TestNodesAreKubeletsWithContainerd(t *testing.T) {
 	}
 }
 
-// containerProcess is the first process of a Pod's container, found on the host through the
-// container's cgroup under its node's cgroup root.
+// containerProcess is the first process of a Pod's running container (see containerPID); the test fails without one.
 func containerProcess(t *testing.T, pod *corev1.Pod, container string) int {
 	t.Helper()
-	var id string
-	for _, cs := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
-		if cs.Name == container && cs.State.Running != nil {
-			id = strings.TrimPrefix(cs.ContainerID, "containerd://")
-		}
+	pid := containerPID(*pod, container)
+	if pid == 0 {
+		t.Fatalf("Pod %s/%s has no running container %s with a process", pod.Namespace, pod.Name, container)
 	}
-	if id == "" {
-		t.Fatalf("Pod %s/%s has no running container %s", pod.Namespace, pod.Name, container)
-	}
-	pids := cgroupProcesses(pod.Spec.NodeName, id)
-	if len(pids) == 0 {
-		t.Fatalf("no process in the cgroup of container %s (%s) of Pod %s/%s", container, id, pod.Namespace, pod.Name)
-	}
-	return pids[0]
+	return pid
 }
 
 // cgroupProcesses are the processes of container id on node (its pids cgroup, under the

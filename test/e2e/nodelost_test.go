@@ -99,7 +99,13 @@ func restartKubelet(t *testing.T, node string) {
 		}
 		return fmt.Errorf("node %s not Ready: %+v", node, n.Status.Conditions)
 	})
-	eventuallyWithin(t, "the node agent of "+node+" ready", 2*time.Minute, func() error {
+	waitNodeAgentReady(t, node)
+}
+
+// waitNodeAgentReady waits until node has a ready node agent.
+func waitNodeAgentReady(t *testing.T, node string) {
+	t.Helper()
+	eventuallyWithin(t, "the node agent of "+node+" ready", 3*time.Minute, func() error {
 		for _, p := range vireoPods(t, "vireo-nodeagent") {
 			if p.Spec.NodeName == node && podReady(&p) {
 				return nil
