@@ -18,14 +18,18 @@ import (
 
 	"github.com/gorilla/websocket"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
 	"github.com/vireo-dev/vireo/launcher/protocol"
@@ -42,6 +46,8 @@ type streamFixture struct {
 	srv     *httptest.Server
 	vmi     *v1.VirtualMachineInstance
 	vmiIdx  cache.Indexer
+	// live is what vireo-apiserver answers a GET of a VMI with; nil: the same as vmiIdx.
+	live    cache.Indexer
 	flooded atomic.Int64
 	flood   bool
 }
@@ -63,7 +69,7 @@ func newStreamFixture(t *testing.T, flood bool, ping time.Duration) *streamFixtu
 	_ = f.vmiIdx.Add(f.vmi)
 	_ = podIdx.Add(pod)
 	noTargets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	f.agent = assemble(&Options{NodeName: "node1", StreamPing: ping, RunDir: dirs.Root, KubeletPodsDir: dirs.Pods}, nil, nil,
+	f.agent = assemble(&Options{NodeName: "node1", StreamPing: ping, RunDir: dirs.Root, KubeletPodsDir: dirs.Pods}, f.apiserver(), nil,
 		listers{vmis: vireolisters.NewVirtualMachineInstanceLister(f.vmiIdx), targetVMIs: vireolisters.NewVirtualMachineInstanceLister(noTargets),
 			pods: corelisters.NewPodLister(podIdx)}, nil)
 	f.listen(t, filepath.Join(dir, protocol.ConsoleSocket), func(c net.Conn) { _, _ = io.Copy(c, c) })
@@ -89,6 +95,24 @@ func newStreamFixture(t *testing.T, flood bool, ping time.Duration) *streamFixtu
 		f.srv.Close()
 	})
 	return f
+}
+
+// apiserver is a clientset whose GET of a VMI answers from f.live (or f.vmiIdx).
+func (f *streamFixture) apiserver() *vireofake.Clientset {
+	c := vireofake.NewSimpleClientset()
+	c.PrependReactor("get", "virtualmachineinstances", func(action clienttesting.Action) (bool, kruntime.Object, error) {
+		get := action.(clienttesting.GetAction)
+		store := f.live
+		if store == nil {
+			store = f.vmiIdx
+		}
+		obj, found, err := store.GetByKey(get.GetNamespace() + "/" + get.GetName())
+		if err != nil || !found {
+			return true, nil, apierrors.NewNotFound(v1.Resource("virtualmachineinstances"), get.GetName())
+		}
+		return true, obj.(*v1.VirtualMachineInstance).DeepCopy(), nil
+	})
+	return c
 }
 
 // listen serves a unix socket until the test ends, each connection closed when serve returns.
@@ -288,6 +312,35 @@ func TestConsoleRefusals(t *testing.T) {
 	_ = f.vmiIdx.Delete(f.vmi)
 	if code, _ := status(nodeagentapi.StreamConsole, ""); code != http.StatusNotFound {
 		t.Errorf("unknown VMI: %d", code)
+	}
+}
+
+// TestConsoleWhileInformerLags: a VMI this node's informer still holds as Scheduled (or not at
+// all) while vireo-apiserver already has it Running here gets its console; one vireo-apiserver
+// has on another node does not.
+func TestConsoleWhileInformerLags(t *testing.T) {
+	f := newStreamFixture(t, false, time.Minute)
+	f.live = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	_ = f.live.Add(f.vmi.DeepCopy())
+	stale := f.vmi.DeepCopy()
+	stale.Status.Phase = v1.Scheduled
+	_ = f.vmiIdx.Update(stale)
+	con, _, err := f.dial(t, nodeagentapi.StreamConsole, "")
+	if err != nil {
+		t.Fatalf("console of a VMI the informer holds as Scheduled: %v", err)
+	}
+	con.Close()
+	_ = f.vmiIdx.Delete(stale)
+	con, _, err = f.dial(t, nodeagentapi.StreamConsole, "")
+	if err != nil {
+		t.Fatalf("console of a VMI the informer has not seen: %v", err)
+	}
+	con.Close()
+	elsewhere := f.vmi.DeepCopy()
+	elsewhere.Status.NodeName = "node2"
+	_ = f.live.Update(elsewhere)
+	if _, resp, err := f.dial(t, nodeagentapi.StreamConsole, ""); err == nil || resp == nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("console of a VMI on another node: %v (%v)", resp, err)
 	}
 }
 

@@ -1,8 +1,10 @@
 package nodeagent
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,7 +53,7 @@ func (a *Agent) launcherPod(vmi *v1.VirtualMachineInstance) (*corev1.Pod, error)
 // runningLauncher is the running VMI namespace/name and its launcher Pod on this node, or why
 // there is none: 404 for a VMI not on this node, 409 for one whose launcher ended.
 func (a *Agent) runningLauncher(namespace, name string) (*v1.VirtualMachineInstance, *corev1.Pod, *nodeagentapi.Error) {
-	vmi, err := a.vmis.VirtualMachineInstances(namespace).Get(name)
+	vmi, err := a.currentVMI(namespace, name)
 	if apierrors.IsNotFound(err) {
 		return nil, nil, &nodeagentapi.Error{Code: http.StatusNotFound, Message: fmt.Sprintf("VMI %s/%s does not run on this node", namespace, name)}
 	}
@@ -70,6 +72,29 @@ func (a *Agent) runningLauncher(namespace, name string) (*v1.VirtualMachineInsta
 			Message: fmt.Sprintf("VMI %s/%s has no running launcher on this node: %s", namespace, name, podEndMessage(pod))}
 	}
 	return vmi, pod, nil
+}
+
+// currentVMI is VMI namespace/name as this node's informer holds it when that copy shows it
+// Running; otherwise as vireo-apiserver has it now, if it is on this node. The informer can lag
+// a status its caller has already read: this agent's own write of Running, read back through
+// another vireo-apiserver replica before the watch event arrived here.
+func (a *Agent) currentVMI(namespace, name string) (*v1.VirtualMachineInstance, error) {
+	cached, err := a.vmis.VirtualMachineInstances(namespace).Get(name)
+	if err == nil && cached.Status.Phase == v1.Running || err != nil && !apierrors.IsNotFound(err) {
+		return cached, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	live, lerr := a.client.KubevirtV1().VirtualMachineInstances(namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case lerr == nil && live.Status.NodeName == a.opts.NodeName:
+		return live, nil
+	case lerr == nil || apierrors.IsNotFound(lerr):
+		return nil, apierrors.NewNotFound(v1.Resource("virtualmachineinstances"), name)
+	case err != nil: // the informer's NotFound, the live read failing
+		return nil, err
+	}
+	return cached, nil
 }
 
 // runningPhase refuses a VMI that is not running: 400 before it runs, 409 once it ended

@@ -123,6 +123,7 @@ var expected = map[string][]grant{
 	// vireo-nodeagent: cmd/vireo-nodeagent, nodeagent/... .
 	installNS + "/vireo-nodeagent": {
 		{all, kubevirt, s("virtualmachineinstances"), s("list", "watch"), nil, "nodeagent.New: informers of the node's VMIs and of those migrating to it"},
+		{all, kubevirt, s("virtualmachineinstances"), s("get"), nil, "Agent.currentVMI: a VMI the informer does not show Running yet, read live before a console or action is refused"},
 		{all, kubevirt, s("virtualmachineinstances/status"), s("update"), nil, "Agent.writeStatus (reconcile.WriteVMIStatus)"},
 		{all, core, s("pods"), s("list", "watch"), nil, "nodeagent.New: informer of the node's launcher, upload and clone source Pods"},
 		{all, core, s("pods"), s("get"), nil, "Agent.podDeletedUnderVMI"},
