@@ -42,10 +42,10 @@ const streamPodUID = types.UID("p1")
 // streamFixture is a node agent with one Running VMI whose launcher Pod's emptyDir holds real
 // unix sockets standing in for QEMU's: the console echoes, VNC greets with RFB 003.008 and can flood.
 type streamFixture struct {
-	agent   *Agent
-	srv     *httptest.Server
-	vmi     *v1.VirtualMachineInstance
-	vmiIdx  cache.Indexer
+	agent  *Agent
+	srv    *httptest.Server
+	vmi    *v1.VirtualMachineInstance
+	vmiIdx cache.Indexer
 	// live is what vireo-apiserver answers a GET of a VMI with; nil: the same as vmiIdx.
 	live    cache.Indexer
 	flooded atomic.Int64
