@@ -89,6 +89,9 @@ type Options struct {
 	// NetworkHelperDir holds the socket of the node's network helper (networkhelper), shared
 	// with the helper's container.
 	NetworkHelperDir string
+	// MigrationDrainTimeout bounds how long the agent, asked to exit, waits for the
+	// migrations it carries to end (its Pod's terminationGracePeriodSeconds must exceed it).
+	MigrationDrainTimeout time.Duration
 }
 
 // DefaultNetworkHelperDir is where the agent and its network helper share the helper's socket.
@@ -99,7 +102,7 @@ func NewOptions() *Options {
 	return &Options{RunDir: "/var/run/vireo", Listen: ":" + strconv.Itoa(nodeagentapi.Port),
 		ClientName: "vireo-apiserver", Workers: 4, MetricsPort: metricsserver.DefaultPort, StreamPing: 30 * time.Second,
 		CapabilitiesDir: capsseed.DefaultDir, DevicePluginDir: filepath.Dir(pluginapi.KubeletSocket),
-		KubeletPodsDir: protocol.KubeletPodsDir, NetworkHelperDir: DefaultNetworkHelperDir}
+		KubeletPodsDir: protocol.KubeletPodsDir, NetworkHelperDir: DefaultNetworkHelperDir, MigrationDrainTimeout: 2 * time.Minute}
 }
 
 // AddFlags registers the options.
@@ -120,6 +123,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeletPodsDir, "kubelet-pods-dir", o.KubeletPodsDir, "The kubelet's Pod directories (its --root-dir's pods/), where the agent reaches the emptyDir of sockets of each launcher, upload and clone source Pod.")
 	fs.StringVar(&o.DevicePluginDir, "device-plugin-dir", o.DevicePluginDir, "The kubelet's device-plugins directory, where the agent serves devices.kubevirt.io/kvm, healthy where the node's KVM can run ordinary guests; empty turns the device plugin off.")
 	fs.StringVar(&o.NetworkHelperDir, "network-helper-dir", o.NetworkHelperDir, "Directory of the socket of the node's network helper (vireo-nodeagent network-helper), which sets up the masquerade binding in launcher Pods; empty: none, and VMIs with an interface cannot start.")
+	fs.DurationVar(&o.MigrationDrainTimeout, "migration-drain-timeout", o.MigrationDrainTimeout, "Asked to exit (SIGTERM), how long the agent waits for the live migrations whose bytes it carries to end, starting no new one; those still running then fail. Keep the Pod's terminationGracePeriodSeconds above it.")
 	fs.DurationVar(&o.StreamPing, "stream-ping", o.StreamPing, "Keep-alive ping period of console and VNC sessions; a client silent for three periods is dropped.")
 }
 
@@ -228,6 +232,8 @@ func (o *Options) check() error {
 		return errors.New("--node-name is required: the node this agent serves")
 	case o.StreamPing <= 0:
 		return fmt.Errorf("--stream-ping %s: must be positive", o.StreamPing)
+	case o.MigrationDrainTimeout < 0:
+		return fmt.Errorf("--migration-drain-timeout %s: must not be negative", o.MigrationDrainTimeout)
 	case o.KubeletPodsDir == "":
 		return errors.New("--kubelet-pods-dir is required: where the agent finds the Pods' emptyDirs")
 	case o.TLSCertFile == "" || o.TLSKeyFile == "" || o.ClientCAFile == "":
@@ -277,10 +283,24 @@ func (a *Agent) addHandlers(vmis, targetVMIs, pods cache.SharedIndexInformer) er
 	return nil
 }
 
-// Run drives the agent until ctx ends: it prepares its directory, starts the informers, and
-// once their caches are full, its HTTPS server, device plugin, metrics and queues. On the way
-// out it ends every stream, session, migration proxy and clone relay.
-func (a *Agent) Run(ctx context.Context) error {
+// Run drives the agent until stop ends and the migrations it carries have ended (at most
+// --migration-drain-timeout later): it prepares its directory, starts the informers, and once
+// their caches are full, its HTTPS server, device plugin, metrics and queues. On the way out
+// it ends every stream, session, migration proxy and clone relay.
+func (a *Agent) Run(stop context.Context) error {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(stop))
+	defer cancel()
+	go func() {
+		select {
+		case <-stop.Done():
+		case <-ctx.Done():
+			return
+		}
+		drain, done := context.WithTimeout(ctx, a.opts.MigrationDrainTimeout)
+		a.migrations.Drain(drain, time.Second)
+		done()
+		cancel()
+	}()
 	if err := a.dirs.EnsureBase(); err != nil {
 		return fmt.Errorf("preparing the run directory: %w", err)
 	}
@@ -302,8 +322,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	errc := make(chan error, 6)
 	go func() { errc <- deviceplugin.ServeKVM(ctx, a.opts.DevicePluginDir) }()
 	go func() { errc <- deviceplugin.ServeTun(ctx, a.opts.DevicePluginDir) }()

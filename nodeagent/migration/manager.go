@@ -3,6 +3,7 @@ package migration
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,6 +53,9 @@ type Manager struct {
 	queue         Queue
 	now           func() metav1.Time
 	setUpNetwork  func(ctx context.Context, podUID types.UID, vmi *v1.VirtualMachineInstance) error
+
+	// draining: the agent is exiting, no new migration starts (drain.go).
+	draining atomic.Bool
 
 	mu sync.Mutex
 	// records are this agent's steps in live migrations, by migration UID.

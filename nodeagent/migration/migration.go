@@ -192,7 +192,8 @@ func (m *Manager) prepareTarget(ctx context.Context, key string, vmi *v1.Virtual
 	}
 	w := m.record(ms.MigrationUID)
 	m.mu.Lock()
-	if w.preparing || w.prepared {
+	// A draining agent (exiting) prepares no new target: the next one does.
+	if w.preparing || w.prepared || m.draining.Load() {
 		m.mu.Unlock()
 		return
 	}
@@ -263,6 +264,9 @@ func (m *Manager) runSource(ctx context.Context, key string, vmi *v1.VirtualMach
 		now := m.now()
 		ms.Failed, ms.AbortStatus, ms.EndTimestamp = true, v1.MigrationAbortSucceeded, &now
 		ms.FailureReason = "Migration aborted before it started"
+		return
+	case ms.StartTimestamp == nil && m.draining.Load():
+		// This agent is exiting: the next one starts it.
 		return
 	case ms.StartTimestamp == nil:
 		// The start is written first (a conditional update): the controller fails a migration
