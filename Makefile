@@ -14,7 +14,7 @@ GIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
 GIT_TREE := $(if $(GIT_COMMIT),$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),dirty,clean))
 LDFLAGS := -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTime=$(GIT_TIME) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE)
 
-.PHONY: help deps build upstream images oci push up down test test-unit chaos fuzz generate verify bench clean
+.PHONY: help deps build upstream images oci upgrade-base push up down test test-unit chaos fuzz generate verify bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ images: ## Build the test guest (kernel, initramfs, raw and qcow2 disks, contain
 oci: ## Build the OCI images of Vireo's components and of what vireo-local and the tests run (pause, agnhost) into _output/oci, without a Docker engine (cached; prints each image's size)
 	$(GO) run ./imagebuild/build --out $(OUT)/oci
 
+upgrade-base: ## Build the release e2e's upgrade test starts from (UPGRADE_FROM, default hack/upgrade-from) with git worktree into _output/upgrade (cached)
+	hack/upgrade-base.sh
+
 push: ## Build the OCI images and push them to REGISTRY (host[:port]/path; INSECURE=1 for plain HTTP), then write _output/oci/overlay, the kustomize overlay of artifacts/base that uses them
 	@if [ -z "$(REGISTRY)" ]; then echo "make push needs REGISTRY, e.g. make push REGISTRY=registry.example.com/vireo" >&2; exit 2; fi
 	$(GO) run ./imagebuild/build --out $(OUT)/oci --push $(REGISTRY) $(if $(INSECURE),--insecure)
@@ -46,8 +49,8 @@ up: deps ## Install what is missing, build, then run Vireo on this machine: Kube
 down: ## Stop what `make up` started (data is kept)
 	hack/down.sh
 
-test: deps ## Install what the tests need, build, then run every test (unit, integration, e2e), then each fuzz target for 10 s
-	$(MAKE) build upstream images oci
+test: deps ## Install what the tests need, build (and the release the upgrade test starts from), then run every test (unit, integration, e2e), then each fuzz target for 10 s
+	$(MAKE) build upstream images oci upgrade-base
 	$(GO) test -count=1 -timeout 40m ./...
 	hack/fuzz.sh 10s
 

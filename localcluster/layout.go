@@ -11,6 +11,12 @@ type Layout struct {
 	// Images holds the test guest images (`make images`), whose containerDisks the registry
 	// serves; empty means "images" beside BinDir (_output/images).
 	Images string
+	// OCI holds the project's OCI images Vireo is deployed from (`make oci`); empty means
+	// "oci" beside BinDir (_output/oci).
+	OCI string
+	// AlsoServedOCI are more directories of OCI images the registry serves by digest: an
+	// upgrade's other release, so that its Pods' images stay pullable.
+	AlsoServedOCI []string
 }
 
 // ImagesDir is the guest images' directory.
@@ -21,9 +27,14 @@ func (l Layout) ImagesDir() string {
 	return filepath.Join(filepath.Dir(filepath.Clean(l.BinDir)), "images")
 }
 
-// OCIDir holds the project's OCI images (`make oci`), which the registry serves as
-// vireo/<name>:latest: "oci" beside BinDir (_output/oci).
-func (l Layout) OCIDir() string { return filepath.Join(filepath.Dir(filepath.Clean(l.BinDir)), "oci") }
+// OCIDir holds the project's OCI images Vireo is deployed from (`make oci`), which the
+// registry serves as vireo/<name>:latest: OCI, or "oci" beside BinDir (_output/oci).
+func (l Layout) OCIDir() string {
+	if l.OCI != "" {
+		return l.OCI
+	}
+	return filepath.Join(filepath.Dir(filepath.Clean(l.BinDir)), "oci")
+}
 
 // Logs is the directory of component logs.
 func (l Layout) Logs() string { return filepath.Join(l.Root, "logs") }

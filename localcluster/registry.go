@@ -45,14 +45,19 @@ func (c *Cluster) RegistryCredentials() (imageregistry.Credentials, error) {
 func (c *Cluster) registry() Component {
 	l := &c.opts.Layout
 	addr := c.RegistryAddress()
-	return Component{Name: RegistryName, Path: c.abs(l.Bin("vireo-local")), Dir: l, Args: []string{
+	args := []string{
 		"registry",
 		"--address", addr,
 		"--storage", c.abs(l.Data(RegistryName)),
 		"--images", c.abs(l.ImagesDir()),
-		"--oci-images", c.abs(l.OCIDir()),
 		"--credentials-file", c.abs(l.RegistryCredentials()),
-	}, Ready: registryReady("http://" + addr + "/v2/")}
+	}
+	// The images deployed from last, so that their vireo/<name>:latest tags win.
+	for _, dir := range append(append([]string(nil), l.AlsoServedOCI...), l.OCIDir()) {
+		args = append(args, "--oci-images", c.abs(dir))
+	}
+	return Component{Name: RegistryName, Path: c.abs(l.Bin("vireo-local")), Dir: l, Args: args,
+		Ready: registryReady("http://" + addr + "/v2/")}
 }
 
 // registryReady checks that the registry answers the version check as a registry does. It

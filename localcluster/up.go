@@ -123,7 +123,8 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := c.waitForVireo(ctx, 2*time.Minute); err != nil {
+	// A rollout waits for node agents that let the migrations they carry end (2m at most).
+	if err := c.waitForVireo(ctx, 4*time.Minute); err != nil {
 		return err
 	}
 	c.say("waiting until APIServices %s are Available, in discovery and in OpenAPI", apiServiceNames())
@@ -298,6 +299,10 @@ func (c *Cluster) StopComponent(name string) error {
 	}
 	return c.stop(comp, 30*time.Second)
 }
+
+// StopSupervisor stops the supervisor until the next Up starts it again, with that Up's
+// options (an upgrade's new manifests).
+func (c *Cluster) StopSupervisor() error { return c.stop(c.Supervisor(), 30*time.Second) }
 
 // StartComponent starts one component StopComponent stopped and waits until it is ready.
 func (c *Cluster) StartComponent(ctx context.Context, name string) error {

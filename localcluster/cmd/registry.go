@@ -27,7 +27,7 @@ func registryCommand() *cobra.Command {
 	f.StringVar(&cfg.Address, "address", "127.0.0.1:5000", "Address to listen on (host:port).")
 	f.StringVar(&cfg.Storage, "storage", "", "Directory of the blobs (kept across restarts).")
 	f.StringVar(&cfg.Images, "images", "_output/images", "Guest images directory: each <dir>/containerdisk OCI layout is served as vireo/<dir>-containerdisk:latest.")
-	f.StringVar(&cfg.OCIImages, "oci-images", "", "The project's images (make oci): each <dir>/<name> OCI layout is served as vireo/<name>:latest.")
+	f.StringArrayVar(&cfg.OCIImages, "oci-images", nil, "The project's images (make oci): each <dir>/<name> OCI layout is served as vireo/<name>:latest, and by its digest. Repeatable: a later directory's images take the tag.")
 	f.StringVar(&cfg.CredentialsFile, "credentials-file", "", "File with the user and password (JSON) of the private/ repositories, created when missing; empty: no private repositories.")
 	_ = cmd.MarkFlagRequired("storage")
 	return cmd

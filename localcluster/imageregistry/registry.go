@@ -68,9 +68,10 @@ type Config struct {
 	// Images is the guest images' directory (the repository's _output/images); each
 	// <Images>/<guest>/containerdisk OCI layout is loaded on start.
 	Images string
-	// OCIImages is the project's images directory (make oci: _output/oci); each
-	// <OCIImages>/<name> OCI layout is loaded on start as vireo/<name>:latest.
-	OCIImages string
+	// OCIImages are the project's images directories (make oci: _output/oci), loaded on start
+	// in order: each <dir>/<name> OCI layout as vireo/<name>:latest (a later directory's
+	// image takes the tag; every image stays served by its digest).
+	OCIImages []string
 	// CredentialsFile holds the Credentials of the private repositories (PrivatePrefix),
 	// created when missing. Empty serves no private repositories.
 	CredentialsFile string
@@ -145,8 +146,8 @@ func New(ctx context.Context, cfg Config) (http.Handler, error) {
 	if len(layouts) == 0 {
 		klog.InfoS("no guest images to load (run `make images`)", "dir", cfg.Images)
 	}
-	if cfg.OCIImages != "" {
-		loadProjectImages(ctx, h, blobs, cfg.OCIImages)
+	for _, dir := range cfg.OCIImages {
+		loadProjectImages(ctx, h, blobs, dir)
 	}
 	if cfg.CredentialsFile == "" {
 		return logRequests(h), nil

@@ -65,7 +65,15 @@ func run(m *testing.M) (int, error) {
 			return 0, fmt.Errorf("%s not built: run `make build upstream` (make test does)", bin)
 		}
 	}
-	cluster = localcluster.New(opts)
+	// With the release before built (make upgrade-base), the installation starts from it and
+	// TestUpgradeWithRunningGuests, run alone first, upgrades it to this build (upgrade_test.go).
+	installed := opts
+	if base, err := findUpgradeBase(); err != nil {
+		return 0, err
+	} else if base != nil && testSelected(upgradeTestName) {
+		installed, upgradeTo = base.options(opts), &opts
+	}
+	cluster = localcluster.New(installed)
 	// The nodes are kubelets with containerd and runc, running the images of make oci.
 	agnhost = cluster.RegistryAddress() + "/vireo/agnhost:latest"
 	_ = cluster.Down(true) // a clean installation per run
@@ -77,20 +85,35 @@ func run(m *testing.M) (int, error) {
 	}
 	// VIREO_E2E_KEEP=1 keeps data and logs (stopped) for debugging a failure.
 	defer func() { _ = cluster.Down(os.Getenv("VIREO_E2E_KEEP") == "") }()
-	if admin, err = cluster.RESTConfig(); err != nil {
+	if err := connect(); err != nil {
 		return 0, err
 	}
-	if vireo, err = versioned.NewForConfig(admin); err != nil {
-		return 0, err
+	code := 0
+	if upgradeTo != nil {
+		if code, err = runUpgradeFirst(m); err != nil {
+			return code, err
+		}
 	}
-	if kube, err = kubernetes.NewForConfig(admin); err != nil {
-		return 0, err
+	if c := m.Run(); c != 0 {
+		code = c
 	}
-	code := m.Run()
 	if err := writeFigures(filepath.Join(repo, "_output", "bench")); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: writing the day-2 figures:", err)
 	}
 	return code, nil
+}
+
+// connect makes the clients of the installation's admin.
+func connect() error {
+	var err error
+	if admin, err = cluster.RESTConfig(); err != nil {
+		return err
+	}
+	if vireo, err = versioned.NewForConfig(admin); err != nil {
+		return err
+	}
+	kube, err = kubernetes.NewForConfig(admin)
+	return err
 }
 
 // kubectl runs the upstream kubectl as the admin and returns its standard output.

@@ -1,0 +1,460 @@
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/localcluster"
+)
+
+// The upgrade test: with the release before built (make upgrade-base: the commit of
+// hack/upgrade-from, its own image build run in a git worktree), TestMain installs that
+// release; TestUpgradeWithRunningGuests runs first, alone, starts guests on it and upgrades
+// the installation to this build while they run; every other test then runs on the upgraded
+// installation. VIREO_E2E_UPGRADE=0 installs this build directly.
+
+const upgradeTestName = "TestUpgradeWithRunningGuests"
+
+// upgradeTo is the installation's options after the upgrade while it is pending (nil: none;
+// the installation runs this build).
+var upgradeTo *localcluster.Options
+
+// upgradeBase is the release the upgrade starts from: its commit, its worktree and images.
+type upgradeBase struct {
+	commit, src, oci string
+}
+
+// findUpgradeBase is the release make upgrade-base built, or nil when none was (or
+// VIREO_E2E_UPGRADE=0).
+func findUpgradeBase() (*upgradeBase, error) {
+	if os.Getenv("VIREO_E2E_UPGRADE") == "0" {
+		return nil, nil
+	}
+	dir := filepath.Join(repo, "_output", "upgrade")
+	b, err := os.ReadFile(filepath.Join(dir, "commit"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &upgradeBase{commit: strings.TrimSpace(string(b)), src: filepath.Join(dir, "src"), oci: filepath.Join(dir, "oci")}, nil
+}
+
+// options are those of an installation of the release: its manifests and images, with this
+// build's images served too, so the registry need not change for the upgrade.
+func (b *upgradeBase) options(current localcluster.Options) localcluster.Options {
+	old := current
+	old.ManifestsDir = filepath.Join(b.src, "artifacts")
+	old.OCI = b.oci
+	old.AlsoServedOCI = []string{current.OCIDir()}
+	return old
+}
+
+// launcherImage is the digest of the release's launcher image under oci (make oci's
+// images.json).
+func launcherImage(oci string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(oci, "images.json"))
+	if err != nil {
+		return "", err
+	}
+	var images []struct{ Name, Digest string }
+	if err := json.Unmarshal(b, &images); err != nil {
+		return "", err
+	}
+	for _, im := range images {
+		if im.Name == "vireo-launcher" {
+			return im.Digest, nil
+		}
+	}
+	return "", fmt.Errorf("no vireo-launcher in %s/images.json", oci)
+}
+
+// testSelected reports whether -test.run and -test.skip let the top-level test name run.
+func testSelected(name string) bool {
+	matches := func(flagName string) (set, match bool) {
+		f := flag.Lookup(flagName)
+		if f == nil || f.Value.String() == "" {
+			return false, false
+		}
+		first, _, _ := strings.Cut(f.Value.String(), "/")
+		re, err := regexp.Compile(first)
+		return true, err == nil && re.MatchString(name)
+	}
+	runSet, run := matches("test.run")
+	_, skip := matches("test.skip")
+	return (!runSet || run) && !skip
+}
+
+// runUpgradeFirst runs the upgrade test alone (m.Run with -test.run narrowed to it; the
+// testing package allows more than one m.Run), then makes sure the installation runs this
+// build for the tests after it, even if the test stopped before upgrading it.
+func runUpgradeFirst(m *testing.M) (int, error) {
+	run := flag.Lookup("test.run").Value.String()
+	if err := flag.Set("test.run", "^"+upgradeTestName+"$"); err != nil {
+		return 0, err
+	}
+	code := m.Run()
+	if err := flag.Set("test.run", run); err != nil {
+		return code, err
+	}
+	if upgradeTo != nil {
+		fmt.Fprintln(os.Stderr, "e2e: the upgrade test ended before it upgraded the installation; upgrading it now")
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+		defer cancel()
+		if _, err := upgradeCluster(ctx); err != nil {
+			return code, fmt.Errorf("upgrading the installation: %w", err)
+		}
+	}
+	return code, nil
+}
+
+// upgradeCluster upgrades the installation to upgradeTo as an operator would: the new
+// manifests and images applied, the rollout awaited (Up; the supervisor restarted with them).
+// It returns how long that took.
+func upgradeCluster(ctx context.Context) (time.Duration, error) {
+	to := *upgradeTo
+	upgradeTo = nil
+	if err := cluster.StopSupervisor(); err != nil {
+		return 0, err
+	}
+	cluster = localcluster.New(to)
+	start := time.Now()
+	err := cluster.Up(ctx)
+	return time.Since(start), err
+}
+
+// TestUpgradeWithRunningGuests: on the release before, a VM with an open console (and a
+// vireoctl console), a VM live-migrating (throttled so that it runs through the rollout) and a
+// DataVolume importing (slowly, with a checksum) while clients write without pause; then the
+// upgrade to this build. No VMI changes phase, no guest reboots (its boot id stays), no write
+// is refused, the migration and the import succeed, a console that ended says why and
+// vireoctl console reconnects. The guests keep their old launchers, which the new node agents
+// drive (pause, unpause), until vireoctl migrate moves one to the new launcher.
+func TestUpgradeWithRunningGuests(t *testing.T) {
+	if upgradeTo == nil {
+		t.Skip("the installation was not made from the release before (make upgrade-base), or this test already ran first")
+	}
+	base, err := findUpgradeBase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldLauncher, err := launcherImage(base.oci)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newLauncher, err := launcherImage(upgradeTo.OCIDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("upgrading from %s (launcher %s) to this build (launcher %s)", base.commit, oldLauncher, newLauncher)
+	ns := namespace(t)
+	w := startUpgradeWorkload(t, ns, oldLauncher)
+	phases := pollPhases(t, ns)
+	load := startAPILoad(t, namespace(t))
+
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	took, err := upgradeCluster(ctx)
+	if err != nil {
+		t.Fatalf("the upgrade: %v", err)
+	}
+	t.Logf("upgrade applied and rolled out in %s", took.Round(100*time.Millisecond))
+	outage := load.finish(t)
+	w.checkAfter(t, phases, newLauncher)
+	recordFigure("upgrade.rollout_seconds", took.Seconds(), "s", "upgrade from the release before: manifests applied until every component rolled out")
+	recordFigure("upgrade.writes_refused", float64(len(load.writes.failures())), "calls", "client-go creates and gets that failed during the upgrade (goal 0)")
+	recordFigure("upgrade.kubectl_longest_gap_seconds", outage.Seconds(), "s", "longest time kubectl get vmi had no answer during the upgrade")
+	if f := load.writes.failures(); len(f) > 0 {
+		t.Errorf("%d writes refused during the upgrade: %v", len(f), f)
+	}
+}
+
+// upgradeWorkload is what runs through the upgrade.
+type upgradeWorkload struct {
+	ns          string
+	bootIDs     map[string]string
+	console     *wsStream
+	typed       *vireoctlSession
+	migration   string
+	oldLauncher string
+}
+
+// startUpgradeWorkload starts, on the release before, the guests (steady and mover), their
+// consoles, the import and the migration of mover.
+func startUpgradeWorkload(t *testing.T, ns, oldLauncher string) *upgradeWorkload {
+	w := &upgradeWorkload{ns: ns, bootIDs: map[string]string{}, oldLauncher: oldLauncher}
+	for _, name := range []string{"steady", "mover"} {
+		applyExample(t, ns, "vm-demo.yaml", func(m string) string { return strings.ReplaceAll(m, "demo", name) })
+	}
+	for _, name := range []string{"steady", "mover"} {
+		vmi := waitPhase(t, ns, name, v1.Running, 2*time.Minute)
+		if !strings.HasSuffix(vmi.Status.LauncherContainerImageVersion, oldLauncher) {
+			t.Fatalf("VMI %s runs launcher %q, want the release before's %s", name, vmi.Status.LauncherContainerImageVersion, oldLauncher)
+		}
+		con := openConsoleRetrying(t, ns, name)
+		echo42(t, con)
+		w.bootIDs[name] = guestBootID(t, con)
+		if name == "steady" {
+			w.console = con
+		} else {
+			con.ws.Close()
+		}
+	}
+	w.typed = startVireoctlConsole(t, ns, "steady")
+
+	disk := tinyDisk(t, "disk.raw")
+	sum := sha256.Sum256(disk)
+	srv := serveImages(t, map[string][]byte{"disk.raw": disk})
+	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeManifest("imported", srv.base+"/slow/disk.raw", "sha256:"+hex.EncodeToString(sum[:]))))
+	waitDataVolume(t, ns, "imported", cdiv1beta1.ImportInProgress, 2*time.Minute)
+
+	// Throttled so that the node agents' rollout meets it running: they let it end first.
+	t.Cleanup(func() { throttleMigrations(t, "") })
+	throttleMigrations(t, "4Mi")
+	m := startMigration(t, ns, "mover", "")
+	waitMigration(t, ns, m.Name, v1.MigrationRunning, 2*time.Minute)
+	w.migration = m.Name
+	return w
+}
+
+// checkAfter checks the workload once the upgrade rolled out.
+func (w *upgradeWorkload) checkAfter(t *testing.T, phases *phaseLog, newLauncher string) {
+	ns := w.ns
+	m := waitMigration(t, ns, w.migration, v1.MigrationSucceeded, 4*time.Minute)
+	t.Logf("the migration through the rollout: %s", m.Status.Phase)
+	dv := waitDataVolume(t, ns, "imported", cdiv1beta1.Succeeded, 4*time.Minute)
+	t.Logf("the import through the rollout: %s %s", dv.Status.Phase, dv.Status.Progress)
+	changed := 0
+	for name, seen := range phases.end() {
+		if len(seen) != 1 {
+			changed++
+			t.Errorf("VMI %s changed through the upgrade: %v", name, seen)
+		}
+	}
+	recordFigure("upgrade.vmis_changed", float64(changed), "VMIs", "VMIs whose phase changed, or that were replaced, during the upgrade (goal 0)")
+
+	ended := 0
+	if err := w.console.ended(); err != nil {
+		ended++
+		if text := w.console.closeText(t, time.Second); text == "" {
+			t.Errorf("the console ended without saying why: %v", err)
+		} else {
+			t.Logf("the console ended during the upgrade: %q", text)
+		}
+	}
+	w.typed.typeUntil42(t)
+	if w.typed.reconnected() {
+		ended++
+	}
+	recordFigure("upgrade.consoles_ended", float64(ended), "sessions", "of 2 open consoles (a websocket and vireoctl console), those the upgrade ended; vireoctl reconnected")
+	w.typed.close(t)
+
+	rebooted := 0
+	for name, id := range w.bootIDs {
+		con := openConsoleRetrying(t, ns, name)
+		echo42(t, con)
+		if now := guestBootID(t, con); now != id {
+			rebooted++
+			t.Errorf("guest %s rebooted during the upgrade: boot id %s, was %s", name, now, id)
+		}
+		con.ws.Close()
+	}
+	recordFigure("upgrade.guests_rebooted", float64(rebooted), "guests", "guests whose boot id changed through the upgrade (goal 0)")
+
+	// The new node agent drives the old launcher, until a migration moves the guest to the new one.
+	steady := waitPhase(t, ns, "steady", v1.Running, time.Minute)
+	if !strings.HasSuffix(steady.Status.LauncherContainerImageVersion, w.oldLauncher) {
+		t.Errorf("after the upgrade steady runs launcher %q, want the release before's %s (the upgrade must not replace it)", steady.Status.LauncherContainerImageVersion, w.oldLauncher)
+	}
+	pauseAndUnpause(t, ns, "steady")
+	if out, err := vireoctl(t, "-n", ns, "migrate", "steady"); err != nil {
+		t.Fatalf("vireoctl migrate steady: %v\n%s", err, out)
+	}
+	waitVMI(t, ns, "steady", 4*time.Minute, "the new launcher", func(v *v1.VirtualMachineInstance) bool {
+		return v.Status.MigrationState != nil && v.Status.MigrationState.Completed && strings.HasSuffix(v.Status.LauncherContainerImageVersion, newLauncher)
+	})
+	con := openConsoleRetrying(t, ns, "steady")
+	echo42(t, con)
+	if now := guestBootID(t, con); now != w.bootIDs["steady"] {
+		t.Errorf("steady rebooted moving to the new launcher: boot id %s, was %s", now, w.bootIDs["steady"])
+	}
+}
+
+// pauseAndUnpause pauses and unpauses VMI name with vireoctl and waits for each to show.
+func pauseAndUnpause(t *testing.T, ns, name string) {
+	t.Helper()
+	for _, action := range []string{"pause", "unpause"} {
+		if out, err := vireoctl(t, "-n", ns, action, "vmi", name); err != nil {
+			t.Fatalf("vireoctl %s vmi %s: %v\n%s", action, name, err, out)
+		}
+		waitVMI(t, ns, name, time.Minute, action+"d", func(v *v1.VirtualMachineInstance) bool {
+			return (conditionOf(v, v1.VirtualMachineInstancePaused) != nil) == (action == "pause")
+		})
+	}
+}
+
+// openConsoleRetrying opens VMI name's console through kube-apiserver, retrying while it is
+// refused (a VMI just Running, a node agent being replaced).
+func openConsoleRetrying(t *testing.T, ns, name string) *wsStream {
+	t.Helper()
+	var con *wsStream
+	eventuallyWithin(t, "the console of "+name, time.Minute, func() error {
+		var err error
+		con, _, err = dialStream(t, admin, streamPath("subresources.kubevirt.io", ns, name, "console"))
+		return err
+	})
+	return con
+}
+
+var bootIDPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// guestBootID asks the guest on console con for its boot id (a reboot changes it).
+func guestBootID(t *testing.T, con *wsStream) string {
+	t.Helper()
+	offset := len(con.output())
+	var id string
+	eventuallyWithin(t, "the guest's boot id", 30*time.Second, func() error {
+		con.send(t, "cat /proc/sys/kernel/random/boot_id")
+		if id = bootIDPattern.FindString(con.output()[offset:]); id == "" {
+			return errors.New("no boot id printed yet")
+		}
+		return nil
+	})
+	return id
+}
+
+// vireoctlSession is a vireoctl console kept open, its input typed through a pipe.
+type vireoctlSession struct {
+	stdin       interface{ Close() error }
+	write       func(string) error
+	out, errOut *lockedBuffer
+	offset      int
+	waited      chan error
+}
+
+// startVireoctlConsole opens vireoctl console on VMI name and waits until the guest answers.
+func startVireoctlConsole(t *testing.T, ns, name string) *vireoctlSession {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(cluster.Options().BinDir, "vireoctl"), "--kubeconfig", cluster.Options().Kubeconfig(),
+		"-n", ns, "console", name, "--timeout=5m", "--drain=3s")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &vireoctlSession{stdin: stdin, out: &lockedBuffer{}, errOut: &lockedBuffer{}, waited: make(chan error, 1)}
+	s.write = func(text string) error { _, err := stdin.Write([]byte(text)); return err }
+	cmd.Stdout, cmd.Stderr = s.out, s.errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.waited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	s.typeUntil42(t)
+	return s
+}
+
+// typeUntil42 types until the guest answers 42 after what it answered before.
+func (s *vireoctlSession) typeUntil42(t *testing.T) {
+	t.Helper()
+	typeUntil42(t, writerFunc(s.write), s.out, s.errOut, s.offset)
+	s.offset = len(s.out.String())
+}
+
+// reconnected reports whether vireoctl said it reconnected, with why the session had ended.
+func (s *vireoctlSession) reconnected() bool {
+	return strings.Contains(s.errOut.String(), "Reconnected")
+}
+
+// close ends the session's input and waits for vireoctl to exit.
+func (s *vireoctlSession) close(t *testing.T) {
+	t.Helper()
+	s.stdin.Close()
+	select {
+	case err := <-s.waited:
+		if err != nil {
+			t.Errorf("vireoctl console: %v\n%s", err, s.errOut.String())
+		}
+	case <-time.After(time.Minute):
+		t.Errorf("vireoctl console did not exit after its input ended")
+	}
+	t.Logf("vireoctl console through the upgrade said: %s", strings.TrimSpace(s.errOut.String()))
+}
+
+type writerFunc func(string) error
+
+func (f writerFunc) Write(p []byte) (int, error) {
+	if err := f(string(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// phaseLog polls the VMIs of a namespace and keeps, per VMI name, each UID and phase it saw
+// in turn.
+type phaseLog struct {
+	mu   sync.Mutex
+	seen map[string][]string
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+func pollPhases(t *testing.T, ns string) *phaseLog {
+	ctx, stop := context.WithCancel(context.Background())
+	l := &phaseLog{seen: map[string][]string{}, stop: stop}
+	l.wg.Go(func() {
+		for ctx.Err() == nil {
+			list, err := vireo.KubevirtV1().VirtualMachineInstances(ns).List(ctx, metav1.ListOptions{})
+			if err == nil {
+				for _, vmi := range list.Items {
+					l.note(vmi.Name, fmt.Sprintf("%s %s", vmi.UID, vmi.Status.Phase))
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	})
+	t.Cleanup(func() { l.end() })
+	return l
+}
+
+func (l *phaseLog) note(name, state string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seen := l.seen[name]; len(seen) == 0 || seen[len(seen)-1] != state {
+		l.seen[name] = append(seen, state)
+	}
+}
+
+// end stops the polling and returns what it saw.
+func (l *phaseLog) end() map[string][]string {
+	l.stop()
+	l.wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string][]string{}
+	for k, v := range l.seen {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}
