@@ -77,6 +77,8 @@ type groupDeps struct {
 	authz  authorizer.Authorizer
 	// kube reads the core objects VMs refer to (claims, ControllerRevisions); nil standalone.
 	kube kubernetes.Interface
+	// streams are the console and VNC sessions relayed, told to end when the server stops.
+	streams *vmistream.Sessions
 }
 
 func installAPIGroups(gs *genericapiserver.GenericAPIServer, d groupDeps) error {
@@ -91,7 +93,7 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, d groupDeps) error 
 	// Connecters at kubevirt.io/v1 and, the same handlers, at subresources.kubevirt.io/v1.
 	connecters := map[string]connecterStorage{}
 	for _, kind := range streamSubresources {
-		connecters["virtualmachineinstances/"+kind] = vmistream.New(kind, vmis, agents)
+		connecters["virtualmachineinstances/"+kind] = vmistream.New(kind, vmis, agents, d.streams)
 	}
 	for _, action := range vmiaction.Names {
 		connecters["virtualmachineinstances/"+action] = vmiaction.New(action, vmis, agents)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vireo-dev/vireo/apiserver/embeddedetcd"
 	"github.com/vireo-dev/vireo/registry/agentclient"
+	"github.com/vireo-dev/vireo/registry/vmistream"
 )
 
 // Config is vireo-apiserver's configuration: the generic server's plus Vireo's scheme.
@@ -57,8 +58,17 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps := groupDeps{scheme: c.scheme, codecs: c.codecs, getter: c.generic.RESTOptionsGetter, agents: agents, authz: c.generic.Authorization.Authorizer, kube: kube}
+	deps := groupDeps{scheme: c.scheme, codecs: c.codecs, getter: c.generic.RESTOptionsGetter, agents: agents,
+		authz: c.generic.Authorization.Authorizer, kube: kube, streams: vmistream.NewSessions()}
 	if err := installAPIGroups(gs, deps); err != nil {
+		return nil, err
+	}
+	// At once when told to stop (before --shutdown-delay-duration): the consoles and VNC
+	// sessions end saying so, and their clients connect again through another replica.
+	if err := gs.AddPreShutdownHook("vireo-stream-sessions", func() error {
+		deps.streams.GoAway()
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	if err := installInfoEndpoints(gs, c.kube); err != nil {

@@ -119,10 +119,17 @@ func (o *consoleOptions) run(ctx context.Context, t *target, name string, stream
 	}
 }
 
-// lostError: the connection broke without a close message (network, kube-apiserver restart).
-type lostError struct{ err error }
+// lostError: the connection broke without a close message (network, kube-apiserver
+// restart), or the server going away said why (reason).
+type lostError struct {
+	err    error
+	reason string
+}
 
 func (e *lostError) Error() string {
+	if e.reason != "" {
+		return "the console session was interrupted: " + e.reason
+	}
 	return fmt.Sprintf("the console connection was lost (network, or kube-apiserver restarted): %v", e.err)
 }
 
@@ -152,7 +159,7 @@ func (o *consoleOptions) session(ws *websocket.Conn, out io.Writer, input <-chan
 			return sessionEnded(err)
 		case chunk := <-input:
 			if err := ws.WriteMessage(websocket.BinaryMessage, chunk); err != nil {
-				return &lostError{err}
+				return &lostError{err: err}
 			}
 		case err := <-inEnd:
 			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errEscape) {
@@ -220,6 +227,10 @@ func readInput(in io.Reader, raw bool, input chan<- []byte, end chan<- error) {
 // sessionEnded says why the server ended the session.
 func sessionEnded(err error) error {
 	var ce *websocket.CloseError
+	// 1001: the server (vireo-apiserver, the node agent) is going away, another will serve.
+	if errors.As(err, &ce) && ce.Code == websocket.CloseGoingAway {
+		return &lostError{err: err, reason: ce.Text}
+	}
 	// 1006 is no close message at all: the connection broke.
 	if errors.As(err, &ce) && ce.Code != websocket.CloseAbnormalClosure {
 		if ce.Text == "" {
@@ -227,7 +238,7 @@ func sessionEnded(err error) error {
 		}
 		return fmt.Errorf("the console session ended: %s", ce.Text)
 	}
-	return &lostError{err}
+	return &lostError{err: err}
 }
 
 // serverMessage is the message of a Kubernetes Status body, or the body.

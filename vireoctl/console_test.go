@@ -53,6 +53,15 @@ func TestSessionEndedSaysWhy(t *testing.T) {
 	if err := sessionEnded(io.ErrUnexpectedEOF); !strings.Contains(err.Error(), "connection was lost") {
 		t.Errorf("%v", err)
 	}
+	// A server going away says why, and the session is opened again (a *lostError).
+	var lost *lostError
+	if err := sessionEnded(&websocket.CloseError{Code: websocket.CloseGoingAway, Text: "vireo-apiserver is shutting down: connect again"}); !errors.As(err, &lost) ||
+		!strings.Contains(err.Error(), "interrupted: vireo-apiserver is shutting down") {
+		t.Errorf("going away: %v", err)
+	}
+	if err := sessionEnded(&websocket.CloseError{Code: websocket.CloseNormalClosure, Text: "the VMI stopped"}); errors.As(err, &lost) {
+		t.Errorf("a VMI that stopped is reconnected to: %v", err)
+	}
 	if got := serverMessage([]byte(`{"kind":"Status","message":"VMI ns/x is not running"}`)); got != "VMI ns/x is not running" {
 		t.Errorf("serverMessage: %q", got)
 	}

@@ -1,7 +1,8 @@
 // Package vmistream serves a VMI's serial console and VNC display (the subresources
 // virtualmachineinstances/console and /vnc): it checks the request and the VMI, then proxies the
 // websocket upgrade unchanged to the node agent of the VMI's node, which splices it with the
-// launcher's socket. Authorization (get on the subresource) happened in the server's filters.
+// launcher's socket. When vireo-apiserver stops, each session it relays ends with a close
+// message saying so (Sessions), between two of the node agent's frames. Authorization (get on the subresource) happened in the server's filters.
 package vmistream
 
 import (
@@ -37,15 +38,17 @@ type Getter = storeutil.Getter
 // REST is the console or VNC subresource of virtualmachineinstances.
 type REST struct {
 	storeutil.VMIReader
-	kind   string
-	vmis   Getter
-	agents *agentclient.Client
+	kind     string
+	vmis     Getter
+	agents   *agentclient.Client
+	sessions *Sessions
 }
 
-// New returns the subresource kind ("console" or "vnc") of the VMIs in vmis.
-func New(kind string, vmis Getter, agents *agentclient.Client) *REST {
+// New returns the subresource kind ("console" or "vnc") of the VMIs in vmis, its sessions
+// kept in sessions.
+func New(kind string, vmis Getter, agents *agentclient.Client, sessions *Sessions) *REST {
 	registerMetrics()
-	return &REST{kind: kind, vmis: vmis, agents: agents}
+	return &REST{kind: kind, vmis: vmis, agents: agents, sessions: sessions}
 }
 
 var _ rest.Connecter = &REST{}
@@ -109,6 +112,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.responder.Error(err)
 		return
 	}
+	if h.rest.sessions.Stopping() {
+		h.responder.Error(apierrors.NewServiceUnavailable(ShuttingDown))
+		return
+	}
 	query := url.Values{}
 	if h.rest.kind == VNC {
 		if v := req.URL.Query().Get("preserveSession"); v != "" {
@@ -122,5 +129,5 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	out := agentclient.WithoutCredentials(req)
 	defer track(h.rest.kind, h.vmi.Namespace, h.vmi.Name)()
-	p.ServeHTTP(w, out)
+	p.ServeHTTP(h.rest.sessions.writer(w), out)
 }
