@@ -173,13 +173,14 @@ func TestUpgradeWithRunningGuests(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
+	began := time.Now()
 	took, err := upgradeCluster(ctx)
 	if err != nil {
 		t.Fatalf("the upgrade: %v", err)
 	}
 	t.Logf("upgrade applied and rolled out in %s", took.Round(100*time.Millisecond))
 	outage := load.finish(t)
-	w.checkAfter(t, phases, newLauncher)
+	w.checkAfter(t, phases, began, newLauncher)
 	recordFigure("upgrade.rollout_seconds", took.Seconds(), "s", "upgrade from the release before: manifests applied until every component rolled out")
 	recordFigure("upgrade.writes_refused", float64(len(load.writes.failures())), "calls", "client-go creates and gets that failed during the upgrade (goal 0)")
 	recordFigure("upgrade.kubectl_longest_gap_seconds", outage.Seconds(), "s", "longest time kubectl get vmi had no answer during the upgrade")
@@ -237,12 +238,17 @@ func startUpgradeWorkload(t *testing.T, ns, oldLauncher string) *upgradeWorkload
 }
 
 // checkAfter checks the workload once the upgrade rolled out.
-func (w *upgradeWorkload) checkAfter(t *testing.T, phases *phaseLog, newLauncher string) {
+func (w *upgradeWorkload) checkAfter(t *testing.T, phases *phaseLog, began time.Time, newLauncher string) {
 	ns := w.ns
 	m := waitMigration(t, ns, w.migration, v1.MigrationSucceeded, 4*time.Minute)
-	t.Logf("the migration through the rollout: %s", m.Status.Phase)
+	if ms := m.Status.MigrationState; ms == nil || ms.EndTimestamp == nil || !ms.EndTimestamp.After(began) {
+		t.Errorf("the migration ended before the upgrade began (it must run through the rollout): %+v", ms)
+	} else {
+		t.Logf("the migration through the rollout: %s, %s after the upgrade began", m.Status.Phase, ms.EndTimestamp.Sub(began).Round(100*time.Millisecond))
+	}
 	dv := waitDataVolume(t, ns, "imported", cdiv1beta1.Succeeded, 4*time.Minute)
 	t.Logf("the import through the rollout: %s %s", dv.Status.Phase, dv.Status.Progress)
+	recordFigure("upgrade.migrations_imports_failed", 0, "", "of a live migration and an import running through the upgrade, those that failed (goal 0; the test fails otherwise)")
 	changed := 0
 	for name, seen := range phases.end() {
 		if len(seen) != 1 {
