@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -33,9 +34,10 @@ const restoreRevisionBump = 1_000_000_000
 const embeddedDataDir = "/var/lib/vireo-apiserver"
 
 // Backup writes a snapshot of the etcd that holds Vireo's objects to path (etcd's snapshot
-// format, as `etcdctl snapshot save` writes it): the first vireo-etcd member's with HA, else
-// vireo-apiserver's embedded etcd, reached through its unix socket on the first node. The
-// snapshot is consistent; Vireo keeps serving meanwhile.
+// format, as `etcdctl snapshot save` writes it): with HA, the first vireo-etcd member's that
+// answers (a snapshot is taken from one member), else vireo-apiserver's embedded etcd,
+// reached through its unix socket on the first node. The snapshot is consistent; Vireo keeps
+// serving meanwhile.
 func (c *Cluster) Backup(ctx context.Context, path string) error {
 	cfg, cleanup, err := c.vireoEtcdClientConfig()
 	if err != nil {
@@ -43,8 +45,17 @@ func (c *Cluster) Backup(ctx context.Context, path string) error {
 	}
 	defer cleanup()
 	cfg.Context = ctx
-	if _, err := clientsnapshot.SaveWithVersion(ctx, zap.NewNop(), cfg, path); err != nil {
-		return fmt.Errorf("saving a snapshot of Vireo's etcd (%s) to %s: %w", cfg.Endpoints[0], path, err)
+	var failures []string
+	for _, endpoint := range cfg.Endpoints {
+		one := cfg
+		one.Endpoints = []string{endpoint}
+		if _, err = clientsnapshot.SaveWithVersion(ctx, zap.NewNop(), one, path); err == nil {
+			break
+		}
+		failures = append(failures, fmt.Sprintf("%s: %v", endpoint, err))
+	}
+	if err != nil {
+		return fmt.Errorf("saving a snapshot of Vireo's etcd to %s: %s", path, strings.Join(failures, "; "))
 	}
 	st, err := snapshot.NewV3(zap.NewNop()).Status(path)
 	if err != nil {
@@ -69,7 +80,7 @@ func (c *Cluster) vireoEtcdClientConfig() (clientv3.Config, func(), error) {
 		if err != nil {
 			return cfg, nil, err
 		}
-		cfg.Endpoints = c.VireoEtcdEndpoints()[:1]
+		cfg.Endpoints = c.VireoEtcdEndpoints()
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: tls.VersionTLS12}
 		return cfg, func() {}, nil
 	}
