@@ -49,20 +49,27 @@ type chaos struct {
 	targeted  map[string]bool // VMs whose launcher was killed: their guest may have restarted
 	faults    map[string]int  // faults injected, by component
 	errors    int             // API calls of the workload that failed (expected during faults)
+	// migrations counts the migrations asked for; imports are the DataVolumes made, of image.
+	migrations int
+	imports    []string
+	image      *chaosImage
 }
 
-// TestChaos creates and deletes VMs (runStrategy Always) while killing (SIGKILL), at random
+// TestChaos creates, deletes and migrates VMs (runStrategy Always) and imports DataVolumes
+// while killing (SIGKILL), at random
 // points, every component on their path: vireo-apiserver, vireo-controller, a node agent, a
 // launcher, a node's containerd and kubelet, the cluster's etcd and kube-apiserver, and a
 // vireo-etcd member. Then, with faults stopped: every component is back, every VM has a
 // Running VMI within its convergence time and none is left in a transient phase, deleted VMs
 // leave no VMI, Pod or QEMU process, every launcher Pod and QEMU process belongs to a running
 // VMI, and the bystander guests that were running before the faults (never targeted) run in
-// the same QEMU process.
+// the same QEMU process; every migration ended, leaving one launcher Pod, and every
+// DataVolume is Succeeded with exactly the image it imported (chaos_workload_test.go).
 func TestChaos(t *testing.T) {
 	seed, duration := chaosSettings(t)
 	c := &chaos{t: t, ns: namespace(t), rng: rand.New(rand.NewPCG(seed, seed)), targeted: map[string]bool{}, faults: map[string]int{}}
 	bystanders := c.startBystanders()
+	c.serveChaosImage()
 	t.Logf("chaos: seed %d (%s=%d repeats these choices), faults for %s", seed, chaosSeedEnv, seed, duration)
 	end := time.Now().Add(duration)
 	for time.Now().Before(end) {
@@ -75,8 +82,8 @@ func TestChaos(t *testing.T) {
 		case <-time.After(pause):
 		}
 	}
-	t.Logf("chaos: faults %v; %d workload calls failed meanwhile; live VMs %v, deleted %v, uncertain %v; launchers killed of %v",
-		c.faults, c.errors, c.live, c.deleted, c.uncertain, slices.Sorted(maps.Keys(c.targeted)))
+	t.Logf("chaos: faults %v; %d workload calls failed meanwhile; live VMs %v, deleted %v, uncertain %v; launchers killed of %v; %d migrations asked for; DataVolumes %v",
+		c.faults, c.errors, c.live, c.deleted, c.uncertain, slices.Sorted(maps.Keys(c.targeted)), c.migrations, c.imports)
 	violations := c.converge(bystanders)
 	total := 0
 	for _, n := range c.faults {
@@ -142,7 +149,8 @@ func (c *chaos) startBystanders() []bystander {
 	return out
 }
 
-// step does one thing, chosen by the seed: create a VM, delete one, or kill a component.
+// step does one thing, chosen by the seed: create a VM, delete one, migrate one, import a
+// DataVolume, or kill a component.
 func (c *chaos) step() {
 	switch r := c.rng.IntN(10); {
 	case r < 3 && len(c.live) < chaosMaxVMs:
@@ -152,17 +160,26 @@ func (c *chaos) step() {
 			c.live = append(c.live, name)
 		}
 	case r < 4 && len(c.live) > 0:
-		name := c.live[c.rng.IntN(len(c.live))]
-		c.live = slices.DeleteFunc(c.live, func(s string) bool { return s == name })
-		if _, _, err := kubectlResult("-n", c.ns, "delete", "vm", name, "--wait=false"); err != nil {
-			c.errors++
-			c.uncertain = append(c.uncertain, name)
-			return
-		}
-		c.deleted = append(c.deleted, name)
+		c.deleteVM()
+	case r < 5 && len(c.live) > 0:
+		c.migrate()
+	case r < 6 && len(c.imports) < chaosMaxImports:
+		c.importDataVolume()
 	default:
 		c.kill()
 	}
+}
+
+// deleteVM deletes one of the live VMs.
+func (c *chaos) deleteVM() {
+	name := c.live[c.rng.IntN(len(c.live))]
+	c.live = slices.DeleteFunc(c.live, func(s string) bool { return s == name })
+	if _, _, err := kubectlResult("-n", c.ns, "delete", "vm", name, "--wait=false"); err != nil {
+		c.errors++
+		c.uncertain = append(c.uncertain, name)
+		return
+	}
+	c.deleted = append(c.deleted, name)
 }
 
 // chaosTargets are the components a fault may hit.
@@ -367,6 +384,7 @@ func (c *chaos) violations(bystanders []bystander) []string {
 			out = append(out, fmt.Sprintf("VMI %s (%s) of a deleted VM is still there", vmi.Name, vmi.Status.Phase))
 		}
 	}
+	out = append(out, c.workloadViolations(running)...)
 	return append(out, c.leftovers(running, bystanders)...)
 }
 
