@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // smallVolume is a tmpfs of a chosen size mounted in a local node's mount namespace (where its
@@ -135,4 +136,61 @@ spec:
 	if got := vol.sha256Prefix(t, "disk.img", len(disk)); got != checksum {
 		t.Errorf("disk.img holds %s, want the image's %s", got, checksum)
 	}
+}
+
+// TestGuestWriteDiskFull: a guest whose disk is a volume that fills up (a 24 MiB filesystem
+// under a 64 MiB disk) writes past what it holds: the guest is paused, its VMI saying an I/O
+// error paused it, nothing is lost; once the volume grows and the VMI is unpaused, the write
+// completes and the guest goes on.
+func TestGuestWriteDiskFull(t *testing.T) {
+	ns := namespace(t)
+	node := cluster.NodeNames()[0]
+	vol := newSmallVolume(t, ns, node, "24m", "64Mi")
+	disk := tinyDisk(t, "disk.raw")
+	srv := serveImages(t, map[string][]byte{"disk.raw": disk})
+	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, fmt.Sprintf(`apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata: {name: root}
+spec:
+  source:
+    http: {url: %s/disk.raw}
+  storage:
+    storageClassName: %s
+    resources: {requests: {storage: 64Mi}}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: writer}
+spec:
+  terminationGracePeriodSeconds: 0
+  domain:
+    memory: {guest: 128Mi}
+    devices:
+      disks:
+        - name: root
+          disk: {bus: virtio}
+  volumes:
+    - name: root
+      dataVolume: {name: root}
+`, srv.base, vol.class)))
+	waitPhase(t, ns, "writer", v1.Running, 3*time.Minute)
+	con := openConsoleRetrying(t, ns, "writer")
+	echo42(t, con)
+	// 16 MiB of random data past the image (18 MiB at the disk's start): more than the
+	// filesystem under it has left.
+	con.send(t, "dd if=/dev/urandom of=/dev/vda bs=1M seek=40 count=16 conv=fsync && echo WROTE-$((20+1))")
+	vmi := waitVMI(t, ns, "writer", 2*time.Minute, "paused by an I/O error", func(v *v1.VirtualMachineInstance) bool {
+		c := conditionOf(v, v1.VirtualMachineInstancePaused)
+		return c != nil && c.Reason == "PausedIOError"
+	})
+	t.Logf("the guest's disk full: %+v", conditionOf(vmi, v1.VirtualMachineInstancePaused))
+
+	vol.resize(t, "80m")
+	if out, err := vireoctl(t, "-n", ns, "unpause", "vmi", "writer"); err != nil {
+		t.Fatalf("vireoctl unpause vmi writer: %v\n%s", err, out)
+	}
+	waitVMI(t, ns, "writer", time.Minute, "unpaused", func(v *v1.VirtualMachineInstance) bool {
+		return v.Status.Phase == v1.Running && conditionOf(v, v1.VirtualMachineInstancePaused) == nil
+	})
+	con.waitFor(t, "WROTE-21", 2*time.Minute)
 }
