@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/vireo-dev/vireo/importer/importerapi"
@@ -241,4 +243,19 @@ func TestCancel(t *testing.T) {
 		t.Errorf("error %v, want a transient one", err)
 	}
 	checkOnly(t, o.TargetDir)
+}
+
+// TestVolumeFullIsTransient: a volume out of space is retried (space may return), also where
+// the write failed inside a permanent error; other local write errors are not.
+func TestVolumeFullIsTransient(t *testing.T) {
+	full := &os.PathError{Op: "write", Path: "/data/disk.img.part", Err: syscall.ENOSPC}
+	for _, err := range []error{full, fmt.Errorf("writing: %w", full), permanentf("creating a scratch file: %w", full),
+		&os.PathError{Op: "write", Path: "/data/disk.img.part", Err: syscall.EDQUOT}} {
+		if !IsTransient(err) {
+			t.Errorf("%v: not transient", err)
+		}
+	}
+	if err := (&os.PathError{Op: "write", Path: "/data/disk.img.part", Err: syscall.EROFS}); IsTransient(err) {
+		t.Errorf("%v: transient", err)
+	}
 }

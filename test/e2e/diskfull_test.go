@@ -25,7 +25,8 @@ type smallVolume struct {
 }
 
 // newSmallVolume mounts a tmpfs of size on node and makes the PersistentVolume of it, claiming
-// capacity; both go when the test ends.
+// capacity (more than a DataVolume's size: its claim adds the filesystem's overhead); both go
+// when the test ends.
 func newSmallVolume(t *testing.T, ns, node, size, capacity string) *smallVolume {
 	t.Helper()
 	v := &smallVolume{node: node, dir: filepath.Join(os.TempDir(), "vireo-e2e-small-"+ns), class: "small-" + ns}
@@ -88,12 +89,12 @@ func (v *smallVolume) sha256Prefix(t *testing.T, file string, n int) string {
 }
 
 // TestImportDiskFull: a DataVolume imports onto a volume that fills up halfway (an 8 MiB
-// filesystem claiming 64 MiB). The import fails saying the device has no space left and is
+// filesystem offered as 128 MiB). The import fails saying the device has no space left and is
 // retried; once the filesystem grows, it succeeds with exactly the image.
 func TestImportDiskFull(t *testing.T) {
 	ns := namespace(t)
 	node := cluster.NodeNames()[0]
-	vol := newSmallVolume(t, ns, node, "8m", "64Mi")
+	vol := newSmallVolume(t, ns, node, "8m", "128Mi")
 	disk := tinyDisk(t, "disk.raw")
 	sum := sha256.Sum256(disk)
 	checksum := hex.EncodeToString(sum[:])
@@ -145,7 +146,7 @@ spec:
 func TestGuestWriteDiskFull(t *testing.T) {
 	ns := namespace(t)
 	node := cluster.NodeNames()[0]
-	vol := newSmallVolume(t, ns, node, "24m", "64Mi")
+	vol := newSmallVolume(t, ns, node, "24m", "128Mi")
 	disk := tinyDisk(t, "disk.raw")
 	srv := serveImages(t, map[string][]byte{"disk.raw": disk})
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, fmt.Sprintf(`apiVersion: cdi.kubevirt.io/v1beta1

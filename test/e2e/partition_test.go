@@ -58,7 +58,8 @@ func partitionNodes(t *testing.T, a, b int) (heal func()) {
 
 // TestLiveMigrationNetworkPartition: the two nodes are cut from each other while a guest
 // migrates between them (traffic dropped, not refused: the connection stalls). The migration
-// fails within its progress timeout saying so; the guest runs on at the source, its console
+// fails within 90 s (progressTimeout 10 s; libvirt's keepalive gives up on the stalled
+// connection after about 30 s); the guest runs on at the source, its console
 // answers, its target Pod is gone; once the network heals, the guest migrates.
 func TestLiveMigrationNetworkPartition(t *testing.T) {
 	ns := namespace(t)
@@ -95,8 +96,10 @@ func TestLiveMigrationNetworkPartition(t *testing.T) {
 	ms := failed.Status.MigrationState
 	t.Logf("the migration failed %s after the partition: %s", time.Since(cut).Round(100*time.Millisecond), ms.FailureReason)
 	recordFigure("partition.migration_failed_seconds", time.Since(cut).Seconds(), "s", "nodes cut from each other during a live migration (progressTimeout 10 s) until it is Failed")
-	if !strings.Contains(ms.FailureReason, "progress") {
-		t.Errorf("failure reason %q does not say the migration stopped progressing", ms.FailureReason)
+	// Whichever notices first ends it: the progress watch (progressTimeout) or libvirt's
+	// keepalive on the connection between the two libvirtds ("client socket is closed").
+	if !strings.HasPrefix(ms.FailureReason, "Live migration failed") && !strings.Contains(ms.FailureReason, "progress") {
+		t.Errorf("failure reason %q does not say the live migration failed", ms.FailureReason)
 	}
 	vmi = waitVMI(t, ns, "demo", time.Minute, "Running at the source", func(v *v1.VirtualMachineInstance) bool {
 		return v.Status.Phase == v1.Running && v.Status.NodeName == cluster.NodeNames()[source]
