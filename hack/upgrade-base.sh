@@ -10,7 +10,14 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"
 from="${UPGRADE_FROM:-$(grep -v '^#' hack/upgrade-from | head -1)}"
 if ! commit="$(git rev-parse --verify --quiet "${from}^{commit}")"; then
-	echo "upgrade-base: ${from} is no commit of this repository (a shallow clone? fetch its history: git fetch --unshallow)" >&2
+	if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+		# Without the history there is no release before: e2e installs this build directly
+		# and says that the upgrade test did not run.
+		echo "upgrade-base: WARNING: ${from} is not in this shallow clone (git fetch --unshallow); no upgrade test" >&2
+		rm -f _output/upgrade/commit
+		exit 0
+	fi
+	echo "upgrade-base: ${from} is no commit of this repository" >&2
 	exit 1
 fi
 out=_output/upgrade
