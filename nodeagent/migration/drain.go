@@ -12,9 +12,6 @@ import (
 // them. Meanwhile it starts no new one, as their source or their target; the next agent on the
 // node takes those up, within the controller's timeouts of a migration that has not started.
 
-// StartDraining makes the manager start no new migration (see Drain).
-func (m *Manager) StartDraining() { m.draining.Store(true) }
-
 // Carrying is how many migrations this agent has a part in that have not ended: a proxy of
 // the source's sockets, or a target it prepares or prepared.
 func (m *Manager) Carrying() int {
@@ -29,10 +26,10 @@ func (m *Manager) Carrying() int {
 	return n
 }
 
-// Drain starts draining and returns once no migration is carried, or when ctx ends (the
-// agent's limit on waiting). It polls every interval.
+// Drain makes the manager start no new migration and returns once no migration is carried,
+// or when ctx ends (the agent's limit on waiting). It polls every interval.
 func (m *Manager) Drain(ctx context.Context, interval time.Duration) {
-	m.StartDraining()
+	m.draining.Store(true)
 	logged := false
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()

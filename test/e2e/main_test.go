@@ -71,7 +71,7 @@ func run(m *testing.M) (int, error) {
 	if base, err := findUpgradeBase(); err != nil {
 		return 0, err
 	} else if base != nil && testSelected(upgradeTestName) {
-		installed, upgradeTo = base.options(opts), &opts
+		installed, upgradeFrom, upgradeTo = base.options(opts), base, &opts
 	}
 	cluster = localcluster.New(installed)
 	// The nodes are kubelets with containerd and runc, running the images of make oci.

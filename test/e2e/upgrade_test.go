@@ -4,13 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,6 +20,7 @@ import (
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/imagebuild"
 	"github.com/vireo-dev/vireo/localcluster"
 )
 
@@ -33,9 +32,12 @@ import (
 
 const upgradeTestName = "TestUpgradeWithRunningGuests"
 
-// upgradeTo is the installation's options after the upgrade while it is pending (nil: none;
-// the installation runs this build).
-var upgradeTo *localcluster.Options
+// upgradeFrom is the release the installation was made from, and upgradeTo its options after
+// the upgrade, while the upgrade is pending (nil: none; the installation runs this build).
+var (
+	upgradeFrom *upgradeBase
+	upgradeTo   *localcluster.Options
+)
 
 // upgradeBase is the release the upgrade starts from: its commit, its worktree and images.
 type upgradeBase struct {
@@ -69,15 +71,10 @@ func (b *upgradeBase) options(current localcluster.Options) localcluster.Options
 	return old
 }
 
-// launcherImage is the digest of the release's launcher image under oci (make oci's
-// images.json).
+// launcherImage is the digest of the launcher image make oci built under oci.
 func launcherImage(oci string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(oci, "images.json"))
+	images, err := imagebuild.Built(oci)
 	if err != nil {
-		return "", err
-	}
-	var images []struct{ Name, Digest string }
-	if err := json.Unmarshal(b, &images); err != nil {
 		return "", err
 	}
 	for _, im := range images {
@@ -85,7 +82,7 @@ func launcherImage(oci string) (string, error) {
 			return im.Digest, nil
 		}
 	}
-	return "", fmt.Errorf("no vireo-launcher in %s/images.json", oci)
+	return "", fmt.Errorf("no vireo-launcher image under %s", oci)
 }
 
 // testSelected reports whether -test.run and -test.skip let the top-level test name run.
@@ -153,10 +150,7 @@ func TestUpgradeWithRunningGuests(t *testing.T) {
 	if upgradeTo == nil {
 		t.Skip("the installation was not made from the release before (make upgrade-base), or this test already ran first")
 	}
-	base, err := findUpgradeBase()
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := upgradeFrom
 	oldLauncher, err := launcherImage(base.oci)
 	if err != nil {
 		t.Fatal(err)
@@ -273,6 +267,7 @@ func (w *upgradeWorkload) checkAfter(t *testing.T, phases *phaseLog, began time.
 	}
 	recordFigure("upgrade.consoles_ended", float64(ended), "sessions", "of 2 open consoles (a websocket and vireoctl console), those the upgrade ended; vireoctl reconnected")
 	w.typed.close(t)
+	t.Logf("vireoctl console through the upgrade said: %s", strings.TrimSpace(w.typed.errOut.String()))
 
 	rebooted := 0
 	for name, id := range w.bootIDs {
@@ -346,72 +341,6 @@ func guestBootID(t *testing.T, con *wsStream) string {
 		return nil
 	})
 	return id
-}
-
-// vireoctlSession is a vireoctl console kept open, its input typed through a pipe.
-type vireoctlSession struct {
-	stdin       interface{ Close() error }
-	write       func(string) error
-	out, errOut *lockedBuffer
-	offset      int
-	waited      chan error
-}
-
-// startVireoctlConsole opens vireoctl console on VMI name and waits until the guest answers.
-func startVireoctlConsole(t *testing.T, ns, name string) *vireoctlSession {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(cluster.Options().BinDir, "vireoctl"), "--kubeconfig", cluster.Options().Kubeconfig(),
-		"-n", ns, "console", name, "--timeout=5m", "--drain=3s")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &vireoctlSession{stdin: stdin, out: &lockedBuffer{}, errOut: &lockedBuffer{}, waited: make(chan error, 1)}
-	s.write = func(text string) error { _, err := stdin.Write([]byte(text)); return err }
-	cmd.Stdout, cmd.Stderr = s.out, s.errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.waited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	s.typeUntil42(t)
-	return s
-}
-
-// typeUntil42 types until the guest answers 42 after what it answered before.
-func (s *vireoctlSession) typeUntil42(t *testing.T) {
-	t.Helper()
-	typeUntil42(t, writerFunc(s.write), s.out, s.errOut, s.offset)
-	s.offset = len(s.out.String())
-}
-
-// reconnected reports whether vireoctl said it reconnected, with why the session had ended.
-func (s *vireoctlSession) reconnected() bool {
-	return strings.Contains(s.errOut.String(), "Reconnected")
-}
-
-// close ends the session's input and waits for vireoctl to exit.
-func (s *vireoctlSession) close(t *testing.T) {
-	t.Helper()
-	s.stdin.Close()
-	select {
-	case err := <-s.waited:
-		if err != nil {
-			t.Errorf("vireoctl console: %v\n%s", err, s.errOut.String())
-		}
-	case <-time.After(time.Minute):
-		t.Errorf("vireoctl console did not exit after its input ended")
-	}
-	t.Logf("vireoctl console through the upgrade said: %s", strings.TrimSpace(s.errOut.String()))
-}
-
-type writerFunc func(string) error
-
-func (f writerFunc) Write(p []byte) (int, error) {
-	if err := f(string(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // phaseLog polls the VMIs of a namespace and keeps, per VMI name, each UID and phase it saw

@@ -49,51 +49,82 @@ func typeUntil42(t *testing.T, w io.Writer, out, errOut *lockedBuffer, offset in
 	}
 }
 
+// vireoctlSession is a vireoctl console kept open, its input typed through a pipe.
+type vireoctlSession struct {
+	stdin       io.WriteCloser
+	out, errOut *lockedBuffer
+	offset      int
+	waited      chan error
+}
+
+// startVireoctlConsole opens vireoctl console on VMI name and waits until the guest answers.
+func startVireoctlConsole(t *testing.T, ns, name string) *vireoctlSession {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(cluster.Options().BinDir, "vireoctl"), "--kubeconfig", cluster.Options().Kubeconfig(),
+		"-n", ns, "console", name, "--timeout=5m", "--drain=3s")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &vireoctlSession{stdin: stdin, out: &lockedBuffer{}, errOut: &lockedBuffer{}, waited: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = s.out, s.errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.waited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	s.typeUntil42(t)
+	return s
+}
+
+// typeUntil42 types until the guest answers 42 after what it answered before.
+func (s *vireoctlSession) typeUntil42(t *testing.T) {
+	t.Helper()
+	typeUntil42(t, s.stdin, s.out, s.errOut, s.offset)
+	s.offset = len(s.out.String())
+}
+
+// reconnected reports whether vireoctl said it reconnected.
+func (s *vireoctlSession) reconnected() bool {
+	return strings.Contains(s.errOut.String(), "Reconnected")
+}
+
+// close ends the session's input and waits for vireoctl to exit.
+func (s *vireoctlSession) close(t *testing.T) {
+	t.Helper()
+	s.stdin.Close()
+	select {
+	case err := <-s.waited:
+		if err != nil {
+			t.Errorf("vireoctl console: %v\n%s", err, s.errOut.String())
+		}
+	case <-time.After(time.Minute):
+		t.Errorf("vireoctl console did not exit after its input ended")
+	}
+}
+
 // TestVireoctlConsoleReconnects: kube-apiserver restarts under an open vireoctl console; the
 // session says the connection was lost, reconnects, and the guest answers again.
 func TestVireoctlConsoleReconnects(t *testing.T) {
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-tiny.yaml")
 	waitPhase(t, ns, "tiny", v1.Running, 120*time.Second)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(cluster.Options().BinDir, "vireoctl"), "--kubeconfig", cluster.Options().Kubeconfig(),
-		"-n", ns, "console", "tiny", "--timeout=2m", "--drain=3s")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errOut lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	typeUntil42(t, stdin, &out, &errOut, 0)
+	s := startVireoctlConsole(t, ns, "tiny")
 
 	if err := cluster.Restart(t.Context(), "kube-apiserver"); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "vireoctl reconnected", func() error {
-		if !strings.Contains(errOut.String(), "Reconnected") {
-			return errString("stderr: " + errOut.String())
+		if !s.reconnected() {
+			return errString("stderr: " + s.errOut.String())
 		}
 		return nil
 	})
-	if !strings.Contains(errOut.String(), "connection was lost") {
-		t.Errorf("vireoctl did not say the connection was lost: %s", errOut.String())
+	if !strings.Contains(s.errOut.String(), "connection was lost") {
+		t.Errorf("vireoctl did not say the connection was lost: %s", s.errOut.String())
 	}
-	typeUntil42(t, stdin, &out, &errOut, len(out.String()))
-	stdin.Close()
-	select {
-	case err := <-waited:
-		if err != nil {
-			t.Errorf("vireoctl console: %v\n%s", err, errOut.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("vireoctl console did not exit after its input ended")
-	}
+	s.typeUntil42(t)
+	s.close(t)
 }
 
 type errString string
