@@ -146,14 +146,23 @@ var answer42 = regexp.MustCompile(`(?m)^42\r?$`)
 // would keep the shell at its continuation prompt for every attempt after it.
 func echo42(t *testing.T, s *wsStream) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 3*time.Second, 120*time.Second, true, func(context.Context) (bool, error) {
+	if err := echo42Within(t, s, 120*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// echo42Within is echo42 for callers that go on: it returns why the guest did not answer.
+func echo42Within(t *testing.T, s *wsStream, timeout time.Duration) error {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 3*time.Second, timeout, true, func(context.Context) (bool, error) {
 		s.send(t, "\x03")
 		s.send(t, "echo $((6*7))")
 		return answer42.MatchString(s.output()), nil
 	})
 	if err != nil {
-		t.Fatalf("the guest never answered 42; the console printed:\n%s (ended: %v)", s.output(), s.ended())
+		return fmt.Errorf("the guest never answered 42; the console printed:\n%s (ended: %v)", s.output(), s.ended())
 	}
+	return nil
 }
 
 // refusal dials and expects an HTTP error with code whose body contains want.

@@ -269,10 +269,10 @@ func (w *upgradeWorkload) checkAfter(t *testing.T, phases *phaseLog, began time.
 	w.typed.close(t)
 	t.Logf("vireoctl console through the upgrade said: %s", strings.TrimSpace(w.typed.errOut.String()))
 
-	rebooted := 0
+	rebooted, silent := 0, 0
 	for name, id := range w.bootIDs {
-		con := openConsoleRetrying(t, ns, name)
-		echo42(t, con)
+		con, n := answeringConsole(t, ns, name)
+		silent += n
 		if now := guestBootID(t, con); now != id {
 			rebooted++
 			t.Errorf("guest %s rebooted during the upgrade: boot id %s, was %s", name, now, id)
@@ -280,6 +280,7 @@ func (w *upgradeWorkload) checkAfter(t *testing.T, phases *phaseLog, began time.
 		con.ws.Close()
 	}
 	recordFigure("upgrade.guests_rebooted", float64(rebooted), "guests", "guests whose boot id changed through the upgrade (goal 0)")
+	recordFigure("upgrade.silent_consoles", float64(silent), "sessions", "console sessions opened after the upgrade that stayed silent until replaced (goal 0; a known defect under study)")
 
 	// The new node agent drives the old launcher, until a migration moves the guest to the new one.
 	steady := waitPhase(t, ns, "steady", v1.Running, time.Minute)
@@ -293,11 +294,28 @@ func (w *upgradeWorkload) checkAfter(t *testing.T, phases *phaseLog, began time.
 	waitVMI(t, ns, "steady", 4*time.Minute, "the new launcher", func(v *v1.VirtualMachineInstance) bool {
 		return v.Status.MigrationState != nil && v.Status.MigrationState.Completed && strings.HasSuffix(v.Status.LauncherContainerImageVersion, newLauncher)
 	})
-	con := openConsoleRetrying(t, ns, "steady")
-	echo42(t, con)
+	con, _ := answeringConsole(t, ns, "steady")
 	if now := guestBootID(t, con); now != w.bootIDs["steady"] {
 		t.Errorf("steady rebooted moving to the new launcher: boot id %s, was %s", now, w.bootIDs["steady"])
 	}
+}
+
+// answeringConsole opens VMI name's console until a session's guest answers, and returns it
+// with how many sessions before it stayed silent. Seen once in three runs after an upgrade: a
+// new session that receives nothing (under study; counted as upgrade.silent_consoles).
+func answeringConsole(t *testing.T, ns, name string) (*wsStream, int) {
+	t.Helper()
+	for silent := 0; silent < 3; silent++ {
+		con := openConsoleRetrying(t, ns, name)
+		err := echo42Within(t, con, 40*time.Second)
+		if err == nil {
+			return con, silent
+		}
+		t.Logf("a console session of %s stayed silent, opening another: %v", name, err)
+		con.ws.Close()
+	}
+	t.Fatalf("no console session of %s answered", name)
+	return nil, 0
 }
 
 // pauseAndUnpause pauses and unpauses VMI name with vireoctl and waits for each to show.
