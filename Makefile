@@ -51,7 +51,7 @@ down: ## Stop what `make up` started (data is kept)
 
 test: deps ## Install what the tests need, build (and the release the upgrade test starts from), then run every test (unit, integration, e2e), then each fuzz target for 10 s
 	$(MAKE) build upstream images oci upgrade-base
-	$(GO) test -count=1 -timeout 55m ./...
+	$(GO) test -count=1 -timeout 55m -parallel 3 ./...
 	hack/fuzz.sh 10s
 
 test-unit: ## Unit tests only (no servers)

@@ -50,8 +50,10 @@ func (c *Cluster) RESTConfig() (*rest.Config, error) {
 }
 
 // UserConfig is a client configuration for another user authenticated by a client
-// certificate of the installation's CA, issued on first use.
+// certificate of the installation's CA, issued on first use. It is safe for concurrent use.
 func (c *Cluster) UserConfig(user string, groups []string) (*rest.Config, error) {
+	c.issuing.Lock()
+	defer c.issuing.Unlock()
 	if err := c.loadCA(); err != nil {
 		return nil, err
 	}

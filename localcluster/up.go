@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -51,6 +52,10 @@ func DefaultOptions(out io.Writer) Options {
 type Cluster struct {
 	opts Options
 	ca   *pki.CA
+	// issuing serializes UserConfig's issue of client certificates: a key and its certificate
+	// are two files, and two issues of one user at once could pair one's key with the other's
+	// certificate.
+	issuing sync.Mutex
 }
 
 // New prepares an installation; nothing starts until Up.

@@ -22,6 +22,7 @@ const credentialsUserData = "#!/bin/sh\necho \"META $(tr '\\n' ' ' < /mnt/cidata
 // sets root's password through the agent (the guest's chpasswd hashes it into /etc/shadow); the
 // VMI says AccessCredentialsSynchronized; vireoctl ssh logs in with the agent-propagated key.
 func TestAccessCredentials(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	kubectl(t, "-n", ns, "create", "secret", "generic", "boot-key", "--from-literal=key=ssh-ed25519 AAAABOOT boot@e2e")
 	// The agent's key is a real one: vireoctl ssh logs in with it.

@@ -52,28 +52,33 @@ type chaos struct {
 	// migrations counts the migrations asked for; imports are the DataVolumes made, of image.
 	migrations int
 	imports    []string
+	uploads    []*chaosUpload
 	image      *chaosImage
 }
 
-// TestChaos creates, deletes and migrates VMs (runStrategy Always) and imports DataVolumes
-// while killing (SIGKILL), at random
-// points, every component on their path: vireo-apiserver, vireo-controller, a node agent, a
+// TestChaos creates, deletes and migrates VMs (runStrategy Always), imports DataVolumes and
+// uploads into others (vireoctl image-upload, run again as a user would until it succeeds)
+// while killing (SIGKILL), at random points, every component on their path: vireo-apiserver, vireo-controller, a node agent, a
 // launcher, a node's containerd and kubelet, the cluster's etcd and kube-apiserver, and a
 // vireo-etcd member. Then, with faults stopped: every component is back, every VM has a
 // Running VMI within its convergence time and none is left in a transient phase, deleted VMs
 // leave no VMI, Pod or QEMU process, every launcher Pod and QEMU process belongs to a running
 // VMI, and the bystander guests that were running before the faults (never targeted) run in
 // the same QEMU process; every migration ended, leaving one launcher Pod, and every
-// DataVolume is Succeeded with exactly the image it imported (chaos_workload_test.go).
+// DataVolume is Succeeded with exactly the image it imported or was sent, every upload ended
+// with success (chaos_workload_test.go).
 func TestChaos(t *testing.T) {
 	seed, duration := chaosSettings(t)
 	c := &chaos{t: t, ns: namespace(t), rng: rand.New(rand.NewPCG(seed, seed)), targeted: map[string]bool{}, faults: map[string]int{}}
 	bystanders := c.startBystanders()
 	c.serveChaosImage()
 	t.Logf("chaos: seed %d (%s=%d repeats these choices), faults for %s", seed, chaosSeedEnv, seed, duration)
+	// Uploads retry until the installation had its time to converge.
+	uploadCtx, stopUploads := context.WithTimeout(t.Context(), duration+chaosConverge)
+	t.Cleanup(func() { stopUploads(); c.uploadsEnded() })
 	end := time.Now().Add(duration)
 	for time.Now().Before(end) {
-		c.step()
+		c.step(uploadCtx)
 		// The pace of the faults, drawn from the seed: not waiting for anything.
 		pause := time.Duration(500+c.rng.IntN(2500)) * time.Millisecond
 		select {
@@ -82,8 +87,8 @@ func TestChaos(t *testing.T) {
 		case <-time.After(pause):
 		}
 	}
-	t.Logf("chaos: faults %v; %d workload calls failed meanwhile; live VMs %v, deleted %v, uncertain %v; launchers killed of %v; %d migrations asked for; DataVolumes %v",
-		c.faults, c.errors, c.live, c.deleted, c.uncertain, slices.Sorted(maps.Keys(c.targeted)), c.migrations, c.imports)
+	t.Logf("chaos: faults %v; %d workload calls failed meanwhile; live VMs %v, deleted %v, uncertain %v; launchers killed of %v; %d migrations asked for; DataVolumes imported %v, uploaded %d",
+		c.faults, c.errors, c.live, c.deleted, c.uncertain, slices.Sorted(maps.Keys(c.targeted)), c.migrations, c.imports, len(c.uploads))
 	violations := c.converge(bystanders)
 	total := 0
 	for _, n := range c.faults {
@@ -150,8 +155,8 @@ func (c *chaos) startBystanders() []bystander {
 }
 
 // step does one thing, chosen by the seed: create a VM, delete one, migrate one, import a
-// DataVolume, or kill a component.
-func (c *chaos) step() {
+// DataVolume, start an upload (retried until uploads ends), or kill a component.
+func (c *chaos) step(uploads context.Context) {
 	switch r := c.rng.IntN(10); {
 	case r < 3 && len(c.live) < chaosMaxVMs:
 		c.next++
@@ -165,6 +170,8 @@ func (c *chaos) step() {
 		c.migrate()
 	case r < 6 && len(c.imports) < chaosMaxImports:
 		c.importDataVolume()
+	case r < 7 && len(c.uploads) < chaosMaxUploads:
+		c.upload(uploads)
 	default:
 		c.kill()
 	}

@@ -2,26 +2,37 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// chaosMaxImports bounds the DataVolumes a chaos run imports.
-const chaosMaxImports = 3
+const (
+	// chaosMaxImports bounds the DataVolumes a chaos run imports.
+	chaosMaxImports = 3
+	// chaosMaxUploads bounds the DataVolumes a chaos run uploads.
+	chaosMaxUploads = 2
+)
 
-// chaosImage is what the chaos run's imports fetch: the test guest's raw disk, with its checksum.
+// chaosImage is what the chaos run's imports fetch and its uploads send: the test guest's raw
+// disk (at path), with its checksum.
 type chaosImage struct {
-	data          []byte
-	url, checksum string
+	data                []byte
+	path, url, checksum string
 }
 
 // serveChaosImage serves the test guest's raw disk to the chaos run's imports.
@@ -29,7 +40,64 @@ func (c *chaos) serveChaosImage() {
 	data := tinyDisk(c.t, "disk.raw")
 	sum := sha256.Sum256(data)
 	srv := serveImages(c.t, map[string][]byte{"disk.raw": data})
-	c.image = &chaosImage{data: data, url: srv.base + "/disk.raw", checksum: "sha256:" + hex.EncodeToString(sum[:])}
+	c.image = &chaosImage{data: data, path: filepath.Join(repo, "_output", "images", "tiny", "disk.raw"),
+		url: srv.base + "/disk.raw", checksum: "sha256:" + hex.EncodeToString(sum[:])}
+}
+
+// chaosUpload is one upload of a chaos run: vireoctl image-upload into a new DataVolume, run
+// again with --no-create (as its error tells a user to) until one attempt succeeds or the run
+// is over. Its fields are the uploader's until done is closed.
+type chaosUpload struct {
+	name     string
+	done     chan struct{}
+	attempts int
+	out      string // the last attempt's output
+	err      error  // the last attempt's error: nil once one succeeded
+}
+
+// upload starts uploading the image into a new DataVolume, in the background until ctx ends.
+func (c *chaos) upload(ctx context.Context) {
+	u := &chaosUpload{name: fmt.Sprintf("up-%d", len(c.uploads)+1), done: make(chan struct{})}
+	c.uploads = append(c.uploads, u)
+	go u.run(ctx, c.ns, c.image.path)
+}
+
+func (u *chaosUpload) run(ctx context.Context, ns, path string) {
+	defer close(u.done)
+	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		args := []string{"--kubeconfig", cluster.Options().Kubeconfig(), "-n", ns,
+			"image-upload", "dv", u.name, "--image-path", path, "--size", "64Mi"}
+		if _, err := vireo.CdiV1beta1().DataVolumes(ns).Get(ctx, u.name, metav1.GetOptions{}); err == nil {
+			args = append(args, "--no-create")
+		}
+		u.attempts++
+		out, err := exec.CommandContext(ctx, filepath.Join(cluster.Options().BinDir, "vireoctl"), args...).CombinedOutput()
+		u.out, u.err = string(out), err
+		return err == nil, nil
+	})
+}
+
+// uploadViolations: every upload ended with an attempt that succeeded.
+func (c *chaos) uploadViolations() []string {
+	var out []string
+	for _, u := range c.uploads {
+		select {
+		case <-u.done:
+			if u.err != nil {
+				out = append(out, fmt.Sprintf("the upload into DataVolume %s failed %d times, last: %v: %s", u.name, u.attempts, u.err, strings.TrimSpace(u.out)))
+			}
+		default:
+			out = append(out, fmt.Sprintf("the upload into DataVolume %s is still running", u.name))
+		}
+	}
+	return out
+}
+
+// uploadsEnded waits for the uploads' goroutines (their context ended).
+func (c *chaos) uploadsEnded() {
+	for _, u := range c.uploads {
+		<-u.done
+	}
 }
 
 // migrate asks for a live migration of one of the live VMs; a refusal (the API down, the VMI
@@ -56,9 +124,10 @@ func (c *chaos) importDataVolume() {
 	c.imports = append(c.imports, name)
 }
 
-// workloadViolations checks the migrations and imports once faults stopped: every migration
-// ended (Succeeded or Failed), every running VMI has one launcher Pod, every DataVolume
-// imported Succeeded and holds exactly the image.
+// workloadViolations checks the migrations, imports and uploads once faults stopped: every
+// migration ended (Succeeded or Failed), every running VMI has one launcher Pod, every upload
+// ended with success, every DataVolume imported or uploaded is Succeeded and holds exactly
+// the image.
 func (c *chaos) workloadViolations(running map[string]v1.VirtualMachineInstance) []string {
 	var out []string
 	migrations, err := vireo.KubevirtV1().VirtualMachineInstanceMigrations(c.ns).List(c.t.Context(), metav1.ListOptions{})
@@ -79,7 +148,12 @@ func (c *chaos) workloadViolations(running map[string]v1.VirtualMachineInstance)
 			out = append(out, fmt.Sprintf("VMI %s has %d launcher Pods, want 1 (a migration left one behind)", name, len(pods.Items)))
 		}
 	}
-	for _, name := range c.imports {
+	out = append(out, c.uploadViolations()...)
+	dataVolumes := slices.Clone(c.imports)
+	for _, u := range c.uploads {
+		dataVolumes = append(dataVolumes, u.name)
+	}
+	for _, name := range dataVolumes {
 		dv, err := vireo.CdiV1beta1().DataVolumes(c.ns).Get(c.t.Context(), name, metav1.GetOptions{})
 		if err != nil {
 			out = append(out, fmt.Sprintf("DataVolume %s: %v", name, err))
@@ -96,7 +170,7 @@ func (c *chaos) workloadViolations(running map[string]v1.VirtualMachineInstance)
 	return out
 }
 
-// importedImage checks the disk.img of DataVolume name's claim (a hostPath volume): the image,
+// importedImage checks the disk.img of DataVolume name's claim (imported or uploaded) (a hostPath volume): the image,
 // then zeros to the claim's size.
 func (c *chaos) importedImage(name string) error {
 	pvc, err := kube.CoreV1().PersistentVolumeClaims(c.ns).Get(c.t.Context(), name, metav1.GetOptions{})

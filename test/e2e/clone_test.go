@@ -19,6 +19,7 @@ import (
 // Security baseline: the import, the clone's source Pod and its target upload Pod have no
 // hostPath (the node agent relays between their emptyDirs), nor has the VMI's launcher.
 func TestDataVolumeCloneAcrossNamespaces(t *testing.T) {
+	t.Parallel()
 	src, dst := baselineNamespace(t), baselineNamespace(t)
 	kubectl(t, "-n", src, "apply", "-f", manifestFile(t, dataVolumeWith("golden",
 		"    registry:\n      url: docker://"+cluster.ContainerDiskImage("tiny")+"\n", "64Mi")))

@@ -19,6 +19,7 @@ import (
 // TestClaimsBindWithTheDefaultStorageClass checks the hostpath provisioner and the
 // default StorageClass that DataVolumes and PVC disks rely on.
 func TestClaimsBindWithTheDefaultStorageClass(t *testing.T) {
+	t.Parallel()
 	ctx, ns := context.Background(), namespace(t)
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "disk"},
@@ -43,6 +44,7 @@ func TestClaimsBindWithTheDefaultStorageClass(t *testing.T) {
 // TestServiceAccountTokensReachVireo authenticates with a ServiceAccount token (the way
 // in-cluster programs do) through kube-apiserver to vireo-apiserver.
 func TestServiceAccountTokensReachVireo(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	kubectl(t, "-n", ns, "create", "serviceaccount", "robot")
 	token := strings.TrimSpace(kubectl(t, "-n", ns, "create", "token", "robot"))

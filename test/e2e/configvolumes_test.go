@@ -35,6 +35,7 @@ echo "OPTIONAL $(ls -A /mnt/opt | wc -l) files"
 // which carries the VMI's labels), each found by the serial its disk gives; an optional Secret
 // that does not exist is an empty disk, a missing ConfigMap is named on the VMI (FailedMount).
 func TestConfigVolumes(t *testing.T) {
+	t.Parallel()
 	ns := baselineNamespace(t)
 	network := `{"links":[],"networks":[],"services":[]}`
 	kubectl(t, "-n", ns, "create", "configmap", "app", "--from-literal=greeting=hello", "--from-literal=color=teal")

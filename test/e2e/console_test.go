@@ -273,6 +273,7 @@ func TestConsoleThroughAggregation(t *testing.T) {
 // TestConsoleRBACAndPhases: view may not open a console or VNC, edit may; a VMI that does not
 // run yet answers 400.
 func TestConsoleRBACAndPhases(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-tiny.yaml", func(m string) string {
 		return strings.Replace(m, "metadata:\n  name: tiny", "metadata:\n  name: nowhere", 1)
@@ -359,6 +360,7 @@ func vireoctlPipeErr(input string, args ...string) (string, error) {
 // TestConsoleIdleOutlivesRequestTimeout: an idle console stays open longer than
 // kube-apiserver's request timeout (60 s), and still answers afterwards.
 func TestConsoleIdleOutlivesRequestTimeout(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-tiny.yaml")
 	waitPhase(t, ns, "tiny", v1.Running, 120*time.Second)
@@ -381,6 +383,7 @@ func TestConsoleIdleOutlivesRequestTimeout(t *testing.T) {
 // TestVireoctlVNC: a VNC client through vireoctl vnc --proxy-only's local port completes the
 // RFB handshake with the guest's display through kube-apiserver and receives a framebuffer update.
 func TestVireoctlVNC(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-tiny.yaml")
 	waitPhase(t, ns, "tiny", v1.Running, 120*time.Second)

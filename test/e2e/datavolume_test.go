@@ -238,6 +238,7 @@ func importerGone(t *testing.T, ns, name string) {
 // cloned. A VMI boots from the clone and the other two. Then a VM with a dataVolumeTemplate goes
 // Provisioning -> Running.
 func TestDataVolumeImports(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	qcow2, raw := tinyDisk(t, "disk.qcow2"), tinyDisk(t, "disk.raw")
 	compressed := xzCompress(t, qcow2)
@@ -383,6 +384,7 @@ spec:
 // names the cause, and leaves no importer Pod behind: a 404, a checksum mismatch, an image larger
 // than its volume, an unsupported format (a tar archive) and a corrupt qcow2.
 func TestDataVolumeBadSources(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	qcow2, raw := tinyDisk(t, "disk.qcow2"), tinyDisk(t, "disk.raw")
 	corrupt := bytes.Clone(qcow2)

@@ -92,6 +92,7 @@ func (v *smallVolume) sha256Prefix(t *testing.T, file string, n int) string {
 // filesystem offered as 128 MiB). The import fails saying the device has no space left and is
 // retried; once the filesystem grows, it succeeds with exactly the image.
 func TestImportDiskFull(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	node := cluster.NodeNames()[0]
 	vol := newSmallVolume(t, ns, node, "8m", "128Mi")
@@ -144,6 +145,7 @@ spec:
 // error paused it, nothing is lost; once the volume grows and the VMI is unpaused, the write
 // completes and the guest goes on.
 func TestGuestWriteDiskFull(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	node := cluster.NodeNames()[0]
 	vol := newSmallVolume(t, ns, node, "24m", "128Mi")

@@ -33,6 +33,7 @@ spec:
 // firmware refuses the unsigned loader; the plain one live-migrates; persistent NVRAM is
 // refused with a reason.
 func TestEFI(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	image := cluster.ContainerDiskImage("tiny")
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, fmt.Sprintf(efiVMI, "efi", `    firmware: {bootloader: {efi: {secureBoot: false}}}`, image)+"---\n"+

@@ -11,6 +11,7 @@ import (
 // own interface (interfaceName eth0, infoSource "domain, guest-agent", as KubeVirt reports it)
 // and still gives the Pod's address, at which masquerade reaches the guest.
 func TestGuestInterfaceNames(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-tiny.yaml")
 	vmi := waitVMI(t, ns, "tiny", 2*time.Minute, "interfaces[0] named eth0 by the guest agent", func(v *v1.VirtualMachineInstance) bool {

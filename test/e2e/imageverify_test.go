@@ -36,6 +36,7 @@ import (
 //     read-only: what one guest writes to its disk the other does not read; the VMIs' volumeStatus
 //     both name that digest.
 func TestContainerDiskLayersAreVerified(t *testing.T) {
+	t.Parallel()
 	attacker, victim, neighbour := namespace(t), namespace(t), namespace(t)
 	node := cluster.NodeNames()[0]
 

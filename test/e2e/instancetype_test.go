@@ -17,6 +17,7 @@ import (
 // names the revisions used. Editing the instancetype leaves the running guest alone; restarting
 // the VM applies the new version (1 vCPU) from a new revision.
 func TestVMFromInstancetypeAndPreference(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	image := cluster.RegistryAddress() + "/vireo/tiny-containerdisk:latest"
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, `apiVersion: instancetype.kubevirt.io/v1beta1
@@ -102,6 +103,7 @@ func guestCPUs(t *testing.T, ns, name, want string) {
 // and preference from a labelled claim is stored with their names; an unlabelled claim refuses
 // the VM naming the label, unless the failure policy is Ignore.
 func TestInstancetypeAdmissionReadsTheCluster(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, `apiVersion: instancetype.kubevirt.io/v1beta1
 kind: VirtualMachineInstancetype

@@ -18,6 +18,7 @@ import (
 // kernelPath the image lacks then fails its VMI with a reason naming the path and the image,
 // without starting a guest, and the running guest outlives that VMI's launcher.
 func TestVMIKernelBoot(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-kernelboot.yaml")
 	con := openConsole(t, ns, "tiny-kernelboot")

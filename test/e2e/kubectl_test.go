@@ -16,6 +16,7 @@ import (
 )
 
 func TestAPIResourcesListVireoKinds(t *testing.T) {
+	t.Parallel()
 	out := kubectl(t, "api-resources")
 	for _, want := range []string{
 		`virtualmachineinstances\s+vmi,vmis\s+kubevirt.io/v1\s+true\s+VirtualMachineInstance`,
@@ -32,6 +33,7 @@ func TestAPIResourcesListVireoKinds(t *testing.T) {
 // TestExamplesThroughAggregation creates, reads, describes and deletes every example
 // manifest with kubectl, through kube-apiserver's aggregation layer.
 func TestExamplesThroughAggregation(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	cases := []struct {
 		file, resource, name string
@@ -78,6 +80,7 @@ func TestExamplesThroughAggregation(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
+	t.Parallel()
 	out := kubectl(t, "explain", "vmi.spec.domain.devices.disks")
 	for _, want := range []string{"KIND:       VirtualMachineInstance", "VERSION:    v1", "bootOrder", "<integer>", "DESCRIPTION:"} {
 		if !strings.Contains(out, want) {
@@ -90,6 +93,7 @@ func TestExplain(t *testing.T) {
 }
 
 func TestServerSideApplyConflict(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	vm := func(strategy string) string {
 		return `apiVersion: kubevirt.io/v1

@@ -22,6 +22,7 @@ import (
 
 // TestNodesAreKubeletsWithContainerd: every node reports the upstream kubelet and containerd 2.
 func TestNodesAreKubeletsWithContainerd(t *testing.T) {
+	t.Parallel()
 	nodes, err := kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -128,6 +129,7 @@ func rootIsReadOnly(t *testing.T, pid int) bool {
 // read-only root filesystem, as runc applied it; the node agent and its network helper alone
 // are root, each with only the capabilities its manifest adds.
 func TestComponentsRunConfined(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vmi-demo.yaml")
 	vmi := waitPhase(t, ns, "testvmi", v1.Running, 3*time.Minute)
@@ -211,6 +213,7 @@ func TestGuestOutlivesContainerdAndKubelet(t *testing.T) {
 // non-root user on a read-only root filesystem, turns Ready on etcd's own /readyz, and stores
 // and returns a key through its v3 HTTP gateway.
 func TestEtcdImageServes(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	kubectl(t, "apply", "-f", manifestFile(t, fmt.Sprintf(`apiVersion: v1
 kind: Pod

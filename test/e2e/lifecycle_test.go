@@ -150,6 +150,7 @@ func TestRestartingVireoAPIServerKeepsObjects(t *testing.T) {
 }
 
 func TestDeletingANamespaceDeletesItsVMIs(t *testing.T) {
+	t.Parallel()
 	ctx, ns := context.Background(), namespace(t)
 	for _, n := range []string{"a", "b"} {
 		if _, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Create(ctx, vmiNamed(n), metav1.CreateOptions{}); err != nil {
@@ -170,6 +171,7 @@ func TestDeletingANamespaceDeletesItsVMIs(t *testing.T) {
 // TestArtifactsBaseDryRun renders the kustomize base with fresh certificates and sends
 // it to the local installation with a server-side dry run.
 func TestArtifactsBaseDryRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if out, err := exec.Command("cp", "-r", filepath.Join(repo, "artifacts", "base"), dir).CombinedOutput(); err != nil {
 		t.Fatalf("copying artifacts/base: %v: %s", err, out)

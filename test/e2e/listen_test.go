@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 // kube-controller-manager and kube-scheduler only on loopback; none on a wildcard
 // address, so no other interface of the machine exposes them.
 func TestHostComponentsListenOnlyWhereTheyMust(t *testing.T) {
+	t.Parallel()
 	opts := cluster.Options()
 	p, hostIP := opts.Ports, opts.Network.HostIP.String()
 	want := map[int]string{
@@ -47,11 +49,15 @@ func TestHostComponentsListenOnlyWhereTheyMust(t *testing.T) {
 }
 
 // listeningSockets maps each TCP port in LISTEN state to the local addresses bound to
-// it, from /proc/net/tcp and /proc/net/tcp6 of this (the host's) network namespace.
+// it, from tcp and tcp6 of the host's network namespace: this thread's (/proc/thread-self),
+// locked to it. /proc/net is the main thread's, which a test in a node's network namespace
+// (testsupport.InNetns, whose thread is never returned) may have entered.
 func listeningSockets(t *testing.T) map[int][]string {
 	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	out := map[int][]string{}
-	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+	for _, file := range []string{"/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"} {
 		f, err := os.Open(file)
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,7 +136,8 @@ func kubectlResult(args ...string) (string, string, error) {
 	return stdout.String(), stderr.String(), err
 }
 
-var nsCount int
+// nsCount numbers the tests' namespaces; tests run in parallel (t.Parallel) take numbers too.
+var nsCount atomic.Int64
 
 // namespace creates a fresh namespace for one test, deleted when the test ends (without
 // waiting: its guests shut down while the next test runs), so that the guests of earlier
@@ -143,8 +145,7 @@ var nsCount int
 // namespace stays when VIREO_E2E_KEEP is set, for debugging.
 func namespace(t *testing.T) string {
 	t.Helper()
-	nsCount++
-	ns := fmt.Sprintf("e2e-%d-%d", os.Getpid()%1000, nsCount)
+	ns := fmt.Sprintf("e2e-%d-%d", os.Getpid()%1000, nsCount.Add(1))
 	kubectl(t, "create", "namespace", ns)
 	t.Cleanup(func() {
 		if t.Failed() && os.Getenv("VIREO_E2E_KEEP") != "" {

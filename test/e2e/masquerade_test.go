@@ -42,6 +42,7 @@ spec:
 // lease's host name), and it answers clients outside its network (through its default route).
 // The guest reaches its own Service too (hairpin).
 func TestEveryPortReachesTheGuest(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, fmt.Sprintf(everyPortVMI, cluster.RegistryAddress())))
 	vmi := waitPhase(t, ns, "open", v1.Running, 2*time.Minute)

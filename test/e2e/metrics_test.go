@@ -26,6 +26,7 @@ import (
 // each reconcile loop, KubeVirt's phase-transition histogram and the VM and VMI counts. The
 // test's VMI cannot be scheduled and its VM is halted: nothing boots.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	vmi := vmiNamed("nowhere")
 	vmi.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "no-such-node"}
@@ -133,6 +134,7 @@ func scrape(t *testing.T, url, token string) (int, string) {
 // TestVersionAndHealthz: KubeVirt's GET /apis/subresources.kubevirt.io/v1/version and /healthz,
 // through kube-apiserver, for any authenticated user; `vireoctl version` prints both versions.
 func TestVersionAndHealthz(t *testing.T) {
+	t.Parallel()
 	anyone := userClient(t, "someone-without-bindings").KubevirtV1().RESTClient()
 	var info struct{ GitVersion, GitCommit, GoVersion, Platform string }
 	raw, err := anyone.Get().AbsPath("/apis/subresources.kubevirt.io/v1/version").DoRaw(t.Context())

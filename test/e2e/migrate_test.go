@@ -44,6 +44,7 @@ func liveMigratable(t *testing.T, ns, name string) v1.VirtualMachineInstanceCond
 // an unshared claim are refused with the reason; vireoctl migrate-cancel deletes the one in
 // flight.
 func TestMigrateRequests(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vm-demo.yaml")
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeWith("extra", "    blank: {}\n", "16Mi")))

@@ -33,6 +33,7 @@ spec:
 // wrote to the claim's disk before is read back after, and what it writes on the target lands
 // in the claim's own disk.img, the one file both launchers opened.
 func TestLiveMigrationSharedClaim(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, sharedClaim))
 	applyExample(t, ns, "vmi-tiny.yaml", func(m string) string {

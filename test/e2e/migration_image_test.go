@@ -37,6 +37,7 @@ const movedBlockSize = 4096
 // image's block there. The namespace enforces Pod Security baseline, which the target
 // launcher Pod passes as the source's does; the VMI's volumeStatus names the digest.
 func TestMigrationKeepsTheImageItRunsOn(t *testing.T) {
+	t.Parallel()
 	ns := baselineNamespace(t)
 	moving := cluster.RegistryAddress() + "/vireo/e2e-moving-" + ns + ":latest"
 	ref, err := name.ParseReference(moving, name.Insecure)

@@ -22,6 +22,7 @@ import (
 // client certificate and refuses every other client at the TLS handshake: none, a Kubernetes
 // user's, and one of Vireo's own CA made out to another name.
 func TestNodeAgentAcceptsOnlyVireoAPIServer(t *testing.T) {
+	t.Parallel()
 	pods, err := kube.CoreV1().Pods("vireo-system").List(t.Context(), metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/name=vireo-nodeagent", FieldSelector: "spec.nodeName=" + cluster.NodeNames()[0]})
 	if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.PodIP == "" {

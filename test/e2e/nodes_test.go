@@ -62,6 +62,7 @@ func waitPodsReady(t *testing.T, ns string, names ...string) map[string]*corev1.
 }
 
 func TestNodesAreReadyWithTheirOwnAddresses(t *testing.T) {
+	t.Parallel()
 	nodes, err := kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +101,7 @@ func TestNodesAreReadyWithTheirOwnAddresses(t *testing.T) {
 // TestPodNetworking: Pods on two nodes reach each other's IPs and a ClusterIP Service in
 // front of them, two Pods on one node serve the same port, and the host reaches every Pod.
 func TestPodNetworking(t *testing.T) {
+	t.Parallel()
 	ns, nodes := namespace(t), cluster.NodeNames()
 	manifest := webPod(ns, "a0", nodes[0]) + "---\n" + webPod(ns, "b0", nodes[0]) + "---\n" + webPod(ns, "a1", nodes[1]) + fmt.Sprintf(`---
 apiVersion: v1
@@ -163,6 +165,7 @@ func httpGet(t *testing.T, url string) string {
 // TestLogsExecAndRestarts: kubectl logs (-f, --previous), exec with its exit code, and a
 // crashing container restarted with its restart count and last state.
 func TestLogsExecAndRestarts(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	manifest := fmt.Sprintf(`apiVersion: v1
 kind: Pod
@@ -250,6 +253,7 @@ func podIP(t *testing.T, ns, name string) string {
 }
 
 func TestPodWithAnUnknownImageFailsWithItsReason(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	// An image the installation's registry does not have (a pull from outside would leave
 	// this machine).
@@ -277,6 +281,7 @@ func TestPodWithAnUnknownImageFailsWithItsReason(t *testing.T) {
 // TestNodeAPIIsSecured: the node API refuses anonymous and ordinary users; a node cannot
 // change another node's Pods (NodeRestriction).
 func TestNodeAPIIsSecured(t *testing.T) {
+	t.Parallel()
 	addr := cluster.Options().Network.NodeAddress(0).String()
 	pem, err := os.ReadFile(filepath.Join(cluster.Options().PKI(), "ca.crt"))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // envFrom, and emptyDir, hostPath, PVC, secret, configMap, downwardAPI and projected
 // volumes at their mount paths; then checks each from inside the container with kubectl exec.
 func TestPodSpecOnLocalNodes(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	manifest := fmt.Sprintf(`apiVersion: v1
 kind: Secret
@@ -170,6 +171,7 @@ func inode(t *testing.T, path string) string {
 // TestResourceLimitsAreEnforced: a Pod's memory limit holds for what runs in it, kubectl exec
 // included: a command allocating past it is killed, and the container itself keeps running.
 func TestResourceLimitsAreEnforced(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	kubectl(t, "apply", "-f", manifestFile(t, fmt.Sprintf(`apiVersion: v1
 kind: Pod

@@ -16,6 +16,7 @@ import (
 // left and restarts its guest on the new revision. Deleted with its VMs orphaned and created
 // again, the pool adopts its VM, whose guest keeps running.
 func TestPoolScalesAndUpdates(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vmpool-demo.yaml")
 	waitScaledRow(t, ns, "vmpool", "pool-demo", "2", "2", "2", 180*time.Second)

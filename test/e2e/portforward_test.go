@@ -43,6 +43,7 @@ const guestPage = "vireo-tiny-guest"
 // ProxyCommand); a port the interface does not forward, a viewer, a paused VMI and a stopped VM
 // are refused with KubeVirt's codes and a reason.
 func TestPortForward(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, fmt.Sprintf(portForwardVM, cluster.RegistryAddress())))
 	waitPhase(t, ns, "pf", v1.Running, 2*time.Minute)

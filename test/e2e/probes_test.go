@@ -15,6 +15,7 @@ import (
 // TestProbes: a Pod whose readiness probe fails is not Ready and gets no endpoint in its
 // Service while a healthy one does; a failing liveness probe restarts the container.
 func TestProbes(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	pod := func(name, probe string) string {
 		return fmt.Sprintf(`apiVersion: v1

@@ -67,6 +67,7 @@ func eventuallyWithin(t *testing.T, what string, timeout time.Duration, fn func(
 }
 
 func TestRBACThroughAggregation(t *testing.T) {
+	t.Parallel()
 	ctx, ns := context.Background(), namespace(t)
 	kubectl(t, "-n", ns, "create", "-f", repo+"/artifacts/examples/vmi-demo.yaml")
 	bind(t, ns, "viewer", "view")
@@ -109,6 +110,7 @@ func TestRBACThroughAggregation(t *testing.T) {
 // TestDirectRequestsMustComeFromTheFrontProxy sends requests straight to vireo-apiserver,
 // bypassing kube-apiserver, claiming to be an administrator.
 func TestDirectRequestsMustComeFromTheFrontProxy(t *testing.T) {
+	t.Parallel()
 	pkiDir := cluster.Options().PKI()
 	fp, err := pki.LoadOrCreateCA(pkiDir, "front-proxy-ca", "vireo-local-front-proxy-ca")
 	if err != nil {
@@ -172,6 +174,7 @@ func directRequest(t *testing.T, url, certFile string) int {
 // VMIs and Pods, write VMI status) and nothing else of what KubeVirt's virt-handler may: no
 // Node, no migration, no event, no VMI spec or Secret.
 func TestNodeAgentPermissions(t *testing.T) {
+	t.Parallel()
 	agent := "system:serviceaccount:vireo-system:vireo-nodeagent"
 	for _, c := range []struct {
 		verb, resource string

@@ -25,6 +25,7 @@ func generation(t *testing.T, ns, resource, name string) string {
 // and server-side in both orders, as KubeVirt users do: each apply succeeds without
 // --force-conflicts and leaves the spec (its generation) as it was.
 func TestReapplyingAnUnchangedManifestIsANoOp(t *testing.T) {
+	t.Parallel()
 	orders := map[string][][]string{
 		"client-side first": {{"apply"}, {"apply"}, {"apply", "--server-side"}, {"apply", "--server-side"}, {"apply"}},
 		"server-side first": {{"apply", "--server-side"}, {"apply", "--server-side"}, {"apply"}, {"apply"}, {"apply", "--server-side"}},
@@ -59,6 +60,7 @@ func TestReapplyingAnUnchangedManifestIsANoOp(t *testing.T) {
 // (client-side and server-side, twice each) warns as KubeVirt does and keeps `running` as written,
 // and `kubectl patch --type merge` of running succeeds.
 func TestDeprecatedRunningWithKubectl(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	manifest := manifestFile(t, `apiVersion: kubevirt.io/v1
 kind: VirtualMachine

@@ -17,6 +17,7 @@ import (
 // neither replaces nor removes VMIs and says so in ReplicaPaused; resumed at 0 replicas it
 // deletes them all.
 func TestReplicaSetScales(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vmirs-demo.yaml")
 	waitReplicaSetRow(t, ns, "demo", "2", "2", "2", 180*time.Second)

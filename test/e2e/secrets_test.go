@@ -70,6 +70,7 @@ func waitSynchronizedFalse(t *testing.T, ns, name string, want ...string) {
 // credentials for an image pulled with credentials); and a missing user-data Secret is named
 // on the VMI.
 func TestVMISecrets(t *testing.T) {
+	t.Parallel()
 	owner, other := namespace(t), namespace(t)
 	node, otherNode := cluster.NodeNames()[0], cluster.NodeNames()[1]
 	start := time.Now()

@@ -13,6 +13,7 @@ import (
 // accepted (KubeVirt accepts it), then fails with reason Unsupported naming the field, instead of
 // running without it.
 func TestVMIWithWhatVireoCannotRunFailsWithAReason(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	manifest := manifestFile(t, `apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance

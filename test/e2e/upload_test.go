@@ -150,6 +150,7 @@ func proxiedKubeconfig(t *testing.T, proxyURL string) string {
 // 60 s limit of a proxied request, and that drops once in the middle; the upload resumes and
 // a VMI boots from the DataVolume; all in a namespace that enforces Pod Security baseline.
 func TestImageUpload(t *testing.T) {
+	t.Parallel()
 	ns := baselineNamespace(t) // the upload Pod passes: its socket's directory is an emptyDir
 	image := filepath.Join(repo, "_output", "images", "tiny", "disk.qcow2")
 	st, err := os.Stat(image)
@@ -195,6 +196,7 @@ func TestImageUpload(t *testing.T) {
 // TestImageUploadRefusals: uploads into what takes none are refused with the reason, and a
 // user who may edit DataVolumes but not upload is refused.
 func TestImageUploadRefusals(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeWith("blank", "    blank: {}\n", "16Mi")))
 	waitDataVolume(t, ns, "blank", cdiv1beta1.Succeeded, 2*time.Minute)

@@ -17,6 +17,7 @@ import (
 // TestVMRunStrategyAlways: the demo VM's VMI runs; when its QEMU is killed, and when its guest
 // powers off, the VM starts a new VMI; halting the VM removes it. kubectl shows KubeVirt's columns all along.
 func TestVMRunStrategyAlways(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vm-demo.yaml")
 	first := waitPhase(t, ns, "demo", v1.Running, 120*time.Second)
@@ -67,6 +68,7 @@ func waitVMRow(t *testing.T, ns, name, status, ready string) {
 // the run strategy or the VM's state does not allow it, dryRun changing nothing, and 403 for a
 // user who may only view; then pause, unpause and softreboot of its VMI (vmiaction_test.go).
 func TestVMActions(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	applyExample(t, ns, "vm-demo.yaml", func(m string) string {
 		return strings.Replace(m, "runStrategy: Always", "runStrategy: Manual", 1)

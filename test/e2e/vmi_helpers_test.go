@@ -93,7 +93,25 @@ type console struct {
 func openConsole(t *testing.T, ns, name string) *console {
 	t.Helper()
 	vmi := waitVMI(t, ns, name, 60*time.Second, "a launcher Pod on a node", func(v *v1.VirtualMachineInstance) bool { return len(v.Status.ActivePods) > 0 })
+	t.Cleanup(func() {
+		if t.Failed() {
+			logLauncherPods(t, ns)
+		}
+	})
 	return openConsoleIn(t, launcherDir(vmi))
+}
+
+// logLauncherPods logs the launcher Pods of namespace ns and the namespace's events: what a
+// failure to reach a guest needs explained.
+func logLauncherPods(t *testing.T, ns string) {
+	for _, args := range [][]string{
+		{"-n", ns, "get", "vmi,pods", "-o", "wide"},
+		{"-n", ns, "get", "pods", "-o", "jsonpath={range .items[*]}{.metadata.name}: {.status.phase} {.status.conditions} {.status.containerStatuses}{\"\\n\"}{end}"},
+		{"-n", ns, "get", "events", "--sort-by=.lastTimestamp"},
+	} {
+		out, errOut, err := kubectlResult(args...)
+		t.Logf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+	}
 }
 
 // openConsoleIn connects to the serial console socket in launcher directory dir.

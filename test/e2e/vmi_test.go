@@ -85,6 +85,7 @@ func TestVMIRunsAGuest(t *testing.T) {
 // TestVMIVolumesSideBySide: a cloud-init NoCloud VMI runs its user-data, and a VMI booting from
 // a PVC's disk.img runs next to it on the same node.
 func TestVMIVolumesSideBySide(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	node := cluster.NodeNames()[1]
 	pin := func(m string) string {
@@ -137,6 +138,7 @@ func writeClaimDisk(t *testing.T, ns, claim string) {
 // TestVMIFailures: QEMU killed, launcher killed, launcher Pod deleted: each VMI fails with a
 // reason, and the others keep running.
 func TestVMIFailures(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	names := []string{"crash", "lkill", "podgone"}
 	for _, name := range names {
@@ -175,6 +177,7 @@ func TestVMIFailures(t *testing.T) {
 
 // TestVMIBadInput: what cannot run says why, on the VMI.
 func TestVMIBadInput(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	rename := func(name string, more ...[2]string) func(string) string {
 		return func(m string) string {
@@ -279,6 +282,7 @@ const nodeAgentContainer = "vireo-nodeagent"
 // TestNodeAgentsChangeOnlyTheirNodesVMIs: a node agent's identity (its Pod-bound token) may
 // write the status of its own node's VMIs only.
 func TestNodeAgentsChangeOnlyTheirNodesVMIs(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	nodes := cluster.NodeNames()
 	for i, node := range nodes {

@@ -37,6 +37,7 @@ spec:
 // probe on a port nothing listens on leaves the VMI Running but not Ready (not an endpoint); a
 // failing exec liveness probe ends the VMI: Failed, LauncherTerminated.
 func TestVMIProbes(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	reg := cluster.RegistryAddress()
 	healthy := fmt.Sprintf(probedVMI, "healthy", reg, `  readinessProbe:

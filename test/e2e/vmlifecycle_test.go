@@ -19,6 +19,7 @@ import (
 // again by force. Deleting a VM then leaves nothing of it: no VMI, no launcher Pod, no QEMU, no
 // launcher directory on its node.
 func TestVMRerunOnFailureAndOnce(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	for _, vm := range []struct{ name, strategy string }{{"rerun", "RerunOnFailure"}, {"once", "Once"}} {
 		applyExample(t, ns, "vm-demo.yaml", func(m string) string {
