@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -24,11 +25,36 @@ import (
 // says the guest left, and which may itself have been an earlier migration's target); else one
 // the VMI's UID labels that is no migration's target.
 func (a *Agent) launcherPod(vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
-	sel := labels.SelectorFromSet(labels.Set{v1.CreatedByLabel: string(vmi.UID)})
-	pods, err := a.podList.Pods(vmi.Namespace).List(sel)
+	pods, err := a.podList.Pods(vmi.Namespace).List(labels.SelectorFromSet(labels.Set{v1.CreatedByLabel: string(vmi.UID)}))
 	if err != nil {
 		return nil, err
 	}
+	return pickLauncherPod(vmi, pods), nil
+}
+
+// confirmedLauncherPod is launcherPod, except that a Pod missing from this agent's cache is
+// looked for in the API before it counts as gone: the cache can lag the Pod's creation (its
+// watch re-established after kube-apiserver restarted) while the VMI already names it.
+func (a *Agent) confirmedLauncherPod(ctx context.Context, vmi *v1.VirtualMachineInstance) (*corev1.Pod, error) {
+	if pod, err := a.launcherPod(vmi); pod != nil || err != nil {
+		return pod, err
+	}
+	list, err := a.kube.CoreV1().Pods(vmi.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.Set{v1.CreatedByLabel: string(vmi.UID)}.String(),
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", a.opts.NodeName).String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the launcher Pod of VMI %s/%s is not in this agent's cache, and listing it failed: %w", vmi.Namespace, vmi.Name, err)
+	}
+	pods := make([]*corev1.Pod, 0, len(list.Items))
+	for i := range list.Items {
+		pods = append(pods, &list.Items[i])
+	}
+	return pickLauncherPod(vmi, pods), nil
+}
+
+// pickLauncherPod chooses launcherPod's Pod among the Pods the VMI's UID labels.
+func pickLauncherPod(vmi *v1.VirtualMachineInstance, pods []*corev1.Pod) *corev1.Pod {
 	want, source := launcherpodapi.CurrentPodName(vmi), ""
 	if s := vmi.Status.MigrationState; s != nil {
 		source = s.SourcePod
@@ -37,7 +63,7 @@ func (a *Agent) launcherPod(vmi *v1.VirtualMachineInstance) (*corev1.Pod, error)
 	for _, p := range pods {
 		switch _, target := p.Labels[v1.MigrationJobLabel]; {
 		case p.Name == want:
-			return p, nil
+			return p
 		case p.Name == source:
 			sourcePod = p
 		case !target:
@@ -45,9 +71,9 @@ func (a *Agent) launcherPod(vmi *v1.VirtualMachineInstance) (*corev1.Pod, error)
 		}
 	}
 	if sourcePod != nil {
-		return sourcePod, nil
+		return sourcePod
 	}
-	return found, nil
+	return found
 }
 
 // runningLauncher is the running VMI namespace/name and its launcher Pod on this node, or why

@@ -6,7 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -91,6 +93,41 @@ func TestMigratedAway(t *testing.T) {
 	} {
 		if got := migratedAway(c.vmi, "node1"); got != c.want {
 			t.Errorf("%s: migratedAway = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestLauncherPodWhileTheCacheLags: a launcher Pod missing from the agent's cache (its watch
+// behind, after kube-apiserver restarted) is found in the API, so a Scheduled VMI is not failed
+// as if its launcher were gone; one the API lacks too is gone.
+func TestLauncherPodWhileTheCacheLags(t *testing.T) {
+	vmi := &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm", UID: "vmi-uid"},
+		Status: v1.VirtualMachineInstanceStatus{Phase: v1.Scheduled, NodeName: "node1"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "virt-launcher-vm-abcde", UID: "pod-uid",
+		Labels: map[string]string{v1.CreatedByLabel: "vmi-uid"}}, Spec: corev1.PodSpec{NodeName: "node1"}}
+	empty := corelisters.NewPodLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}))
+	for _, c := range []struct {
+		name string
+		api  []runtime.Object
+		want string
+	}{
+		{"in the API, not yet in the cache", []runtime.Object{pod}, "virt-launcher-vm-abcde"},
+		{"gone from both", nil, ""},
+	} {
+		a := assemble(&Options{NodeName: "node1"}, nil, kubefake.NewClientset(c.api...), listers{pods: empty}, nil)
+		got, err := a.confirmedLauncherPod(t.Context(), vmi)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		name := ""
+		if got != nil {
+			name = got.Name
+		}
+		if name != c.want {
+			t.Errorf("%s: launcher Pod %q, want %q", c.name, name, c.want)
+		}
+		if st := nextStatus(vmi, observation{pod: got}, metav1.Now()); c.want != "" && st.Phase != v1.Scheduled {
+			t.Errorf("%s: the VMI went %s (%s), want it left Scheduled", c.name, st.Phase, st.Reason)
 		}
 	}
 }

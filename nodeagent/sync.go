@@ -49,7 +49,7 @@ func (a *Agent) sync(ctx context.Context, key string) error {
 	if vmi.Status.Phase != v1.Scheduled && vmi.Status.Phase != v1.Running {
 		return nil
 	}
-	pod, err := a.launcherPod(vmi)
+	pod, err := a.confirmedLauncherPod(ctx, vmi)
 	if err != nil {
 		return err
 	}
