@@ -98,8 +98,8 @@ var kubeVirtAlwaysSent = []alwaysSent{
 	{"VirtualMachineInstanceMigration", "status.conditions[0].lastTransitionTime", nil},
 	{"VirtualMachineInstanceMigration", "status.phaseTransitionTimestamps[0].phaseTransitionTimestamp", nil},
 
-	// KubeVirt: spec, its configuration and three strategies Vireo does not implement (accepted
-	// empty only), and the status are structs.
+	// KubeVirt: spec, its configuration, the workload update strategy, two strategies Vireo does
+	// not implement (accepted empty only), and the status are structs.
 	{"KubeVirt", "metadata.creationTimestamp", nil},
 	{"KubeVirt", "spec.configuration", emptyStruct},
 	{"KubeVirt", "spec.workloadUpdateStrategy", emptyStruct},

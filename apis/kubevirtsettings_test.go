@@ -66,7 +66,7 @@ func TestUnsupportedKubeVirtSettingsAreRejected(t *testing.T) {
 	for _, tc := range []struct{ old, new, field string }{
 		{"      progressTimeout: 150\n", "      progressTimeout: 150\n      nodeDrainTaintKey: kubevirt.io/drain\n", "nodeDrainTaintKey"},
 		{"      useEmulation: true\n", "      useEmulation: true\n      featureGates: [Snapshot]\n", "featureGates"},
-		{"  configuration:\n", "  workloadUpdateStrategy:\n    workloadUpdateMethods: [LiveMigrate]\n  configuration:\n", "workloadUpdateMethods"},
+		{"  configuration:\n", "  certificateRotateStrategy:\n    selfSigned: {}\n  configuration:\n", "selfSigned"},
 		{"  configuration:\n", "  imagePullPolicy: Always\n  configuration:\n", "imagePullPolicy"},
 	} {
 		manifest := strings.Replace(kubeVirtManifest, tc.old, tc.new, 1)

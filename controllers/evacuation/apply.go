@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/migrationretry"
 )
 
 // syncBudget creates, repairs or deletes vmi's PodDisruptionBudget as NeedsBudget says. A
@@ -103,8 +104,8 @@ func (c *Controller) syncEvacuation(ctx context.Context, key string, vmi *v1.Vir
 		// informer has not delivered yet, or the VMI changed): its change requeues the VMI;
 		// look again after the base back-off in any case, without a hot loop.
 		klog.FromContext(ctx).Info("Evacuation migration refused; retrying later", "vmi", klog.KObj(vmi), "node", node.Name,
-			"retryAfter", BaseBackoff, "err", err)
-		c.EnqueueAfter(key, BaseBackoff)
+			"retryAfter", migrationretry.BaseBackoff, "err", err)
+		c.EnqueueAfter(key, migrationretry.BaseBackoff)
 		return nil
 	case err != nil:
 		return fmt.Errorf("creating the evacuation migration of VMI %s/%s: %w", vmi.Namespace, vmi.Name, err)

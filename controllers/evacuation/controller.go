@@ -11,7 +11,7 @@
 // the source launcher Pod, and drain's next eviction of that Pod goes through. A failed
 // evacuation migration is retried after a back-off while the node stays cordoned.
 //
-// The decisions (Decide, NeedsBudget, Backoff) are pure functions; the controller gathers their
+// The decisions (Decide, NeedsBudget; the back-off in package migrationretry) are pure functions; the controller gathers their
 // input from informers and carries them out.
 package evacuation
 

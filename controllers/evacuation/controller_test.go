@@ -15,6 +15,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/migrationretry"
 	vireofake "github.com/vireo-dev/vireo/generated/clientset/versioned/fake"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	"github.com/vireo-dev/vireo/internal/testsupport"
@@ -181,7 +182,7 @@ func TestSyncRetriesFailedEvacuationAfterBackoff(t *testing.T) {
 	}
 
 	// Within the back-off, no new migration.
-	f.now = f.now.Add(BaseBackoff - time.Second)
+	f.now = f.now.Add(migrationretry.BaseBackoff - time.Second)
 	if err := f.ctrl.sync(f.ctx, "ns/live"); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestSyncRetriesFailedEvacuationAfterBackoff(t *testing.T) {
 	f.now = f.now.Add(time.Hour)
 	err = wait.PollUntilContextTimeout(f.ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		ms := f.ctrl.migrationsOf(live)
-		return len(ms) == 2 && ended(ms[0]) && ended(ms[1]), nil
+		return len(ms) == 2 && migrationretry.Ended(ms[0]) && migrationretry.Ended(ms[1]), nil
 	})
 	if err != nil {
 		t.Fatal("the failures did not reach the cache")

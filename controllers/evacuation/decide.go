@@ -1,8 +1,6 @@
 package evacuation
 
 import (
-	"cmp"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/migrationretry"
 )
 
 // KubeVirt's names of what this controller creates.
@@ -22,13 +21,6 @@ const (
 	MigrationGenerateName = "kubevirt-evacuation-"
 )
 
-// The back-off of a VMI whose evacuation migrations off a node failed: BaseBackoff after the
-// first failure, doubling with each further one, at most MaxBackoff.
-const (
-	BaseBackoff = 10 * time.Second
-	MaxBackoff  = 5 * time.Minute
-)
-
 // Strategy is vmi's effective eviction strategy: its spec.evictionStrategy, None when unset
 // (Vireo's cluster settings have no evictionStrategy to fall back to).
 func Strategy(vmi *v1.VirtualMachineInstance) v1.EvictionStrategy {
@@ -36,12 +28,6 @@ func Strategy(vmi *v1.VirtualMachineInstance) v1.EvictionStrategy {
 		return v1.EvictionStrategyNone
 	}
 	return *vmi.Spec.EvictionStrategy
-}
-
-// liveMigratable reports whether vmi's LiveMigratable condition is True.
-func liveMigratable(vmi *v1.VirtualMachineInstance) bool {
-	c := vmi.Status.Condition(v1.VirtualMachineInstanceIsMigratable)
-	return c != nil && c.Status == v1.ConditionTrue
 }
 
 // alive reports whether vmi has not ended and is not being deleted.
@@ -60,7 +46,7 @@ func NeedsBudget(vmi *v1.VirtualMachineInstance) bool {
 	case v1.EvictionStrategyLiveMigrate, v1.EvictionStrategyExternal:
 		return true
 	case v1.EvictionStrategyLiveMigrateIfPossible:
-		return liveMigratable(vmi)
+		return migrationretry.LiveMigratable(vmi)
 	}
 	return false
 }
@@ -74,7 +60,7 @@ func migratesOnEviction(vmi *v1.VirtualMachineInstance) bool {
 	if s != v1.EvictionStrategyLiveMigrate && s != v1.EvictionStrategyLiveMigrateIfPossible {
 		return false
 	}
-	return alive(vmi) && vmi.Status.Phase == v1.Running && vmi.Status.NodeName != "" && liveMigratable(vmi)
+	return alive(vmi) && vmi.Status.Phase == v1.Running && vmi.Status.NodeName != "" && migrationretry.LiveMigratable(vmi)
 }
 
 // BudgetName is the name of vmi's PodDisruptionBudget.
@@ -117,81 +103,6 @@ func Migration(vmi *v1.VirtualMachineInstance, node string) *v1.VirtualMachineIn
 	}
 }
 
-// Backoff is how long to wait after the failures-th consecutive failed evacuation migration
-// before the next one: 10 s, 20 s, 40 s, ... at most 5 min; 0 without failures.
-func Backoff(failures int) time.Duration {
-	if failures <= 0 {
-		return 0
-	}
-	d := BaseBackoff
-	for range failures - 1 {
-		d *= 2
-		if d >= MaxBackoff {
-			return MaxBackoff
-		}
-	}
-	return d
-}
-
-// ended reports whether a migration has ended.
-func ended(m *v1.VirtualMachineInstanceMigration) bool {
-	return m.Status.Phase == v1.MigrationSucceeded || m.Status.Phase == v1.MigrationFailed
-}
-
-// migrating reports whether vmi has a migration in flight: its migration state names a
-// migration that has neither completed nor failed, or one of migrations (those naming the VMI)
-// has not ended.
-func migrating(vmi *v1.VirtualMachineInstance, migrations []*v1.VirtualMachineInstanceMigration) bool {
-	if s := vmi.Status.MigrationState; s != nil && s.MigrationUID != "" && !s.Completed && !s.Failed {
-		return true
-	}
-	return slices.ContainsFunc(migrations, func(m *v1.VirtualMachineInstanceMigration) bool { return !ended(m) })
-}
-
-// failedAt is when migration m failed: its Failed phase transition, else the end of its
-// migration state, else its creation.
-func failedAt(m *v1.VirtualMachineInstanceMigration) time.Time {
-	for _, t := range m.Status.PhaseTransitionTimestamps {
-		if t.Phase == v1.MigrationFailed {
-			return t.PhaseTransitionTimestamp.Time
-		}
-	}
-	if s := m.Status.MigrationState; s != nil && s.EndTimestamp != nil {
-		return s.EndTimestamp.Time
-	}
-	return m.CreationTimestamp.Time
-}
-
-// failures counts the evacuation migrations of vmi off node that failed since the last one that
-// succeeded, and says when the latest failed. Migrations older than the VMI (of an earlier VMI
-// of that name) do not count.
-func failures(vmi *v1.VirtualMachineInstance, node string, migrations []*v1.VirtualMachineInstanceMigration) (int, time.Time) {
-	var evacuations []*v1.VirtualMachineInstanceMigration
-	for _, m := range migrations {
-		if m.Annotations[v1.EvacuationMigrationAnnotation] == node && !m.CreationTimestamp.Before(&vmi.CreationTimestamp) {
-			evacuations = append(evacuations, m)
-		}
-	}
-	// Newest first.
-	slices.SortFunc(evacuations, func(a, b *v1.VirtualMachineInstanceMigration) int {
-		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Name, a.Name)
-	})
-	n, latest := 0, time.Time{}
-	for _, m := range evacuations {
-		if m.Status.Phase != v1.MigrationFailed {
-			break
-		}
-		if at := failedAt(m); at.After(latest) {
-			latest = at
-		}
-		n++
-	}
-	return n, latest
-}
-
 // Decision is what to do about moving a VMI off its node.
 type Decision struct {
 	// Migrate says to create an evacuation migration now.
@@ -208,14 +119,15 @@ func Decide(vmi *v1.VirtualMachineInstance, node *corev1.Node, migrations []*v1.
 	if node == nil || !node.Spec.Unschedulable || node.Name != vmi.Status.NodeName || !migratesOnEviction(vmi) {
 		return Decision{}
 	}
-	if migrating(vmi, migrations) {
+	if migrationretry.InFlight(vmi, migrations) {
 		// The migration's end updates it and requeues the VMI.
 		return Decision{}
 	}
-	if n, latest := failures(vmi, node.Name, migrations); n > 0 {
-		if wait := latest.Add(Backoff(n)).Sub(now); wait > 0 {
-			return Decision{RetryAfter: wait}
-		}
+	evacuationOffNode := func(m *v1.VirtualMachineInstanceMigration) bool {
+		return m.Annotations[v1.EvacuationMigrationAnnotation] == node.Name
+	}
+	if wait := migrationretry.Wait(vmi, migrations, evacuationOffNode, now); wait > 0 {
+		return Decision{RetryAfter: wait}
 	}
 	return Decision{Migrate: true}
 }

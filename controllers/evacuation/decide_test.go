@@ -89,17 +89,6 @@ func TestBudget(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
-	for failures, want := range map[int]time.Duration{
-		-1: 0, 0: 0, 1: 10 * time.Second, 2: 20 * time.Second, 3: 40 * time.Second, 5: 160 * time.Second,
-		6: 5 * time.Minute, 7: 5 * time.Minute, 100: 5 * time.Minute,
-	} {
-		if got := Backoff(failures); got != want {
-			t.Errorf("Backoff(%d) = %v, want %v", failures, got, want)
-		}
-	}
-}
-
 // migration is a migration of vm1 created at created, in phase p (Failed at end), an
 // evacuation off node when node is not "".
 func migration(name, node string, p v1.VirtualMachineInstanceMigrationPhase, created, end time.Time) *v1.VirtualMachineInstanceMigration {

@@ -33,6 +33,7 @@ import (
 	"github.com/vireo-dev/vireo/controllers/replicaset"
 	"github.com/vireo-dev/vireo/controllers/vm"
 	"github.com/vireo-dev/vireo/controllers/vmi"
+	"github.com/vireo-dev/vireo/controllers/workloadupdate"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	"github.com/vireo-dev/vireo/internal/clusterconfig"
@@ -51,11 +52,14 @@ type Options struct {
 	Metrics *metricsserver.Options
 	// Importer configures the DataVolumes' importer Pods.
 	Importer datavolume.ImporterOptions
+	// NodeAgentDaemonSet names the node agents' DaemonSet in vireo-system: automated workload
+	// updates wait until it has rolled out.
+	NodeAgentDaemonSet string
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{LeaderElect: true, LeaseNamespace: v1.InstallNamespace, Workers: 10, Launcher: launcherpod.Options{
+	return &Options{LeaderElect: true, LeaseNamespace: v1.InstallNamespace, Workers: 10, NodeAgentDaemonSet: "vireo-nodeagent", Launcher: launcherpod.Options{
 		Image:          "ghcr.io/vireo-dev/vireo-launcher:latest",
 		MemoryOverhead: launcherpod.DefaultMemoryOverhead.DeepCopy(),
 	}, Metrics: metricsserver.NewOptions("vireo-controller"), Importer: datavolume.ImporterOptions{
@@ -75,6 +79,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Importer.Image, "importer-image", o.Importer.Image, "Image of the DataVolumes' importer Pods (vireo-importer).")
 	fs.StringArrayVar(&o.Importer.InsecureRegistries, "insecure-registry", o.Importer.InsecureRegistries, "A registry (host[:port]) reached over plain HTTP: by importer Pods for registry DataVolume sources, and by the controller when it pins a VMI's image tags to digests; repeatable.")
 	fs.Float64Var(&o.Importer.FilesystemOverhead, "filesystem-overhead", o.Importer.FilesystemOverhead, "Share of a Filesystem volume its file system takes; a DataVolume's disk image gets the rest (CDI's default 0.055).")
+	fs.StringVar(&o.NodeAgentDaemonSet, "node-agent-daemonset", o.NodeAgentDaemonSet, "The node agents' DaemonSet in "+v1.InstallNamespace+": automated workload updates (spec.workloadUpdateStrategy) wait until it has rolled out; empty: do not wait.")
 	o.Metrics.AddFlags(fs)
 }
 
@@ -185,6 +190,11 @@ func newControllerSet(ctx context.Context, cfg *rest.Config, o *Options) (*contr
 	if err != nil {
 		return nil, err
 	}
+	updates, err := workloadupdate.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), vf.Kubevirt().V1().VirtualMachineInstanceMigrations(),
+		kf.Core().V1().Pods(), settings, workloadupdate.Options{LauncherImage: o.Launcher.Image, NodeAgentDaemonSet: o.NodeAgentDaemonSet})
+	if err != nil {
+		return nil, err
+	}
 	// The metrics' listers and handlers are added by run: a standby counts nothing.
 	vf.Start(ctx.Done())
 	kf.Start(ctx.Done())
@@ -193,7 +203,7 @@ func newControllerSet(ctx context.Context, cfg *rest.Config, o *Options) (*contr
 	}
 	return &controllerSet{vireo: vireo, vf: vf, settings: settings, runners: []interface {
 		Run(context.Context, int) error
-	}{vmiController, migrationController, vmController, replicaSetController, poolController, dvController, evacuationController}}, nil
+	}{vmiController, migrationController, vmController, replicaSetController, poolController, dvController, evacuationController, updates}}, nil
 }
 
 // run runs every controller with workers until ctx ends or one stops, which stops all.

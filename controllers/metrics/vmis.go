@@ -1,7 +1,8 @@
 // Package metrics is vireo-controller's Prometheus metrics (served by internal/metricsserver):
 // the histograms kubevirt_vmi_phase_transition_time_from_creation_seconds and
 // kubevirt_vmi_migration_phase_transition_time_from_creation_seconds, and the VM, VMI and
-// migration counts read from the controller's informers.
+// migration counts read from the controller's informers, among them
+// kubevirt_vmi_number_of_outdated.
 package metrics
 
 import (
@@ -34,6 +35,9 @@ var (
 		[]string{"namespace", "status", "status_group"}, nil, metrics.ALPHA, "")
 	vmiPhaseCount = metrics.NewDesc("kubevirt_vmi_phase_count", "The number of VMIs per node and phase.",
 		[]string{"node", "phase"}, nil, metrics.ALPHA, "")
+	numberOfOutdated = metrics.NewDesc("kubevirt_vmi_number_of_outdated",
+		"The number of VMIs running in a launcher other than the current one (labelled kubevirt.io/outdatedLauncherImage).",
+		nil, nil, metrics.ALPHA, "")
 )
 
 var registerOnce sync.Once
@@ -76,6 +80,7 @@ func (c *collector) DescribeWithStability(ch chan<- *metrics.Desc) {
 	ch <- numberOfVMs
 	ch <- vmStatusCount
 	ch <- vmiPhaseCount
+	ch <- numberOfOutdated
 }
 
 func (c *collector) CollectWithStability(ch chan<- metrics.Metric) {
@@ -101,10 +106,14 @@ func (c *collector) CollectWithStability(ch chan<- metrics.Metric) {
 	}
 	if vmis, err := c.vmis.List(labels.Everything()); err == nil {
 		type key struct{ node, phase string }
-		counts := map[key]int{}
+		counts, outdated := map[key]int{}, 0
 		for _, vmi := range vmis {
 			counts[key{vmi.Status.NodeName, strings.ToLower(string(vmi.Status.Phase))}]++
+			if _, ok := vmi.Labels[v1.OutdatedLauncherImageLabel]; ok {
+				outdated++
+			}
 		}
+		ch <- metrics.NewLazyConstMetric(numberOfOutdated, metrics.GaugeValue, float64(outdated))
 		for k, n := range counts {
 			ch <- metrics.NewLazyConstMetric(vmiPhaseCount, metrics.GaugeValue, float64(n), k.node, k.phase)
 		}

@@ -32,11 +32,16 @@ func vmiOn(ns, name, node string, phase v1.VirtualMachineInstancePhase) *v1.Virt
 	return &v1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Status: v1.VirtualMachineInstanceStatus{NodeName: node, Phase: phase}}
 }
 
+func outdated(vmi *v1.VirtualMachineInstance) *v1.VirtualMachineInstance {
+	vmi.Labels = map[string]string{v1.OutdatedLauncherImageLabel: ""}
+	return vmi
+}
+
 func TestCounts(t *testing.T) {
 	c := &collector{
 		vms: vireolisters.NewVirtualMachineLister(indexer(vmIn("a", "web", v1.VirtualMachineStatusRunning), vmIn("a", "db", v1.VirtualMachineStatusCrashLoopBackOff),
 			vmIn("b", "new", ""))),
-		vmis: vireolisters.NewVirtualMachineInstanceLister(indexer(vmiOn("a", "web", "n1", v1.Running), vmiOn("a", "x", "n1", v1.Running), vmiOn("b", "y", "", v1.Pending))),
+		vmis: vireolisters.NewVirtualMachineInstanceLister(indexer(vmiOn("a", "web", "n1", v1.Running), outdated(vmiOn("a", "x", "n1", v1.Running)), vmiOn("b", "y", "", v1.Pending))),
 	}
 	want := `
 # HELP kubevirt_number_of_vms [ALPHA] The number of VirtualMachines per namespace.
@@ -53,6 +58,9 @@ kubevirt_vm_info{name="web",namespace="a",status="running",status_group="running
 kubevirt_vm_status_count{namespace="a",status="crashloopbackoff",status_group="error"} 1
 kubevirt_vm_status_count{namespace="a",status="running",status_group="running"} 1
 kubevirt_vm_status_count{namespace="b",status="stopped",status_group="non_running"} 1
+# HELP kubevirt_vmi_number_of_outdated [ALPHA] The number of VMIs running in a launcher other than the current one (labelled kubevirt.io/outdatedLauncherImage).
+# TYPE kubevirt_vmi_number_of_outdated gauge
+kubevirt_vmi_number_of_outdated 1
 # HELP kubevirt_vmi_phase_count [ALPHA] The number of VMIs per node and phase.
 # TYPE kubevirt_vmi_phase_count gauge
 kubevirt_vmi_phase_count{node="",phase="pending"} 1

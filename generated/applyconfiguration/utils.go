@@ -256,6 +256,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &corev1.KubeVirtSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KubeVirtStatus"):
 		return &corev1.KubeVirtStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KubeVirtWorkloadUpdateStrategy"):
+		return &corev1.KubeVirtWorkloadUpdateStrategyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KVMTimer"):
 		return &corev1.KVMTimerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("LaunchSecurity"):

@@ -4653,7 +4653,7 @@ func schema_vireo_apis_core_v1_KubeVirtSpec(ref common.ReferenceCallback) common
 					},
 					"workloadUpdateStrategy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "WorkloadUpdateStrategy is accepted empty only: KubeVirt's Go client always sends it, and Vireo has no automated workload updates. A non-empty value is an unknown field.",
+							Description: "WorkloadUpdateStrategy says whether and how guests still running in a launcher of an earlier release are moved to the current one after an upgrade. Empty (the default), they are left alone until they are migrated or restarted.",
 							Ref:         ref(v1.KubeVirtWorkloadUpdateStrategy{}.OpenAPIModelName()),
 						},
 					},
@@ -4719,6 +4719,13 @@ func schema_vireo_apis_core_v1_KubeVirtStatus(ref common.ReferenceCallback) comm
 							Format:      "int64",
 						},
 					},
+					"outdatedVirtualMachineInstanceWorkloads": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OutdatedVirtualMachineInstanceWorkloads is how many VMIs run in a launcher other than the one vireo-controller creates Pods with (they carry the label kubevirt.io/outdatedLauncherImage).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
 				},
 			},
 		},
@@ -4731,10 +4738,46 @@ func schema_vireo_apis_core_v1_KubeVirtWorkloadUpdateStrategy(ref common.Referen
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "KubeVirtWorkloadUpdateStrategy is KubeVirt's spec.workloadUpdateStrategy, none of whose fields Vireo implements.",
+				Description: "KubeVirtWorkloadUpdateStrategy is KubeVirt's spec.workloadUpdateStrategy: how vireo-controller moves running guests whose launcher is outdated (status.launcherContainerImageVersion is not the launcher image it creates Pods with) to the current launcher, once the node agents have rolled out.",
 				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"workloadUpdateMethods": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "WorkloadUpdateMethods are the ways an outdated guest may be moved: LiveMigrate (a live migration to a Pod of the current launcher; the guest keeps running) and Evict (its launcher Pod is evicted: a VM whose run strategy restarts it comes back on the current launcher, a VMI of its own ends). With both, live-migratable guests migrate and only the others are evicted. Empty means no automated workload updates.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"batchEvictionSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BatchEvictionSize is how many launcher Pods are evicted per batchEvictionInterval. Defaults to 10; must not be negative.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"batchEvictionInterval": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BatchEvictionInterval is how long to wait after a batch of evictions before the next (a duration such as 1m). Defaults to 1m; must not be negative.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+				},
 			},
 		},
+		Dependencies: []string{
+			metav1.Duration{}.OpenAPIModelName()},
 	}
 }
 

@@ -35,8 +35,9 @@ type Settings struct {
 
 // Config reads the settings from an informer of KubeVirt objects. It is safe for concurrent use.
 type Config struct {
-	lister corelisters.KubeVirtLister
-	synced cache.InformerSynced
+	lister   corelisters.KubeVirtLister
+	informer cache.SharedIndexInformer
+	synced   cache.InformerSynced
 	// changed receives a value (without blocking) whenever a KubeVirt object changes.
 	changed chan struct{}
 
@@ -48,7 +49,7 @@ type Config struct {
 // New returns a Config on informer, which should list vireo-system only (the only namespace a
 // KubeVirt object may be in); the caller starts it.
 func New(informer coreinformers.KubeVirtInformer) (*Config, error) {
-	c := &Config{lister: informer.Lister(), synced: informer.Informer().HasSynced, changed: make(chan struct{}, 1)}
+	c := &Config{lister: informer.Lister(), informer: informer.Informer(), synced: informer.Informer().HasSynced, changed: make(chan struct{}, 1)}
 	notify := func(any) {
 		select {
 		case c.changed <- struct{}{}:
@@ -64,6 +65,16 @@ func New(informer coreinformers.KubeVirtInformer) (*Config, error) {
 		return nil, fmt.Errorf("watching KubeVirt objects: %w", err)
 	}
 	return c, nil
+}
+
+// OnChange calls f whenever a KubeVirt object is added, changed or deleted.
+func (c *Config) OnChange(f func()) error {
+	_, err := c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { f() },
+		UpdateFunc: func(_, _ any) { f() },
+		DeleteFunc: func(any) { f() },
+	})
+	return err
 }
 
 // HasSynced reports whether the informer has listed the KubeVirt objects once; before that, Get

@@ -37,8 +37,14 @@ func throttleMigrations(t *testing.T, bandwidth string) {
 // spec.configuration.migrations and waits until vireo-controller has taken it up.
 func patchMigrationSettings(t *testing.T, migrations string) {
 	t.Helper()
-	kubectl(t, "-n", v1.InstallNamespace, "patch", "kubevirt", settingsName, "--type", "merge",
-		"-p", `{"spec":{"configuration":{"migrations":`+migrations+`}}}`)
+	patchSettings(t, `{"configuration":{"migrations":`+migrations+`}}`)
+}
+
+// patchSettings merges spec into the KubeVirt object's spec and waits until vireo-controller
+// has taken it up.
+func patchSettings(t *testing.T, spec string) {
+	t.Helper()
+	kubectl(t, "-n", v1.InstallNamespace, "patch", "kubevirt", settingsName, "--type", "merge", "-p", `{"spec":`+spec+`}`)
 	// Not t.Context(): the setting is also restored in a cleanup, when that has ended.
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		kv, err := vireo.KubevirtV1().KubeVirts(v1.InstallNamespace).Get(ctx, settingsName, metav1.GetOptions{})
@@ -49,7 +55,7 @@ func patchMigrationSettings(t *testing.T, migrations string) {
 		return g != nil && *g == kv.Generation, nil
 	})
 	if err != nil {
-		t.Fatalf("the migration settings %s were not taken up: %v", migrations, err)
+		t.Fatalf("the settings %s were not taken up: %v", spec, err)
 	}
 }
 

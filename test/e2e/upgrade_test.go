@@ -145,7 +145,8 @@ func upgradeCluster(ctx context.Context) (time.Duration, error) {
 // upgrade to this build. No VMI changes phase, no guest reboots (its boot id stays), no write
 // is refused, the migration and the import succeed, a console that ended says why and
 // vireoctl console reconnects. The guests keep their old launchers, which the new node agents
-// drive (pause, unpause), until vireoctl migrate moves one to the new launcher.
+// drive (pause, unpause), until vireoctl migrate moves one to the new launcher, and the
+// KubeVirt object's workloadUpdateStrategy the others (upgrade_workload_test.go).
 func TestUpgradeWithRunningGuests(t *testing.T) {
 	if upgradeTo == nil {
 		t.Skip("the installation was not made from the release before (make upgrade-base), or this test already ran first")
@@ -181,25 +182,32 @@ func TestUpgradeWithRunningGuests(t *testing.T) {
 	if f := load.writes.failures(); len(f) > 0 {
 		t.Errorf("%d writes refused during the upgrade: %v", len(f), f)
 	}
+	w.updateWorkloads(t, newLauncher)
 }
 
 // upgradeWorkload is what runs through the upgrade.
 type upgradeWorkload struct {
 	ns          string
 	bootIDs     map[string]string
+	evicteeUID  string
 	console     *wsStream
 	typed       *vireoctlSession
 	migration   string
 	oldLauncher string
 }
 
-// startUpgradeWorkload starts, on the release before, the guests (steady and mover), their
+// startUpgradeWorkload starts, on the release before, the guests (steady and mover, and
+// evictee, on a volume of its own that is not shared, so not live-migratable), their
 // consoles, the import and the migration of mover.
 func startUpgradeWorkload(t *testing.T, ns, oldLauncher string) *upgradeWorkload {
 	w := &upgradeWorkload{ns: ns, bootIDs: map[string]string{}, oldLauncher: oldLauncher}
 	for _, name := range []string{"steady", "mover"} {
 		applyExample(t, ns, "vm-demo.yaml", func(m string) string { return strings.ReplaceAll(m, "demo", name) })
 	}
+	disk := tinyDisk(t, "disk.raw")
+	sum := sha256.Sum256(disk)
+	srv := serveImages(t, map[string][]byte{"disk.raw": disk})
+	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, vmWithDataVolume("evictee", srv.base+"/disk.raw")))
 	for _, name := range []string{"steady", "mover"} {
 		vmi := waitPhase(t, ns, name, v1.Running, 2*time.Minute)
 		if !strings.HasSuffix(vmi.Status.LauncherContainerImageVersion, oldLauncher) {
@@ -215,10 +223,9 @@ func startUpgradeWorkload(t *testing.T, ns, oldLauncher string) *upgradeWorkload
 		}
 	}
 	w.typed = startVireoctlConsole(t, ns, "steady")
+	evictee := waitPhase(t, ns, "evictee", v1.Running, 3*time.Minute)
+	w.evicteeUID = string(evictee.UID)
 
-	disk := tinyDisk(t, "disk.raw")
-	sum := sha256.Sum256(disk)
-	srv := serveImages(t, map[string][]byte{"disk.raw": disk})
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeManifest("imported", srv.base+"/slow/disk.raw", "sha256:"+hex.EncodeToString(sum[:]))))
 	waitDataVolume(t, ns, "imported", cdiv1beta1.ImportInProgress, 2*time.Minute)
 

@@ -1,6 +1,9 @@
 package defaults
 
 import (
+	"slices"
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
@@ -16,6 +19,10 @@ const (
 	DefaultCompletionTimeoutPerGiB int64 = 150
 	// DefaultProgressTimeout is KubeVirt's progressTimeout, in seconds.
 	DefaultProgressTimeout int64 = 150
+	// DefaultBatchEvictionSize is KubeVirt's workloadUpdateStrategy.batchEvictionSize.
+	DefaultBatchEvictionSize int32 = 10
+	// DefaultBatchEvictionInterval is KubeVirt's workloadUpdateStrategy.batchEvictionInterval.
+	DefaultBatchEvictionInterval = time.Minute
 )
 
 // KubeVirtSettings are the settings of a KubeVirt object with KubeVirt's defaults in place of
@@ -26,6 +33,41 @@ type KubeVirtSettings struct {
 	Migrations MigrationSettings
 	// UseEmulation allows software emulation (QEMU TCG) on nodes without usable KVM.
 	UseEmulation bool
+	// WorkloadUpdates says how guests in outdated launchers are moved to the current one.
+	WorkloadUpdates WorkloadUpdateSettings
+}
+
+// WorkloadUpdateSettings is spec.workloadUpdateStrategy with every field set.
+type WorkloadUpdateSettings struct {
+	// LiveMigrate moves live-migratable guests by live migration.
+	LiveMigrate bool
+	// Evict evicts the launcher Pods of the guests not live-migrated.
+	Evict bool
+	// BatchEvictionSize is how many launcher Pods are evicted per BatchEvictionInterval.
+	BatchEvictionSize int32
+	// BatchEvictionInterval is the time between batches of evictions.
+	BatchEvictionInterval time.Duration
+}
+
+// Enabled reports whether any workload update method is on.
+func (s WorkloadUpdateSettings) Enabled() bool { return s.LiveMigrate || s.Evict }
+
+// workloadUpdateSettingsOf returns the effective settings of strategy (nil: KubeVirt's defaults,
+// no automated updates).
+func workloadUpdateSettingsOf(strategy *v1.KubeVirtWorkloadUpdateStrategy) WorkloadUpdateSettings {
+	out := WorkloadUpdateSettings{BatchEvictionSize: DefaultBatchEvictionSize, BatchEvictionInterval: DefaultBatchEvictionInterval}
+	if strategy == nil {
+		return out
+	}
+	out.LiveMigrate = slices.Contains(strategy.WorkloadUpdateMethods, v1.WorkloadUpdateMethodLiveMigrate)
+	out.Evict = slices.Contains(strategy.WorkloadUpdateMethods, v1.WorkloadUpdateMethodEvict)
+	if strategy.BatchEvictionSize != nil {
+		out.BatchEvictionSize = *strategy.BatchEvictionSize
+	}
+	if strategy.BatchEvictionInterval != nil {
+		out.BatchEvictionInterval = strategy.BatchEvictionInterval.Duration
+	}
+	return out
 }
 
 // MigrationSettings is spec.configuration.migrations with every field set.
@@ -83,10 +125,11 @@ func KubeVirtSettingsOf(kv *v1.KubeVirt) KubeVirtSettings {
 		BandwidthPerMigration:             resource.MustParse("0Mi"),
 		CompletionTimeoutPerGiB:           DefaultCompletionTimeoutPerGiB,
 		ProgressTimeout:                   DefaultProgressTimeout,
-	}}
+	}, WorkloadUpdates: workloadUpdateSettingsOf(nil)}
 	if kv == nil {
 		return out
 	}
+	out.WorkloadUpdates = workloadUpdateSettingsOf(kv.Spec.WorkloadUpdateStrategy)
 	cfg := &kv.Spec.Configuration
 	if d := cfg.DeveloperConfiguration; d != nil {
 		out.UseEmulation = d.UseEmulation

@@ -2,6 +2,7 @@ package defaults
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -13,14 +14,15 @@ import (
 
 // kubeVirtDefaults are KubeVirt's documented defaults (virt-config): 5 and 2 parallel
 // migrations, no bandwidth limit, 150 s/GiB and 150 s progress timeouts, neither auto-converge
-// nor post-copy, no software emulation.
+// nor post-copy, no software emulation, no automated workload updates (batches of 10 evictions
+// a minute when they are on).
 var kubeVirtDefaults = KubeVirtSettings{Migrations: MigrationSettings{
 	ParallelMigrationsPerCluster:      5,
 	ParallelOutboundMigrationsPerNode: 2,
 	BandwidthPerMigration:             resource.MustParse("0"),
 	CompletionTimeoutPerGiB:           150,
 	ProgressTimeout:                   150,
-}}
+}, WorkloadUpdates: WorkloadUpdateSettings{BatchEvictionSize: 10, BatchEvictionInterval: time.Minute}}
 
 func TestKubeVirtSettingsOf(t *testing.T) {
 	everything := kubeVirtDefaults
@@ -31,6 +33,8 @@ func TestKubeVirtSettingsOf(t *testing.T) {
 		CompletionTimeoutPerGiB: 800, ProgressTimeout: 0,
 		AllowAutoConverge: true, AllowPostCopy: true,
 	}
+	evictInThrees := kubeVirtDefaults
+	evictInThrees.WorkloadUpdates.Evict, evictInThrees.WorkloadUpdates.BatchEvictionSize = true, 3
 	onlyBandwidth := kubeVirtDefaults
 	onlyBandwidth.Migrations.BandwidthPerMigration = resource.MustParse("1Gi")
 	cases := []struct {
@@ -48,6 +52,9 @@ func TestKubeVirtSettingsOf(t *testing.T) {
 			CompletionTimeoutPerGiB: ptr.To(int64(800)), ProgressTimeout: ptr.To(int64(0)),
 			AllowAutoConverge: ptr.To(true), AllowPostCopy: ptr.To(true),
 		}, &v1.DeveloperConfiguration{UseEmulation: true}), everything},
+		{"workload updates", &v1.KubeVirt{Spec: v1.KubeVirtSpec{WorkloadUpdateStrategy: &v1.KubeVirtWorkloadUpdateStrategy{
+			WorkloadUpdateMethods: []v1.WorkloadUpdateMethod{v1.WorkloadUpdateMethodEvict}, BatchEvictionSize: ptr.To(int32(3)),
+		}}}, evictInThrees},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

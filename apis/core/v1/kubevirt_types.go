@@ -41,8 +41,9 @@ type KubeVirtSpec struct {
 	// Configuration holds the cluster-wide settings (KubeVirt's spec.configuration).
 	// +optional
 	Configuration KubeVirtConfiguration `json:"configuration,omitempty"`
-	// WorkloadUpdateStrategy is accepted empty only: KubeVirt's Go client always sends it, and
-	// Vireo has no automated workload updates. A non-empty value is an unknown field.
+	// WorkloadUpdateStrategy says whether and how guests still running in a launcher of an
+	// earlier release are moved to the current one after an upgrade. Empty (the default), they
+	// are left alone until they are migrated or restarted.
 	// +optional
 	WorkloadUpdateStrategy *KubeVirtWorkloadUpdateStrategy `json:"workloadUpdateStrategy,omitempty"`
 	// CertificateRotationStrategy is accepted empty only: KubeVirt's Go client always sends it,
@@ -56,9 +57,40 @@ type KubeVirtSpec struct {
 	CustomizeComponents *CustomizeComponents `json:"customizeComponents,omitempty"`
 }
 
-// KubeVirtWorkloadUpdateStrategy is KubeVirt's spec.workloadUpdateStrategy, none of whose
-// fields Vireo implements.
-type KubeVirtWorkloadUpdateStrategy struct{}
+// KubeVirtWorkloadUpdateStrategy is KubeVirt's spec.workloadUpdateStrategy: how vireo-controller
+// moves running guests whose launcher is outdated (status.launcherContainerImageVersion is not
+// the launcher image it creates Pods with) to the current launcher, once the node agents have
+// rolled out.
+type KubeVirtWorkloadUpdateStrategy struct {
+	// WorkloadUpdateMethods are the ways an outdated guest may be moved: LiveMigrate (a live
+	// migration to a Pod of the current launcher; the guest keeps running) and Evict (its
+	// launcher Pod is evicted: a VM whose run strategy restarts it comes back on the current
+	// launcher, a VMI of its own ends). With both, live-migratable guests migrate and only the
+	// others are evicted. Empty means no automated workload updates.
+	// +optional
+	// +listType=atomic
+	WorkloadUpdateMethods []WorkloadUpdateMethod `json:"workloadUpdateMethods,omitempty"`
+	// BatchEvictionSize is how many launcher Pods are evicted per batchEvictionInterval.
+	// Defaults to 10; must not be negative.
+	// +optional
+	BatchEvictionSize *int32 `json:"batchEvictionSize,omitempty"`
+	// BatchEvictionInterval is how long to wait after a batch of evictions before the next
+	// (a duration such as 1m). Defaults to 1m; must not be negative.
+	// +optional
+	BatchEvictionInterval *metav1.Duration `json:"batchEvictionInterval,omitempty"`
+}
+
+// WorkloadUpdateMethod is a way of moving a guest to the current launcher.
+type WorkloadUpdateMethod string
+
+// The workload update methods (KubeVirt's).
+const (
+	// WorkloadUpdateMethodLiveMigrate live-migrates the guest to a Pod of the current launcher.
+	WorkloadUpdateMethodLiveMigrate WorkloadUpdateMethod = "LiveMigrate"
+	// WorkloadUpdateMethodEvict evicts the guest's launcher Pod (the eviction API, so Pod
+	// disruption budgets apply).
+	WorkloadUpdateMethodEvict WorkloadUpdateMethod = "Evict"
+)
 
 // KubeVirtCertificateRotateStrategy is KubeVirt's spec.certificateRotateStrategy, none of whose
 // fields Vireo implements.
@@ -196,4 +228,9 @@ type KubeVirtStatus struct {
 	// equals metadata.generation, new launcher Pods get the current settings.
 	// +optional
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	// OutdatedVirtualMachineInstanceWorkloads is how many VMIs run in a launcher other than
+	// the one vireo-controller creates Pods with (they carry the label
+	// kubevirt.io/outdatedLauncherImage).
+	// +optional
+	OutdatedVirtualMachineInstanceWorkloads *int32 `json:"outdatedVirtualMachineInstanceWorkloads,omitempty"`
 }

@@ -17,6 +17,13 @@ const (
 	// EvacuationMigrationAnnotation on a migration marks it as an evacuation: its value is the
 	// cordoned node the VMI is being moved off.
 	EvacuationMigrationAnnotation = "kubevirt.io/evacuationMigration"
+	// WorkloadUpdateMigrationAnnotation (empty value) on a migration marks it as created by
+	// vireo-controller to move a guest to the current launcher (spec.workloadUpdateStrategy).
+	WorkloadUpdateMigrationAnnotation = "kubevirt.io/workloadUpdateMigration"
+	// OutdatedLauncherImageLabel (empty value) on a VMI says that it runs in a launcher other
+	// than the one vireo-controller creates Pods with: `kubectl get vmi -l
+	// kubevirt.io/outdatedLauncherImage` lists the guests an upgrade left on the release before.
+	OutdatedLauncherImageLabel = "kubevirt.io/outdatedLauncherImage"
 	// PlainStreamProtocolName is the websocket subprotocol of the console and vnc subresources
 	// (KubeVirt's): binary frames carrying the stream's bytes as they are.
 	PlainStreamProtocolName = "plain.kubevirt.io"

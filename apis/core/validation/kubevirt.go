@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -32,12 +33,49 @@ func ValidateKubeVirtUpdate(kv, old *v1.KubeVirt) field.ErrorList {
 
 // validateKubeVirtSpec checks the settings of a KubeVirt object.
 func validateKubeVirtSpec(spec *v1.KubeVirtSpec, fldPath *field.Path) field.ErrorList {
-	cfgPath := fldPath.Child("configuration")
-	m := spec.Configuration.MigrationConfiguration
+	errs := validateWorkloadUpdateStrategy(spec.WorkloadUpdateStrategy, fldPath.Child("workloadUpdateStrategy"))
+	return append(errs, validateMigrationConfiguration(spec.Configuration.MigrationConfiguration,
+		fldPath.Child("configuration", "migrations"))...)
+}
+
+// workloadUpdateMethods are the methods spec.workloadUpdateStrategy may list.
+var workloadUpdateMethods = []v1.WorkloadUpdateMethod{v1.WorkloadUpdateMethodLiveMigrate, v1.WorkloadUpdateMethodEvict}
+
+// validateWorkloadUpdateStrategy checks spec.workloadUpdateStrategy: known methods, each once,
+// and batches that are not negative. (KubeVirt ignores an unknown method; Vireo refuses it, as
+// a misspelt one would otherwise silently leave every guest on the old launcher.)
+func validateWorkloadUpdateStrategy(s *v1.KubeVirtWorkloadUpdateStrategy, fldPath *field.Path) field.ErrorList {
+	if s == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	seen := map[v1.WorkloadUpdateMethod]bool{}
+	for i, m := range s.WorkloadUpdateMethods {
+		p := fldPath.Child("workloadUpdateMethods").Index(i)
+		switch {
+		case !slices.Contains(workloadUpdateMethods, m):
+			errs = append(errs, field.NotSupported(p, m, workloadUpdateMethods))
+		case seen[m]:
+			errs = append(errs, field.Duplicate(p, m))
+		}
+		seen[m] = true
+	}
+	if n := s.BatchEvictionSize; n != nil && *n < 0 {
+		errs = append(errs, field.Invalid(fldPath.Child("batchEvictionSize"), *n,
+			"must not be negative (launcher Pods evicted per batch); leave it out for KubeVirt's default of 10"))
+	}
+	if d := s.BatchEvictionInterval; d != nil && d.Duration < 0 {
+		errs = append(errs, field.Invalid(fldPath.Child("batchEvictionInterval"), d.Duration.String(),
+			"must not be negative: a duration such as 1m between batches of evictions; leave it out for KubeVirt's default of 1m"))
+	}
+	return errs
+}
+
+// validateMigrationConfiguration checks spec.configuration.migrations.
+func validateMigrationConfiguration(m *v1.MigrationConfiguration, mPath *field.Path) field.ErrorList {
 	if m == nil {
 		return nil
 	}
-	mPath := cfgPath.Child("migrations")
 	var errs field.ErrorList
 	for _, limit := range []struct {
 		name  string
@@ -87,6 +125,9 @@ func ValidateKubeVirtStatusUpdate(kv, _ *v1.KubeVirt) field.ErrorList {
 	if g := kv.Status.ObservedGeneration; g != nil && (*g < 0 || *g > kv.Generation) {
 		errs = append(errs, field.Invalid(statusPath.Child("observedGeneration"), *g,
 			fmt.Sprintf("must be between 0 and the object's generation %d", kv.Generation)))
+	}
+	if n := kv.Status.OutdatedVirtualMachineInstanceWorkloads; n != nil && *n < 0 {
+		errs = append(errs, field.Invalid(statusPath.Child("outdatedVirtualMachineInstanceWorkloads"), *n, "must not be negative"))
 	}
 	return errs
 }

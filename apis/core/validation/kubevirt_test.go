@@ -3,6 +3,7 @@ package validation
 import (
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -55,6 +56,19 @@ func TestValidateKubeVirt(t *testing.T) {
 		{name: "negative bandwidth", mutate: func(kv *v1.KubeVirt) {
 			kv.Spec.Configuration.MigrationConfiguration.BandwidthPerMigration = qp("-1Mi")
 		}, want: []fe{{invalid, mig + ".bandwidthPerMigration"}}},
+		{name: "workload updates", mutate: func(kv *v1.KubeVirt) {
+			kv.Spec.WorkloadUpdateStrategy = &v1.KubeVirtWorkloadUpdateStrategy{
+				WorkloadUpdateMethods: []v1.WorkloadUpdateMethod{v1.WorkloadUpdateMethodLiveMigrate, v1.WorkloadUpdateMethodEvict},
+				BatchEvictionSize:     ptr.To(int32(0)), BatchEvictionInterval: &metav1.Duration{},
+			}
+		}},
+		{name: "bad workload updates", mutate: func(kv *v1.KubeVirt) {
+			kv.Spec.WorkloadUpdateStrategy = &v1.KubeVirtWorkloadUpdateStrategy{
+				WorkloadUpdateMethods: []v1.WorkloadUpdateMethod{"Evict", "Restart", "Evict"},
+				BatchEvictionSize:     ptr.To(int32(-1)), BatchEvictionInterval: &metav1.Duration{Duration: -time.Second},
+			}
+		}, want: []fe{{notSupported, "spec.workloadUpdateStrategy.workloadUpdateMethods[1]"}, {duplicate, "spec.workloadUpdateStrategy.workloadUpdateMethods[2]"},
+			{invalid, "spec.workloadUpdateStrategy.batchEvictionSize"}, {invalid, "spec.workloadUpdateStrategy.batchEvictionInterval"}}},
 		{name: "tiny bandwidth", mutate: func(kv *v1.KubeVirt) {
 			kv.Spec.Configuration.MigrationConfiguration.BandwidthPerMigration = qp("1")
 		}},

@@ -1662,21 +1662,27 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: observedGeneration
       type:
         scalar: numeric
+    - name: outdatedVirtualMachineInstanceWorkloads
+      type:
+        scalar: numeric
     - name: phase
       type:
         scalar: string
 - name: com.github.vireo-dev.vireo.apis.core.v1.KubeVirtWorkloadUpdateStrategy
   map:
-    elementType:
-      scalar: untyped
-      list:
-        elementType:
-          namedType: __untyped_atomic_
-        elementRelationship: atomic
-      map:
-        elementType:
-          namedType: __untyped_deduced_
-        elementRelationship: separable
+    fields:
+    - name: batchEvictionInterval
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Duration
+    - name: batchEvictionSize
+      type:
+        scalar: numeric
+    - name: workloadUpdateMethods
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
 - name: com.github.vireo-dev.vireo.apis.core.v1.LaunchSecurity
   map:
     fields:

@@ -17,9 +17,10 @@ import (
 type KubeVirtSpecApplyConfiguration struct {
 	// Configuration holds the cluster-wide settings (KubeVirt's spec.configuration).
 	Configuration *KubeVirtConfigurationApplyConfiguration `json:"configuration,omitempty"`
-	// WorkloadUpdateStrategy is accepted empty only: KubeVirt's Go client always sends it, and
-	// Vireo has no automated workload updates. A non-empty value is an unknown field.
-	WorkloadUpdateStrategy *corev1.KubeVirtWorkloadUpdateStrategy `json:"workloadUpdateStrategy,omitempty"`
+	// WorkloadUpdateStrategy says whether and how guests still running in a launcher of an
+	// earlier release are moved to the current one after an upgrade. Empty (the default), they
+	// are left alone until they are migrated or restarted.
+	WorkloadUpdateStrategy *KubeVirtWorkloadUpdateStrategyApplyConfiguration `json:"workloadUpdateStrategy,omitempty"`
 	// CertificateRotationStrategy is accepted empty only: KubeVirt's Go client always sends it,
 	// and Vireo's certificates come from the installation. A non-empty value is an unknown field.
 	CertificateRotationStrategy *corev1.KubeVirtCertificateRotateStrategy `json:"certificateRotateStrategy,omitempty"`
@@ -46,8 +47,8 @@ func (b *KubeVirtSpecApplyConfiguration) WithConfiguration(value *KubeVirtConfig
 // WithWorkloadUpdateStrategy sets the WorkloadUpdateStrategy field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the WorkloadUpdateStrategy field is set to the value of the last call.
-func (b *KubeVirtSpecApplyConfiguration) WithWorkloadUpdateStrategy(value corev1.KubeVirtWorkloadUpdateStrategy) *KubeVirtSpecApplyConfiguration {
-	b.WorkloadUpdateStrategy = &value
+func (b *KubeVirtSpecApplyConfiguration) WithWorkloadUpdateStrategy(value *KubeVirtWorkloadUpdateStrategyApplyConfiguration) *KubeVirtSpecApplyConfiguration {
+	b.WorkloadUpdateStrategy = value
 	return b
 }
 

@@ -22,6 +22,10 @@ type KubeVirtStatusApplyConfiguration struct {
 	// ObservedGeneration is the generation of the spec vireo-controller last took up: once it
 	// equals metadata.generation, new launcher Pods get the current settings.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	// OutdatedVirtualMachineInstanceWorkloads is how many VMIs run in a launcher other than
+	// the one vireo-controller creates Pods with (they carry the label
+	// kubevirt.io/outdatedLauncherImage).
+	OutdatedVirtualMachineInstanceWorkloads *int32 `json:"outdatedVirtualMachineInstanceWorkloads,omitempty"`
 }
 
 // KubeVirtStatusApplyConfiguration constructs a declarative configuration of the KubeVirtStatus type for use with
@@ -56,5 +60,13 @@ func (b *KubeVirtStatusApplyConfiguration) WithConditions(values ...*KubeVirtCon
 // If called multiple times, the ObservedGeneration field is set to the value of the last call.
 func (b *KubeVirtStatusApplyConfiguration) WithObservedGeneration(value int64) *KubeVirtStatusApplyConfiguration {
 	b.ObservedGeneration = &value
+	return b
+}
+
+// WithOutdatedVirtualMachineInstanceWorkloads sets the OutdatedVirtualMachineInstanceWorkloads field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the OutdatedVirtualMachineInstanceWorkloads field is set to the value of the last call.
+func (b *KubeVirtStatusApplyConfiguration) WithOutdatedVirtualMachineInstanceWorkloads(value int32) *KubeVirtStatusApplyConfiguration {
+	b.OutdatedVirtualMachineInstanceWorkloads = &value
 	return b
 }
