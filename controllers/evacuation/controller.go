@@ -11,8 +11,8 @@
 // the source launcher Pod, and drain's next eviction of that Pod goes through. A failed
 // evacuation migration is retried after a back-off while the node stays cordoned.
 //
-// The decisions (Decide, NeedsBudget; the back-off in package migrationretry) are pure functions; the controller gathers their
-// input from informers and carries them out.
+// The decisions (Decide, NeedsBudget; the back-off is package migrationretry's) are pure
+// functions; the controller gathers their input from informers and carries them out.
 package evacuation
 
 import (

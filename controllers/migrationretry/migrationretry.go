@@ -70,10 +70,10 @@ func failedAt(m *v1.VirtualMachineInstanceMigration) time.Time {
 	return m.CreationTimestamp.Time
 }
 
-// Failures counts the migrations of vmi that mine accepts and that failed since the last one
+// failures counts the migrations of vmi that mine accepts and that failed since the last one
 // that succeeded, and says when the latest failed. Migrations older than the VMI (of an earlier
 // VMI of that name) do not count.
-func Failures(vmi *v1.VirtualMachineInstance, migrations []*v1.VirtualMachineInstanceMigration,
+func failures(vmi *v1.VirtualMachineInstance, migrations []*v1.VirtualMachineInstanceMigration,
 	mine func(*v1.VirtualMachineInstanceMigration) bool) (int, time.Time) {
 	var own []*v1.VirtualMachineInstanceMigration
 	for _, m := range migrations {
@@ -105,7 +105,7 @@ func Failures(vmi *v1.VirtualMachineInstance, migrations []*v1.VirtualMachineIns
 // at now: 0 when another may start.
 func Wait(vmi *v1.VirtualMachineInstance, migrations []*v1.VirtualMachineInstanceMigration,
 	mine func(*v1.VirtualMachineInstanceMigration) bool, now time.Time) time.Duration {
-	n, latest := Failures(vmi, migrations, mine)
+	n, latest := failures(vmi, migrations, mine)
 	if n == 0 {
 		return 0
 	}

@@ -39,8 +39,8 @@ func TestWaitCountsOnlyOwnFailuresSinceTheLastSuccess(t *testing.T) {
 		m("other", false, v1.MigrationFailed, t0.Add(3*time.Minute)),
 		m("f2", true, v1.MigrationFailed, t0.Add(4*time.Minute)),
 	}
-	if n, latest := Failures(vmi, ms, mine); n != 2 || !latest.Equal(t0.Add(4*time.Minute)) {
-		t.Fatalf("Failures = %d, %v; want 2 failures, the latest at +4m", n, latest)
+	if n, latest := failures(vmi, ms, mine); n != 2 || !latest.Equal(t0.Add(4*time.Minute)) {
+		t.Fatalf("failures = %d, %v; want 2 failures, the latest at +4m", n, latest)
 	}
 	if got := Wait(vmi, ms, mine, t0.Add(4*time.Minute+5*time.Second)); got != 15*time.Second {
 		t.Errorf("Wait 5 s after the second failure = %v, want 15s", got)

@@ -3,16 +3,12 @@ package simkubelet
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
-
-// podsStarted numbers the Pods the simulation ran (their addresses).
-var podsStarted atomic.Int64
 
 // sync brings the Pod of key to what a kubelet would report: deleted once it is being deleted,
 // else running.
@@ -36,7 +32,7 @@ func (k *Kubelet) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	updated := pod.DeepCopy()
-	updated.Status = RunningStatus(pod, podAddress(int(podsStarted.Add(1))).String(), metav1.Now())
+	updated.Status = RunningStatus(pod, podAddress(int(k.started.Add(1))).String(), metav1.Now())
 	_, err = pods.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("reporting Pod %s running: %w", key, err)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
 
@@ -56,6 +58,8 @@ type Kubelet struct {
 	nodes map[string]int
 	queue workqueue.TypedRateLimitingInterface[string]
 	pods  cache.Indexer
+	// started numbers the Pods the simulation ran (their addresses).
+	started atomic.Int64
 }
 
 // New returns the simulation; Register creates its Nodes, Run runs them.
@@ -169,7 +173,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := k.renewLeases(ctx); err != nil && ctx.Err() == nil {
-			fmt.Printf("simkubelet: %v\n", err)
+			klog.FromContext(ctx).Error(err, "Renewing the simulated nodes' Leases")
 		}
 	}, leaseSeconds*time.Second/4)
 	return nil
