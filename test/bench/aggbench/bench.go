@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vireo-dev/vireo/localcluster"
+	"github.com/vireo-dev/vireo/test/bench/crdbaseline"
 	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
@@ -49,14 +50,14 @@ func bench(ctx context.Context, c config) (err error) {
 	if err := stopController(ctx, cl.kube); err != nil {
 		return err
 	}
-	wh, caBundle, err := startWebhook(cluster)
+	wh, caBundle, err := crdbaseline.StartWebhook(cluster)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, wh.Close()) }()
 
-	say("installing the VirtualMachineInstance CRD (%s) and its webhooks (%s)", crdGroup, wh.URL())
-	if err := installCRD(ctx, cl, c.statusSubresource); err != nil {
+	say("installing the VirtualMachineInstance CRD (%s) and its webhooks (%s)", crdbaseline.Group, wh.URL())
+	if err := crdbaseline.InstallCRD(ctx, cl.dyn, c.statusSubresource); err != nil {
 		return err
 	}
 	namespaces := []string{seedNS, probeNS}
@@ -66,7 +67,7 @@ func bench(ctx context.Context, c config) (err error) {
 	if err := createNamespaces(ctx, cl, namespaces); err != nil {
 		return err
 	}
-	if err := installWebhooks(ctx, cl, wh.URL(), caBundle, probeNS); err != nil {
+	if err := crdbaseline.InstallWebhooks(ctx, cl.kube, cl.dyn, wh.URL(), caBundle, probeNS); err != nil {
 		return err
 	}
 	user := cl
@@ -76,7 +77,7 @@ func bench(ctx context.Context, c config) (err error) {
 		}
 	}
 	vireo := newTarget("vireo", user.dyn, vireoVMIs)
-	crd := newTarget("crd", user.dyn, crdVMIs)
+	crd := newTarget("crd", user.dyn, crdbaseline.VMIs)
 	if err := seed(ctx, c, vireo, crd); err != nil {
 		return err
 	}

@@ -6,16 +6,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -23,19 +19,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/vireo-dev/vireo/localcluster"
-	"github.com/vireo-dev/vireo/localcluster/pki"
-	"github.com/vireo-dev/vireo/test/bench/crdschema"
-	"github.com/vireo-dev/vireo/test/bench/webhook"
+	"github.com/vireo-dev/vireo/test/bench/crdbaseline"
 )
 
-// crdGroup is the group of the CRD copy of the VMI kind.
-const crdGroup = "bench.vireo.dev"
-
-var (
-	vireoVMIs = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
-	crdVMIs   = schema.GroupVersionResource{Group: crdGroup, Version: "v1", Resource: "virtualmachineinstances"}
-	crds      = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-)
+var vireoVMIs = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
 
 // clusterOptions are an installation apart from `make up`'s and the e2e suite's (own root,
 // network namespace, subnet and ports), so all three can run at once.
@@ -75,105 +62,6 @@ func clientsFor(cfg *rest.Config) (*clients, error) {
 	return &clients{cfg: cfg, kube: kube, dyn: dyn}, nil
 }
 
-// startWebhook serves the webhooks on a free loopback port with a certificate of the
-// installation's CA; it returns the server and the CA bundle kube-apiserver must trust.
-func startWebhook(cluster *localcluster.Cluster) (*webhook.Server, []byte, error) {
-	dir := cluster.Options().PKI()
-	ca, err := pki.LoadOrCreateCA(dir, "ca", "vireo-local-ca")
-	if err != nil {
-		return nil, nil, err
-	}
-	cert, err := ca.ServingCert("bench-webhook", []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return nil, nil, err
-	}
-	srv, err := webhook.Start("127.0.0.1:0", cert.CertFile, cert.KeyFile)
-	if err != nil {
-		return nil, nil, err
-	}
-	return srv, ca.PEM(), nil
-}
-
-// installCRD creates the VMI CRD and waits until its resource is served.
-func installCRD(ctx context.Context, cl *clients, statusSubresource bool) error {
-	crd, err := crdschema.VMICRD(crdschema.VMICRDOptions{Group: crdGroup, StatusSubresource: statusSubresource, Schema: crdschema.Options{Descriptions: true}})
-	if err != nil {
-		return fmt.Errorf("converting the VMI schema to a CRD: %w", err)
-	}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
-	if err != nil {
-		return err
-	}
-	if _, err := cl.dyn.Resource(crds).Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
-	}
-	var last error
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		got, err := cl.dyn.Resource(crds).Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		var c apiextensionsv1.CustomResourceDefinition
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(got.Object, &c); err != nil {
-			return false, err
-		}
-		for _, cond := range c.Status.Conditions {
-			if cond.Type == apiextensionsv1.NonStructuralSchema && cond.Status == apiextensionsv1.ConditionTrue {
-				return false, fmt.Errorf("kube-apiserver finds the schema not structural: %s", cond.Message)
-			}
-			if cond.Type == apiextensionsv1.Established && cond.Status != apiextensionsv1.ConditionTrue {
-				last = fmt.Errorf("not established: %s", cond.Message)
-				return false, nil
-			}
-		}
-		_, last = cl.dyn.Resource(crdVMIs).Namespace("default").List(ctx, metav1.ListOptions{Limit: 1})
-		return last == nil, nil
-	})
-	if err != nil {
-		return fmt.Errorf("CRD %s not served within 60s: %v (last: %v)", crd.Name, err, last)
-	}
-	return nil
-}
-
-// installWebhooks registers the webhooks and waits until kube-apiserver calls them: an invalid
-// VMI is denied and a valid one comes back defaulted.
-func installWebhooks(ctx context.Context, cl *clients, url string, caBundle []byte, probeNS string) error {
-	mutating, validating := webhook.Configurations(crdGroup, url, caBundle)
-	reg := cl.kube.AdmissionregistrationV1()
-	if _, err := reg.MutatingWebhookConfigurations().Create(ctx, mutating, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	if _, err := reg.ValidatingWebhookConfigurations().Create(ctx, validating, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	probe := newTarget("probe", cl.dyn, crdVMIs)
-	invalid := probe.object(probeNS, "invalid")
-	unstructured.RemoveNestedField(invalid.Object, "spec", "domain", "resources")
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := cl.dyn.Resource(crdVMIs).Namespace(probeNS).Create(ctx, invalid, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil || !strings.Contains(err.Error(), "denied the request") {
-			last = fmt.Sprintf("a VMI without memory was not denied by the validating webhook (error: %v)", err)
-			return false, nil
-		}
-		got, err := cl.dyn.Resource(crdVMIs).Namespace(probeNS).Create(ctx, probe.object(probeNS, "valid"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err != nil {
-			return false, fmt.Errorf("creating a valid VMI with the webhooks: %w", err)
-		}
-		machine, _, _ := unstructured.NestedString(got.Object, "spec", "domain", "machine", "type")
-		if machine != "q35" || len(got.GetFinalizers()) == 0 {
-			last = "a valid VMI was not defaulted by the mutating webhook"
-			return false, nil
-		}
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("webhooks not in effect within 60s: %v (%s)", err, last)
-	}
-	return nil
-}
-
 // benchUser is the identity of the measuring clients with -rbac-user.
 const benchUser = "vireo-bench-user"
 
@@ -183,7 +71,7 @@ const benchUser = "vireo-bench-user"
 // the last 10 seconds, and its requests go through API Priority and Fairness in both servers.
 func rbacUserClients(ctx context.Context, cluster *localcluster.Cluster, admin *clients) (*clients, error) {
 	rules := []rbacv1.PolicyRule{{
-		APIGroups: []string{vireoVMIs.Group, crdVMIs.Group},
+		APIGroups: []string{vireoVMIs.Group, crdbaseline.Group},
 		Resources: []string{"virtualmachineinstances"},
 		Verbs:     []string{"get", "list", "watch", "create", "update"},
 	}}
@@ -209,7 +97,7 @@ func rbacUserClients(ctx context.Context, cluster *localcluster.Cluster, admin *
 	}
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		for _, gvr := range []schema.GroupVersionResource{vireoVMIs, crdVMIs} {
+		for _, gvr := range []schema.GroupVersionResource{vireoVMIs, crdbaseline.VMIs} {
 			if _, last = cl.dyn.Resource(gvr).Namespace(seedNS).List(ctx, metav1.ListOptions{Limit: 1}); last != nil {
 				return false, nil
 			}

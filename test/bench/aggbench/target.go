@@ -10,12 +10,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/vireo-dev/vireo/test/bench/measure"
+	"github.com/vireo-dev/vireo/test/bench/crdbaseline"
 )
 
 // target is one way of serving VMIs, reached through kube-apiserver with the dynamic client and
@@ -31,13 +30,7 @@ type target struct {
 }
 
 func newTarget(name string, dyn dynamic.Interface, gvr schema.GroupVersionResource) *target {
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(measure.VMI("", ""))
-	if err != nil {
-		panic(err) // a typed object always converts
-	}
-	proto := &unstructured.Unstructured{Object: obj}
-	proto.SetAPIVersion(gvr.GroupVersion().String())
-	return &target{name: name, res: dyn.Resource(gvr), proto: proto}
+	return &target{name: name, res: dyn.Resource(gvr), proto: crdbaseline.Object(gvr.GroupVersion(), "", "")}
 }
 
 // object is the benchmark's VMI named ns/name in this target's API version.
