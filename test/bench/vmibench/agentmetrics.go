@@ -17,6 +17,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vireo-dev/vireo/test/bench/apimetrics"
 )
 
 // The node agents' /metrics (port 8443) take only bearer tokens (Prometheus's ServiceAccount),
@@ -77,7 +79,7 @@ func (s *agentScraper) scrape(ctx context.Context) (map[string]arrivals, error) 
 		if p.Status.PodIP == "" {
 			return nil, fmt.Errorf("node agent Pod %s has no address", p.Name)
 		}
-		body, err := getOK(ctx, s.http, "https://"+net.JoinHostPort(p.Status.PodIP, agentMetricsPort)+"/metrics", s.token)
+		body, err := apimetrics.GetOK(ctx, s.http, "https://"+net.JoinHostPort(p.Status.PodIP, agentMetricsPort)+"/metrics", s.token)
 		if err != nil {
 			return nil, fmt.Errorf("node agent of %s: %w", p.Spec.NodeName, err)
 		}

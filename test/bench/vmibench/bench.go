@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/localcluster"
+	"github.com/vireo-dev/vireo/test/bench/apimetrics"
 	"github.com/vireo-dev/vireo/test/images"
 )
 
@@ -23,7 +24,7 @@ type env struct {
 	c        config
 	cluster  *localcluster.Cluster
 	cl       *clients
-	scraper  *scraper
+	scraper  *apimetrics.Scraper
 	template *v1.VirtualMachineInstance
 }
 
@@ -219,8 +220,8 @@ func newEnv(ctx context.Context, c config, cluster *localcluster.Cluster) (*env,
 	if err != nil {
 		return nil, err
 	}
-	e := &env{c: c, cluster: cluster, cl: cl, scraper: &scraper{cl: cl}, template: tmpl}
-	if _, err := e.scraper.scrape(ctx); err != nil {
+	e := &env{c: c, cluster: cluster, cl: cl, scraper: &apimetrics.Scraper{Kube: cl.kube, Config: cl.cfg, Resources: countedResources}, template: tmpl}
+	if _, err := e.scraper.Scrape(ctx); err != nil {
 		return nil, err
 	}
 	return e, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/vireo-dev/vireo/launcher/domain"
 	"github.com/vireo-dev/vireo/launcher/protocol"
 	"github.com/vireo-dev/vireo/launcher/virt"
+	"github.com/vireo-dev/vireo/test/bench/hostproc"
 )
 
 // launcherUID is the user launchers (and so their libvirtd and QEMU) run as.
@@ -211,20 +212,20 @@ func floorMemory(doms []*floorDomain, res *floorResult) error {
 		if err != nil {
 			return err
 		}
-		lm, err := readMemory(d.daemon.Pid())
+		lm, err := hostproc.ReadMemory(d.daemon.Pid())
 		if err != nil {
 			return err
 		}
-		qm, err := readMemory(qpid)
+		qm, err := hostproc.ReadMemory(qpid)
 		if err != nil {
 			return err
 		}
-		libvirtd, qemu = append(libvirtd, float64(lm.RSS)/mib), append(qemu, float64(qm.RSS)/mib)
+		libvirtd, qemu = append(libvirtd, float64(lm.RSS)/hostproc.MiB), append(qemu, float64(qm.RSS)/hostproc.MiB)
 		if i == 0 {
 			if res.QEMURegions, err = readQEMURegions(qpid, guestRAM(d.vmi)); err != nil {
 				return err
 			}
-			p, err := readProc(qpid)
+			p, err := hostproc.Read(qpid)
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	"github.com/vireo-dev/vireo/localcluster"
+	"github.com/vireo-dev/vireo/test/bench/hostproc"
 )
 
 // benchNS is the namespace of the measured VMIs; their domains are named "vmibench_<name>",
@@ -82,20 +83,20 @@ func createNamespace(ctx context.Context, cl *clients, name string) error {
 // ownProcesses lists the processes this benchmark may have left: QEMU running one of its
 // domains (the VMIs' or the floor's), the launchers of its namespace, and libvirtd daemons of
 // the floor's directories.
-func ownProcesses() ([]proc, error) {
-	procs, err := listProcs()
+func ownProcesses() ([]hostproc.Proc, error) {
+	procs, err := hostproc.List()
 	if err != nil {
 		return nil, err
 	}
-	var out []proc
+	var out []hostproc.Proc
 	for _, p := range procs {
-		line := p.joined()
+		line := p.Joined()
 		switch {
-		case strings.Contains(p.name(), "qemu-system") && strings.Contains(line, "guest="+benchNS+"_"):
+		case strings.Contains(p.Name(), "qemu-system") && strings.Contains(line, "guest="+benchNS+"_"):
 			out = append(out, p)
-		case strings.Contains(p.name(), "vireo-launcher") && p.hasArgPair("--namespace", benchNS):
+		case strings.Contains(p.Name(), "vireo-launcher") && p.HasArgPair("--namespace", benchNS):
 			out = append(out, p)
-		case p.name() == "libvirtd" && strings.Contains(line, floorTmp+"/"+floorDirPrefix):
+		case p.Name() == "libvirtd" && strings.Contains(line, floorTmp+"/"+floorDirPrefix):
 			out = append(out, p)
 		}
 	}
@@ -120,7 +121,7 @@ func waitNoOwnProcesses(ctx context.Context, grace time.Duration) error {
 				return fmt.Errorf("processes of the benchmark survived SIGKILL: %v", describe(left))
 			}
 			for _, p := range left {
-				say("killing leftover process %d (%s)", p.Pid, p.name())
+				say("killing leftover process %d (%s)", p.Pid, p.Name())
 				_ = syscall.Kill(p.Pid, syscall.SIGKILL)
 			}
 			killed, deadline = true, time.Now().Add(10*time.Second)
@@ -133,10 +134,10 @@ func waitNoOwnProcesses(ctx context.Context, grace time.Duration) error {
 	}
 }
 
-func describe(ps []proc) []string {
+func describe(ps []hostproc.Proc) []string {
 	var out []string
 	for _, p := range ps {
-		out = append(out, fmt.Sprintf("%d %s", p.Pid, p.name()))
+		out = append(out, fmt.Sprintf("%d %s", p.Pid, p.Name()))
 	}
 	return out
 }

@@ -18,6 +18,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/launcherpodapi"
+	"github.com/vireo-dev/vireo/test/bench/apimetrics"
 )
 
 // lifecycleResult is what one run (n VMIs created at once) measured.
@@ -58,7 +59,7 @@ type run struct {
 	tr     *tracker
 	vmis   []*vmiTrack
 	objs   []*v1.VirtualMachineInstance
-	scrap  []requestCounts
+	scrap  []apimetrics.RequestCounts
 	cpu0   cpuSnapshot // before the VMIs were created
 }
 
@@ -202,7 +203,7 @@ func (r *run) allMarked() bool {
 }
 
 func (r *run) scrape(ctx context.Context) error {
-	c, err := r.env.scraper.scrape(ctx)
+	c, err := r.env.scraper.Scrape(ctx)
 	if err != nil {
 		return err
 	}

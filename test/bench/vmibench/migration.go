@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/test/bench/hostproc"
 )
 
 // The migration phase: a guest of 256 MiB migrates back and forth, first idle, then while it
@@ -80,7 +81,7 @@ func (f *migrationFigures) summarize() {
 	phases := map[v1.VirtualMachineInstanceMigrationPhase][]time.Duration{}
 	for _, s := range f.samples {
 		total, transfer, down = append(total, s.Total), append(transfer, s.Transfer), append(down, s.Downtime)
-		data = append(data, s.Bytes/mib)
+		data = append(data, s.Bytes/hostproc.MiB)
 		for p, d := range s.Phases {
 			phases[p] = append(phases[p], d)
 		}
@@ -246,7 +247,7 @@ func (t *migrationTurns) vireo(ctx context.Context, scenario string, run int) er
 			return fmt.Errorf("%s, %s, migration %d: %w", scenario, route, run+1, err)
 		}
 		say("migrations: %s, %s: %.2f s total, %.2f s transfer, %d ms downtime, %.0f MiB", scenario, route,
-			s.Total.Seconds(), s.Transfer.Seconds(), s.Downtime.Milliseconds(), s.Bytes/mib)
+			s.Total.Seconds(), s.Transfer.Seconds(), s.Downtime.Milliseconds(), s.Bytes/hostproc.MiB)
 		t.rec.add(scenario, route, s)
 	}
 	return nil
@@ -271,7 +272,7 @@ func (t *migrationTurns) direct(ctx context.Context, scenario string, run int) e
 		return fmt.Errorf("direct migrations: %s, migration %d: %w", scenario, run+1, err)
 	}
 	say("direct migrations: %s: %.2f s total (%.2f s to set the target up), %.2f s transfer, %d ms downtime, %.0f MiB", scenario,
-		s.Total.Seconds(), s.Setup.Seconds(), s.Transfer.Seconds(), s.Downtime.Milliseconds(), s.Bytes/mib)
+		s.Total.Seconds(), s.Setup.Seconds(), s.Transfer.Seconds(), s.Downtime.Milliseconds(), s.Bytes/hostproc.MiB)
 	t.rec.add(scenario, routeDirect, s)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/launcher/domain"
+	"github.com/vireo-dev/vireo/test/bench/hostproc"
 )
 
 // vmiProcs are the processes that run one VMI: its launcher, everything below it (libvirtd),
@@ -26,13 +27,13 @@ type vmiProcs struct {
 }
 
 // findVMIProcs finds the processes of vmi in procs.
-func findVMIProcs(procs []proc, vmi *v1.VirtualMachineInstance) (vmiProcs, error) {
+func findVMIProcs(procs []hostproc.Proc, vmi *v1.VirtualMachineInstance) (vmiProcs, error) {
 	out := vmiProcs{vmi: vmi.Name}
 	for _, p := range procs {
-		if p.hasArgPair("--uid", string(vmi.UID)) && p.hasArgPair("--namespace", vmi.Namespace) {
+		if p.HasArgPair("--uid", string(vmi.UID)) && p.HasArgPair("--namespace", vmi.Namespace) {
 			out.launcher = p.Pid
 		}
-		if strings.Contains(p.name(), "qemu-system") && strings.Contains(p.joined()+",", "guest="+domain.DomainName(vmi)+",") {
+		if strings.Contains(p.Name(), "qemu-system") && strings.Contains(p.Joined()+",", "guest="+domain.DomainName(vmi)+",") {
 			out.qemu, out.qemuArgs = p.Pid, p.Args
 		}
 	}
@@ -41,7 +42,7 @@ func findVMIProcs(procs []proc, vmi *v1.VirtualMachineInstance) (vmiProcs, error
 	}
 	parent := launcherParent(procs, out.launcher)
 	for _, p := range procs {
-		if p.Pid == parent && strings.HasPrefix(p.name(), "containerd-shim") {
+		if p.Pid == parent && strings.HasPrefix(p.Name(), "containerd-shim") {
 			out.shim = p.Pid
 		}
 	}
@@ -49,14 +50,14 @@ func findVMIProcs(procs []proc, vmi *v1.VirtualMachineInstance) (vmiProcs, error
 		return out, fmt.Errorf("VMI %s: the launcher (pid %d) does not run below a containerd shim", vmi.Name, out.launcher)
 	}
 	for _, p := range procs {
-		if p.PPid == out.shim && p.name() == "pause" {
+		if p.PPid == out.shim && p.Name() == "pause" {
 			out.pause = append(out.pause, p.Pid)
 		}
 	}
-	for _, p := range descendants(procs, out.launcher)[1:] {
+	for _, p := range hostproc.Descendants(procs, out.launcher)[1:] {
 		switch {
 		case p.Pid == out.qemu:
-		case p.name() == "libvirtd":
+		case p.Name() == "libvirtd":
 			out.libvirtd = append(out.libvirtd, p.Pid)
 		default:
 			out.other = append(out.other, p.Pid)
@@ -66,7 +67,7 @@ func findVMIProcs(procs []proc, vmi *v1.VirtualMachineInstance) (vmiProcs, error
 }
 
 // launcherParent is the parent pid of the launcher pid.
-func launcherParent(procs []proc, pid int) int {
+func launcherParent(procs []hostproc.Proc, pid int) int {
 	for _, p := range procs {
 		if p.Pid == pid {
 			return p.PPid
@@ -99,7 +100,7 @@ type vmiMemory struct {
 
 // measureMemory reads the resident memory of each VMI's processes.
 func measureMemory(vmis []*v1.VirtualMachineInstance) ([]vmiMemory, []vmiProcs, error) {
-	procs, err := listProcs()
+	procs, err := hostproc.List()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,11 +115,11 @@ func measureMemory(vmis []*v1.VirtualMachineInstance) ([]vmiMemory, []vmiProcs, 
 		m := vmiMemory{VMI: vmi.Name}
 		var pss int64
 		add := func(pid int, into *float64) error {
-			mem, err := readMemory(pid)
+			mem, err := hostproc.ReadMemory(pid)
 			if err != nil {
 				return fmt.Errorf("VMI %s: pid %d: %w", vmi.Name, pid, err)
 			}
-			*into += float64(mem.RSS) / mib
+			*into += float64(mem.RSS) / hostproc.MiB
 			pss += mem.PSS
 			return nil
 		}
@@ -141,10 +142,10 @@ func measureMemory(vmis []*v1.VirtualMachineInstance) ([]vmiMemory, []vmiProcs, 
 			return nil, nil, err
 		}
 		m.Total = m.Launcher + m.Libvirtd + m.QEMU + m.Shim + m.Pause + m.Other
-		m.TotalPSS = float64(pss) / mib
-		m.Overhead = m.Total - float64(guestRAM(vmi))/mib
-		m.OverheadPSS = m.TotalPSS - float64(guestRAM(vmi))/mib
-		m.OverheadResident = m.Total - float64(m.Regions.GuestRAMResident)/mib
+		m.TotalPSS = float64(pss) / hostproc.MiB
+		m.Overhead = m.Total - float64(guestRAM(vmi))/hostproc.MiB
+		m.OverheadPSS = m.TotalPSS - float64(guestRAM(vmi))/hostproc.MiB
+		m.OverheadResident = m.Total - float64(m.Regions.GuestRAMResident)/hostproc.MiB
 		out = append(out, m)
 	}
 	return out, groups, nil
@@ -196,13 +197,13 @@ func measureIdleCPU(ctx context.Context, groups []vmiProcs, agents map[string]in
 	}
 	before := map[int]int64{}
 	for _, pid := range pids {
-		t, err := cpuTicks(pid)
+		t, err := hostproc.CPUTicks(pid)
 		if err != nil {
 			return idleCPU{}, err
 		}
 		before[pid] = t
 	}
-	busy0, total0, err := hostCPU()
+	busy0, total0, err := hostproc.HostCPU()
 	if err != nil {
 		return idleCPU{}, err
 	}
@@ -213,16 +214,16 @@ func measureIdleCPU(ctx context.Context, groups []vmiProcs, agents map[string]in
 		return idleCPU{}, ctx.Err()
 	}
 	elapsed := time.Since(began).Seconds()
-	busy1, total1, err := hostCPU()
+	busy1, total1, err := hostproc.HostCPU()
 	if err != nil {
 		return idleCPU{}, err
 	}
 	share := func(pid int) float64 {
-		t, err := cpuTicks(pid)
+		t, err := hostproc.CPUTicks(pid)
 		if err != nil {
 			return 0 // exited meanwhile
 		}
-		return float64(t-before[pid]) / clockTicks / elapsed * 100
+		return float64(t-before[pid]) / hostproc.ClockTicks / elapsed * 100
 	}
 	res := idleCPU{Window: elapsed, NodeAgents: map[string]float64{}, HostBusy: ratio(float64(busy1-busy0), float64(total1-total0)) * 100}
 	perRole := map[string][]float64{}
@@ -246,17 +247,17 @@ func measureIdleCPU(ctx context.Context, groups []vmiProcs, agents map[string]in
 
 // nodeAgents finds the node agent process of each node.
 func nodeAgents(nodes []string) (map[string]int, error) {
-	procs, err := listProcs()
+	procs, err := hostproc.List()
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]int{}
 	for _, p := range procs {
-		if p.name() != "vireo-nodeagent" {
+		if p.Name() != "vireo-nodeagent" {
 			continue
 		}
 		for _, n := range nodes {
-			if strings.Contains(p.joined()+" ", "--node-name="+n+" ") || p.hasArgPair("--node-name", n) {
+			if strings.Contains(p.Joined()+" ", "--node-name="+n+" ") || p.HasArgPair("--node-name", n) {
 				out[n] = p.Pid
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vireo-dev/vireo/test/bench/hostproc"
 	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
@@ -86,7 +87,7 @@ func report(c config, e *env, m measured) error {
 		"floorAltTCGCache": map[string]any{"tcgCacheMiB": c.altTCGCacheMiB, "floor": m.altCache},
 		"targets":          ts,
 		"qemuArgsDiff":     m.argsCompare,
-		"metricsSource":    e.scraper.method,
+		"metricsSource":    e.scraper.Method(),
 		"elapsedSeconds":   m.elapsed.Seconds(),
 		"vmActions":        m.vmActions,
 		"coldStart":        m.coldStart,
@@ -112,7 +113,7 @@ func report(c config, e *env, m measured) error {
 		} else {
 			fmt.Fprintf(w, "Its QEMU command line differs from the launcher's: %s\n", m.argsCompare)
 		}
-		fmt.Fprintf(w, "Writes: apiserver_request_total of vireo-apiserver (%s) and kube-apiserver, as deltas.\n", e.scraper.method)
+		fmt.Fprintf(w, "Writes: apiserver_request_total of vireo-apiserver (%s) and kube-apiserver, as deltas.\n", e.scraper.Method())
 		for _, r := range m.runs {
 			fmt.Fprintf(w, "%d VMI(s): load average before: %s; VMIs per node: %v", r.VMIs, r.LoadAvg, r.PerNode)
 			if len(r.Leftovers) > 0 {
@@ -266,8 +267,8 @@ func memoryTable(tw io.Writer, m measured) {
 	row("QEMU RSS", func(v vmiMemory) float64 { return v.QEMU })
 	row("containerd shim RSS", func(v vmiMemory) float64 { return v.Shim })
 	row("pause RSS", func(v vmiMemory) float64 { return v.Pause })
-	row("  of which guest RAM resident", func(v vmiMemory) float64 { return float64(v.Regions.GuestRAMResident) / mib })
-	row("  of which TCG tb-cache resident", func(v vmiMemory) float64 { return float64(v.Regions.TBCacheResident) / mib })
+	row("  of which guest RAM resident", func(v vmiMemory) float64 { return float64(v.Regions.GuestRAMResident) / hostproc.MiB })
+	row("  of which TCG tb-cache resident", func(v vmiMemory) float64 { return float64(v.Regions.TBCacheResident) / hostproc.MiB })
 	row("total RSS", func(v vmiMemory) float64 { return v.Total })
 	row("total PSS", func(v vmiMemory) float64 { return v.TotalPSS })
 	row("overhead: total RSS - 128 MiB", func(v vmiMemory) float64 { return v.Overhead })
@@ -316,8 +317,8 @@ func altCacheLine(w io.Writer, c config, m measured) {
 	}
 	a, b := m.floors[0], *m.altCache
 	fmt.Fprintf(w, "TCG cache, floor with %d domain(s): %d MiB -> QEMU RSS %.1f MiB (tb-cache resident %.1f), Start -> marker %.2f s; %d MiB -> QEMU RSS %.1f MiB (tb-cache resident %.1f), Start -> marker %.2f s\n\n",
-		a.Domains, c.tcgCacheMiB, a.QEMURSS.P50, float64(a.QEMURegions.TBCacheResident)/mib, a.Marker.P50,
-		c.altTCGCacheMiB, b.QEMURSS.P50, float64(b.QEMURegions.TBCacheResident)/mib, b.Marker.P50)
+		a.Domains, c.tcgCacheMiB, a.QEMURSS.P50, float64(a.QEMURegions.TBCacheResident)/hostproc.MiB, a.Marker.P50,
+		c.altTCGCacheMiB, b.QEMURSS.P50, float64(b.QEMURegions.TBCacheResident)/hostproc.MiB, b.Marker.P50)
 }
 
 func targetLines(w io.Writer, ts []target) {

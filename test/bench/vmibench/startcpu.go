@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/vireo-dev/vireo/test/bench/hostproc"
 )
 
 // cpuSnapshot is every process's CPU time at one moment, with the host's busy and total ticks.
@@ -35,22 +37,22 @@ type startCPU struct {
 // takeCPUSnapshot reads every process's CPU time.
 func takeCPUSnapshot() (cpuSnapshot, error) {
 	s := cpuSnapshot{at: time.Now(), procs: map[int]procCPU{}}
-	procs, err := listProcs()
+	procs, err := hostproc.List()
 	if err != nil {
 		return s, err
 	}
 	for _, p := range procs {
-		if t, err := cpuTicks(p.Pid); err == nil {
+		if t, err := hostproc.CPUTicks(p.Pid); err == nil {
 			s.procs[p.Pid] = procCPU{role: cpuRole(p), ticks: t}
 		}
 	}
-	s.busy, s.total, err = hostCPU()
+	s.busy, s.total, err = hostproc.HostCPU()
 	return s, err
 }
 
 // cpuRole names a process by what it is: its executable, with vireo-local's subcommand.
-func cpuRole(p proc) string {
-	name := p.name()
+func cpuRole(p hostproc.Proc) string {
+	name := p.Name()
 	switch {
 	case strings.HasPrefix(name, "qemu-system"):
 		return "QEMU"
@@ -72,7 +74,7 @@ func cpuBetween(a, b cpuSnapshot) startCPU {
 			spent -= pa.ticks
 		}
 		if spent > 0 {
-			res.ByRole[pb.role] += float64(spent) / clockTicks
+			res.ByRole[pb.role] += float64(spent) / hostproc.ClockTicks
 		}
 	}
 	return res

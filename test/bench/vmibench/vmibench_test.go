@@ -4,11 +4,14 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/vireo-dev/vireo/test/bench/apimetrics"
+	"github.com/vireo-dev/vireo/test/bench/hostproc"
 )
 
 func TestParseRequestsAndDelta(t *testing.T) {
-	before := requestCounts{}
-	after := requestCounts{}
+	before := apimetrics.RequestCounts{}
+	after := apimetrics.RequestCounts{}
 	exposition := func(create, status float64) []byte {
 		return []byte(`# HELP apiserver_request_total Counter
 apiserver_request_total{code="201",component="apiserver",dry_run="",group="kubevirt.io",resource="virtualmachineinstances",scope="resource",subresource="",verb="GET",version="v1"} 99
@@ -18,10 +21,10 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="kubev
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="status",verb="PATCH",version="v1"} 5
 `)
 	}
-	if err := parseRequests(exposition(1, 2), "vireo-apiserver", before); err != nil {
+	if err := apimetrics.ParseRequests(exposition(1, 2), "vireo-apiserver", countedResources["vireo-apiserver"], before); err != nil {
 		t.Fatal(err)
 	}
-	if err := parseRequests(exposition(3, 10), "vireo-apiserver", after); err != nil {
+	if err := apimetrics.ParseRequests(exposition(3, 10), "vireo-apiserver", countedResources["vireo-apiserver"], after); err != nil {
 		t.Fatal(err)
 	}
 	if len(after) != 2 {
@@ -61,7 +64,7 @@ func TestNormalizeArgs(t *testing.T) {
 }
 
 func TestMappingSize(t *testing.T) {
-	if got := mappingSize("7f0000000000-7f0008000000"); got != 128*mib {
+	if got := mappingSize("7f0000000000-7f0008000000"); got != 128*hostproc.MiB {
 		t.Errorf("mappingSize = %d, want 128 MiB", got)
 	}
 }
