@@ -14,7 +14,7 @@ GIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
 GIT_TREE := $(if $(GIT_COMMIT),$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),dirty,clean))
 LDFLAGS := -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTime=$(GIT_TIME) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE)
 
-.PHONY: help deps build upstream images oci upgrade-base push up down test test-unit chaos fuzz generate verify bench clean
+.PHONY: help deps build upstream images oci upgrade-base push up down test test-unit chaos fuzz generate verify bench scale clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -78,6 +78,9 @@ bench: deps build upstream images oci ## API throughput and latency (1, 8, 32 cl
 	$(GO) run ./test/bench/aggbench -out $(OUT)/bench
 	$(GO) run ./test/bench/vmibench -out $(OUT)/bench
 	$(GO) run ./test/bench/importbench -out $(OUT)/bench
+
+scale: deps build upstream images oci ## Scale by simulation: a real control plane against SCALE_NODES simulated nodes and node agents (default 1000), VMIs created in waves (1,000, 10,000, ...) up to SCALE_VMIS (default 100000), measured against the CRD + webhook baseline; writes _output/bench/scale.txt, scale.json and plots (make test runs 100 VMIs on 10 nodes)
+	$(GO) run ./test/scale/scalebench -out $(OUT)/bench -vmis $(or $(SCALE_VMIS),100000) -nodes $(or $(SCALE_NODES),1000)
 
 clean: ## Remove build outputs (keeps the Go build cache)
 	rm -rf $(BIN) $(OUT)/bench

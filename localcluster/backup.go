@@ -84,7 +84,7 @@ func (c *Cluster) vireoEtcdClientConfig() (clientv3.Config, func(), error) {
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: tls.VersionTLS12}
 		return cfg, func() {}, nil
 	}
-	sock, err := filepath.Abs(filepath.Join(c.apiServerDataDir(), "etcd-client.sock"))
+	sock, err := filepath.Abs(filepath.Join(c.APIServerDataDir(), "etcd-client.sock"))
 	if err != nil {
 		return cfg, nil, err
 	}
@@ -184,7 +184,7 @@ func (c *Cluster) restoreVireoEtcd(ctx context.Context, path string) error {
 // as the member the embedded etcd is (named vireo, peer socket under its data directory).
 func (c *Cluster) restoreEmbeddedEtcd(path string) error {
 	peer := "unix://" + filepath.Join(embeddedDataDir, "etcd-peer.sock")
-	dir := filepath.Join(c.abs(c.apiServerDataDir()), "etcd")
+	dir := filepath.Join(c.abs(c.APIServerDataDir()), "etcd")
 	err := restoreBeside(dir, snapshot.RestoreConfig{SnapshotPath: path, Name: "vireo", PeerURLs: []string{peer},
 		InitialCluster: "vireo=" + peer, InitialClusterToken: "etcd-cluster"})
 	if err != nil {

@@ -143,6 +143,9 @@ func (c *Cluster) kubeController(name string, port int, extra ...string) Compone
 		"--leader-elect=false",
 		"--profiling=false",
 	}, extra...)
+	if qps := c.opts.ControlPlaneQPS; qps > 0 {
+		args = append(args, "--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(2*qps))
+	}
 	return Component{Name: name, Path: c.abs(l.Bin(name)), Dir: l, Args: args,
 		Ready: healthzReady(fmt.Sprintf("https://127.0.0.1:%d/healthz", port), "")}
 }

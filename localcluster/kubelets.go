@@ -242,6 +242,10 @@ func (c *Cluster) stopKubeletNodeContainers(name string) error {
 	return nil
 }
 
+// PodProcesses lists the processes of every container of local node name's Pods (their
+// cgroups), for benchmarks that measure what one of them uses.
+func (c *Cluster) PodProcesses(name string) []int { return processesInCgroup(name) }
+
 // processesInCgroup lists the processes in node name's cgroups (its kubepods): on v1 the pids
 // hierarchy (every container process is in each hierarchy), on v2 the unified one.
 func processesInCgroup(name string) []int {

@@ -37,9 +37,9 @@ func (c *Cluster) VireoCAFile() string {
 	return filepath.Join(c.manifestsDir(), "base", "certs", "ca.crt")
 }
 
-// apiServerDataDir is vireo-apiserver's /var/lib/vireo-apiserver on the first local node,
+// APIServerDataDir is vireo-apiserver's /var/lib/vireo-apiserver on the first local node,
 // where its embedded etcd keeps the Vireo objects.
-func (c *Cluster) apiServerDataDir() string {
+func (c *Cluster) APIServerDataDir() string {
 	return filepath.Join(c.opts.NodeDir(c.NodeNames()[0]), "host", "var", "lib", "vireo-apiserver")
 }
 
@@ -159,7 +159,7 @@ func copyTree(src, dst string) error {
 // the user its Pod runs as (hostPath volumes get no fsGroup). An installation from before
 // vireo-apiserver ran as a Pod kept its data under data/vireo-apiserver: it moves here.
 func (c *Cluster) prepareAPIServerData() error {
-	dir := c.apiServerDataDir()
+	dir := c.APIServerDataDir()
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
 	genericfilters "k8s.io/apiserver/pkg/endpoints/filters"
@@ -102,7 +104,10 @@ func handler(authn server.AuthenticationInfo, authz server.AuthorizationInfo) ht
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", legacyregistry.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	codecs := serializer.NewCodecFactory(runtime.NewScheme())
+	// The refusals (401, 403) are metav1.Status objects: the scheme must know them.
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	codecs := serializer.NewCodecFactory(scheme)
 	var h http.Handler = mux
 	h = genericfilters.WithAuthorization(h, authz.Authorizer, codecs)
 	h = genericfilters.WithAuthentication(h, authn.Authenticator, genericfilters.Unauthorized(codecs), nil, nil)

@@ -25,6 +25,11 @@ type Admitter struct {
 	scheme *runtime.Scheme
 }
 
+// ComponentUser is the identity the webhooks treat as KubeVirt's own controller, as KubeVirt's
+// admitters treat its service accounts: it may write a VMI's status through an update (the
+// CRD has no status subresource) and set the labels reserved for the components.
+const ComponentUser = "system:serviceaccount:kubevirt:kubevirt-controller"
+
 // NewAdmitter builds the scheme that converts between kubevirt.io/v1 and the internal types.
 func NewAdmitter() *Admitter {
 	scheme := runtime.NewScheme()
@@ -41,7 +46,9 @@ func (a *Admitter) Mutate(req *admissionv1.AdmissionRequest) *admissionv1.Admiss
 	case admissionv1.Create:
 		ops, err = a.defaultingPatch(req.Object.Raw)
 	case admissionv1.Update:
-		ops, err = statusRevertPatch(req.Object.Raw, req.OldObject.Raw)
+		if req.UserInfo.Username != ComponentUser {
+			ops, err = statusRevertPatch(req.Object.Raw, req.OldObject.Raw)
+		}
 	}
 	if err != nil {
 		return errorResponse(req, http.StatusBadRequest, err)
@@ -150,7 +157,9 @@ func (a *Admitter) Validate(req *admissionv1.AdmissionRequest) *admissionv1.Admi
 			return errorResponse(req, http.StatusBadRequest, err)
 		}
 		errs = validation.ValidateVirtualMachineInstanceUpdate(vmi, old)
-		errs = append(errs, validation.ValidateReservedLabels(vmi.Labels, old.Labels, labels)...)
+		if req.UserInfo.Username != ComponentUser {
+			errs = append(errs, validation.ValidateReservedLabels(vmi.Labels, old.Labels, labels)...)
+		}
 	}
 	if len(errs) > 0 {
 		gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}

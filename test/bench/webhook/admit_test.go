@@ -194,3 +194,29 @@ func TestValidate(t *testing.T) {
 		t.Errorf("a spec change: allowed=%v result=%+v, want denied naming the field", resp.Allowed, resp.Result)
 	}
 }
+
+// KubeVirt's own controller writes status and the reserved labels through updates; users may not.
+func TestComponentWritesStatusAndReservedLabels(t *testing.T) {
+	a := NewAdmitter()
+	created := customResource(t, measure.VMI("ns", "obj-0"))
+	old := patched(t, created, a.Mutate(request(admissionv1.Create, created, nil)))
+	var vmi v1.VirtualMachineInstance
+	if err := json.Unmarshal(old, &vmi); err != nil {
+		t.Fatal(err)
+	}
+	vmi.ResourceVersion = "5" // as stored
+	old = customResource(t, &vmi)
+	vmi.Labels[v1.NodeNameLabel] = "node-1"
+	vmi.Status.Phase, vmi.Status.NodeName = v1.Running, "node-1"
+	update := customResource(t, &vmi)
+	for user, wantKept := range map[string]bool{ComponentUser: true, "alice": false} {
+		req := request(admissionv1.Update, update, old)
+		req.UserInfo.Username = user
+		if resp := a.Mutate(req); (len(resp.Patch) == 0) != wantKept {
+			t.Errorf("%s: status patch %s, want the status kept: %v", user, resp.Patch, wantKept)
+		}
+		if resp := a.Validate(req); resp.Allowed != wantKept {
+			t.Errorf("%s: adding %s allowed=%v (%v), want %v", user, v1.NodeNameLabel, resp.Allowed, resp.Result, wantKept)
+		}
+	}
+}

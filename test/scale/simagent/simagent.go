@@ -2,15 +2,14 @@
 // one process runs one VMI watch per node with the real node agent's field selector
 // (status.nodeName=<node>), and reports each VMI Scheduled on its node Running, and a VMI being
 // deleted Succeeded, each with one UpdateStatus as the real agent writes it. It starts no guest.
-// It records, for every VMI it sees Scheduled, how long after the controller's write of that
-// phase its node's watch delivered it: the watch fan-out the scale harness reports.
+// OnEvent hears every VMI event of every node's watch as it arrives: the scale harness measures
+// the watch fan-out with it.
 package simagent
 
 import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,18 +31,15 @@ type Agents struct {
 	workers int
 	queue   workqueue.TypedRateLimitingInterface[string]
 	listers map[string]vireolisters.VirtualMachineInstanceLister
-
-	mu sync.Mutex
-	// delivered holds, per VMI seen Scheduled, the time from its Scheduled transition to the
-	// watch event that brought it.
-	delivered map[string]time.Duration
+	// OnEvent, when set before Run, is called with every VMI an added or updated event of
+	// node's watch delivered, and when it arrived. It must be quick and safe for concurrent use.
+	OnEvent func(node string, vmi *v1.VirtualMachineInstance, at time.Time)
 }
 
 // New simulates the node agents of nodes, writing with workers concurrent writers.
 func New(client versioned.Interface, nodes []string, workers int) *Agents {
 	return &Agents{client: client, nodes: slices.Clone(nodes), workers: max(workers, 1), listers: map[string]vireolisters.VirtualMachineInstanceLister{},
-		queue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-		delivered: map[string]time.Duration{}}
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 }
 
 // Run watches every node's VMIs and reports them until ctx ends. It returns once the watches
@@ -57,7 +53,9 @@ func (a *Agents) Run(ctx context.Context) error {
 		informer := f.Kubevirt().V1().VirtualMachineInstances()
 		enqueue := func(obj any) {
 			if vmi, ok := obj.(*v1.VirtualMachineInstance); ok && vmi.Status.NodeName == node {
-				a.observe(vmi, time.Now())
+				if a.OnEvent != nil {
+					a.OnEvent(node, vmi, time.Now())
+				}
 				a.queue.Add(node + "|" + vmi.Namespace + "/" + vmi.Name)
 			}
 		}
@@ -79,36 +77,6 @@ func (a *Agents) Run(ctx context.Context) error {
 		go wait.UntilWithContext(ctx, a.work, time.Second)
 	}
 	return nil
-}
-
-// observe records when the watch delivered vmi Scheduled, the first time it sees it so.
-func (a *Agents) observe(vmi *v1.VirtualMachineInstance, at time.Time) {
-	if vmi.Status.Phase != v1.Scheduled {
-		return
-	}
-	for _, t := range vmi.Status.PhaseTransitionTimestamps {
-		if t.Phase == v1.Scheduled {
-			a.mu.Lock()
-			if _, seen := a.delivered[string(vmi.UID)]; !seen {
-				a.delivered[string(vmi.UID)] = at.Sub(t.PhaseTransitionTimestamp.Time)
-			}
-			a.mu.Unlock()
-			return
-		}
-	}
-}
-
-// Delivered returns, per VMI seen Scheduled, how long its node's watch took to deliver that.
-// (Transition timestamps have a second's resolution when they travel as JSON: the figures are
-// as precise as the server's encoding.)
-func (a *Agents) Delivered() []time.Duration {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make([]time.Duration, 0, len(a.delivered))
-	for _, d := range a.delivered {
-		out = append(out, d)
-	}
-	return out
 }
 
 func (a *Agents) work(ctx context.Context) {

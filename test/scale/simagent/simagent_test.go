@@ -2,6 +2,8 @@ package simagent
 
 import (
 	"context"
+	"maps"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +32,13 @@ func TestAgentsReportAsTheNodeAgentDoes(t *testing.T) {
 	client := vireofake.NewSimpleClientset(vmi("starting", "n1", v1.Scheduled, false), vmi("pending", "", v1.Pending, false),
 		vmi("stopping", "n2", v1.Running, true), vmi("elsewhere", "n9", v1.Scheduled, false))
 	a := New(client, []string{"n1", "n2"}, 2)
+	var mu sync.Mutex
+	heard := map[string]string{}
+	a.OnEvent = func(node string, vmi *v1.VirtualMachineInstance, _ time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		heard[vmi.Name] = node
+	}
 	if err := a.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +62,11 @@ func TestAgentsReportAsTheNodeAgentDoes(t *testing.T) {
 	if c := got.Status.Condition(v1.VirtualMachineInstanceReady); c == nil || c.Status != v1.ConditionTrue {
 		t.Errorf("Ready = %+v, want True", c)
 	}
-	if d := a.Delivered(); len(d) != 1 || d[0] < time.Second {
-		t.Errorf("delivered %v, want one delay of at least the second since Scheduled", d)
+	mu.Lock()
+	if want := map[string]string{"starting": "n1", "stopping": "n2"}; !maps.Equal(heard, want) {
+		t.Errorf("OnEvent heard %v, want %v (each VMI from its own node's watch only)", heard, want)
 	}
+	mu.Unlock()
 	if _, ok := Next(got, "n1", metav1.Now()); ok {
 		t.Error("a Running VMI got another write")
 	}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -87,8 +88,18 @@ func (k *Kubelet) Register(ctx context.Context) error {
 		case err != nil:
 			return fmt.Errorf("registering simulated node %s: %w", name, err)
 		}
-		created.Status = node.Status
-		if _, err := k.kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		// kube-controller-manager changes a new Node at once (its Pod CIDR, a not-ready taint).
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			created.Status = node.Status
+			_, err := k.kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) {
+				if latest, gerr := k.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); gerr == nil {
+					created = latest
+				}
+			}
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("reporting simulated node %s Ready: %w", name, err)
 		}
 	}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/vireo-dev/vireo/test/bench/measure"
+)
+
+// listCase is one list request shape the harness measures.
+type listCase struct {
+	Name string `json:"name"`
+	// Path is the collection ("/apis/<group>/v1[/namespaces/<ns>]/virtualmachineinstances").
+	Path  string     `json:"path"`
+	Query url.Values `json:"query,omitempty"`
+	// Paged lists 500 at a time, following continue tokens to the end.
+	Paged bool `json:"paged"`
+	// Want is how many VMIs the list must return.
+	Want int `json:"want"`
+}
+
+// listResult is a list case measured.
+type listResult struct {
+	listCase
+	measure.Stats
+	// Items is how many VMIs the list returned; Bytes how many bytes (all pages).
+	Items int   `json:"items"`
+	Bytes int64 `json:"bytes"`
+}
+
+// pageSize is the limit of paged lists (kubectl's default chunk size).
+const pageSize = 500
+
+// listCases are the lists of group's VMIs measured at size vmis: every namespace, one, a label
+// selector, and a node's VMIs (nodeQuery), each unpaged and paged.
+func listCases(group string, vmis, namespaces, nodes int, nodeQuery url.Values) []listCase {
+	base := "/apis/" + group + "/v1"
+	share := func(parts int) int { return vmis/parts + btoi(vmis%parts > 0) }
+	oneNS := vmis/namespaces + btoi(vmis%namespaces > 0)
+	label := url.Values{"labelSelector": {groupLabel + "=" + groupOf(0)}}
+	var out []listCase
+	for _, paged := range []bool{false, true} {
+		out = append(out,
+			listCase{Name: "all namespaces", Path: base + "/virtualmachineinstances", Paged: paged, Want: vmis},
+			listCase{Name: "one namespace", Path: base + "/namespaces/" + namespaceName(0) + "/virtualmachineinstances", Paged: paged, Want: oneNS},
+			listCase{Name: "label selector (1/100)", Path: base + "/virtualmachineinstances", Query: label, Paged: paged, Want: share(groups)},
+			listCase{Name: "a node's VMIs", Path: base + "/virtualmachineinstances", Query: nodeQuery, Paged: paged, Want: -1})
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runs is how many times a list of n objects is measured: more for small lists, at least 5.
+func runs(n int) int { return max(5, min(50, 200000/max(n, 1))) }
+
+// measureList times lc, each run from the request to the last byte of the last page (the
+// client's decoding is not timed: it is the same for both targets), and checks the count.
+func measureList(ctx context.Context, hc *http.Client, host string, lc listCase) (listResult, error) {
+	n := runs(max(lc.Want, 1))
+	lat := make([]time.Duration, n)
+	var bytes int64
+	var items int
+	t0 := time.Now()
+	for r := range n {
+		start := time.Now()
+		got, size, err := list(ctx, hc, host, lc)
+		if err != nil {
+			return listResult{}, fmt.Errorf("listing %s: %w", lc.Name, err)
+		}
+		lat[r], bytes, items = time.Since(start)-got.decoding, size, got.items
+		if lc.Want >= 0 && got.items != lc.Want {
+			return listResult{}, fmt.Errorf("listing %s returned %d VMIs, want %d", lc.Name, got.items, lc.Want)
+		}
+	}
+	return listResult{listCase: lc, Stats: measure.Summarize(lat, time.Since(t0)), Items: items, Bytes: bytes}, nil
+}
+
+// listed is what one list (all its pages) returned.
+type listed struct {
+	items    int
+	decoding time.Duration
+}
+
+func list(ctx context.Context, hc *http.Client, host string, lc listCase) (listed, int64, error) {
+	var out listed
+	var size int64
+	cont := ""
+	for {
+		q := url.Values{}
+		for k, v := range lc.Query {
+			q[k] = v
+		}
+		if lc.Paged {
+			q.Set("limit", fmt.Sprint(pageSize))
+			if cont != "" {
+				q.Set("continue", cont)
+			}
+		}
+		body, err := get(ctx, hc, host+lc.Path+"?"+q.Encode())
+		if err != nil {
+			return out, size, err
+		}
+		size += int64(len(body))
+		d0 := time.Now()
+		var page struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return out, size, fmt.Errorf("decoding the list: %w", err)
+		}
+		out.items += len(page.Items)
+		out.decoding += time.Since(d0)
+		if cont = page.Metadata.Continue; cont == "" || !lc.Paged {
+			return out, size, nil
+		}
+	}
+}
+
+func get(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: HTTP %d: %.300s", u, resp.StatusCode, body)
+	}
+	return body, nil
+}
+
+// measureLists measures every case.
+func measureLists(ctx context.Context, cfg *rest.Config, cases []listCase) ([]listResult, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out []listResult
+	for _, lc := range cases {
+		r, err := measureList(ctx, hc, cfg.Host, lc)
+		if err != nil {
+			return nil, err
+		}
+		say("  list %s%s: %d VMIs, p50 %.0f ms, p99 %.0f ms, %d KiB", lc.Name, pagedSuffix(lc.Paged), r.Items, r.P50ms, r.P99ms, r.Bytes>>10)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func pagedSuffix(paged bool) string {
+	if paged {
+		return fmt.Sprintf(" (paged by %d)", pageSize)
+	}
+	return ""
+}

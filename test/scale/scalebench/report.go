@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/vireo-dev/vireo/test/bench/apimetrics"
+	"github.com/vireo-dev/vireo/test/bench/measure"
+)
+
+// report is scale.json; scale.txt renders it.
+type report struct {
+	Config  map[string]any `json:"config"`
+	Started time.Time      `json:"started"`
+	Sizes   []sizeResult   `json:"sizes"`
+}
+
+// sizeResult is one wave's measurements: Vireo's, and the CRD baseline's at the same size.
+type sizeResult struct {
+	VMIs  int           `json:"vmis"`
+	Vireo targetResult  `json:"vireo"`
+	CRD   *targetResult `json:"crd,omitempty"`
+}
+
+// targetResult is one target measured at one size.
+type targetResult struct {
+	// Created VMIs in this wave, how fast, and each create request's latency.
+	Created          int           `json:"created"`
+	CreateThroughput float64       `json:"createPerSecond"`
+	Create           measure.Stats `json:"createRequest"`
+	// ToRunning is creation (the create request's start) -> Running as a node agent's watch
+	// delivered it (Vireo: through the controller, kube-scheduler, kubelet and node agent).
+	ToRunning  measure.Stats `json:"creationToRunning"`
+	NotRunning int           `json:"notRunning"`
+	// Usage is memory, CPU and database sizes after the wave.
+	Usage usage `json:"usage"`
+	// ControllerCores is vireo-controller's CPU over the wave, in cores.
+	ControllerCores float64                 `json:"controllerCores,omitempty"`
+	Queues          map[string]queueLatency `json:"controllerQueues,omitempty"`
+	// WritesPerVMI are vireo-apiserver's VMI writes (create, update, patch, delete) over the
+	// wave per VMI created, the harness's own create included; Series by verb and code.
+	WritesPerVMI    float64            `json:"vmiWritesPerVMI,omitempty"`
+	PodWritesPerVMI float64            `json:"podWritesPerVMI,omitempty"`
+	WriteSeries     map[string]float64 `json:"writeSeries,omitempty"`
+	Lists           []listResult       `json:"lists"`
+	// Fanout is from the start of a VMI write until the watch of the VMI's node delivered it.
+	Fanout        measure.Stats `json:"watchFanout"`
+	FanoutMissing int           `json:"watchFanoutMissing"`
+	FanoutWrite   measure.Stats `json:"watchFanoutWrite"`
+	// Problem is what broke, if anything.
+	Problem string `json:"problem,omitempty"`
+}
+
+func (r *targetResult) created(cr creation, n int) {
+	r.Created = n
+	r.CreateThroughput = float64(n) / cr.wall.Seconds()
+	r.Create = measure.Summarize(cr.latency, cr.wall)
+}
+
+func (r *targetResult) writes(before, after apimetrics.RequestCounts, n int) {
+	r.WriteSeries = map[string]float64{}
+	var vmi, pods float64
+	for k, v := range after {
+		d := v - before[k]
+		if d == 0 {
+			continue
+		}
+		r.WriteSeries[k.String()] = d
+		if k.Server == "vireo-apiserver" {
+			vmi += d
+		} else {
+			pods += d
+		}
+	}
+	r.WritesPerVMI, r.PodWritesPerVMI = vmi/float64(n), pods/float64(n)
+}
+
+func (r *targetResult) fanout(p *probes, first, count int, writeLat []time.Duration) {
+	delivered, missing := p.result(first, first+count)
+	r.Fanout, r.FanoutMissing, r.FanoutWrite = latencies(delivered), missing, latencies(writeLat)
+	say("  watch fan-out: %d delivered, p50 %.0f ms, p99 %.0f ms, %d missing", r.Fanout.Ops, r.Fanout.P50ms, r.Fanout.P99ms, missing)
+}
+
+// describe is the configuration as the report records it.
+func (c config) describe() map[string]any {
+	return map[string]any{"vmis": c.vmis, "nodes": c.nodes, "ratePerSecond": c.rate, "creators": c.creators,
+		"probes": c.probes, "namespaces": c.namespaces, "crdBaseline": c.crd, "waves": waves(c.vmis)}
+}
+
+// write writes scale.json, scale.txt and the plots.
+func (r *report) write(dir string) error {
+	if err := measure.WriteResults(dir, "scale", r, r.table); err != nil {
+		return err
+	}
+	return r.plot(dir)
+}
+
+const mib = 1 << 20
+
+// table renders the report as text.
+func (r *report) table(w io.Writer) {
+	fmt.Fprintf(w, "Vireo at scale: %v VMIs on %v simulated nodes, created %v/s by %v clients (scalebench, %s)\n",
+		r.Config["vmis"], r.Config["nodes"], r.Config["ratePerSecond"], r.Config["creators"], r.Started.Format(time.RFC3339))
+	fmt.Fprintln(w, "vireo: aggregated vireo-apiserver, embedded etcd; crd: the same kind as a CRD with webhooks in kube-apiserver's etcd")
+	for _, s := range r.Sizes {
+		fmt.Fprintf(w, "\n== %d VMIs ==\n", s.VMIs)
+		row := func(name string, f func(t *targetResult) string) {
+			crd := "-"
+			if s.CRD != nil {
+				crd = f(s.CRD)
+			}
+			fmt.Fprintf(w, "%-54s %22s %22s\n", name, f(&s.Vireo), crd)
+		}
+		fmt.Fprintf(w, "%-54s %22s %22s\n", "", "vireo", "crd")
+		row("create throughput (VMIs/s)", func(t *targetResult) string { return fmt.Sprintf("%.0f", t.CreateThroughput) })
+		row("create request p50 / p99 (ms)", func(t *targetResult) string { return fmt.Sprintf("%.0f / %.0f", t.Create.P50ms, t.Create.P99ms) })
+		row("creation -> Running p50 / p99 (s)", func(t *targetResult) string {
+			if t.ToRunning.Ops == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f / %.1f", t.ToRunning.P50ms/1000, t.ToRunning.P99ms/1000)
+		})
+		row("watch fan-out p50 / p99 (ms)", func(t *targetResult) string {
+			return fmt.Sprintf("%.0f / %.0f (%d lost)", t.Fanout.P50ms, t.Fanout.P99ms, t.FanoutMissing)
+		})
+		row("RSS vireo-apiserver+etcd (MiB)", func(t *targetResult) string { return fmt.Sprintf("%d", t.Usage.RSS["vireo-apiserver"]/mib) })
+		row("RSS kube-apiserver / etcd (MiB)", func(t *targetResult) string {
+			return fmt.Sprintf("%d / %d", t.Usage.RSS["kube-apiserver"]/mib, t.Usage.RSS["etcd"]/mib)
+		})
+		row("etcd db vireo / cluster (MiB)", func(t *targetResult) string {
+			return fmt.Sprintf("%d / %d", t.Usage.DB["vireo"]/mib, t.Usage.DB["cluster"]/mib)
+		})
+		for i := range s.Vireo.Lists {
+			lv := s.Vireo.Lists[i]
+			row(fmt.Sprintf("list %s%s p50/p99 ms", lv.Name, pagedSuffix(lv.Paged)), func(t *targetResult) string {
+				if i >= len(t.Lists) {
+					return "-"
+				}
+				return fmt.Sprintf("%.0f / %.0f (%d)", t.Lists[i].P50ms, t.Lists[i].P99ms, t.Lists[i].Items)
+			})
+		}
+		v := &s.Vireo
+		fmt.Fprintf(w, "vireo: %.2f VMI writes and %.2f Pod writes per VMI; vireo-controller %.2f cores\n", v.WritesPerVMI, v.PodWritesPerVMI, v.ControllerCores)
+		for _, name := range sortedKeys(v.Queues) {
+			q := v.Queues[name]
+			fmt.Fprintf(w, "vireo-controller queue %-22s %8.0f adds, queued p50 %.1f ms p99 %.1f ms, work p50 %.1f ms p99 %.1f ms\n",
+				name, q.Adds, q.QueueP50ms, q.QueueP99ms, q.WorkP50ms, q.WorkP99ms)
+		}
+		if v.Problem != "" {
+			fmt.Fprintln(w, "PROBLEM:", v.Problem)
+		}
+		if s.CRD != nil && len(s.CRD.Lists) > 0 && len(v.Lists) > 0 && v.Lists[0].P50ms > 0 {
+			fmt.Fprintf(w, "full list, unpaged: the CRD's p50 is %.1fx Vireo's\n", s.CRD.Lists[0].P50ms/v.Lists[0].P50ms)
+		}
+	}
+	fmt.Fprintln(w, "\n"+strings.TrimSpace(notes))
+}
+
+// notes explain how the figures were taken.
+const notes = `
+How: every figure is taken in one process against one installation. creation -> Running runs
+from the start of a VMI's create request until the watch of its node's simulated agent delivers
+it Running. watch fan-out runs from the start of a merge patch of one VMI's annotation until the
+watch of the VMI's node (vireo: field selector status.nodeName, as the node agent; crd: a node
+label, as KubeVirt's virt-handler selects by kubevirt.io/nodeName) delivers it; one watch per node. Lists are
+timed to their last byte (JSON), unpaged and paged by 500. RSS is the process's resident
+memory after the wave; kube-apiserver and its etcd hold the launcher Pods of Vireo's VMIs too.
+Percentiles are nearest-rank: with fewer than 100 samples p99 is the slowest.`
+
+// latencies summarizes ds with no throughput (they were not taken back to back).
+func latencies(ds []time.Duration) measure.Stats {
+	s := measure.Summarize(ds, time.Second)
+	s.Throughput = 0
+	return s
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/utils/ptr"
+)
+
+func TestWaves(t *testing.T) {
+	for vmis, want := range map[int][]int{100: {100}, 1000: {1000}, 2500: {1000, 2500}, 100000: {1000, 10000, 100000}, 150000: {1000, 10000, 100000, 150000}} {
+		if got := waves(vmis); !slices.Equal(got, want) {
+			t.Errorf("waves(%d) = %v, want %v", vmis, got, want)
+		}
+	}
+}
+
+func TestConfigRefusesWhatCannotRun(t *testing.T) {
+	for name, mutate := range map[string]func(*config){
+		"-vmis": func(c *config) { c.vmis = 0 }, "-nodes": func(c *config) { c.nodes = maxNodes + 1 },
+		"-rate": func(c *config) { c.rate = -1 }, "-creators": func(c *config) { c.creators = 0 },
+		"-namespaces": func(c *config) { c.namespaces = 0 }, "-probes": func(c *config) { c.probes = -1 },
+	} {
+		c := defaultConfig()
+		mutate(&c)
+		if err := c.validate(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: error %v, want one naming the flag", name, err)
+		}
+	}
+	if err := defaultConfig().validate(); err != nil {
+		t.Errorf("the defaults are refused: %v", err)
+	}
+}
+
+func TestProbesCountEachDeliveryOnce(t *testing.T) {
+	p := newProbes()
+	t0 := time.Now()
+	p.send(1, t0)
+	p.send(2, t0)
+	p.heard("1", t0.Add(30*time.Millisecond))
+	p.heard("1", t0.Add(90*time.Millisecond)) // a later event of the same VMI
+	p.heard("7", t0.Add(time.Millisecond))    // never sent
+	p.heard("", t0)
+	got, missing := p.result(1, 3)
+	if !slices.Equal(got, []time.Duration{30 * time.Millisecond}) || missing != 1 {
+		t.Errorf("result = %v, %d missing; want [30ms], 1", got, missing)
+	}
+}
+
+func TestQueueLatenciesFromHistogramDeltas(t *testing.T) {
+	family := func(counts ...uint64) *dto.MetricFamily {
+		bounds := []float64{0.001, 0.01, 0.1, 1}
+		h := &dto.Histogram{SampleCount: ptr.To(counts[len(counts)-1])}
+		for i, b := range bounds {
+			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr.To(b), CumulativeCount: ptr.To(counts[i])})
+		}
+		return &dto.MetricFamily{Metric: []*dto.Metric{{Label: []*dto.LabelPair{{Name: ptr.To("name"), Value: ptr.To("vmi")}}, Histogram: h}}}
+	}
+	before := map[string]*dto.MetricFamily{"workqueue_queue_duration_seconds": family(10, 10, 10, 10), "workqueue_work_duration_seconds": family(10, 10, 10, 10)}
+	// 100 more: 50 under 1 ms, 49 more under 10 ms, 1 under 1 s.
+	after := map[string]*dto.MetricFamily{"workqueue_queue_duration_seconds": family(60, 109, 109, 110), "workqueue_work_duration_seconds": family(110, 110, 110, 110)}
+	got := queueLatencies(before, after)["vmi"]
+	// p50: rank 50 of 100 in the first bucket (50 of them, 0-1 ms); p99: rank 99, 49 of the
+	// 49 in 1-10 ms; work: all 100 in the first bucket.
+	want := queueLatency{Adds: 100, QueueP50ms: 1, QueueP99ms: 10, WorkP50ms: 0.5, WorkP99ms: 0.99}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if got.Adds != want.Adds || !near(got.QueueP50ms, want.QueueP50ms) || !near(got.QueueP99ms, want.QueueP99ms) ||
+		!near(got.WorkP50ms, want.WorkP50ms) || !near(got.WorkP99ms, want.WorkP99ms) {
+		t.Errorf("queueLatencies = %+v, want %+v", got, want)
+	}
+}
+
+func TestListCasesWantEachShare(t *testing.T) {
+	cases := listCases("kubevirt.io", 1050, 10, 7, nil)
+	if len(cases) != 8 {
+		t.Fatalf("%d cases, want 4 shapes unpaged and paged", len(cases))
+	}
+	wants := map[string]int{"all namespaces": 1050, "one namespace": 105, "label selector (1/100)": 11, "a node's VMIs": -1}
+	for _, c := range cases {
+		if c.Want != wants[c.Name] {
+			t.Errorf("%s: want %d VMIs, expected %d", c.Name, c.Want, wants[c.Name])
+		}
+	}
+}
+
+// TestScaleSmoke runs the harness briefly (make test's share of `make scale`): 100 VMIs on 10
+// simulated nodes through the real control plane, and the CRD baseline, in an installation of
+// its own. It fails unless every VMI reached Running, every fan-out probe was delivered by its
+// node's watch, every list returned what was stored, and the figures were written.
+func TestScaleSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an installation")
+	}
+	repo, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := defaultConfig()
+	c.out, c.root = t.TempDir(), filepath.Join(repo, "_output", "scale-smoke")
+	c.bin, c.manifests = filepath.Join(repo, "_output", "bin"), filepath.Join(repo, "artifacts")
+	c.vmis, c.nodes, c.rate, c.probes, c.namespaces = 100, 10, 50, 20, 4
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	if err := run(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(c.out, "scale.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sizes) != 1 || rep.Sizes[0].CRD == nil {
+		t.Fatalf("report has %d sizes (CRD measured: %v), want one size with both targets", len(rep.Sizes), len(rep.Sizes) > 0 && rep.Sizes[0].CRD != nil)
+	}
+	v, crd := rep.Sizes[0].Vireo, rep.Sizes[0].CRD
+	if v.ToRunning.Ops != c.vmis || v.NotRunning != 0 {
+		t.Errorf("%d VMIs seen Running (%d not), want %d", v.ToRunning.Ops, v.NotRunning, c.vmis)
+	}
+	for name, r := range map[string]*targetResult{"vireo": &v, "crd": crd} {
+		if r.Fanout.Ops != c.probes || r.FanoutMissing != 0 {
+			t.Errorf("%s: %d fan-out probes delivered, %d lost; want all %d", name, r.Fanout.Ops, r.FanoutMissing, c.probes)
+		}
+		if r.Created != c.vmis || len(r.Lists) != 8 || r.Usage.RSS["kube-apiserver"] == 0 {
+			t.Errorf("%s: created %d, %d lists, usage %+v", name, r.Created, len(r.Lists), r.Usage)
+		}
+	}
+	if v.Usage.RSS["vireo-apiserver"] == 0 || v.Usage.DB["vireo"] == 0 || v.WritesPerVMI < 1 || v.Queues["vmi"].Adds == 0 {
+		t.Errorf("vireo's usage %+v, %.2f writes per VMI, queues %+v", v.Usage, v.WritesPerVMI, v.Queues)
+	}
+	if _, err := os.Stat(filepath.Join(c.out, "scale.txt")); err != nil {
+		t.Error(err)
+	}
+}
