@@ -87,7 +87,7 @@ var expected = map[string][]grant{
 		{all, core, s("persistentvolumeclaims"), s("list", "watch"), nil, "informer: manager.newDataVolumeController"},
 		{all, core, s("persistentvolumeclaims"), s("get"), nil, "datavolume.Controller.ensureClaim/sourceSize, vmi.Controller.withLiveMigratable"},
 		{all, core, s("persistentvolumeclaims"), s("create"), nil, "datavolume.Controller.ensureClaim"},
-		{all, core, s("events"), s("list"), nil, "vmi.Controller.mountProblem (the kubelet's FailedMount events)"},
+		{all, core, s("events"), s("list", "watch"), nil, "vmi.Controller's informer of the kubelet's FailedMount events (mountProblem)"},
 		{all, core, s("nodes"), s("list", "watch"), nil, "informer: manager.newEvacuationController"},
 		{all, "storage.k8s.io", s("storageclasses"), s("list", "watch"), nil, "informer: manager.newDataVolumeController"},
 		{all, "policy", s("poddisruptionbudgets"), s("list", "watch"), nil, "informer: manager.newEvacuationController"},

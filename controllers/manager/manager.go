@@ -155,8 +155,10 @@ func newControllerSet(ctx context.Context, cfg *rest.Config, o *Options) (*contr
 	}
 	launcher := o.Launcher
 	launcher.Emulation = settings.Emulation
-	vmiController, err := vmi.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), launcher,
-		&imagedigest.Resolver{Insecure: o.Importer.InsecureRegistries})
+	failedMounts := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 10*time.Minute,
+		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.FieldSelector = vmi.FailedMountSelector }))
+	vmiController, err := vmi.New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(),
+		failedMounts.Core().V1().Events(), launcher, &imagedigest.Resolver{Insecure: o.Importer.InsecureRegistries})
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +200,7 @@ func newControllerSet(ctx context.Context, cfg *rest.Config, o *Options) (*contr
 	// The metrics' listers and handlers are added by run: a standby counts nothing.
 	vf.Start(ctx.Done())
 	kf.Start(ctx.Done())
+	failedMounts.Start(ctx.Done())
 	for _, w := range []*withInformers{migrationController, dvController, evacuationController} {
 		w.startInformers(ctx.Done())
 	}

@@ -36,12 +36,14 @@ import (
 // Controller is the VMI reconciler.
 type Controller struct {
 	*reconcile.Loop
-	client   versioned.Interface
-	kube     kubernetes.Interface
-	vmis     vireolisters.VirtualMachineInstanceLister
-	pods     corelisters.PodLister
-	dvs      cdilisters.DataVolumeLister
-	launcher launcherpod.Options
+	client versioned.Interface
+	kube   kubernetes.Interface
+	vmis   vireolisters.VirtualMachineInstanceLister
+	pods   corelisters.PodLister
+	dvs    cdilisters.DataVolumeLister
+	// failedMounts are the kubelets' FailedMount events, indexed by podUIDIndex.
+	failedMounts cache.Indexer
+	launcher     launcherpod.Options
 	// pinner pins the VMI's image tags to digests before its Pod is created (nil: none).
 	pinner  ImagePinner
 	now     func() metav1.Time
@@ -54,12 +56,19 @@ type ImagePinner interface {
 	Pin(ctx context.Context, vmi *v1.VirtualMachineInstance) map[string]string
 }
 
-// New wires the controller to its informers; launcher configures the launcher Pods it creates,
-// pinner (nil: none) the digests their images are pinned to.
+// New wires the controller to its informers (failedMounts: of the events FailedMountSelector
+// selects); launcher configures the launcher Pods it creates, pinner (nil: none) the digests
+// their images are pinned to.
 func New(client versioned.Interface, kube kubernetes.Interface, vmis vireoinformers.VirtualMachineInstanceInformer,
-	pods coreinformers.PodInformer, dvs cdiinformers.DataVolumeInformer, launcher launcherpod.Options, pinner ImagePinner) (*Controller, error) {
-	c := &Controller{client: client, kube: kube, vmis: vmis.Lister(), pods: pods.Lister(), dvs: dvs.Lister(), launcher: launcher, pinner: pinner, now: metav1.Now}
-	c.Loop = reconcile.NewLoop("vmi", c.sync, vmis.Informer().HasSynced, pods.Informer().HasSynced, dvs.Informer().HasSynced)
+	pods coreinformers.PodInformer, dvs cdiinformers.DataVolumeInformer, failedMounts coreinformers.EventInformer,
+	launcher launcherpod.Options, pinner ImagePinner) (*Controller, error) {
+	if err := failedMounts.Informer().AddIndexers(cache.Indexers{podUIDIndex: indexByPodUID}); err != nil {
+		return nil, err
+	}
+	c := &Controller{client: client, kube: kube, vmis: vmis.Lister(), pods: pods.Lister(), dvs: dvs.Lister(),
+		failedMounts: failedMounts.Informer().GetIndexer(), launcher: launcher, pinner: pinner, now: metav1.Now}
+	c.Loop = reconcile.NewLoop("vmi", c.sync, vmis.Informer().HasSynced, pods.Informer().HasSynced, dvs.Informer().HasSynced,
+		failedMounts.Informer().HasSynced)
 	if _, err := vmis.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.Enqueue,
 		UpdateFunc: func(_, obj any) { c.Enqueue(obj) },
@@ -67,6 +76,11 @@ func New(client versioned.Interface, kube kubernetes.Interface, vmis vireoinform
 		return nil, err
 	}
 	if _, err := pods.Informer().AddEventHandler(c.OwnerHandlers("VirtualMachineInstance")); err != nil {
+		return nil, err
+	}
+	if _, err := failedMounts.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueVMIOfEvent, UpdateFunc: func(_, obj any) { c.enqueueVMIOfEvent(obj) },
+	}); err != nil {
 		return nil, err
 	}
 	dvChanged := func(obj any) { c.enqueueUsersOf(obj) }
@@ -157,7 +171,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	withDataVolumes(&status, gate, c.now())
-	problem, mountRecheck := c.mountProblem(ctx, vmi, pod)
+	problem, mountRecheck := c.mountProblem(vmi, pod)
 	withMountProblem(&status, problem, c.now())
 	if recheck == 0 || (mountRecheck > 0 && mountRecheck < recheck) {
 		recheck = mountRecheck

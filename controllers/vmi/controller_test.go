@@ -76,15 +76,27 @@ func TestDeletedVMIReleasesFinalizerOnlyWithoutLauncher(t *testing.T) {
 // pods, and returns it once their caches are in sync (sync is then called directly).
 func startController(ctx context.Context, t *testing.T, vireo *vireofake.Clientset, pods ...*corev1.Pod) *Controller {
 	t.Helper()
+	return startControllerWithEvents(ctx, t, vireo, nil, pods...)
+}
+
+// startControllerWithEvents is startController with events in the kube client too.
+func startControllerWithEvents(ctx context.Context, t *testing.T, vireo *vireofake.Clientset, events []*corev1.Event, pods ...*corev1.Pod) *Controller {
+	t.Helper()
 	kube := kubefake.NewClientset()
 	for _, p := range pods {
 		if _, err := kube.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	for _, e := range events {
+		if _, err := kube.CoreV1().Events(e.Namespace).Create(ctx, e, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	vf := vireoinformers.NewSharedInformerFactory(vireo, 0)
 	kf := kubeinformers.NewSharedInformerFactory(kube, 0)
-	ctrl, err := New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(), testLauncher, nil)
+	ctrl, err := New(vireo, kube, vf.Kubevirt().V1().VirtualMachineInstances(), kf.Core().V1().Pods(), vf.Cdi().V1beta1().DataVolumes(),
+		kf.Core().V1().Events(), testLauncher, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

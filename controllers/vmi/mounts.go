@@ -1,24 +1,50 @@
 package vmi
 
 import (
-	"context"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/klog/v2"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
-// mountGrace is how long a bound launcher Pod may stay Pending before the controller looks for
-// the kubelet's FailedMount events (a healthy one starts well within it); mountRecheck is how
-// often it looks again while the Pod stays Pending without one.
-const (
-	mountGrace   = 2 * time.Second
-	mountRecheck = 10 * time.Second
-)
+// mountGrace is how long a bound launcher Pod may stay Pending before the controller shows
+// the kubelet's FailedMount events on its VMI (a healthy one starts well within it).
+const mountGrace = 2 * time.Second
+
+// podUIDIndex indexes the FailedMount events by the UID of the Pod they are about.
+const podUIDIndex = "involvedObject.uid"
+
+// FailedMountSelector is the field selector of the events informer New takes: the kubelet's
+// FailedMount events only. One watch replaces a list of a Pod's events per starting VMI,
+// which at scale (thousands of launcher Pods starting) kube-apiserver answers by scanning
+// every event of the namespace.
+const FailedMountSelector = "reason=" + v1.ReasonFailedMount
+
+func indexByPodUID(obj any) ([]string, error) {
+	if e, ok := obj.(*corev1.Event); ok && e.InvolvedObject.Kind == "Pod" {
+		return []string{string(e.InvolvedObject.UID)}, nil
+	}
+	return nil, nil
+}
+
+// enqueueVMIOfEvent queues the VMI whose launcher Pod a FailedMount event is about.
+func (c *Controller) enqueueVMIOfEvent(obj any) {
+	e, ok := obj.(*corev1.Event)
+	if !ok || e.InvolvedObject.Kind != "Pod" {
+		return
+	}
+	pod, err := c.pods.Pods(e.InvolvedObject.Namespace).Get(e.InvolvedObject.Name)
+	if err != nil {
+		return
+	}
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "VirtualMachineInstance" {
+		c.EnqueueKey(pod.Namespace + "/" + ref.Name)
+	}
+}
 
 // stuckSince returns when pod was bound to its node, when it is still Pending there.
 func stuckSince(pod *corev1.Pod) (time.Time, bool) {
@@ -32,8 +58,9 @@ func stuckSince(pod *corev1.Pod) (time.Time, bool) {
 }
 
 // mountProblem returns the latest FailedMount message of a Scheduling VMI's launcher Pod that
-// has stayed Pending on its node beyond mountGrace, and when to look again (0: not needed).
-func (c *Controller) mountProblem(ctx context.Context, vmi *v1.VirtualMachineInstance, pod *corev1.Pod) (string, time.Duration) {
+// has stayed Pending on its node beyond mountGrace, and when to look again (0: not needed; a
+// FailedMount event of the Pod requeues the VMI).
+func (c *Controller) mountProblem(vmi *v1.VirtualMachineInstance, pod *corev1.Pod) (string, time.Duration) {
 	since, stuck := stuckSince(pod)
 	if !stuck || vmi.Status.Phase != v1.Scheduling {
 		return "", 0
@@ -41,23 +68,25 @@ func (c *Controller) mountProblem(ctx context.Context, vmi *v1.VirtualMachineIns
 	if wait := since.Add(mountGrace).Sub(c.now().Time); wait > 0 {
 		return "", wait
 	}
-	sel := fields.Set{"involvedObject.uid": string(pod.UID), "reason": v1.ReasonFailedMount}.AsSelector().String()
-	events, err := c.kube.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if latest := latestEvent(c.failedMounts, pod.UID); latest != nil {
+		return latest.Message, 0
+	}
+	return "", 0
+}
+
+// latestEvent is the latest of the events about the Pod with uid in indexer (by podUIDIndex).
+func latestEvent(indexer cache.Indexer, uid types.UID) *corev1.Event {
+	objs, err := indexer.ByIndex(podUIDIndex, string(uid))
 	if err != nil {
-		klog.FromContext(ctx).V(2).Info("Cannot list the launcher Pod's events", "pod", klog.KObj(pod), "err", err)
-		return "", mountRecheck
+		return nil
 	}
 	var latest *corev1.Event
-	for i := range events.Items {
-		e := &events.Items[i]
-		if latest == nil || eventTime(e).After(eventTime(latest)) {
+	for _, obj := range objs {
+		if e, ok := obj.(*corev1.Event); ok && (latest == nil || eventTime(e).After(eventTime(latest))) {
 			latest = e
 		}
 	}
-	if latest == nil {
-		return "", mountRecheck
-	}
-	return latest.Message, 0
+	return latest
 }
 
 // eventTime is when an event last happened.

@@ -36,15 +36,18 @@ type targetResult struct {
 	NotRunning int           `json:"notRunning"`
 	// Usage is memory, CPU and database sizes after the wave.
 	Usage usage `json:"usage"`
-	// ControllerCores is vireo-controller's CPU over the wave, in cores.
-	ControllerCores float64                 `json:"controllerCores,omitempty"`
-	Queues          map[string]queueLatency `json:"controllerQueues,omitempty"`
+	// Cores is each process's CPU over the wave (creation until every VMI Running), in cores;
+	// HostBusy the machine's busy share then (1: both cores busy).
+	Cores    map[string]float64      `json:"cores,omitempty"`
+	HostBusy float64                 `json:"hostBusy,omitempty"`
+	Queues   map[string]queueLatency `json:"controllerQueues,omitempty"`
 	// WritesPerVMI are vireo-apiserver's VMI writes (create, update, patch, delete) over the
-	// wave per VMI created, the harness's own create included; Series by verb and code.
-	WritesPerVMI    float64            `json:"vmiWritesPerVMI,omitempty"`
-	PodWritesPerVMI float64            `json:"podWritesPerVMI,omitempty"`
-	WriteSeries     map[string]float64 `json:"writeSeries,omitempty"`
-	Lists           []listResult       `json:"lists"`
+	// wave per VMI created, the harness's own create included; KubeWritesPerVMI
+	// kube-apiserver's writes of Pods, events and access reviews; Series by verb and code.
+	WritesPerVMI     float64            `json:"vmiWritesPerVMI,omitempty"`
+	KubeWritesPerVMI float64            `json:"kubeWritesPerVMI,omitempty"`
+	WriteSeries      map[string]float64 `json:"writeSeries,omitempty"`
+	Lists            []listResult       `json:"lists"`
 	// Fanout is from the start of a VMI write until the watch of the VMI's node delivered it.
 	Fanout        measure.Stats `json:"watchFanout"`
 	FanoutMissing int           `json:"watchFanoutMissing"`
@@ -61,7 +64,7 @@ func (r *targetResult) created(cr creation, n int) {
 
 func (r *targetResult) writes(before, after apimetrics.RequestCounts, n int) {
 	r.WriteSeries = map[string]float64{}
-	var vmi, pods float64
+	var vmi, kube float64
 	for k, v := range after {
 		d := v - before[k]
 		if d == 0 {
@@ -71,10 +74,10 @@ func (r *targetResult) writes(before, after apimetrics.RequestCounts, n int) {
 		if k.Server == "vireo-apiserver" {
 			vmi += d
 		} else {
-			pods += d
+			kube += d
 		}
 	}
-	r.WritesPerVMI, r.PodWritesPerVMI = vmi/float64(n), pods/float64(n)
+	r.WritesPerVMI, r.KubeWritesPerVMI = vmi/float64(n), kube/float64(n)
 }
 
 func (r *targetResult) fanout(p *probes, first, count int, writeLat []time.Duration) {
@@ -142,7 +145,17 @@ func (r *report) table(w io.Writer) {
 			})
 		}
 		v := &s.Vireo
-		fmt.Fprintf(w, "vireo: %.2f VMI writes and %.2f Pod writes per VMI; vireo-controller %.2f cores\n", v.WritesPerVMI, v.PodWritesPerVMI, v.ControllerCores)
+		fmt.Fprintf(w, "vireo: %.2f VMI writes per VMI; kube-apiserver: %.2f writes per VMI (Pods, events, access reviews)\n", v.WritesPerVMI, v.KubeWritesPerVMI)
+		for _, k := range sortedKeys(v.WriteSeries) {
+			fmt.Fprintf(w, "  %-70s %8.0f\n", k, v.WriteSeries[k])
+		}
+		if len(v.Cores) > 0 {
+			var parts []string
+			for _, name := range sortedKeys(v.Cores) {
+				parts = append(parts, fmt.Sprintf("%s %.2f", name, v.Cores[name]))
+			}
+			fmt.Fprintf(w, "CPU while the wave ran (cores; the machine %.0f%% busy): %s\n", v.HostBusy*100, strings.Join(parts, ", "))
+		}
 		for _, name := range sortedKeys(v.Queues) {
 			q := v.Queues[name]
 			fmt.Fprintf(w, "vireo-controller queue %-22s %8.0f adds, queued p50 %.1f ms p99 %.1f ms, work p50 %.1f ms p99 %.1f ms\n",

@@ -36,6 +36,9 @@ type usage struct {
 	CPUTicks map[string]int64 `json:"cpuTicks"`
 	// DB is each etcd's database file: "vireo" (vireo-apiserver's) and "cluster".
 	DB map[string]int64 `json:"etcdDatabaseBytes"`
+	// HostBusy and HostTotal are the machine's CPU ticks, cumulative (/proc/stat).
+	HostBusy  int64 `json:"hostBusyTicks"`
+	HostTotal int64 `json:"hostTotalTicks"`
 }
 
 // pids finds the processes measured: the Pods' on the local node by executable name, the host
@@ -51,7 +54,7 @@ func pids(cluster *localcluster.Cluster) (map[string]int, error) {
 			out[n] = pid
 		}
 	}
-	for _, name := range []string{"kube-apiserver", "etcd"} {
+	for _, name := range []string{"kube-apiserver", "etcd", "kube-scheduler", "kube-controller-manager"} {
 		comp, err := cluster.Component(name)
 		if err != nil {
 			return nil, err
@@ -86,6 +89,14 @@ func measureUsage(cluster *localcluster.Cluster) (usage, error) {
 		}
 		u.RSS[name], u.CPUTicks[name] = m.RSS, ticks
 	}
+	self, err := hostproc.CPUTicks(os.Getpid())
+	if err != nil {
+		return usage{}, err
+	}
+	u.CPUTicks["scalebench (the simulation)"] = self
+	if u.HostBusy, u.HostTotal, err = hostproc.HostCPU(); err != nil {
+		return usage{}, err
+	}
 	dbs := map[string]string{
 		"vireo":   filepath.Join(cluster.APIServerDataDir(), "etcd", "member", "snap", "db"),
 		"cluster": filepath.Join(cluster.Options().Data("etcd"), "member", "snap", "db"),
@@ -98,6 +109,20 @@ func measureUsage(cluster *localcluster.Cluster) (usage, error) {
 		u.DB[name] = st.Size()
 	}
 	return u, nil
+}
+
+// cpuShares is each process's CPU over a wave (between two usages), in cores, and the
+// machine's busy share (1: every core busy).
+func cpuShares(before, after usage, wall time.Duration) (map[string]float64, float64) {
+	out := map[string]float64{}
+	for name, t := range after.CPUTicks {
+		out[name] = float64(t-before.CPUTicks[name]) / hostproc.ClockTicks / wall.Seconds()
+	}
+	busy := 0.0
+	if total := after.HostTotal - before.HostTotal; total > 0 {
+		busy = float64(after.HostBusy-before.HostBusy) / float64(total)
+	}
+	return out, busy
 }
 
 // queueLatency is a reconcile loop's time in queue and at work over a wave.

@@ -15,13 +15,17 @@ import (
 	"github.com/vireo-dev/vireo/localcluster"
 	"github.com/vireo-dev/vireo/test/bench/apimetrics"
 	"github.com/vireo-dev/vireo/test/bench/crdbaseline"
-	"github.com/vireo-dev/vireo/test/bench/hostproc"
 	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
 // stallAfter is how long the VMIs of a wave may make no progress toward Running before the
-// harness calls the control path stalled.
-const stallAfter = 2 * time.Minute
+// harness calls the control path stalled (a backlog of thousands can keep the first of a wave
+// from Running for minutes); minRate is the slowest pace, in VMIs a second, a wave is given
+// time for on top of that.
+const (
+	stallAfter = 5 * time.Minute
+	minRate    = 10
+)
 
 // env is what every wave works with.
 type env struct {
@@ -55,7 +59,8 @@ func run(ctx context.Context, c config) error {
 			return err
 		}
 		e := &env{c: c, cluster: cluster, cl: cl, nodes: nodes, tracker: newTracker(), scraper: &apimetrics.Scraper{
-			Kube: cl.kube, Config: cl.cfg, Resources: map[string]map[string]bool{"vireo-apiserver": {"virtualmachineinstances": true}, "kube-apiserver": {"pods": true}}}, metrics: metrics}
+			Kube: cl.kube, Config: cl.cfg, Resources: map[string]map[string]bool{"vireo-apiserver": {"virtualmachineinstances": true},
+				"kube-apiserver": {"pods": true, "events": true, "subjectaccessreviews": true}}}, metrics: metrics}
 		say("starting %d simulated node agents' watches", len(nodes))
 		if err := startAgents(ctx, cl.cfg, nodes, e.tracker); err != nil {
 			return err
@@ -160,7 +165,7 @@ func (e *env) vireoWave(ctx context.Context, from, to int) (targetResult, error)
 	if r.Usage, err = measureUsage(e.cluster); err != nil {
 		return r, err
 	}
-	r.ControllerCores = float64(r.Usage.CPUTicks["vireo-controller"]-before.CPUTicks["vireo-controller"]) / hostproc.ClockTicks / wall.Seconds()
+	r.Cores, r.HostBusy = cpuShares(before, r.Usage, wall)
 	node, err := e.nodeOfFirstVMI(ctx)
 	if err != nil {
 		return r, err
@@ -193,6 +198,7 @@ func (e *env) nodeOfFirstVMI(ctx context.Context) (string, error) {
 // they stopped making progress for stallAfter.
 func (e *env) waitRunning(ctx context.Context, keys []string) string {
 	last, lastChange := -1, time.Now()
+	deadline := time.Now().Add(stallAfter + time.Duration(len(keys)/minRate)*time.Second)
 	var problem string
 	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		n := e.tracker.runningCount(keys)
@@ -202,11 +208,15 @@ func (e *env) waitRunning(ctx context.Context, keys []string) string {
 		if n != last {
 			last, lastChange = n, time.Now()
 		}
-		if time.Since(lastChange) > stallAfter {
+		switch {
+		case time.Since(lastChange) > stallAfter:
 			problem = fmt.Sprintf("the control path stalled: %d of %d VMIs Running, none more for %s; %s", n, len(keys), stallAfter, e.whyNotRunning(ctx, keys))
-			return true, nil
+		case time.Now().After(deadline):
+			problem = fmt.Sprintf("slower than %d VMIs a second: %d of %d VMIs Running at the deadline; %s", minRate, n, len(keys), e.whyNotRunning(ctx, keys))
+		default:
+			return false, nil
 		}
-		return false, nil
+		return true, nil
 	})
 	if problem == "" && ctx.Err() != nil {
 		problem = fmt.Sprintf("interrupted with %d of %d VMIs Running", e.tracker.runningCount(keys), len(keys))
