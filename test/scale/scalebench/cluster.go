@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	"github.com/vireo-dev/vireo/localcluster"
 	"github.com/vireo-dev/vireo/test/bench/crdbaseline"
@@ -184,4 +185,37 @@ func componentClient(ctx context.Context, cluster *localcluster.Cluster, cl *cli
 	}
 	cfg.QPS, cfg.Burst = -1, 0
 	return dynamic.NewForConfig(cfg)
+}
+
+// setControllerWorkers restarts vireo-controller with n workers per reconcile loop (its
+// --workers) and waits until the new Pod is the only one and available.
+func setControllerWorkers(ctx context.Context, kube kubernetes.Interface, n int) error {
+	deployments := kube.AppsV1().Deployments(v1.InstallNamespace)
+	d, err := deployments.Get(ctx, "vireo-controller", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	found := false
+	for i := range d.Spec.Template.Spec.Containers {
+		c := &d.Spec.Template.Spec.Containers[i]
+		if c.Name == "vireo-controller" {
+			c.Args, found = append(c.Args, fmt.Sprintf("--workers=%d", n)), true
+		}
+	}
+	if !found {
+		return fmt.Errorf("deployment vireo-controller has no container vireo-controller")
+	}
+	if d, err = deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	generation := d.Generation
+	return wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d, err := deployments.Get(ctx, "vireo-controller", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		want := *d.Spec.Replicas
+		st := d.Status
+		return st.ObservedGeneration >= generation && st.UpdatedReplicas == want && st.AvailableReplicas == want && st.Replicas == want, nil
+	})
 }

@@ -36,6 +36,8 @@ type config struct {
 	namespaces int
 	crd        bool
 	timeout    time.Duration
+	// controllerWorkers, when set, restarts vireo-controller with that many workers per loop.
+	controllerWorkers int
 }
 
 func defaultConfig() config {
@@ -57,6 +59,7 @@ func main() {
 	flag.IntVar(&c.namespaces, "namespaces", c.namespaces, "Namespaces the VMIs are spread over.")
 	flag.BoolVar(&c.crd, "crd", c.crd, "Measure the CRD + webhook baseline too.")
 	flag.DurationVar(&c.timeout, "timeout", c.timeout, "Give up after this long.")
+	flag.IntVar(&c.controllerWorkers, "controller-workers", 0, "Restart vireo-controller with this many workers per reconcile loop (0: as installed).")
 	flag.Parse()
 	if err := c.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "scalebench:", err)
@@ -87,6 +90,8 @@ func (c config) validate() error {
 		return fmt.Errorf("-namespaces must be at least 1, not %d", c.namespaces)
 	case c.probes < 0:
 		return fmt.Errorf("-probes must not be negative, not %d", c.probes)
+	case c.controllerWorkers < 0:
+		return fmt.Errorf("-controller-workers must not be negative, not %d", c.controllerWorkers)
 	}
 	return nil
 }

@@ -52,6 +52,8 @@ type targetResult struct {
 	Fanout        measure.Stats `json:"watchFanout"`
 	FanoutMissing int           `json:"watchFanoutMissing"`
 	FanoutWrite   measure.Stats `json:"watchFanoutWrite"`
+	// Restarts counts the restarts of Vireo's containers so far.
+	Restarts int `json:"restarts"`
 	// Problem is what broke, if anything.
 	Problem string `json:"problem,omitempty"`
 }
@@ -89,7 +91,7 @@ func (r *targetResult) fanout(p *probes, first, count int, writeLat []time.Durat
 // describe is the configuration as the report records it.
 func (c config) describe() map[string]any {
 	return map[string]any{"vmis": c.vmis, "nodes": c.nodes, "ratePerSecond": c.rate, "creators": c.creators,
-		"probes": c.probes, "namespaces": c.namespaces, "crdBaseline": c.crd, "waves": waves(c.vmis)}
+		"probes": c.probes, "namespaces": c.namespaces, "crdBaseline": c.crd, "waves": waves(c.vmis), "controllerWorkers": c.controllerWorkers}
 }
 
 // write writes scale.json, scale.txt and the plots.

@@ -40,6 +40,23 @@ type env struct {
 	component dynamic.Interface
 	// probeSeq numbers the fan-out probes across waves and targets.
 	probeSeq int
+	// restartsSoFar counts the restarts of Vireo's containers before the wave.
+	restartsSoFar int
+}
+
+// restarts counts the restarts of every container of Vireo's Pods (vireo-system).
+func (e *env) restarts(ctx context.Context) (int, error) {
+	pods, err := e.cl.kube.CoreV1().Pods(v1.InstallNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range pods.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			n += int(c.RestartCount)
+		}
+	}
+	return n, nil
 }
 
 func run(ctx context.Context, c config) error {
@@ -49,6 +66,12 @@ func run(ctx context.Context, c config) error {
 		defer cancel()
 		if err := createNamespaces(ctx, cl.kube, c.namespaces); err != nil {
 			return err
+		}
+		if c.controllerWorkers > 0 {
+			say("restarting vireo-controller with %d workers per loop", c.controllerWorkers)
+			if err := setControllerWorkers(ctx, cl.kube, c.controllerWorkers); err != nil {
+				return err
+			}
 		}
 		metrics, err := newMetricsScraper(ctx, cl, namespaceName(0))
 		if err != nil {
@@ -166,6 +189,13 @@ func (e *env) vireoWave(ctx context.Context, from, to int) (targetResult, error)
 		return r, err
 	}
 	r.Cores, r.HostBusy = cpuShares(before, r.Usage, wall)
+	if r.Restarts, err = e.restarts(ctx); err != nil {
+		return r, err
+	}
+	if n := r.Restarts - e.restartsSoFar; n > 0 && r.Problem == "" {
+		r.Problem = fmt.Sprintf("Vireo's components restarted %d time(s) during the wave (see their Pods' last state)", n)
+	}
+	e.restartsSoFar = r.Restarts
 	node, err := e.nodeOfFirstVMI(ctx)
 	if err != nil {
 		return r, err
