@@ -238,7 +238,9 @@ func (e *env) waitRunning(ctx context.Context, keys []string) string {
 		if n != last {
 			last, lastChange = n, time.Now()
 		}
-		switch {
+		switch failed := e.tracker.failures(keys); {
+		case failed != "":
+			problem = failed + "; " + e.whyNotRunning(ctx, keys)
 		case time.Since(lastChange) > stallAfter:
 			problem = fmt.Sprintf("the control path stalled: %d of %d VMIs Running, none more for %s; %s", n, len(keys), stallAfter, e.whyNotRunning(ctx, keys))
 		case time.Now().After(deadline):

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,11 +17,13 @@ type tracker struct {
 	mu      sync.Mutex
 	created map[string]time.Time
 	running map[string]time.Time
-	probes  *probes
+	// failed holds the reason of every VMI a watch delivered Failed.
+	failed map[string]string
+	probes *probes
 }
 
 func newTracker() *tracker {
-	return &tracker{created: map[string]time.Time{}, running: map[string]time.Time{}, probes: newProbes()}
+	return &tracker{created: map[string]time.Time{}, running: map[string]time.Time{}, failed: map[string]string{}, probes: newProbes()}
 }
 
 func (t *tracker) begin(key string, at time.Time) {
@@ -31,12 +34,17 @@ func (t *tracker) begin(key string, at time.Time) {
 
 // heard is the simulated node agents' OnEvent.
 func (t *tracker) heard(_ string, vmi *v1.VirtualMachineInstance, at time.Time) {
-	if vmi.Status.Phase == v1.Running {
-		key := vmi.Namespace + "/" + vmi.Name
+	key := vmi.Namespace + "/" + vmi.Name
+	switch vmi.Status.Phase {
+	case v1.Running:
 		t.mu.Lock()
 		if _, seen := t.running[key]; !seen {
 			t.running[key] = at
 		}
+		t.mu.Unlock()
+	case v1.Failed:
+		t.mu.Lock()
+		t.failed[key] = vmi.Status.Reason
 		t.mu.Unlock()
 	}
 	t.probes.heard(vmi.Annotations[probeAnnotation], at)
@@ -53,6 +61,23 @@ func (t *tracker) runningCount(keys []string) int {
 		}
 	}
 	return n
+}
+
+// failures describes the VMIs of keys that failed: how many, and the reason of one.
+func (t *tracker) failures(keys []string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, example := 0, ""
+	for _, k := range keys {
+		if reason, ok := t.failed[k]; ok {
+			n++
+			example = fmt.Sprintf("%s: %s", k, reason)
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d VMIs Failed (%s)", n, example)
 }
 
 // toRunning is, for each of keys seen Running, the time from the start of its create request.

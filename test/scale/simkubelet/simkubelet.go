@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
@@ -61,11 +63,14 @@ type Kubelet struct {
 	pods  cache.Indexer
 	// started numbers the Pods the simulation ran (their addresses).
 	started atomic.Int64
+	// leases are the Leases as last written, by node.
+	leaseMu sync.Mutex
+	leases  map[string]*coordinationv1.Lease
 }
 
 // New returns the simulation; Register creates its Nodes, Run runs them.
 func New(kube kubernetes.Interface, opts Options) *Kubelet {
-	k := &Kubelet{kube: kube, opts: opts, nodes: map[string]int{},
+	k := &Kubelet{kube: kube, opts: opts, nodes: map[string]int{}, leases: map[string]*coordinationv1.Lease{},
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	for i := range opts.Nodes {
 		k.nodes[NodeName(opts.Prefix, i)] = i
@@ -140,23 +145,62 @@ func podAddress(n int) netip.Addr {
 	return netip.AddrFrom4([4]byte{100, byte(96 + n>>16&0x1f), byte(n >> 8), byte(n)})
 }
 
-// renewLeases creates or renews every node's Lease in kube-node-lease.
+// renewLeases creates or renews every node's Lease in kube-node-lease, Workers at a time (a
+// kubelet renews its own: one after the other, a thousand renewals would take longer than a
+// Lease lasts once kube-apiserver is busy, and the nodes would turn NotReady). Each renewal is
+// one update of the Lease as last written; it is read again only after a conflict.
 func (k *Kubelet) renewLeases(ctx context.Context) error {
 	leases := k.kube.CoordinationV1().Leases(corev1.NamespaceNodeLease)
-	now := metav1.NewMicroTime(time.Now())
+	names := make(chan string)
+	errs := make(chan error, len(k.nodes))
+	var wg sync.WaitGroup
+	for range max(k.opts.Workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range names {
+				if err := k.renewLease(ctx, leases, name); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
 	for name := range k.nodes {
-		lease, err := leases.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name},
+		names <- name
+	}
+	close(names)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// renewLease creates or renews the Lease of node name.
+func (k *Kubelet) renewLease(ctx context.Context, leases coordinationclient.LeaseInterface, name string) error {
+	now := metav1.NewMicroTime(time.Now())
+	k.leaseMu.Lock()
+	lease := k.leases[name]
+	k.leaseMu.Unlock()
+	var err error
+	if lease == nil {
+		if lease, err = leases.Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			lease, err = leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name},
 				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To(int32(leaseSeconds)), RenewTime: &now}},
 				metav1.CreateOptions{})
-		} else if err == nil {
-			lease.Spec.RenewTime = &now
-			_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
 		}
-		if err != nil && !apierrors.IsConflict(err) {
-			return fmt.Errorf("renewing the Lease of simulated node %s: %w", name, err)
-		}
+	} else {
+		lease = lease.DeepCopy()
+		lease.Spec.RenewTime = &now
+		lease, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+	}
+	k.leaseMu.Lock()
+	defer k.leaseMu.Unlock()
+	switch {
+	case err == nil:
+		k.leases[name] = lease
+	case apierrors.IsConflict(err):
+		delete(k.leases, name) // read again next time
+	default:
+		return fmt.Errorf("renewing the Lease of simulated node %s: %w", name, err)
 	}
 	return nil
 }
