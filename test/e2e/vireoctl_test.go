@@ -3,7 +3,9 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -125,6 +127,26 @@ func TestVireoctlConsoleReconnects(t *testing.T) {
 	}
 	s.typeUntil42(t)
 	s.close(t)
+	waitVireoReachesKubeAPIServer(t, ns)
+}
+
+// waitVireoReachesKubeAPIServer waits until vireo-apiserver reaches kube-apiserver again
+// through the kubernetes Service after kube-apiserver restarted: its admission looks each
+// request's namespace up there, and until kube-proxy has the restarted endpoint back a create
+// in Vireo's API fails ("dial tcp 10.96.0.1:443: connection refused"), in the next test too.
+func waitVireoReachesKubeAPIServer(t *testing.T, ns string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repo, "artifacts", "examples", "vmi-tiny.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := manifestFile(t, strings.Replace(string(b), "name: tiny", "name: tiny-admission-probe", 1))
+	eventuallyWithin(t, "vireo-apiserver admitting a VMI after kube-apiserver's restart", 2*time.Minute, func() error {
+		if _, errOut, err := kubectlResult("-n", ns, "create", "--dry-run=server", "-f", probe); err != nil {
+			return fmt.Errorf("%v: %s", err, errOut)
+		}
+		return nil
+	})
 }
 
 type errString string

@@ -42,6 +42,11 @@ func clusterOptions(c config) localcluster.Options {
 	opts.Nodes = 1
 	opts.Network = localcluster.Network{Netns: "vireo-scale", HostIP: net.IPv4(10, 253, 0, 1), PrefixLen: 24, ClusterCIDR: "10.112.0.0/12"}
 	opts.Ports = localcluster.Ports{EtcdClient: 23379, EtcdPeer: 23380, KubeAPIServer: 27443, ControllerManager: 31257, Scheduler: 31259}
+	if c.smoke {
+		// make test's smoke run, apart from a `make scale` that may run meanwhile.
+		opts.Network = localcluster.Network{Netns: "vireo-smoke", HostIP: net.IPv4(10, 254, 0, 1), PrefixLen: 24, ClusterCIDR: "10.128.0.0/12"}
+		opts.Ports = localcluster.Ports{EtcdClient: 23479, EtcdPeer: 23480, KubeAPIServer: 27543, ControllerManager: 31357, Scheduler: 31359}
+	}
 	opts.ControlPlaneQPS = 500
 	return opts
 }

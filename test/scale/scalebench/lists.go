@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"time"
 
 	"k8s.io/client-go/rest"
 
+	"github.com/vireo-dev/vireo/test/bench/apimetrics"
 	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
@@ -109,7 +109,7 @@ func list(ctx context.Context, hc *http.Client, host string, lc listCase) (liste
 				q.Set("continue", cont)
 			}
 		}
-		body, err := get(ctx, hc, host+lc.Path+"?"+q.Encode())
+		body, err := apimetrics.GetOK(ctx, hc, host+lc.Path+"?"+q.Encode(), "")
 		if err != nil {
 			return out, size, err
 		}
@@ -130,27 +130,6 @@ func list(ctx context.Context, hc *http.Client, host string, lc listCase) (liste
 			return out, size, nil
 		}
 	}
-}
-
-func get(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: HTTP %d: %.300s", u, resp.StatusCode, body)
-	}
-	return body, nil
 }
 
 // measureLists measures every case.

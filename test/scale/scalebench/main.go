@@ -38,6 +38,8 @@ type config struct {
 	timeout    time.Duration
 	// controllerWorkers, when set, restarts vireo-controller with that many workers per loop.
 	controllerWorkers int
+	// smoke installs in a network namespace, subnet and ports of its own (make test's run).
+	smoke bool
 }
 
 func defaultConfig() config {

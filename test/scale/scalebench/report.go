@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -148,17 +150,17 @@ func (r *report) table(w io.Writer) {
 		}
 		v := &s.Vireo
 		fmt.Fprintf(w, "vireo: %.2f VMI writes per VMI; kube-apiserver: %.2f writes per VMI (Pods, events, access reviews)\n", v.WritesPerVMI, v.KubeWritesPerVMI)
-		for _, k := range sortedKeys(v.WriteSeries) {
+		for _, k := range slices.Sorted(maps.Keys(v.WriteSeries)) {
 			fmt.Fprintf(w, "  %-70s %8.0f\n", k, v.WriteSeries[k])
 		}
 		if len(v.Cores) > 0 {
 			var parts []string
-			for _, name := range sortedKeys(v.Cores) {
+			for _, name := range slices.Sorted(maps.Keys(v.Cores)) {
 				parts = append(parts, fmt.Sprintf("%s %.2f", name, v.Cores[name]))
 			}
 			fmt.Fprintf(w, "CPU while the wave ran (cores; the machine %.0f%% busy): %s\n", v.HostBusy*100, strings.Join(parts, ", "))
 		}
-		for _, name := range sortedKeys(v.Queues) {
+		for _, name := range slices.Sorted(maps.Keys(v.Queues)) {
 			q := v.Queues[name]
 			fmt.Fprintf(w, "vireo-controller queue %-22s %8.0f adds, queued p50 %.1f ms p99 %.1f ms, work p50 %.1f ms p99 %.1f ms\n",
 				name, q.Adds, q.QueueP50ms, q.QueueP99ms, q.WorkP50ms, q.WorkP99ms)

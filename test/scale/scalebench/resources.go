@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -272,14 +271,4 @@ func histogramDelta(before, after *dto.MetricFamily) map[string]histogram {
 		}
 	}
 	return a
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -204,14 +204,7 @@ func (e *env) vireoWave(ctx context.Context, from, to int) (targetResult, error)
 	if r.Lists, err = measureLists(ctx, e.cl.cfg, listCases("kubevirt.io", to, e.c.namespaces, len(e.nodes), nodeQuery)); err != nil {
 		return r, err
 	}
-	first := e.probeSeq
-	e.probeSeq += e.c.probes
-	writeLat, err := probeFanout(ctx, e.tracker.probes, first, e.c.probes, to, patchVireo(e.cl, e.c))
-	if err != nil {
-		return r, err
-	}
-	r.fanout(e.tracker.probes, first, e.c.probes, writeLat)
-	return r, nil
+	return r, e.probe(ctx, &r, to, patchVireo(e.cl, e.c))
 }
 
 // nodeOfFirstVMI is the node of Vireo's VMI 0, whose VMIs the node list lists.
@@ -286,12 +279,17 @@ func (e *env) crdWave(ctx context.Context, from, to int) (targetResult, error) {
 		return r, err
 	}
 	defer stop()
+	return r, e.probe(ctx, &r, to, patchCRD(e.cl, e.c))
+}
+
+// probe sends the next c.probes fan-out probes over the vmis VMIs with patch and records them.
+func (e *env) probe(ctx context.Context, r *targetResult, vmis int, patch func(ctx context.Context, i int, body []byte) error) error {
 	first := e.probeSeq
 	e.probeSeq += e.c.probes
-	writeLat, err := probeFanout(ctx, e.tracker.probes, first, e.c.probes, to, patchCRD(e.cl, e.c))
+	writeLat, err := probeFanout(ctx, e.tracker.probes, first, e.c.probes, vmis, patch)
 	if err != nil {
-		return r, err
+		return err
 	}
 	r.fanout(e.tracker.probes, first, e.c.probes, writeLat)
-	return r, nil
+	return nil
 }

@@ -106,7 +106,7 @@ func TestScaleSmoke(t *testing.T) {
 	c := defaultConfig()
 	c.out, c.root = t.TempDir(), filepath.Join(repo, "_output", "scale-smoke")
 	c.bin, c.manifests = filepath.Join(repo, "_output", "bin"), filepath.Join(repo, "artifacts")
-	c.vmis, c.nodes, c.rate, c.probes, c.namespaces = 100, 10, 50, 20, 4
+	c.vmis, c.nodes, c.rate, c.probes, c.namespaces, c.smoke = 100, 10, 50, 20, 4, true
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	if err := run(ctx, c); err != nil {
