@@ -40,7 +40,7 @@ const pageSize = 500
 
 // listCases are the lists of group's VMIs measured at size vmis: every namespace, one, a label
 // selector, and a node's VMIs (nodeQuery), each unpaged and paged.
-func listCases(group string, vmis, namespaces, nodes int, nodeQuery url.Values) []listCase {
+func listCases(group string, vmis, namespaces int, nodeQuery url.Values) []listCase {
 	base := "/apis/" + group + "/v1"
 	share := func(parts int) int { return vmis/parts + btoi(vmis%parts > 0) }
 	oneNS := vmis/namespaces + btoi(vmis%namespaces > 0)

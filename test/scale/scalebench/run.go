@@ -201,7 +201,7 @@ func (e *env) vireoWave(ctx context.Context, from, to int) (targetResult, error)
 		return r, err
 	}
 	nodeQuery := url.Values{"fieldSelector": {"status.nodeName=" + node}}
-	if r.Lists, err = measureLists(ctx, e.cl.cfg, listCases("kubevirt.io", to, e.c.namespaces, len(e.nodes), nodeQuery)); err != nil {
+	if r.Lists, err = measureLists(ctx, e.cl.cfg, listCases("kubevirt.io", to, e.c.namespaces, nodeQuery)); err != nil {
 		return r, err
 	}
 	return r, e.probe(ctx, &r, to, patchVireo(e.cl, e.c))
@@ -271,7 +271,7 @@ func (e *env) crdWave(ctx context.Context, from, to int) (targetResult, error) {
 		return r, err
 	}
 	nodeQuery := url.Values{"labelSelector": {v1.NodeNameLabel + "=" + e.nodes[0]}}
-	if r.Lists, err = measureLists(ctx, e.cl.cfg, listCases(crdbaseline.Group, to, e.c.namespaces, len(e.nodes), nodeQuery)); err != nil {
+	if r.Lists, err = measureLists(ctx, e.cl.cfg, listCases(crdbaseline.Group, to, e.c.namespaces, nodeQuery)); err != nil {
 		return r, err
 	}
 	stop, err := watchCRDNodes(ctx, e.cl.cfg, e.nodes, e.tracker.probes)

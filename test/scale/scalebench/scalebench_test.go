@@ -79,7 +79,7 @@ func TestQueueLatenciesFromHistogramDeltas(t *testing.T) {
 }
 
 func TestListCasesWantEachShare(t *testing.T) {
-	cases := listCases("kubevirt.io", 1050, 10, 7, nil)
+	cases := listCases("kubevirt.io", 1050, 10, nil)
 	if len(cases) != 8 {
 		t.Fatalf("%d cases, want 4 shapes unpaged and paged", len(cases))
 	}

@@ -66,9 +66,8 @@ func crdVMI(i, namespaces int) *unstructured.Unstructured {
 	return u
 }
 
-// creation is one wave's creates: when each began (by VMI index) and the wall time.
+// creation is one wave's creates: each request's latency and the wall time.
 type creation struct {
-	started []time.Time
 	wall    time.Duration
 	latency []time.Duration
 }
@@ -77,7 +76,7 @@ type creation struct {
 // begin(i) just before each request.
 func createRange(ctx context.Context, c config, from, to int, create func(ctx context.Context, i int) error, begin func(i int, at time.Time)) (creation, error) {
 	n := to - from
-	out := creation{started: make([]time.Time, n), latency: make([]time.Duration, n)}
+	out := creation{latency: make([]time.Duration, n)}
 	limit := rate.NewLimiter(rate.Inf, 1)
 	if c.rate > 0 {
 		limit = rate.NewLimiter(rate.Limit(c.rate), max(1, int(c.rate/10)))
@@ -88,7 +87,6 @@ func createRange(ctx context.Context, c config, from, to int, create func(ctx co
 			return err
 		}
 		now := time.Now()
-		out.started[k] = now
 		begin(from+k, now)
 		if err := create(ctx, from+k); err != nil {
 			ns, name := vmiKey(from+k, c.namespaces)
