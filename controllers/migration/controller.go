@@ -123,25 +123,28 @@ func (c *Controller) enqueueForVMI(obj any) {
 	if !ok {
 		return
 	}
-	c.enqueueIndexed(byVMI, vmi.Namespace+"/"+vmi.Name)
+	c.enqueueIndexed(byVMI, vmi.Namespace+"/"+vmi.Name, false)
 }
 
-// enqueueForPod queues the migration a target Pod belongs to.
+// enqueueForPod queues the migration a target Pod belongs to, ended ones too: an ended
+// migration deletes a target Pod it left behind.
 func (c *Controller) enqueueForPod(obj any) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok || pod.Labels[v1.MigrationJobLabel] == "" {
 		return
 	}
-	c.enqueueIndexed(byUID, pod.Labels[v1.MigrationJobLabel])
+	c.enqueueIndexed(byUID, pod.Labels[v1.MigrationJobLabel], true)
 }
 
-func (c *Controller) enqueueIndexed(index, value string) {
+// enqueueIndexed queues the migrations the index holds under value that still have something
+// to do; withEnded queues the ended ones too.
+func (c *Controller) enqueueIndexed(index, value string, withEnded bool) {
 	objs, err := c.indexer.ByIndex(index, value)
 	if err != nil {
 		return
 	}
 	for _, obj := range objs {
-		if m, ok := obj.(*v1.VirtualMachineInstanceMigration); ok && (!ended(m.Status.Phase) || m.DeletionTimestamp != nil) {
+		if m, ok := obj.(*v1.VirtualMachineInstanceMigration); ok && (withEnded || !ended(m.Status.Phase) || m.DeletionTimestamp != nil) {
 			c.EnqueueKey(m.Namespace + "/" + m.Name)
 		}
 	}
@@ -165,11 +168,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	in := input{m: m, launcher: c.launcher, now: c.now()}
-	if !ended(m.Status.Phase) {
-		stale, err := c.gather(ctx, &in)
-		if stale || err != nil {
+	if ended(m.Status.Phase) {
+		// What it left behind goes before its finalizer does.
+		if err := c.cleanUpEnded(ctx, m); err != nil {
 			return err
 		}
+		return c.apply(ctx, in, decide(in))
+	}
+	if stale, err := c.gather(ctx, &in); stale || err != nil {
+		return err
 	}
 	if in.vmi == nil || !starting(m, in.vmi) {
 		return c.apply(ctx, in, decide(in))

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -145,7 +146,8 @@ func (c *chaos) workloadViolations(running map[string]v1.VirtualMachineInstance)
 			return append(out, "listing launcher Pods: "+err.Error())
 		}
 		if len(pods.Items) != 1 {
-			out = append(out, fmt.Sprintf("VMI %s has %d launcher Pods, want 1 (a migration left one behind)", name, len(pods.Items)))
+			out = append(out, fmt.Sprintf("VMI %s has %d launcher Pods, want 1 (a migration left one behind): %s; its migration state %s",
+				name, len(pods.Items), describePods(pods.Items), describeMigrationState(vmi.Status.MigrationState)))
 		}
 	}
 	out = append(out, c.uploadViolations()...)
@@ -201,4 +203,27 @@ func (c *chaos) importedImage(name string) error {
 		return fmt.Errorf("its disk.img has data after the image, at byte %d", len(head)+i)
 	}
 	return nil
+}
+
+// describePods names each Pod with what tells a leftover from the VMI's own: its phase, node,
+// the migration that made it and whether it is being deleted.
+func describePods(pods []corev1.Pod) string {
+	var parts []string
+	for _, p := range pods {
+		desc := fmt.Sprintf("%s (%s on %q, migration %q", p.Name, p.Status.Phase, p.Spec.NodeName, p.Labels[v1.MigrationJobLabel])
+		if p.DeletionTimestamp != nil {
+			desc += ", deleted at " + p.DeletionTimestamp.UTC().Format(time.RFC3339)
+		}
+		parts = append(parts, desc+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describeMigrationState is the VMI's migration state in one line.
+func describeMigrationState(s *v1.VirtualMachineInstanceMigrationState) string {
+	if s == nil {
+		return "none"
+	}
+	return fmt.Sprintf("migration %s, source %s, target %s, completed %t, failed %t (%s)",
+		s.MigrationUID, s.SourcePod, s.TargetPod, s.Completed, s.Failed, s.FailureReason)
 }
