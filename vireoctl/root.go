@@ -22,7 +22,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:           "vireoctl",
-		Short:         "Reach Vireo's virtual machines: serial console, VNC, port-forward, ssh, start, stop, restart, pause, soft-reboot, migrate and image upload",
+		Short:         "Reach Vireo's virtual machines: serial console, VNC, port-forward, ssh, start, stop, restart, pause, soft-reboot, migrate, image upload and a web console",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
@@ -36,6 +36,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(guestInfoCommands(flags, streams)...)
 	root.AddCommand(newImageUploadCommand(flags, streams))
 	root.AddCommand(newMigrateCommand(flags, streams), newMigrateCancelCommand(flags, streams))
+	root.AddCommand(newUICommand(flags, streams))
 	return root
 }
 
