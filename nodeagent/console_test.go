@@ -466,3 +466,39 @@ func TestConsoleEndsSayingTheVMIMigrated(t *testing.T) {
 		t.Errorf("close message %q, want %q", got, nodeagentapi.CloseVMIStopped)
 	}
 }
+
+// TestVNCSharedViewers: shared viewers (vnc?shared=true) replace no one and are not replaced;
+// a display takes at most maxSharedViewers of them.
+func TestVNCSharedViewers(t *testing.T) {
+	f := newStreamFixture(t, false, 100*time.Millisecond)
+	own, _, err := f.dial(t, nodeagentapi.StreamVNC, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, own, "RFB 003.008\n")
+	for range 8 {
+		v, _, err := f.dial(t, nodeagentapi.StreamVNC, "?shared=true")
+		if err != nil {
+			t.Fatal(err)
+		}
+		readUntil(t, v, "RFB 003.008\n")
+	}
+	if _, resp, err := f.dial(t, nodeagentapi.StreamVNC, "?shared=true"); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a ninth shared viewer: %v %v, want 503", err, resp)
+	}
+	if _, resp, err := f.dial(t, nodeagentapi.StreamConsole, "?shared=true"); err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a shared console: %v %v, want 400", err, resp)
+	}
+	// A client that is not shared replaces the VMI's own session only.
+	replacing, _, err := f.dial(t, nodeagentapi.StreamVNC, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := closeReason(t, own); got != nodeagentapi.CloseVNCReplaced {
+		t.Errorf("the replaced session's close message %q, want %q", got, nodeagentapi.CloseVNCReplaced)
+	}
+	readUntil(t, replacing, "RFB 003.008\n")
+	if n := f.agent.streams.Count(nodeagentapi.StreamVNC); n != 9 {
+		t.Errorf("%d VNC sessions open, want 9 (the replacing one and 8 shared viewers)", n)
+	}
+}

@@ -33,14 +33,15 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	preserve := false
-	if v := r.URL.Query().Get("preserveSession"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil || key.kind != nodeagentapi.StreamVNC {
-			http.Error(w, fmt.Sprintf("preserveSession=%q: only vnc takes it, as true or false", v), http.StatusBadRequest)
-			return
-		}
-		preserve = b
+	preserve, err := vncFlag(r, key.kind, "preserveSession")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	shared, err := vncFlag(r, key.kind, "shared")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
 	}
 	podUID, herr := s.launchers.Running(key.namespace, key.name)
 	if herr != nil {
@@ -52,8 +53,17 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("the %s of VMI %s/%s is not reachable on this node: %v", key.kind, key.namespace, key.name, err), http.StatusServiceUnavailable)
 		return
 	}
-	st, prev, err := s.reserve(key, preserve, sock)
+	var st, prev *stream
+	if shared {
+		st, err = s.reserveViewer(key, sock)
+	} else {
+		st, prev, err = s.reserve(key, preserve, sock)
+	}
 	switch {
+	case errors.Is(err, errTooManyViewers):
+		sock.Close()
+		http.Error(w, fmt.Sprintf("VMI %s/%s already has %d shared VNC viewers, the most a display takes", key.namespace, key.name, maxSharedViewers), http.StatusServiceUnavailable)
+		return
 	case errors.Is(err, errBusy):
 		sock.Close()
 		http.Error(w, fmt.Sprintf("VMI %s/%s already has an active VNC session and preserveSession=true was asked", key.namespace, key.name), http.StatusServiceUnavailable)
@@ -69,4 +79,17 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		replaced = nodeagentapi.CloseVNCReplaced
 	}
 	s.serve(w, r, st, prev, replaced)
+}
+
+// vncFlag reads the boolean query parameter name, which only vnc takes (false when absent).
+func vncFlag(r *http.Request, kind, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil || kind != nodeagentapi.StreamVNC {
+		return false, fmt.Errorf("%s=%q: only vnc takes it, as true or false", name, v)
+	}
+	return b, nil
 }

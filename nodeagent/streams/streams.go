@@ -1,6 +1,8 @@
 // Package streams is the node agent's console and VNC sessions and screenshots: each session
 // splices a websocket (KubeVirt's plain.kubevirt.io subprotocol, binary frames) with a socket
-// of the VMI's launcher, at most one per VMI and kind, pings the client so idle sessions stay
+// of the VMI's launcher, one per VMI and kind (a new one replaces it, as KubeVirt's do), besides
+// which a VMI's display takes a few shared viewers (Vireo's vnc?shared=true: a viewer that
+// joins disconnects no one, as the web console's pages do), pings the client so idle sessions stay
 // open through proxies and dead clients are noticed, and ends with a close message saying why
 // (nodeagentapi.Close*).
 package streams
@@ -35,9 +37,23 @@ const streamBufferSize = 32 << 10
 const closeGrace = 2 * time.Second
 
 // streamKey names one VMI's console or VNC.
-type streamKey struct{ namespace, name, kind string }
+type streamKey struct {
+	namespace, name, kind string
+	// viewer numbers a shared VNC viewer's session (0: the VMI's one session of the kind).
+	viewer uint64
+}
 
-func (k streamKey) String() string { return k.namespace + "/" + k.name + "/" + k.kind }
+func (k streamKey) String() string {
+	s := k.namespace + "/" + k.name + "/" + k.kind
+	if k.viewer != 0 {
+		s += fmt.Sprintf("/shared-%d", k.viewer)
+	}
+	return s
+}
+
+// maxSharedViewers bounds the shared viewers of one VMI's display: each holds a connection to
+// QEMU's VNC server, which sends every one of them the screen's updates.
+const maxSharedViewers = 8
 
 // Server is the open console and VNC sessions of a node agent and their endpoints.
 type Server struct {
@@ -48,8 +64,10 @@ type Server struct {
 
 	mu     sync.Mutex
 	active map[streamKey]*stream
-	closed bool
-	wg     sync.WaitGroup
+	// viewers numbers the shared viewers' sessions.
+	viewers uint64
+	closed  bool
+	wg      sync.WaitGroup
 }
 
 // Launchers find the launchers of the node's VMIs.
@@ -106,6 +124,34 @@ func (s *Server) reserve(key streamKey, preserve bool, sock net.Conn) (*stream, 
 	s.active[key] = st
 	s.wg.Add(1)
 	return st, prev, nil
+}
+
+// errTooManyViewers: the VMI's display has maxSharedViewers shared viewers already.
+var errTooManyViewers = errors.New("too many shared viewers")
+
+// reserveViewer claims a session for a shared viewer of key's display splicing sock: it
+// replaces no session and no session replaces it.
+func (s *Server) reserveViewer(key streamKey, sock net.Conn) (*stream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New(nodeagentapi.CloseAgentExits)
+	}
+	n := 0
+	for k := range s.active {
+		if k.viewer != 0 && k.namespace == key.namespace && k.name == key.name && k.kind == key.kind {
+			n++
+		}
+	}
+	if n >= maxSharedViewers {
+		return nil, errTooManyViewers
+	}
+	s.viewers++
+	key.viewer = s.viewers
+	st := &stream{key: key, sock: sock, endedCh: make(chan struct{})}
+	s.active[key] = st
+	s.wg.Add(1)
+	return st, nil
 }
 
 // release forgets st (if it is still key's session) and marks it finished.

@@ -118,8 +118,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	query := url.Values{}
 	if h.rest.kind == VNC {
-		if v := req.URL.Query().Get("preserveSession"); v != "" {
-			query.Set("preserveSession", v)
+		// preserveSession is KubeVirt's; shared is Vireo's (a viewer that replaces no one).
+		for _, name := range []string{"preserveSession", "shared"} {
+			if v := req.URL.Query().Get(name); v != "" {
+				query.Set(name, v)
+			}
 		}
 	}
 	p, err := h.rest.agents.Proxy(h.vmi.Status.NodeName, nodeagentapi.VMIPath(h.vmi.Namespace, h.vmi.Name, h.rest.kind), query, true, agentclient.ResponderErrors(h.responder))
