@@ -79,8 +79,8 @@ bench: deps build upstream images oci ## API throughput and latency (1, 8, 32 cl
 	$(GO) run ./test/bench/vmibench -out $(OUT)/bench
 	$(GO) run ./test/bench/importbench -out $(OUT)/bench
 
-scale: deps build upstream images oci ## Scale by simulation: a real control plane against SCALE_NODES simulated nodes and node agents (default 1000), VMIs created in waves (1,000, 10,000, ...) up to SCALE_VMIS (default 100000), measured against the CRD + webhook baseline; writes _output/bench/scale.txt, scale.json and plots (make test runs 100 VMIs on 10 nodes)
-	$(GO) run ./test/scale/scalebench -out $(OUT)/bench -vmis $(or $(SCALE_VMIS),100000) -nodes $(or $(SCALE_NODES),1000)
+scale: deps build upstream images oci ## Scale by simulation: a real control plane against SCALE_NODES simulated nodes and node agents (default 1000), VMIs created in waves (1,000, 10,000, ...) up to SCALE_VMIS (default 100000), through the whole control path up to SCALE_FULL_PATH VMIs (default 10000; larger waves write their VMIs Running directly, the controller stopped, to measure the API at size), measured against the CRD + webhook baseline; writes _output/bench/scale.txt, scale.json and plots (make test runs 100 VMIs on 10 nodes)
+	$(GO) run ./test/scale/scalebench -out $(OUT)/bench -vmis $(or $(SCALE_VMIS),100000) -nodes $(or $(SCALE_NODES),1000) -full-path $(or $(SCALE_FULL_PATH),10000)
 
 clean: ## Remove build outputs (keeps the Go build cache)
 	rm -rf $(BIN) $(OUT)/bench

@@ -35,7 +35,10 @@ type config struct {
 	// namespaces spread the VMIs; one namespace's list holds 1/namespaces of them.
 	namespaces int
 	crd        bool
-	timeout    time.Duration
+	// fullPath is the largest wave that goes through the whole control path; larger waves
+	// write their VMIs' Running status directly (directWave).
+	fullPath int
+	timeout  time.Duration
 	// controllerWorkers, when set, restarts vireo-controller with that many workers per loop.
 	controllerWorkers int
 	// smoke installs in a network namespace, subnet and ports of its own (make test's run).
@@ -44,7 +47,7 @@ type config struct {
 
 func defaultConfig() config {
 	return config{out: "_output/bench", root: "_output/scale-cluster", bin: "_output/bin", manifests: "artifacts",
-		vmis: 100000, nodes: 1000, rate: 100, creators: 16, probes: 300, namespaces: 10, crd: true, timeout: 6 * time.Hour}
+		vmis: 100000, nodes: 1000, rate: 100, creators: 16, probes: 300, namespaces: 10, crd: true, fullPath: 10000, timeout: 6 * time.Hour}
 }
 
 func main() {
@@ -60,6 +63,7 @@ func main() {
 	flag.IntVar(&c.probes, "probes", c.probes, "Watch fan-out probes per size.")
 	flag.IntVar(&c.namespaces, "namespaces", c.namespaces, "Namespaces the VMIs are spread over.")
 	flag.BoolVar(&c.crd, "crd", c.crd, "Measure the CRD + webhook baseline too.")
+	flag.IntVar(&c.fullPath, "full-path", c.fullPath, "Waves up to this many VMIs go through the whole control path (controller, launcher Pods, scheduler, simulated kubelets and agents); larger ones are written directly, with vireo-controller stopped, to measure the API at size (creation -> Running is not measured there).")
 	flag.DurationVar(&c.timeout, "timeout", c.timeout, "Give up after this long.")
 	flag.IntVar(&c.controllerWorkers, "controller-workers", 0, "Restart vireo-controller with this many workers per reconcile loop (0: as installed).")
 	flag.Parse()
@@ -92,6 +96,8 @@ func (c config) validate() error {
 		return fmt.Errorf("-namespaces must be at least 1, not %d", c.namespaces)
 	case c.probes < 0:
 		return fmt.Errorf("-probes must not be negative, not %d", c.probes)
+	case c.fullPath < 0:
+		return fmt.Errorf("-full-path must not be negative, not %d", c.fullPath)
 	case c.controllerWorkers < 0:
 		return fmt.Errorf("-controller-workers must not be negative, not %d", c.controllerWorkers)
 	}

@@ -62,7 +62,8 @@ func pids(cluster *localcluster.Cluster) (map[string]int, error) {
 			out[name] = pid
 		}
 	}
-	for _, want := range []string{"vireo-apiserver", "vireo-controller", "kube-apiserver", "etcd"} {
+	// vireo-controller is not required: the direct waves run without it (directWave).
+	for _, want := range []string{"vireo-apiserver", "kube-apiserver", "etcd"} {
 		if _, ok := out[want]; !ok {
 			return nil, fmt.Errorf("no %s process of the installation found", want)
 		}

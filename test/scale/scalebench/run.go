@@ -117,7 +117,11 @@ func (e *env) waves(ctx context.Context) error {
 	for _, size := range waves(e.c.vmis) {
 		say("wave to %d VMIs", size)
 		r := sizeResult{VMIs: size}
-		v, err := e.vireoWave(ctx, prev, size)
+		wave := e.vireoWave
+		if size > e.c.fullPath {
+			wave = e.directWave
+		}
+		v, err := wave(ctx, prev, size)
 		if err != nil {
 			return errors.Join(err, rep.write(e.c.out))
 		}
