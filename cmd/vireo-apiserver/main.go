@@ -9,6 +9,7 @@ import (
 	"k8s.io/component-base/cli"
 
 	"github.com/vireo-dev/vireo/apiserver"
+	"github.com/vireo-dev/vireo/internal/gomemlimit"
 )
 
 func main() {
@@ -18,6 +19,7 @@ func main() {
 		Short:        "Serve the kubevirt.io and cdi.kubevirt.io APIs from Vireo's own etcd",
 		SilenceUsage: true,
 		RunE: func(c *cobra.Command, _ []string) error {
+			gomemlimit.FromContainer()
 			return apiserver.Run(genericapiserver.SetupSignalContext(), opts)
 		},
 	}

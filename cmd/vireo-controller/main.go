@@ -10,6 +10,7 @@ import (
 	"k8s.io/component-base/cli"
 
 	"github.com/vireo-dev/vireo/controllers/manager"
+	"github.com/vireo-dev/vireo/internal/gomemlimit"
 )
 
 func main() {
@@ -21,6 +22,7 @@ func main() {
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
+			gomemlimit.FromContainer()
 			return manager.Run(ctx, opts)
 		},
 	}
