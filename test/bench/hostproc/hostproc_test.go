@@ -32,8 +32,8 @@ func TestSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.RSS <= 0 {
-		t.Errorf("ReadMemory = %+v, want a positive RSS", m)
+	if m.RSS <= 0 || m.Anon <= 0 || m.File <= 0 || m.Anon+m.File > m.RSS {
+		t.Errorf("ReadMemory = %+v, want a positive RSS made of anonymous and file pages", m)
 	}
 	if _, err := CPUTicks(pid); err != nil {
 		t.Error(err)

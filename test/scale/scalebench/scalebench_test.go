@@ -135,7 +135,7 @@ func TestScaleSmoke(t *testing.T) {
 			t.Errorf("%s: created %d, %d lists, usage %+v", name, r.Created, len(r.Lists), r.Usage)
 		}
 	}
-	if v.Usage.RSS["vireo-apiserver"] == 0 || v.Usage.DB["vireo"] == 0 || v.WritesPerVMI < 1 || v.Queues["vmi"].Adds == 0 {
+	if v.Usage.RSS["vireo-apiserver"] == 0 || v.Usage.RSSAnon["vireo-apiserver"] == 0 || v.Usage.DB["vireo"] == 0 || v.WritesPerVMI < 1 || v.Queues["vmi"].Adds == 0 {
 		t.Errorf("vireo's usage %+v, %.2f writes per VMI, queues %+v", v.Usage, v.WritesPerVMI, v.Queues)
 	}
 	if _, err := os.Stat(filepath.Join(c.out, "scale.txt")); err != nil {
