@@ -3,6 +3,8 @@ package webui
 import (
 	"bufio"
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -201,10 +203,29 @@ func TestAnIdleWebsocketStaysOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	// Not a synchronisation: the point is a console left idle for several of the server's
-	// timeouts.
-	time.Sleep(5 * timeout)
+	// The console stays idle while three idle connections opened after it, one after the
+	// other, are each cut by the server's timeouts: it has outlived at least three of them.
+	for range 3 {
+		waitUntilTheServerCutsAnIdleConnection(t, fx.host)
+	}
 	wantEcho(t, api, conn, "still there")
+}
+
+// waitUntilTheServerCutsAnIdleConnection opens a connection that sends nothing and waits
+// (up to 10 s) until the server closes it.
+func waitUntilTheServerCutsAnIdleConnection(t *testing.T, host string) {
+	t.Helper()
+	idle, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	if err := idle.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idle.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("an idle connection was not cut by the server within 10 s (read: %v)", err)
+	}
 }
 
 func TestShutdownEndsProxiedWebsocketsAndWatches(t *testing.T) {
