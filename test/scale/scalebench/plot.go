@@ -34,7 +34,7 @@ func (r *report) plot(dir string) error {
 		}
 	}
 	rss := func(proc string) func(t *targetResult) (float64, bool) {
-		return func(t *targetResult) (float64, bool) { return float64(t.Usage.RSS[proc]) / mib, true }
+		return func(t *targetResult) (float64, bool) { return float64(t.Usage.Memory[proc].RSS) / mib, true }
 	}
 	fanout := func(t *targetResult) (float64, bool) { return t.Fanout.P99ms, t.Fanout.Ops > 0 }
 	plots := []struct {

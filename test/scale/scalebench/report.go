@@ -139,11 +139,11 @@ func (r *report) table(w io.Writer) {
 			return fmt.Sprintf("%.0f / %.0f (%d lost)", t.Fanout.P50ms, t.Fanout.P99ms, t.FanoutMissing)
 		})
 		row("RSS vireo-apiserver+etcd: anon + file (MiB)", func(t *targetResult) string {
-			u := t.Usage
-			return fmt.Sprintf("%d: %d + %d", u.RSS["vireo-apiserver"]/mib, u.RSSAnon["vireo-apiserver"]/mib, u.RSSFile["vireo-apiserver"]/mib)
+			m := t.Usage.Memory["vireo-apiserver"]
+			return fmt.Sprintf("%d: %d + %d", m.RSS/mib, m.Anon/mib, m.File/mib)
 		})
 		row("RSS kube-apiserver / etcd (MiB)", func(t *targetResult) string {
-			return fmt.Sprintf("%d / %d", t.Usage.RSS["kube-apiserver"]/mib, t.Usage.RSS["etcd"]/mib)
+			return fmt.Sprintf("%d / %d", t.Usage.Memory["kube-apiserver"].RSS/mib, t.Usage.Memory["etcd"].RSS/mib)
 		})
 		row("etcd db vireo / cluster (MiB)", func(t *targetResult) string {
 			return fmt.Sprintf("%d / %d", t.Usage.DB["vireo"]/mib, t.Usage.DB["cluster"]/mib)
@@ -194,10 +194,11 @@ How: every figure is taken in one process against one installation. creation -> 
 from the start of a VMI's create request until the watch of its node's simulated agent delivers
 it Running. watch fan-out runs from the start of a merge patch of one VMI's annotation until the
 watch of the VMI's node (vireo: field selector status.nodeName, as the node agent; crd: a node
-label, as KubeVirt's virt-handler selects by kubevirt.io/nodeName) delivers it; one watch per node. Lists are
-timed to their last byte (JSON), unpaged and paged by 500. RSS is the process's resident
+label, as KubeVirt's virt-handler selects by kubevirt.io/nodeName) delivers it; one watch per node.
+Lists are timed to their last byte (JSON), unpaged and paged by 500. RSS is the process's resident
 memory after the wave, anonymous (heap, stacks) + mapped file pages (vireo-apiserver's: the
-embedded etcd's database, which the kernel drops under pressure); kube-apiserver and its etcd hold the launcher Pods of Vireo's VMIs too.
+embedded etcd's database, which the kernel drops under pressure); kube-apiserver and its etcd hold
+the launcher Pods of Vireo's VMIs too.
 Waves above -full-path VMIs ("written directly") create VMIs as fast as the clients go and
 write each one's Running status (VMI 0's, on its node) in one status patch, with
 vireo-controller stopped: they measure the API at size, not the control path, which this

@@ -28,13 +28,10 @@ import (
 
 // usage is what the servers hold at one moment.
 type usage struct {
-	// RSS by process: vireo-apiserver (with its embedded etcd), vireo-controller,
-	// kube-apiserver and the cluster's etcd.
-	RSS map[string]int64 `json:"rssBytes"`
-	// RSSAnon and RSSFile split RSS: anonymous memory (heap, stacks) and mapped file pages
-	// (the embedded etcd's database), which the kernel reclaims under pressure.
-	RSSAnon map[string]int64 `json:"rssAnonBytes"`
-	RSSFile map[string]int64 `json:"rssFileBytes"`
+	// Memory by process: vireo-apiserver (with its embedded etcd), vireo-controller,
+	// kube-apiserver and the cluster's etcd; RSS split into anonymous memory and mapped file
+	// pages (the embedded etcd's database), which the kernel reclaims under pressure.
+	Memory map[string]hostproc.Memory `json:"memory"`
 	// CPUTicks by process, cumulative (hostproc.ClockTicks a second).
 	CPUTicks map[string]int64 `json:"cpuTicks"`
 	// DB is each etcd's database file: "vireo" (vireo-apiserver's) and "cluster".
@@ -81,7 +78,7 @@ func measureUsage(cluster *localcluster.Cluster) (usage, error) {
 	if err != nil {
 		return usage{}, err
 	}
-	u := usage{RSS: map[string]int64{}, RSSAnon: map[string]int64{}, RSSFile: map[string]int64{}, CPUTicks: map[string]int64{}, DB: map[string]int64{}}
+	u := usage{Memory: map[string]hostproc.Memory{}, CPUTicks: map[string]int64{}, DB: map[string]int64{}}
 	for name, pid := range procs {
 		m, err := hostproc.ReadMemory(pid)
 		if err != nil {
@@ -91,7 +88,7 @@ func measureUsage(cluster *localcluster.Cluster) (usage, error) {
 		if err != nil {
 			return usage{}, fmt.Errorf("reading %s's CPU time: %w", name, err)
 		}
-		u.RSS[name], u.RSSAnon[name], u.RSSFile[name], u.CPUTicks[name] = m.RSS, m.Anon, m.File, ticks
+		u.Memory[name], u.CPUTicks[name] = m, ticks
 	}
 	self, err := hostproc.CPUTicks(os.Getpid())
 	if err != nil {

@@ -131,11 +131,11 @@ func TestScaleSmoke(t *testing.T) {
 		if r.Fanout.Ops != c.probes || r.FanoutMissing != 0 {
 			t.Errorf("%s: %d fan-out probes delivered, %d lost; want all %d", name, r.Fanout.Ops, r.FanoutMissing, c.probes)
 		}
-		if r.Created != c.vmis || len(r.Lists) != 8 || r.Usage.RSS["kube-apiserver"] == 0 {
+		if r.Created != c.vmis || len(r.Lists) != 8 || r.Usage.Memory["kube-apiserver"].RSS == 0 {
 			t.Errorf("%s: created %d, %d lists, usage %+v", name, r.Created, len(r.Lists), r.Usage)
 		}
 	}
-	if v.Usage.RSS["vireo-apiserver"] == 0 || v.Usage.RSSAnon["vireo-apiserver"] == 0 || v.Usage.DB["vireo"] == 0 || v.WritesPerVMI < 1 || v.Queues["vmi"].Adds == 0 {
+	if v.Usage.Memory["vireo-apiserver"].RSS == 0 || v.Usage.Memory["vireo-apiserver"].Anon == 0 || v.Usage.DB["vireo"] == 0 || v.WritesPerVMI < 1 || v.Queues["vmi"].Adds == 0 {
 		t.Errorf("vireo's usage %+v, %.2f writes per VMI, queues %+v", v.Usage, v.WritesPerVMI, v.Queues)
 	}
 	if _, err := os.Stat(filepath.Join(c.out, "scale.txt")); err != nil {
