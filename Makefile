@@ -14,14 +14,29 @@ GIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
 GIT_TREE := $(if $(GIT_COMMIT),$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),dirty,clean))
 LDFLAGS := -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).gitTime=$(GIT_TIME) -X $(VERSION_PKG).gitTreeState=$(GIT_TREE)
 
-.PHONY: help deps build upstream images oci upgrade-base push up down test test-unit chaos fuzz generate verify bench scale clean
+# The web console (web/): npm packages from the lockfile, then esbuild into the directory vireoctl
+# embeds. Rebuilt only when its sources or lockfile change (the index is written last).
+WEB := web
+UI_DIST := internal/webui/assets/dist
+UI_SOURCES := $(shell find $(WEB)/src -type f 2>/dev/null) $(WEB)/build.mjs $(WEB)/package.json
+NPM ?= npm
+
+.PHONY: help deps build ui upstream images oci upgrade-base push up down test test-unit chaos fuzz generate verify bench scale clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-build: ## Build every binary into _output/bin
+build: ui ## Build every binary into _output/bin (vireoctl with the web console of make ui)
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
+
+ui: $(UI_DIST)/index.html ## Build the web console (web/) into internal/webui/assets/dist, which vireoctl embeds: npm ci from the lockfile, then esbuild (reproducible; cached)
+
+$(WEB)/node_modules/.package-lock.json: $(WEB)/package-lock.json $(WEB)/package.json
+	cd $(WEB) && $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error
+
+$(UI_DIST)/index.html: $(WEB)/node_modules/.package-lock.json $(UI_SOURCES)
+	cd $(WEB) && node build.mjs
 
 upstream: ## Build etcd, kube-apiserver, kube-controller-manager, kube-proxy, kube-scheduler, kubectl, kubelet, containerd and runc once (cached)
 	hack/build-upstream.sh

@@ -1,5 +1,5 @@
-// The placeholder console's only script: it lists the namespaces through vireoctl ui's proxy,
-// which proves the path page -> proxy -> kube-apiserver with the user's credentials.
+// The placeholder's only script (a vireoctl built without `make ui`): it lists the namespaces
+// through vireoctl ui's proxy, which proves the path page -> proxy -> kube-apiserver.
 "use strict";
 
 async function listNamespaces() {
