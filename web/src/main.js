@@ -84,7 +84,7 @@ function namespacesPage(main) {
   const status = statusRegion();
   const list = h("ul", { class: "namespaces" });
   const input = h("input", { id: "ns-input", name: "namespace", required: true, autocomplete: "off",
-    value: localStorage.getItem(lastNamespaceKey) || "", pattern: "[a-z0-9]([-a-z0-9]*[a-z0-9])?" });
+    value: localStorage.getItem(lastNamespaceKey) || "", pattern: "[a-z0-9]([a-z0-9\\-]*[a-z0-9])?" });
   const form = h("form", { class: "ns-form", onsubmit: (e) => {
     e.preventDefault();
     location.hash = href("ns", input.value.trim());

@@ -1,0 +1,206 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// TestWebConsoleInABrowser drives the web console of `vireoctl ui` (the built vireoctl, which
+// embeds make ui's console) in headless Chromium (web/test/e2e.mjs, playwright-core), as a user
+// with edit in one namespace and as one with view: the lists show only what RBAC allows, Start
+// makes the VM Running, the serial console answers, two pages show one display and both follow
+// it, and the display matches the node's screenshot of it.
+func TestWebConsoleInABrowser(t *testing.T) {
+	t.Parallel()
+	chromium, node := "/usr/bin/chromium", "node"
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("%s: %v (make deps installs Debian's chromium)", chromium, err)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "web", "node_modules", "playwright-core")); err != nil {
+		t.Fatalf("playwright-core is not installed in web/node_modules (make ui installs it): %v", err)
+	}
+	ns, other := namespace(t), namespace(t)
+	halted := func(name string) func(string) string {
+		return func(m string) string {
+			return strings.NewReplacer("runStrategy: Always", "runStrategy: Halted", "name: demo", "name: "+name).Replace(m)
+		}
+	}
+	applyExample(t, ns, "vm-demo.yaml", halted("web"))
+	applyExample(t, other, "vm-demo.yaml", halted("hidden"))
+	bind(t, ns, "ui-editor", "edit")
+	bind(t, ns, "ui-viewer", "view")
+	for _, user := range []string{"ui-editor", "ui-viewer"} {
+		c := userClient(t, user)
+		eventually(t, user+" lists the VMs of "+ns, func() error {
+			_, err := c.KubevirtV1().VirtualMachines(ns).List(t.Context(), metav1.ListOptions{})
+			return err
+		})
+	}
+	dir := t.TempDir()
+	editorURL := startUI(t, writeUserKubeconfig(t, dir, "ui-editor"))
+	viewerURL := startUI(t, writeUserKubeconfig(t, dir, "ui-viewer"))
+
+	config := map[string]string{
+		"editorURL": editorURL, "viewerURL": viewerURL, "ns": ns, "otherNs": other,
+		"vm": "web", "otherVM": "hidden", "outDir": dir, "chromium": chromium,
+	}
+	configFile := filepath.Join(dir, "config.json")
+	b, _ := json.Marshal(config)
+	if err := os.WriteFile(configFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(repo, "web", "test", "e2e.mjs"))
+	cmd.Env = append(os.Environ(), "VIREO_UI_TEST="+configFile)
+	out, err := cmd.CombinedOutput()
+	t.Logf("web/test/e2e.mjs:\n%s", out)
+	var result struct {
+		Steps    map[string]int `json:"steps"`
+		LoadMs   int            `json:"loadMs"`
+		ChangedA int            `json:"changed_a"`
+		ChangedB int            `json:"changed_b"`
+		Error    string         `json:"error"`
+	}
+	if b, rerr := os.ReadFile(filepath.Join(dir, "result.json")); rerr == nil {
+		_ = json.Unmarshal(b, &result)
+	}
+	if err != nil {
+		t.Fatalf("the browser test failed: %v: %s", err, result.Error)
+	}
+	t.Logf("page load %d ms; steps (ms): %v", result.LoadMs, result.Steps)
+
+	// The display the pages show last is the node's: the screenshot (as the admin; the edit
+	// role may not take screenshots) is compared pixel by pixel with each page's canvas.
+	shot, err := vireo.KubevirtV1().RESTClient().Get().AbsPath(streamPath("subresources.kubevirt.io", ns, "web", "vnc/screenshot")).DoRaw(t.Context())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	want, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range []string{"a", "b"} {
+		first, last := readPNG(t, filepath.Join(dir, "vnc-"+page+"-1.png")), readPNG(t, filepath.Join(dir, "vnc-"+page+"-2.png"))
+		differ, total := pixelDifference(want, last)
+		t.Logf("page %s: %d of %d pixels differ from the node's screenshot", page, differ, total)
+		// A blinking text cursor may differ; the guest's text may not.
+		if total == 0 || differ > total/200 {
+			t.Errorf("page %s's canvas is not the guest's display: %d of %d pixels differ from the screenshot", page, differ, total)
+		}
+		if d, _ := pixelDifference(want, first); d < 500 {
+			t.Errorf("page %s: its first frame differs from the final screen in %d pixels only: the display did not change under it", page, d)
+		}
+	}
+}
+
+// writeUserKubeconfig writes a kubeconfig for user, authenticated by a client certificate of the
+// installation's CA, into dir.
+func writeUserKubeconfig(t *testing.T, dir, user string) string {
+	t.Helper()
+	cfg, err := cluster.UserConfig(user, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["vireo"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthority: cfg.CAFile, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: cfg.CertFile, ClientKey: cfg.KeyFile}
+	kc.Contexts["vireo"] = &clientcmdapi.Context{Cluster: "vireo", AuthInfo: user}
+	kc.CurrentContext = "vireo"
+	path := filepath.Join(dir, user+".kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startUI runs the built `vireoctl ui` with kubeconfig until the test ends and returns the URL
+// it printed.
+func startUI(t *testing.T, kubeconfig string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(cluster.Options().BinDir, "vireoctl"), "--kubeconfig", kubeconfig, "ui")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("vireoctl ui (%s):\n%s", filepath.Base(kubeconfig), stderr.String())
+		}
+	})
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		lines <- strings.TrimSpace(line)
+	}()
+	select {
+	case line := <-lines:
+		if !strings.HasPrefix(line, "http://127.0.0.1:") {
+			t.Fatalf("vireoctl ui printed %q, not its URL\n%s", line, stderr.String())
+		}
+		return line
+	case <-time.After(30 * time.Second):
+		t.Fatalf("vireoctl ui printed no URL within 30 s\n%s", stderr.String())
+	}
+	return ""
+}
+
+func readPNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return img
+}
+
+// pixelDifference counts the pixels of a and b that differ by more than a rounding in any
+// channel (all of them when the sizes differ), and the pixels compared.
+func pixelDifference(a, b image.Image) (differ, total int) {
+	ab, bb := a.Bounds(), b.Bounds()
+	if ab.Dx() != bb.Dx() || ab.Dy() != bb.Dy() {
+		return ab.Dx() * ab.Dy(), ab.Dx() * ab.Dy()
+	}
+	for y := 0; y < ab.Dy(); y++ {
+		for x := 0; x < ab.Dx(); x++ {
+			r1, g1, b1, _ := a.At(ab.Min.X+x, ab.Min.Y+y).RGBA()
+			r2, g2, b2, _ := b.At(bb.Min.X+x, bb.Min.Y+y).RGBA()
+			if far(r1, r2) || far(g1, g2) || far(b1, b2) {
+				differ++
+			}
+		}
+	}
+	return differ, ab.Dx() * ab.Dy()
+}
+
+// far says whether two 16-bit colour channels differ by more than 8 of 255.
+func far(a, b uint32) bool {
+	d := int(a>>8) - int(b>>8)
+	return d > 8 || d < -8
+}
