@@ -205,3 +205,39 @@ func HostCPU() (busy, total int64, err error) {
 	}
 	return busy, total, nil
 }
+
+// HostMemory is the machine's memory from /proc/meminfo, in bytes.
+type HostMemory struct {
+	Total     int64 `json:"totalBytes"`
+	Available int64 `json:"availableBytes"`
+}
+
+// Used is what the machine cannot hand out without reclaiming: Total - Available.
+func (m HostMemory) Used() int64 { return m.Total - m.Available }
+
+// ReadHostMemory reads MemTotal and MemAvailable.
+func ReadHostMemory() (HostMemory, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return HostMemory{}, err
+	}
+	return parseMeminfo(string(data))
+}
+
+func parseMeminfo(s string) (HostMemory, error) {
+	var m HostMemory
+	for line := range strings.SplitSeq(s, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		switch {
+		case !ok:
+		case k == "MemTotal":
+			m.Total = KiB(v)
+		case k == "MemAvailable":
+			m.Available = KiB(v)
+		}
+	}
+	if m.Total == 0 || m.Available == 0 {
+		return m, fmt.Errorf("/proc/meminfo has no MemTotal or MemAvailable: %.200q", s)
+	}
+	return m, nil
+}

@@ -63,3 +63,23 @@ func TestProcArgs(t *testing.T) {
 		t.Error("KiB")
 	}
 }
+
+func TestHostMemory(t *testing.T) {
+	m, err := parseMeminfo("MemTotal:       24589432 kB\nMemFree:         1000 kB\nMemAvailable:   20000000 kB\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Total != 24589432*1024 || m.Available != 20000000*1024 || m.Used() != 4589432*1024 {
+		t.Errorf("parsed %+v, used %d", m, m.Used())
+	}
+	if _, err := parseMeminfo("MemTotal: 5 kB\n"); err == nil {
+		t.Error("meminfo without MemAvailable parsed")
+	}
+	live, err := ReadHostMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.Available <= 0 || live.Available > live.Total {
+		t.Errorf("this machine's memory: %+v", live)
+	}
+}

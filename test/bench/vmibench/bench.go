@@ -67,6 +67,11 @@ func bench(ctx context.Context, c config) (err error) {
 	if err != nil {
 		return err
 	}
+	if c.warmup && (c.lifecycle || c.density > 0) {
+		if _, _, err := e.lifecycle(ctx, runSpec{n: len(e.cluster.NodeNames()), prefix: "warmup", pin: true}); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
 	if c.lifecycle {
 		if err := e.lifecycleBench(ctx, began); err != nil {
 			return err
@@ -102,16 +107,21 @@ func bench(ctx context.Context, c config) (err error) {
 			return err
 		}
 	}
+	if c.density > 0 {
+		began := time.Now()
+		res, err := e.density(ctx)
+		if err != nil {
+			return fmt.Errorf("density phase: %w", err)
+		}
+		if err := densityReport(c, res, time.Since(began)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // lifecycleBench runs the lifecycle runs, their floors and the VM phase and writes their report.
 func (e *env) lifecycleBench(ctx context.Context, began time.Time) error {
-	if e.c.warmup {
-		if _, _, err := e.lifecycle(ctx, len(e.cluster.NodeNames()), "warmup", 0, true); err != nil {
-			return fmt.Errorf("warm-up: %w", err)
-		}
-	}
 	m, err := e.measureAll(ctx)
 	if err != nil {
 		return err
@@ -144,11 +154,11 @@ func (e *env) measureAll(ctx context.Context) (measured, error) {
 		if i == len(e.c.sizes)-1 {
 			idle = e.c.idle
 		}
-		res, objs, err := e.lifecycle(ctx, n, fmt.Sprintf("tiny-%d", n), idle, false)
+		res, objs, err := e.lifecycle(ctx, runSpec{n: n, prefix: fmt.Sprintf("tiny-%d", n), idle: idle})
 		if err != nil {
 			return m, fmt.Errorf("%d VMI(s): %w", n, err)
 		}
-		f, err := runFloor(ctx, objs, image, e.c.tcgCacheMiB, e.c.startTimeout)
+		f, err := runFloor(ctx, objs, image, floorSpec{tcgCacheMiB: e.c.tcgCacheMiB, timeout: e.c.startTimeout})
 		if err != nil {
 			return m, fmt.Errorf("floor for %d domain(s): %w", n, err)
 		}
@@ -159,7 +169,7 @@ func (e *env) measureAll(ctx context.Context) (measured, error) {
 		m.runs, m.floors, m.podFloors = append(m.runs, res), append(m.floors, f), append(m.podFloors, pf)
 		if i == 0 && e.c.altTCGCacheMiB > 0 {
 			say("floor with a %d MiB TCG cache instead of %d", e.c.altTCGCacheMiB, e.c.tcgCacheMiB)
-			alt, err := runFloor(ctx, objs, image, e.c.altTCGCacheMiB, e.c.startTimeout)
+			alt, err := runFloor(ctx, objs, image, floorSpec{tcgCacheMiB: e.c.altTCGCacheMiB, timeout: e.c.startTimeout})
 			if err != nil {
 				return m, fmt.Errorf("floor with a %d MiB TCG cache: %w", e.c.altTCGCacheMiB, err)
 			}

@@ -43,8 +43,18 @@ type floorDomain struct {
 	console *consoleWatch
 
 	daemonReady, capabilities time.Duration
-	started                   time.Time
-	startErr                  error
+	// scheduled is when the domain's Start call was due (all at once: the same for every domain).
+	scheduled time.Time
+	started   time.Time
+	startErr  error
+}
+
+// floorSpec is how a floor starts its domains.
+type floorSpec struct {
+	tcgCacheMiB uint
+	// interval paces the Start calls (0: all at once), as the run it is the floor of.
+	interval time.Duration
+	timeout  time.Duration
 }
 
 // floorResult is the floor of one run size.
@@ -55,7 +65,8 @@ type floorResult struct {
 	// with waiting for its VMI). Both happen before Start, all daemons at once.
 	DaemonReady  durations `json:"daemonReady"`
 	Capabilities durations `json:"capabilitiesProbe"`
-	// StartReturned and Marker are measured from the moment all Start calls are made at once.
+	// StartReturned and Marker are measured from the moment each domain's Start call was due
+	// (all at once, or paced as the run's creates).
 	StartReturned durations `json:"startReturned"`
 	Marker        durations `json:"startToMarker"`
 	// FreshTotal is daemon start + capabilities probe + start -> marker, per domain.
@@ -64,67 +75,91 @@ type floorResult struct {
 	LibvirtdRSS numbers     `json:"libvirtdRSSMiB"`
 	QEMURSS     numbers     `json:"qemuRSSMiB"`
 	QEMURegions qemuRegions `json:"qemuRegionsFirstDomain"`
+	// MachineRunning is the machine's memory once every guest printed its marker.
+	MachineRunning hostproc.HostMemory `json:"machineMemoryAllRunning"`
 	// QEMUArgs is the first domain's QEMU command line, its paths replaced.
 	QEMUArgs []string `json:"qemuArgs"`
 }
 
 // runFloor measures the floor for vmis (the VMIs of one run, as stored by the API), whose
 // containerDisk volumes use imageFile.
-func runFloor(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFile string, tcgCacheMiB uint, timeout time.Duration) (res floorResult, err error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func runFloor(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFile string, spec floorSpec) (res floorResult, err error) {
+	ctx, cancel := context.WithTimeout(ctx, spec.timeout)
 	defer cancel()
-	doms, t0, stop, err := startFloor(ctx, vmis, imageFile, tcgCacheMiB)
+	doms, stop, err := startFloor(ctx, vmis, imageFile, spec)
 	defer func() { err = errors.Join(err, stop()) }()
 	if err != nil {
 		return res, err
 	}
-	res, err = floorTimes(ctx, doms, t0)
+	res, err = floorTimes(ctx, doms)
 	if err != nil {
+		return res, err
+	}
+	if res.MachineRunning, err = hostproc.ReadHostMemory(); err != nil {
 		return res, err
 	}
 	return res, floorMemory(doms, &res)
 }
 
 // startFloor prepares a floor domain per VMI, each on a fresh session libvirtd of its own in a
-// network namespace of its own, starts the daemons, then makes every Start call at once (their
-// consoles watched from before) and returns when the calls began. stop removes it all; call it
-// even when startFloor fails.
-func startFloor(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFile string, tcgCacheMiB uint) (doms []*floorDomain, t0 time.Time, stop func() error, err error) {
+// network namespace of its own, starts the daemons, then makes the Start calls, at once or
+// spec.interval apart (their consoles watched from before), and returns when every call
+// returned. stop removes it all; call it even when startFloor fails.
+func startFloor(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFile string, spec floorSpec) (doms []*floorDomain, stop func() error, err error) {
 	base, err := os.MkdirTemp(floorTmp, floorDirPrefix)
 	if err != nil {
-		return nil, t0, func() error { return nil }, err
+		return nil, func() error { return nil }, err
 	}
 	doms = make([]*floorDomain, len(vmis))
 	stop = func() error { return errors.Join(stopFloor(doms), os.RemoveAll(base)) }
 	if err := os.Chmod(base, 0o755); err != nil {
-		return doms, t0, stop, err
+		return doms, stop, err
 	}
 	image, err := layOutImages(vmis, imageFile, filepath.Join(base, "containerdisks"))
 	if err != nil {
-		return doms, t0, stop, err
+		return doms, stop, err
 	}
 	for i, vmi := range vmis {
 		d := &floorDomain{vmi: vmi, netns: fmt.Sprintf("%s%d", floorNetnsPrefix, i), dir: filepath.Join(base, fmt.Sprintf("d%d", i))}
 		doms[i] = d
-		if err := d.prepare(ctx, image, tcgCacheMiB); err != nil {
-			return doms, t0, stop, fmt.Errorf("floor domain %d: %w", i, err)
+		if err := d.prepare(ctx, image, spec.tcgCacheMiB); err != nil {
+			return doms, stop, fmt.Errorf("floor domain %d: %w", i, err)
 		}
 	}
 	say("floor, %d domain(s): starting %d fresh session libvirtd and probing QEMU's capabilities", len(doms), len(doms))
 	if err := forEach(doms, func(d *floorDomain) error { return d.startDaemon(ctx) }); err != nil {
-		return doms, t0, stop, err
+		return doms, stop, err
 	}
-	say("floor, %d domain(s): starting them all at once", len(doms))
-	t0 = time.Now()
-	for _, d := range doms {
+	pace := "all at once"
+	if spec.interval > 0 {
+		pace = spec.interval.String() + " apart"
+	}
+	say("floor, %d domain(s): starting them %s", len(doms), pace)
+	t0 := time.Now()
+	for i, d := range doms {
+		d.scheduled = t0.Add(time.Duration(i) * spec.interval)
 		d.console = watchConsole(ctx, filepath.Join(d.dir, protocol.ConsoleSocket))
 	}
 	_ = forEach(doms, func(d *floorDomain) error {
-		_, d.startErr = d.conn.Start(ctx, d.xml)
+		if d.startErr = waitUntil(ctx, d.scheduled); d.startErr == nil {
+			_, d.startErr = d.conn.Start(ctx, d.xml)
+		}
 		d.started = time.Now()
 		return nil
 	})
-	return doms, t0, stop, nil
+	return doms, stop, nil
+}
+
+// waitUntil returns at t, or with ctx's error when it ends first.
+func waitUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // prepare creates the domain's directory, its containerDisk overlay and its XML.
@@ -178,8 +213,9 @@ func (d *floorDomain) startDaemon(ctx context.Context) error {
 	return nil
 }
 
-// floorTimes waits until every guest printed its marker and summarizes the times.
-func floorTimes(ctx context.Context, doms []*floorDomain, t0 time.Time) (floorResult, error) {
+// floorTimes waits until every guest printed its marker and summarizes the times, each from
+// the moment its domain's Start was due.
+func floorTimes(ctx context.Context, doms []*floorDomain) (floorResult, error) {
 	res := floorResult{Domains: len(doms)}
 	var ready, caps, started, marker, fresh []time.Duration
 	for _, d := range doms {
@@ -195,8 +231,8 @@ func floorTimes(ctx context.Context, doms []*floorDomain, t0 time.Time) (floorRe
 			return res, fmt.Errorf("floor: the guest of %s never printed %s (%v); console: %q", d.vmi.Name, guestMarker, err, d.console.output())
 		}
 		ready, caps = append(ready, d.daemonReady), append(caps, d.capabilities)
-		started, marker = append(started, d.started.Sub(t0)), append(marker, m.Sub(t0))
-		fresh = append(fresh, d.daemonReady+d.capabilities+m.Sub(t0))
+		started, marker = append(started, d.started.Sub(d.scheduled)), append(marker, m.Sub(d.scheduled))
+		fresh = append(fresh, d.daemonReady+d.capabilities+m.Sub(d.scheduled))
 	}
 	res.DaemonReady, res.Capabilities = summarize(ready), summarize(caps)
 	res.StartReturned, res.Marker, res.FreshTotal = summarize(started), summarize(marker), summarize(fresh)

@@ -17,12 +17,12 @@ import (
 func floorActions(ctx context.Context, vmis []*v1.VirtualMachineInstance, imageFile string, tcgCacheMiB uint, timeout time.Duration) (res vmActionsFloor, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	doms, t0, stop, err := startFloor(ctx, vmis, imageFile, tcgCacheMiB)
+	doms, stop, err := startFloor(ctx, vmis, imageFile, floorSpec{tcgCacheMiB: tcgCacheMiB})
 	defer func() { err = errors.Join(err, stop()) }()
 	if err != nil {
 		return res, err
 	}
-	times, err := floorTimes(ctx, doms, t0)
+	times, err := floorTimes(ctx, doms)
 	if err != nil {
 		return res, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,11 +15,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/launcherpodapi"
 	"github.com/vireo-dev/vireo/test/bench/apimetrics"
+	"github.com/vireo-dev/vireo/test/bench/hostproc"
 )
 
 // lifecycleResult is what one run (n VMIs created at once) measured.
@@ -48,29 +51,53 @@ type lifecycleResult struct {
 	StartCPU *startCPU `json:"startCPU,omitempty"`
 	// LoadAvg is /proc/loadavg before the run (other work on the machine shows there).
 	LoadAvg string `json:"loadAvgBefore"`
+	// MachineBefore is the machine's memory before the first create; MachineRunning once every
+	// guest printed its marker.
+	MachineBefore  hostproc.HostMemory `json:"machineMemoryBefore"`
+	MachineRunning hostproc.HostMemory `json:"machineMemoryAllRunning"`
+	// CreateStopped says why fewer VMIs than asked were created (empty: all were).
+	CreateStopped string `json:"createStopped,omitempty"`
+}
+
+// runSpec is what one run creates and how.
+type runSpec struct {
+	n      int
+	prefix string
+	// idle is the window of the idle-CPU measurement (0: none).
+	idle time.Duration
+	// pin puts VMI i on node i (the warm-up: every node pulls the image once).
+	pin bool
+	// interval paces the creates (0: all at once).
+	interval time.Duration
+	// cpuRequest, when set, is each VMI's spec.domain.resources.requests.cpu.
+	cpuRequest string
+	// minAvailable stops the creates once the machine's MemAvailable falls below it (0: never).
+	minAvailable int64
+	// timeout bounds creation -> every guest's marker (0: config.startTimeout).
+	timeout time.Duration
 }
 
 // run is one measurement's state.
 type run struct {
-	env    *env
-	n      int
-	prefix string
-	pin    bool
-	tr     *tracker
-	vmis   []*vmiTrack
-	objs   []*v1.VirtualMachineInstance
-	scrap  []apimetrics.RequestCounts
-	cpu0   cpuSnapshot // before the VMIs were created
+	env     *env
+	spec    runSpec
+	n       int // the VMIs created (spec.n unless the memory guard stopped the creates)
+	timeout time.Duration
+	tr      *tracker
+	vmis    []*vmiTrack
+	objs    []*v1.VirtualMachineInstance
+	scrap   []apimetrics.RequestCounts
+	cpu0    cpuSnapshot // before the VMIs were created
 }
 
-// lifecycle creates n VMIs at once, waits for them to run and boot, measures their processes,
-// deletes them and waits until they and their processes are gone. It returns the VMIs as the
-// API stored them (for the floor). With pin, VMI i runs on node i (the warm-up: every node
-// pulls the image once).
-func (e *env) lifecycle(ctx context.Context, n int, prefix string, idle time.Duration, pin bool) (lifecycleResult, []*v1.VirtualMachineInstance, error) {
+// lifecycle creates the spec's VMIs (at once, or paced), waits for them to run and boot,
+// measures their processes, deletes them and waits until they and their processes are gone.
+// It returns the VMIs as the API stored them (for the floor).
+func (e *env) lifecycle(ctx context.Context, spec runSpec) (lifecycleResult, []*v1.VirtualMachineInstance, error) {
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &run{env: e, n: n, prefix: prefix, pin: pin, tr: newTracker(lctx, e.cluster.Options().NodeDir)}
+	prefix := spec.prefix
+	r := &run{env: e, spec: spec, n: spec.n, timeout: cmp.Or(spec.timeout, e.c.startTimeout), tr: newTracker(lctx, e.cluster.Options().NodeDir)}
 	if err := r.tr.start(lctx, e.cl, benchNS); err != nil {
 		return lifecycleResult{}, nil, err
 	}
@@ -78,13 +105,22 @@ func (e *env) lifecycle(ctx context.Context, n int, prefix string, idle time.Dur
 		return lifecycleResult{}, nil, err
 	}
 	load := loadAvg()
-	say("%s: creating %d VMI(s) at once (load average %s)", prefix, n, load)
+	pace := "at once"
+	if spec.interval > 0 {
+		pace = spec.interval.String() + " apart"
+	}
+	say("%s: creating %d VMI(s) %s (load average %s)", prefix, spec.n, pace, load)
+	machine, err := hostproc.ReadHostMemory()
+	if err != nil {
+		return lifecycleResult{}, nil, err
+	}
 	cpu0, err := takeCPUSnapshot()
 	if err != nil {
 		return lifecycleResult{}, nil, err
 	}
 	r.cpu0 = cpu0
-	if err := r.createAll(ctx, prefix); err != nil {
+	stopped, err := r.createAll(ctx)
+	if err != nil {
 		return lifecycleResult{}, nil, err
 	}
 	defer func() {
@@ -94,8 +130,8 @@ func (e *env) lifecycle(ctx context.Context, n int, prefix string, idle time.Dur
 			}
 		}
 	}()
-	res, err := r.startAndMeasure(ctx, idle)
-	res.LoadAvg = load
+	res, err := r.startAndMeasure(ctx, spec.idle)
+	res.LoadAvg, res.MachineBefore, res.CreateStopped = load, machine, stopped
 	if err != nil {
 		return res, r.objs, err
 	}
@@ -116,7 +152,7 @@ func (e *env) lifecycle(ctx context.Context, n int, prefix string, idle time.Dur
 // startAndMeasure waits for Running and the markers, then measures memory and idle CPU.
 func (r *run) startAndMeasure(ctx context.Context, idle time.Duration) (lifecycleResult, error) {
 	res := lifecycleResult{VMIs: r.n}
-	sctx, cancel := context.WithTimeout(ctx, r.env.c.startTimeout)
+	sctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	running := func() bool {
 		return r.all(func(v *vmiTrack) bool { return !v.at[msRunning].IsZero() || !v.at["failed"].IsZero() })
@@ -146,6 +182,11 @@ func (r *run) startAndMeasure(ctx context.Context, idle time.Duration) (lifecycl
 	r.launcherLogs(ctx)
 	r.componentLogs(ctx, r.vmis[0].created.Add(-time.Second))
 	r.times(&res)
+	machine, err := hostproc.ReadHostMemory()
+	if err != nil {
+		return res, err
+	}
+	res.MachineRunning = machine
 	mem, groups, err := measureMemory(r.objs)
 	if err != nil {
 		return res, err
@@ -211,18 +252,32 @@ func (r *run) scrape(ctx context.Context) error {
 	return nil
 }
 
-// createAll creates the VMIs, all at once.
-func (r *run) createAll(ctx context.Context, prefix string) error {
-	errs := make([]error, r.n)
-	r.vmis = make([]*vmiTrack, r.n)
+// createAll creates the VMIs, all at once or spec.interval apart (each create in its own
+// goroutine, so a slow answer does not delay the next). It stops early when the machine's
+// MemAvailable falls below spec.minAvailable and returns why (r.n is then the VMIs created).
+func (r *run) createAll(ctx context.Context) (stopped string, err error) {
+	errs := make([]error, r.spec.n)
+	r.vmis = make([]*vmiTrack, 0, r.spec.n)
 	var wg sync.WaitGroup
-	for i := range r.n {
-		vmi := r.env.template.DeepCopy()
-		vmi.Name, vmi.Namespace = fmt.Sprintf("%s-%d", prefix, i), benchNS
-		if nodes := r.env.cluster.NodeNames(); r.pin {
-			vmi.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": nodes[i%len(nodes)]}
+	var tick *time.Ticker
+	if r.spec.interval > 0 {
+		tick = time.NewTicker(r.spec.interval)
+		defer tick.Stop()
+	}
+	for i := range r.spec.n {
+		if i > 0 && tick != nil {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
 		}
-		r.vmis[i] = r.tr.expect(vmi.Name, time.Now())
+		if stopped = r.memoryGuard(); stopped != "" {
+			say("%s: %s", r.spec.prefix, stopped)
+			break
+		}
+		vmi := r.newVMI(i)
+		r.vmis = append(r.vmis, r.tr.expect(vmi.Name, time.Now()))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -230,7 +285,38 @@ func (r *run) createAll(ctx context.Context, prefix string) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	r.n = len(r.vmis)
+	return stopped, errors.Join(errs...)
+}
+
+// newVMI is the run's VMI number i, from the template.
+func (r *run) newVMI(i int) *v1.VirtualMachineInstance {
+	vmi := r.env.template.DeepCopy()
+	vmi.Name, vmi.Namespace = fmt.Sprintf("%s-%d", r.spec.prefix, i), benchNS
+	if nodes := r.env.cluster.NodeNames(); r.spec.pin {
+		vmi.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": nodes[i%len(nodes)]}
+	}
+	if r.spec.cpuRequest != "" {
+		if vmi.Spec.Domain.Resources.Requests == nil {
+			vmi.Spec.Domain.Resources.Requests = v1.ResourceList{}
+		}
+		vmi.Spec.Domain.Resources.Requests[v1.ResourceCPU] = resource.MustParse(r.spec.cpuRequest)
+	}
+	return vmi
+}
+
+// memoryGuard says why no more VMIs may be created: the machine's available memory fell
+// below spec.minAvailable (empty: go on).
+func (r *run) memoryGuard() string {
+	if r.spec.minAvailable <= 0 {
+		return ""
+	}
+	m, err := hostproc.ReadHostMemory()
+	if err != nil || m.Available >= r.spec.minAvailable {
+		return ""
+	}
+	return fmt.Sprintf("stopped creating after %d VMI(s): the machine's available memory fell to %d MiB (the guard keeps %d MiB)",
+		len(r.vmis), m.Available>>20, r.spec.minAvailable>>20)
 }
 
 // fetch reads the VMIs as the API has them now.
@@ -283,7 +369,7 @@ func (r *run) launcherLogs(ctx context.Context) {
 
 // saveLog keeps a log of the run in the output directory, for looking into its figures.
 func (r *run) saveLog(name string, data []byte) {
-	dir := filepath.Join(r.env.c.out, "vmi-lifecycle-logs", r.prefix)
+	dir := filepath.Join(r.env.c.out, "vmi-lifecycle-logs", r.spec.prefix)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
@@ -343,7 +429,7 @@ func (r *run) deleteAll(ctx context.Context) ([]time.Duration, error) {
 // failure describes why the run did not reach what, with each VMI's phase and console.
 func (r *run) failure(ctx context.Context, what string, err error) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "not every VMI reached %s within %s (%v):", what, r.env.c.startTimeout, err)
+	fmt.Fprintf(&b, "not every VMI reached %s within %s (%v):", what, r.timeout, err)
 	for _, v := range r.vmis {
 		obj, gerr := r.env.cl.vireo.KubevirtV1().VirtualMachineInstances(benchNS).Get(ctx, v.name, metav1.GetOptions{})
 		switch {

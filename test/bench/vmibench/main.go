@@ -12,11 +12,14 @@
 // and VNC are timed (first byte, echo round trip, throughput) through kube-apiserver's
 // aggregation and straight to its node agent, alternately; then port-forward to a guest's echo
 // server and web server through kube-apiserver against a TCP connection straight to its Pod,
-// and the guest agent's round trip. Last, a 256 MiB guest live-migrates,
+// and the guest agent's round trip. Then a 256 MiB guest live-migrates,
 // idle and then dirtying its memory, through Vireo (between the nodes and in place), taking
 // turns with a second one migrating directly between two fresh libvirtds (total time,
-// libvirt's transfer time and downtime, data sent, CPU by process). It writes tables and JSON (vmi-lifecycle.txt/.json, console.txt/.json,
-// portforward.txt/.json, migration.txt/.json) and removes everything it started, even on failure or interrupt.
+// libvirt's transfer time and downtime, data sent, CPU by process). Last, the density run: 100
+// tiny VMIs created 100 ms apart (as many as the nodes can schedule) against as many domains
+// started so on fresh libvirtds. It writes tables and JSON (vmi-lifecycle.txt/.json,
+// console.txt/.json, portforward.txt/.json, migration.txt/.json, density.txt/.json) and removes
+// everything it started, even on failure or interrupt.
 package main
 
 import (
@@ -29,6 +32,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/vireo-dev/vireo/launcher/virt"
 )
@@ -44,6 +49,9 @@ type config struct {
 	migrationRuns, dirtyMiB           int
 	coldStarts                        int
 	tcgCacheMiB, altTCGCacheMiB       uint
+	density                           int
+	densityInterval, densityTimeout   time.Duration
+	densityCPU                        string
 }
 
 func main() {
@@ -77,11 +85,19 @@ func main() {
 	flag.BoolVar(&c.warmup, "warmup", true, "First run one unmeasured VMI on each node (pulls the containerDisk, warms caches).")
 	flag.UintVar(&c.tcgCacheMiB, "tcg-cache-mib", 32, "TCG translation cache the floor's domains get: the launcher's --tcg-cache-mib (default 32); the QEMU command lines are compared to catch a mismatch.")
 	flag.UintVar(&c.altTCGCacheMiB, "alt-tcg-cache-mib", 8, "Also measure the smallest run's floor with this TCG cache size, for its memory and boot time (0: skip).")
+	flag.IntVar(&c.density, "density", 100, "VMIs of the density run, created -density-interval apart, against as many domains started so on bare libvirtds (0: skip); fewer when the nodes cannot schedule them or the machine runs short of memory, and density.txt says which; density.txt.")
+	flag.DurationVar(&c.densityInterval, "density-interval", 100*time.Millisecond, "Interval between the density run's creates (KubeVirt's density gate: 100ms).")
+	flag.StringVar(&c.densityCPU, "density-cpu", "10m", "CPU request of each density VMI (the default 100m of a 1-vCPU VMI fits only ~20 launcher Pods on this machine's 2 CPUs).")
+	flag.DurationVar(&c.densityTimeout, "density-timeout", 20*time.Minute, "How long the density run, and then its floor, may take until every guest printed its marker.")
 	flag.Parse()
+	if _, err := resource.ParseQuantity(c.densityCPU); err != nil {
+		fmt.Fprintf(os.Stderr, "vmibench: -density-cpu %q: %v\n", c.densityCPU, err)
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 40*time.Minute+2*c.densityTimeout)
 	defer cancel()
 	// The floor's QEMUs (daemonized by its libvirtds) come to the benchmark when orphaned and
 	// are reaped at once, as a launcher reaps its own: this machine's init reaps about once a

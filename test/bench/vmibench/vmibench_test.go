@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/vireo-dev/vireo/test/bench/apimetrics"
 	"github.com/vireo-dev/vireo/test/bench/hostproc"
 )
@@ -84,5 +87,46 @@ kubevirt_vmi_migration_data_processed_bytes{name="x",namespace="y",node="z"} 5
 	}
 	if want := (arrivals{Count: 2, DowntimeSum: 0.093, TransferSum: 1.5, ReceivedBytes: 9.6e7}); a != want {
 		t.Errorf("parseArrivals = %+v, want %+v", a, want)
+	}
+}
+
+func TestPodRequestsAsTheSchedulerCounts(t *testing.T) {
+	req := func(mem, cpu string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(mem), corev1.ResourceCPU: resource.MustParse(cpu)}}
+	}
+	p := &corev1.Pod{Spec: corev1.PodSpec{
+		Containers:     []corev1.Container{{Resources: req("288Mi", "10m")}, {Resources: req("32Mi", "5m")}},
+		InitContainers: []corev1.Container{{Resources: req("400Mi", "1m")}},
+		Overhead:       corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("10Mi")},
+	}}
+	mem, cpu := podRequests(p)
+	if mem != 410<<20 || cpu != 15 {
+		t.Errorf("podRequests = %d MiB, %dm; want 410 MiB (the init container's 400 beats 320, plus 10 overhead) and 15m", mem>>20, cpu)
+	}
+	node := &corev1.Node{}
+	if !schedulable(node) {
+		t.Error("a plain node is not schedulable")
+	}
+	node.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectPreferNoSchedule}}
+	if !schedulable(node) {
+		t.Error("PreferNoSchedule keeps Pods off")
+	}
+	node.Spec.Taints[0].Effect = corev1.TaintEffectNoSchedule
+	if schedulable(node) {
+		t.Error("a NoSchedule node counted")
+	}
+}
+
+func TestDensityFitSentenceNamesTheLimit(t *testing.T) {
+	d := densityResult{Asked: 100, Fit: podFit{PodMemoryMiB: 288, PodMilliCPU: 10, Total: 80,
+		PerNode: map[string]int{"b": 41, "a": 39}, Binding: map[string]string{"a": "memory", "b": "memory"}}}
+	d.Run.VMIs = 80
+	want := "the nodes fit 80 launcher Pods of 288 MiB and 10m CPU: a 39 (memory), b 41 (memory); so 80 of the 100 asked were created"
+	if got := d.fitSentence(); got != want {
+		t.Errorf("fitSentence =\n %s\nwant\n %s", got, want)
+	}
+	d.Run.CreateStopped = "stopped creating after 70 VMI(s): low memory"
+	if got := d.fitSentence(); got[len(got)-len(d.Run.CreateStopped):] != d.Run.CreateStopped {
+		t.Errorf("fitSentence = %s; want it to end with why the creates stopped", got)
 	}
 }
