@@ -80,10 +80,10 @@ chaos: deps ## Fault injection on a fresh e2e installation, long: VMs created an
 fuzz: ## Run each fuzz target for FUZZTIME (default 2m): decoding, defaulting and validation of every kind, the domain builder, the importer's detection, the guest network layout, the node agent on hostile launcher statuses and VNC servers, the upload server and the node agent's upload relay on hostile requests, the upload client on hostile answers, console sessions on hostile websocket frames, the launcher on hostile Sync requests, and the importer on hostile qemu-img info answers
 	hack/fuzz.sh $(or $(FUZZTIME),2m)
 
-generate: ## Regenerate clients, deepcopy, defaults, conversion and OpenAPI
+generate: deps ## Regenerate clients, deepcopy, defaults, protobuf and OpenAPI
 	hack/update-codegen.sh
 
-verify: ## Fail if generated code is stale, code is unformatted or go vet complains
+verify: deps ## Fail if generated code is stale, code is unformatted or go vet complains
 	hack/verify-codegen.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...

@@ -142,7 +142,6 @@ func (o *Options) Config() (*Config, error) {
 	}
 
 	gc := genericapiserver.NewRecommendedConfig(o.codecs)
-	gc.Serializer = servingSerializer(o.codecs)
 	namer := openapi.NewDefinitionNamer(o.scheme)
 	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
 	gc.OpenAPIConfig.Info.Title = "Vireo"

@@ -49,26 +49,3 @@ func NewScheme() (*runtime.Scheme, serializer.CodecFactory) {
 	)
 	return scheme, serializer.NewCodecFactory(scheme)
 }
-
-// jsonAndYAMLOnly hides the protobuf serializer: Vireo's types have no protobuf
-// encoding, so a client that prefers protobuf (kube-controller-manager's metadata client,
-// for one) must be answered in JSON instead of failing.
-type jsonAndYAMLOnly struct {
-	runtime.NegotiatedSerializer
-}
-
-// SupportedMediaTypes lists every media type of the wrapped serializer but protobuf.
-func (s jsonAndYAMLOnly) SupportedMediaTypes() []runtime.SerializerInfo {
-	var out []runtime.SerializerInfo
-	for _, info := range s.NegotiatedSerializer.SupportedMediaTypes() {
-		if info.MediaType != runtime.ContentTypeProtobuf {
-			out = append(out, info)
-		}
-	}
-	return out
-}
-
-// servingSerializer is the negotiated serializer vireo-apiserver answers with.
-func servingSerializer(codecs serializer.CodecFactory) runtime.NegotiatedSerializer {
-	return jsonAndYAMLOnly{NegotiatedSerializer: codecs}
-}

@@ -3,6 +3,8 @@
 #   - deepcopy and defaulter functions (zz_generated.{deepcopy,defaults}.go); each group has one
 #     version, whose types are also the server's internal version (apis/<group>/install), so no
 #     conversion functions are generated;
+#   - protobuf serialization of every group's types (zz_generated.pb.go, and the protobuf struct
+#     tags of the types' files, which fix each field's number: hack/update-protobuf.sh);
 #   - OpenAPI definitions in generated/openapi (API rule violations recorded in hack/api-rules.list);
 #   - clientset, listers, informers and apply configurations under generated/.
 # The generators are this module's Go tool dependencies (see the tool block of go.mod), built once
@@ -42,6 +44,8 @@ source "${CODEGEN_PKG}/kube_codegen.sh"
 log "generating deepcopy and defaulter functions"
 kube::codegen::gen_helpers --boilerplate "${BOILERPLATE}" apis
 
+hack/update-protobuf.sh
+
 # Each versioned package names its OpenAPI models through +k8s:openapi-model-package (the
 # REST-friendly form of its Go path, which is also what applyconfiguration-gen looks types up by);
 # openapi-gen writes the OpenAPIModelName methods the apiserver's definition namer relies on.
@@ -56,6 +60,13 @@ kube::codegen::gen_openapi --boilerplate "${BOILERPLATE}" \
 	--extra-pkgs k8s.io/apimachinery/pkg/util/intstr \
 	--extra-pkgs k8s.io/api/autoscaling/v1 \
 	apis
+
+# openapi-gen also writes the model-name file of the package it reads beside ours,
+# k8s.io/api/autoscaling/v1, into Go's module cache (with this repository's header). Put that
+# module back as it was downloaded: a changed module fails `go mod verify`.
+api_dir="$(command go list -m -f '{{.Dir}}' k8s.io/api)"
+chmod -R u+w "${api_dir}" && rm -rf "${api_dir}"
+command go mod download k8s.io/api
 
 SCHEMA="$(mktemp -t vireo-openapi-schema.XXXXXX)"
 trap 'rm -f "${SCHEMA}"' EXIT

@@ -12,6 +12,8 @@ cd "${ROOT}"
 snapshot() {
 	{
 		find apis -type f -name 'zz_generated.*.go'
+		# the protobuf step writes each field's protobuf struct tag into the types' files
+		find apis -type f -name '*types.go'
 		[[ -d generated ]] && find generated -type f
 		[[ -f hack/api-rules.list ]] && echo hack/api-rules.list
 	} | LC_ALL=C sort | while read -r f; do sha256sum "${f}"; done

@@ -174,7 +174,7 @@ func guestAgentInfo(p virt.GuestInfo, agent virt.AgentInfo) v1.VirtualMachineIns
 	for i := range paramInt(p, "fs.count") {
 		prefix := fmt.Sprintf("fs.%d.", i)
 		fs := v1.VirtualMachineInstanceFileSystem{DiskName: paramString(p, prefix+"name"), MountPoint: paramString(p, prefix+"mountpoint"),
-			FileSystemType: paramString(p, prefix+"fstype"), UsedBytes: paramInt(p, prefix+"used-bytes"), TotalBytes: paramInt(p, prefix+"total-bytes")}
+			FileSystemType: paramString(p, prefix+"fstype"), UsedBytes: int64(paramInt(p, prefix+"used-bytes")), TotalBytes: int64(paramInt(p, prefix+"total-bytes"))}
 		for j := range paramInt(p, prefix+"disk.count") {
 			fs.Disk = append(fs.Disk, v1.VirtualMachineInstanceFileSystemDisk{Serial: paramString(p, fmt.Sprintf("%sdisk.%d.serial", prefix, j))})
 		}

@@ -43,6 +43,7 @@ import (
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
+	"github.com/vireo-dev/vireo/internal/apiclient"
 	"github.com/vireo-dev/vireo/internal/clusterconfig"
 	"github.com/vireo-dev/vireo/internal/metricsserver"
 	"github.com/vireo-dev/vireo/internal/nodeagentapi"
@@ -184,6 +185,7 @@ func New(o *Options) (*Agent, error) {
 		return nil, fmt.Errorf("loading kubeconfig %q: %w", o.Kubeconfig, err)
 	}
 	cfg.UserAgent = "vireo-nodeagent/" + o.NodeName
+	cfg = apiclient.PreferProtobuf(cfg)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

@@ -36,6 +36,7 @@ import (
 	"github.com/vireo-dev/vireo/controllers/workloadupdate"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions"
+	"github.com/vireo-dev/vireo/internal/apiclient"
 	"github.com/vireo-dev/vireo/internal/clusterconfig"
 	"github.com/vireo-dev/vireo/internal/metricsserver"
 )
@@ -136,6 +137,7 @@ type controllerSet struct {
 // newControllerSet builds the controllers and starts their informers until ctx ends; it
 // returns once the settings are read.
 func newControllerSet(ctx context.Context, cfg *rest.Config, o *Options) (*controllerSet, error) {
+	cfg = apiclient.PreferProtobuf(cfg)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

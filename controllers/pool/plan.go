@@ -229,7 +229,7 @@ func failing(a *v1beta1.VirtualMachinePoolAutohealingStrategy, vm *v1.VirtualMac
 	if a.StartUpFailureThreshold != nil {
 		threshold = int(*a.StartUpFailureThreshold)
 	}
-	if f := vm.Status.StartFailure; f != nil && f.ConsecutiveFailCount >= threshold {
+	if f := vm.Status.StartFailure; f != nil && int(f.ConsecutiveFailCount) >= threshold {
 		return true
 	}
 	minimum := defaultMinFailingToStart

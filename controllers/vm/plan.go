@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
+	"math"
 	"strconv"
 	"time"
 
@@ -153,10 +154,10 @@ func nextStartFailure(vm *v1.VirtualMachine, vmi *v1.VirtualMachineInstance, now
 		if f.LastFailedVMIUID == vmi.UID {
 			return f.DeepCopy()
 		}
-		n = f.ConsecutiveFailCount + 1
+		n = int(f.ConsecutiveFailCount) + 1
 	}
 	retry := metav1.NewTime(now.Add(backoffDelay(string(vm.UID), n)))
-	return &v1.VirtualMachineStartFailure{ConsecutiveFailCount: n, LastFailedVMIUID: vmi.UID, RetryAfterTimestamp: &retry}
+	return &v1.VirtualMachineStartFailure{ConsecutiveFailCount: int32(min(n, math.MaxInt32)), LastFailedVMIUID: vmi.UID, RetryAfterTimestamp: &retry}
 }
 
 // everRan reports whether the VMI reached Running.

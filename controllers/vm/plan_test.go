@@ -31,7 +31,7 @@ func requests(r ...v1.VirtualMachineStateChangeRequest) vmOpt {
 	return func(vm *v1.VirtualMachine) { vm.Status.StateChangeRequests = r }
 }
 
-func failedBefore(n int, retry time.Duration) vmOpt {
+func failedBefore(n int32, retry time.Duration) vmOpt {
 	return func(vm *v1.VirtualMachine) {
 		t := metav1.NewTime(now.Add(retry))
 		vm.Status.StartFailure = &v1.VirtualMachineStartFailure{ConsecutiveFailCount: n, RetryAfterTimestamp: &t}
@@ -100,11 +100,11 @@ func TestCrashLoop(t *testing.T) {
 	for n, base := range map[int]time.Duration{1: 10 * time.Second, 2: 40 * time.Second, 5: 250 * time.Second, 6: 300 * time.Second, 1000: 300 * time.Second} {
 		vm := newVM(v1.RunStrategyAlways)
 		if n > 1 {
-			failedBefore(n-1, -time.Second)(vm)
+			failedBefore(int32(n-1), -time.Second)(vm)
 		}
 		p := decide(vm, libvmi.New(libvmi.InPhase(v1.Failed)), now)
 		f := p.startFailure
-		if !p.setFailure || f == nil || f.ConsecutiveFailCount != n || f.RetryAfterTimestamp == nil {
+		if !p.setFailure || f == nil || int(f.ConsecutiveFailCount) != n || f.RetryAfterTimestamp == nil {
 			t.Fatalf("failure %d: plan %+v, start failure %+v", n, p, f)
 		}
 		if wait := f.RetryAfterTimestamp.Sub(now.Time); wait < base || wait > base+base/10 {

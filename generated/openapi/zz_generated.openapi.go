@@ -1663,7 +1663,7 @@ func schema_vireo_apis_core_v1_ClockOffsetUTC(ref common.ReferenceCallback) comm
 						SchemaProps: spec.SchemaProps{
 							Description: "OffsetSeconds is added to UTC. When set, changes the guest makes to its clock are kept across reboots.",
 							Type:        []string{"integer"},
-							Format:      "int32",
+							Format:      "int64",
 						},
 					},
 				},
@@ -1956,19 +1956,19 @@ func schema_vireo_apis_core_v1_CustomBlockSize(ref common.ReferenceCallback) com
 					"logical": {
 						SchemaProps: spec.SchemaProps{
 							Type:   []string{"integer"},
-							Format: "int32",
+							Format: "int64",
 						},
 					},
 					"physical": {
 						SchemaProps: spec.SchemaProps{
 							Type:   []string{"integer"},
-							Format: "int32",
+							Format: "int64",
 						},
 					},
 					"discardGranularity": {
 						SchemaProps: spec.SchemaProps{
 							Type:   []string{"integer"},
-							Format: "int32",
+							Format: "int64",
 						},
 					},
 				},
@@ -2550,7 +2550,7 @@ func schema_vireo_apis_core_v1_Disk(ref common.ReferenceCallback) common.OpenAPI
 						SchemaProps: spec.SchemaProps{
 							Description: "BootOrder is this device's place in the boot order; lower values boot first. Values must be at least 1 and unique across disks and interfaces. Devices without a boot order are not booted from when any device has one.",
 							Type:        []string{"integer"},
-							Format:      "int32",
+							Format:      "int64",
 						},
 					},
 					"serial": {
@@ -3135,7 +3135,7 @@ func schema_vireo_apis_core_v1_FeatureHyperv(ref common.ReferenceCallback) commo
 					},
 					"reset": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Reset lets the guest reset the machine through Hyper-V.",
+							Description: "ResetFeature lets the guest reset the machine through Hyper-V (KubeVirt's Go field is Reset; protobuf's generated Reset method takes that name here, the wire name is the same).",
 							Ref:         ref(v1.FeatureState{}.OpenAPIModelName()),
 						},
 					},
@@ -4137,7 +4137,7 @@ func schema_vireo_apis_core_v1_Interface(ref common.ReferenceCallback) common.Op
 						SchemaProps: spec.SchemaProps{
 							Description: "BootOrder is this interface's place in the boot order (network boot); lower values boot first. Values must be at least 1 and unique across disks and interfaces. Interfaces without a boot order are not booted from.",
 							Type:        []string{"integer"},
-							Format:      "int32",
+							Format:      "int64",
 						},
 					},
 					"binding": {
@@ -7710,7 +7710,7 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystem(ref common.Refer
 							Description: "UsedBytes is how much of it is used.",
 							Default:     0,
 							Type:        []string{"integer"},
-							Format:      "int32",
+							Format:      "int64",
 						},
 					},
 					"totalBytes": {
@@ -7718,7 +7718,7 @@ func schema_vireo_apis_core_v1_VirtualMachineInstanceFileSystem(ref common.Refer
 							Description: "TotalBytes is its size.",
 							Default:     0,
 							Type:        []string{"integer"},
-							Format:      "int32",
+							Format:      "int64",
 						},
 					},
 					"disk": {
@@ -10735,7 +10735,7 @@ func schema_vireo_apis_core_v1_VolumeStatus(ref common.ReferenceCallback) common
 					},
 					"size": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Size of the volume in bytes, where known.",
+							Description: "SizeBytes is the size of the volume in bytes, where known (KubeVirt's Go field is Size; protobuf's generated Size method takes that name here, the wire name is the same).",
 							Type:        []string{"integer"},
 							Format:      "int64",
 						},
@@ -12647,8 +12647,13 @@ func schema_vireo_apis_pool_v1beta1_VirtualMachinePoolSelectors(ref common.Refer
 						},
 					},
 					"nodeSelectorRequirementMatcher": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
 						SchemaProps: spec.SchemaProps{
-							Description: "NodeSelectorRequirementMatcher selects VMs by the labels of the node that runs them. Vireo does not match nodes yet: a pool that sets it is refused.",
+							Description: "NodeSelectorRequirementMatcher selects VMs by the labels of the node that runs them. Vireo does not match nodes yet: a pool that sets it is refused. (KubeVirt's Go field is a pointer to the list, which protobuf cannot carry; the wire form is the same list.)",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

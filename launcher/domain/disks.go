@@ -195,7 +195,7 @@ func diskXML(a *diskAttachment, src *DiskSource, dev string) (libvirtxml.DomainD
 		out.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
 	}
 	if d.BootOrder != nil {
-		out.Boot = &libvirtxml.DomainDeviceBoot{Order: *d.BootOrder}
+		out.Boot = &libvirtxml.DomainDeviceBoot{Order: uint(*d.BootOrder)}
 	}
 	if src == nil {
 		return out, errs

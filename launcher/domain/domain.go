@@ -171,8 +171,8 @@ func Build(vmi *v1.VirtualMachineInstance, in Inputs) (*libvirtxml.Domain, error
 // the disks' orders, and QEMU would refuse a clash with an interface's only at start.
 func bootOrders(spec *v1.VirtualMachineInstanceSpec, specPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	seen := map[uint]string{}
-	check := func(order *uint, who string, p *field.Path) {
+	seen := map[uint32]string{}
+	check := func(order *uint32, who string, p *field.Path) {
 		if order == nil {
 			return
 		}

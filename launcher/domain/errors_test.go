@@ -113,11 +113,11 @@ var refusals = []refusal{
 		v.Spec.Domain.Devices.Disks[0].Serial = "a b"
 	}, []string{"spec.domain.devices.disks[0].serial"}},
 	{"boot order 0", func(v *v1.VirtualMachineInstance, _ *Inputs) {
-		v.Spec.Domain.Devices.Disks[0].BootOrder = ptr.To(uint(0))
+		v.Spec.Domain.Devices.Disks[0].BootOrder = ptr.To(uint32(0))
 	}, []string{"spec.domain.devices.disks[0].bootOrder", "at least 1"}},
 	{"boot order shared by a disk and an interface", func(v *v1.VirtualMachineInstance, _ *Inputs) {
-		v.Spec.Domain.Devices.Disks[0].BootOrder = ptr.To(uint(1))
-		v.Spec.Domain.Devices.Interfaces[0].BootOrder = ptr.To(uint(1))
+		v.Spec.Domain.Devices.Disks[0].BootOrder = ptr.To(uint32(1))
+		v.Spec.Domain.Devices.Interfaces[0].BootOrder = ptr.To(uint32(1))
 	}, []string{"spec.domain.devices.interfaces[0].bootOrder", `already used by disk "containerdisk"`}},
 	{"bridge binding", func(v *v1.VirtualMachineInstance, _ *Inputs) {
 		v.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = v1.InterfaceBindingMethod{Bridge: &v1.InterfaceBridge{}}

@@ -71,7 +71,7 @@ func clock(c *v1.Clock, emulation Emulation, cPath *field.Path) (*libvirtxml.Dom
 	case c.UTC != nil && c.Timezone != nil:
 		errs = append(errs, field.Invalid(cPath, "utc and timezone", "set only one of utc and timezone"))
 	case c.UTC != nil && c.UTC.OffsetSeconds != nil:
-		out.Offset, out.Basis, out.Adjustment = "variable", "utc", strconv.Itoa(*c.UTC.OffsetSeconds)
+		out.Offset, out.Basis, out.Adjustment = "variable", "utc", strconv.FormatInt(*c.UTC.OffsetSeconds, 10)
 	case c.Timezone != nil:
 		tz := string(*c.Timezone)
 		if !timezonePattern.MatchString(tz) {

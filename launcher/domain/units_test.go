@@ -207,7 +207,7 @@ func TestFeatures(t *testing.T) {
 }
 
 func TestClockUTCOffset(t *testing.T) {
-	offset := -3600
+	offset := int64(-3600)
 	got, errs := clock(&v1.Clock{ClockOffset: v1.ClockOffset{UTC: &v1.ClockOffsetUTC{OffsetSeconds: &offset}}}, EmulationTCG, field.NewPath("clock"))
 	if len(errs) > 0 {
 		t.Fatal(errs)

@@ -118,7 +118,7 @@ spec:
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, manifest))
 	waitVMRow(t, ns, "loop", "CrashLoopBackOff", "False")
 	// Each failure's delay: from when the VM shows it to its retryAfterTimestamp.
-	delays := map[int]time.Duration{}
+	delays := map[int32]time.Duration{}
 	var failedUIDs []string
 	eventuallyWithin(t, "two failed starts", 120*time.Second, func() error {
 		vm, err := vireo.KubevirtV1().VirtualMachines(ns).Get(t.Context(), "loop", metav1.GetOptions{})

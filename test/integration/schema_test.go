@@ -15,7 +15,7 @@ import (
 // add a disk target to it; the validation of lun disks is unit-tested.)
 func TestKubeVirtSchemaFieldsAreStored(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
-	on, one, two := true, uint(1), uint(2)
+	on, one, two := true, uint32(1), uint32(2)
 	retries, tz := uint32(8191), v1.ClockOffsetTimezone("Europe/Berlin")
 	vmi := newVMI("schema")
 	spec := &vmi.Spec

@@ -55,7 +55,7 @@ const (
 type VolumeResourceRequirements struct {
 	// Requests holds the requested size under the key "storage", such as "10Gi".
 	// +optional
-	Requests ResourceList `json:"requests,omitempty"`
+	Requests ResourceList `json:"requests,omitempty" protobuf:"bytes,1,rep,name=requests,casttype=ResourceList,castkey=ResourceName"`
 }
 
 // StorageSpec describes the PersistentVolumeClaim to create for a DataVolume. Unlike pvc, unset
@@ -64,16 +64,16 @@ type StorageSpec struct {
 	// AccessModes the volume must support, such as ReadWriteOnce or ReadWriteMany.
 	// +optional
 	// +listType=atomic
-	AccessModes []PersistentVolumeAccessMode `json:"accessModes,omitempty"`
+	AccessModes []PersistentVolumeAccessMode `json:"accessModes,omitempty" protobuf:"bytes,1,rep,name=accessModes,casttype=PersistentVolumeAccessMode"`
 	// Resources holds the requested size of the volume under requests.storage.
 	// +optional
-	Resources VolumeResourceRequirements `json:"resources,omitempty"`
+	Resources VolumeResourceRequirements `json:"resources,omitempty" protobuf:"bytes,2,opt,name=resources"`
 	// StorageClassName is the storage class of the volume; the cluster default is used when unset.
 	// +optional
-	StorageClassName *string `json:"storageClassName,omitempty"`
+	StorageClassName *string `json:"storageClassName,omitempty" protobuf:"bytes,3,opt,name=storageClassName"`
 	// VolumeMode is Filesystem (the default) or Block.
 	// +optional
-	VolumeMode *PersistentVolumeMode `json:"volumeMode,omitempty"`
+	VolumeMode *PersistentVolumeMode `json:"volumeMode,omitempty" protobuf:"bytes,4,opt,name=volumeMode,casttype=PersistentVolumeMode"`
 }
 
 // PersistentVolumeClaimSpec describes, field for field, the PersistentVolumeClaim to create for a DataVolume.
@@ -81,16 +81,16 @@ type PersistentVolumeClaimSpec struct {
 	// AccessModes the volume must support, such as ReadWriteOnce or ReadWriteMany.
 	// +optional
 	// +listType=atomic
-	AccessModes []PersistentVolumeAccessMode `json:"accessModes,omitempty"`
+	AccessModes []PersistentVolumeAccessMode `json:"accessModes,omitempty" protobuf:"bytes,1,rep,name=accessModes,casttype=PersistentVolumeAccessMode"`
 	// Resources holds the requested size of the volume under requests.storage.
 	// +optional
-	Resources VolumeResourceRequirements `json:"resources,omitempty"`
+	Resources VolumeResourceRequirements `json:"resources,omitempty" protobuf:"bytes,2,opt,name=resources"`
 	// StorageClassName is the storage class of the volume; the cluster default is used when unset.
 	// +optional
-	StorageClassName *string `json:"storageClassName,omitempty"`
+	StorageClassName *string `json:"storageClassName,omitempty" protobuf:"bytes,3,opt,name=storageClassName"`
 	// VolumeMode is Filesystem (the default) or Block.
 	// +optional
-	VolumeMode *PersistentVolumeMode `json:"volumeMode,omitempty"`
+	VolumeMode *PersistentVolumeMode `json:"volumeMode,omitempty" protobuf:"bytes,4,opt,name=volumeMode,casttype=PersistentVolumeMode"`
 }
 
 // ConditionStatus is the truth value of a condition.

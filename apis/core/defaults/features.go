@@ -28,7 +28,7 @@ func setFeatureDefaults(domain *v1.DomainSpec) {
 // setHypervDefaults turns on the Hyper-V enlightenments that are present without an enabled flag.
 // tlbflush's own flag is left alone, as KubeVirt leaves it; its direct and extended parts default on.
 func setHypervDefaults(h *v1.FeatureHyperv) {
-	for _, s := range []*v1.FeatureState{h.Relaxed, h.VAPIC, h.VPIndex, h.Runtime, h.SyNIC, h.Reset, h.Frequencies, h.Reenlightenment, h.IPI} {
+	for _, s := range []*v1.FeatureState{h.Relaxed, h.VAPIC, h.VPIndex, h.Runtime, h.SyNIC, h.ResetFeature, h.Frequencies, h.Reenlightenment, h.IPI} {
 		enableIfPresent(s)
 	}
 	if h.Spinlocks != nil {

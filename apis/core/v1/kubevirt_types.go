@@ -16,12 +16,12 @@ type KubeVirt struct {
 	metav1.TypeMeta `json:",inline"`
 	// Standard object metadata.
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 	// Spec holds the settings. Vireo stores them as written; unset fields mean KubeVirt's defaults.
-	Spec KubeVirtSpec `json:"spec"`
+	Spec KubeVirtSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 	// Status says whether the settings are served and taken up. It is written by Vireo only.
 	// +optional
-	Status KubeVirtStatus `json:"status,omitempty"`
+	Status KubeVirtStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // KubeVirtList is a list of KubeVirts.
@@ -31,30 +31,30 @@ type KubeVirtList struct {
 	metav1.TypeMeta `json:",inline"`
 	// Standard list metadata.
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 	// Items are the KubeVirts in the list.
-	Items []KubeVirt `json:"items"`
+	Items []KubeVirt `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
 
 // KubeVirtSpec is the desired configuration of the installation.
 type KubeVirtSpec struct {
 	// Configuration holds the cluster-wide settings (KubeVirt's spec.configuration).
 	// +optional
-	Configuration KubeVirtConfiguration `json:"configuration,omitempty"`
+	Configuration KubeVirtConfiguration `json:"configuration,omitempty" protobuf:"bytes,1,opt,name=configuration"`
 	// WorkloadUpdateStrategy says whether and how guests still running in a launcher of an
 	// earlier release are moved to the current one after an upgrade. Empty (the default), they
 	// are left alone until they are migrated or restarted.
 	// +optional
-	WorkloadUpdateStrategy *KubeVirtWorkloadUpdateStrategy `json:"workloadUpdateStrategy,omitempty"`
+	WorkloadUpdateStrategy *KubeVirtWorkloadUpdateStrategy `json:"workloadUpdateStrategy,omitempty" protobuf:"bytes,2,opt,name=workloadUpdateStrategy"`
 	// CertificateRotationStrategy is accepted empty only: KubeVirt's Go client always sends it,
 	// and Vireo's certificates come from the installation. A non-empty value is an unknown field.
 	// +optional
-	CertificateRotationStrategy *KubeVirtCertificateRotateStrategy `json:"certificateRotateStrategy,omitempty"`
+	CertificateRotationStrategy *KubeVirtCertificateRotateStrategy `json:"certificateRotateStrategy,omitempty" protobuf:"bytes,3,opt,name=certificateRotateStrategy"`
 	// CustomizeComponents is accepted empty only: KubeVirt's Go client always sends it, and
 	// Vireo's components are customized through its manifests. A non-empty value is an unknown
 	// field.
 	// +optional
-	CustomizeComponents *CustomizeComponents `json:"customizeComponents,omitempty"`
+	CustomizeComponents *CustomizeComponents `json:"customizeComponents,omitempty" protobuf:"bytes,4,opt,name=customizeComponents"`
 }
 
 // KubeVirtWorkloadUpdateStrategy is KubeVirt's spec.workloadUpdateStrategy: how vireo-controller
@@ -69,15 +69,15 @@ type KubeVirtWorkloadUpdateStrategy struct {
 	// others are evicted. Empty means no automated workload updates.
 	// +optional
 	// +listType=atomic
-	WorkloadUpdateMethods []WorkloadUpdateMethod `json:"workloadUpdateMethods,omitempty"`
+	WorkloadUpdateMethods []WorkloadUpdateMethod `json:"workloadUpdateMethods,omitempty" protobuf:"bytes,1,rep,name=workloadUpdateMethods,casttype=WorkloadUpdateMethod"`
 	// BatchEvictionSize is how many launcher Pods are evicted per batchEvictionInterval.
 	// Defaults to 10; must not be negative.
 	// +optional
-	BatchEvictionSize *int32 `json:"batchEvictionSize,omitempty"`
+	BatchEvictionSize *int32 `json:"batchEvictionSize,omitempty" protobuf:"varint,2,opt,name=batchEvictionSize"`
 	// BatchEvictionInterval is how long to wait after a batch of evictions before the next
 	// (a duration such as 1m). Defaults to 1m; must not be negative.
 	// +optional
-	BatchEvictionInterval *metav1.Duration `json:"batchEvictionInterval,omitempty"`
+	BatchEvictionInterval *metav1.Duration `json:"batchEvictionInterval,omitempty" protobuf:"bytes,3,opt,name=batchEvictionInterval"`
 }
 
 // WorkloadUpdateMethod is a way of moving a guest to the current launcher.
@@ -104,10 +104,10 @@ type CustomizeComponents struct{}
 type KubeVirtConfiguration struct {
 	// MigrationConfiguration holds the live-migration limits and timeouts.
 	// +optional
-	MigrationConfiguration *MigrationConfiguration `json:"migrations,omitempty"`
+	MigrationConfiguration *MigrationConfiguration `json:"migrations,omitempty" protobuf:"bytes,1,opt,name=migrations"`
 	// DeveloperConfiguration holds developer options, among them software emulation.
 	// +optional
-	DeveloperConfiguration *DeveloperConfiguration `json:"developerConfiguration,omitempty"`
+	DeveloperConfiguration *DeveloperConfiguration `json:"developerConfiguration,omitempty" protobuf:"bytes,2,opt,name=developerConfiguration"`
 }
 
 // MigrationConfiguration holds the live-migration settings, with KubeVirt's names and defaults.
@@ -115,38 +115,38 @@ type MigrationConfiguration struct {
 	// ParallelMigrationsPerCluster is the most live migrations that run at once in the cluster.
 	// Defaults to 5; must be 1 or more.
 	// +optional
-	ParallelMigrationsPerCluster *uint32 `json:"parallelMigrationsPerCluster,omitempty"`
+	ParallelMigrationsPerCluster *uint32 `json:"parallelMigrationsPerCluster,omitempty" protobuf:"varint,1,opt,name=parallelMigrationsPerCluster"`
 	// ParallelOutboundMigrationsPerNode is the most live migrations that leave one node at once.
 	// Defaults to 2; must be 1 or more.
 	// +optional
-	ParallelOutboundMigrationsPerNode *uint32 `json:"parallelOutboundMigrationsPerNode,omitempty"`
+	ParallelOutboundMigrationsPerNode *uint32 `json:"parallelOutboundMigrationsPerNode,omitempty" protobuf:"varint,2,opt,name=parallelOutboundMigrationsPerNode"`
 	// BandwidthPerMigration limits the network bandwidth of each live migration, in bytes per
 	// second (e.g. 64Mi). Must be positive; unset means no limit.
 	// +optional
-	BandwidthPerMigration *resource.Quantity `json:"bandwidthPerMigration,omitempty"`
+	BandwidthPerMigration *resource.Quantity `json:"bandwidthPerMigration,omitempty" protobuf:"bytes,3,opt,name=bandwidthPerMigration"`
 	// CompletionTimeoutPerGiB is how many seconds per GiB of guest memory a migration may take
 	// before it is cancelled (or switched to post-copy when allowPostCopy is true). Defaults to
 	// 150; must not be negative.
 	// +optional
-	CompletionTimeoutPerGiB *int64 `json:"completionTimeoutPerGiB,omitempty"`
+	CompletionTimeoutPerGiB *int64 `json:"completionTimeoutPerGiB,omitempty" protobuf:"varint,4,opt,name=completionTimeoutPerGiB"`
 	// ProgressTimeout is how many seconds a migration may go without transferring any data
 	// before it is cancelled. Defaults to 150; must not be negative.
 	// +optional
-	ProgressTimeout *int64 `json:"progressTimeout,omitempty"`
+	ProgressTimeout *int64 `json:"progressTimeout,omitempty" protobuf:"varint,5,opt,name=progressTimeout"`
 	// AllowAutoConverge lets the platform slow the guest's vCPUs down so that a busy guest's
 	// migration converges. Defaults to false.
 	// +optional
-	AllowAutoConverge *bool `json:"allowAutoConverge,omitempty"`
+	AllowAutoConverge *bool `json:"allowAutoConverge,omitempty" protobuf:"varint,6,opt,name=allowAutoConverge"`
 	// AllowPostCopy lets a migration that reaches its completion timeout switch to post-copy
 	// (the guest runs on the target and fetches the rest of its memory on demand; a network
 	// failure then loses the guest). Defaults to false.
 	// +optional
-	AllowPostCopy *bool `json:"allowPostCopy,omitempty"`
+	AllowPostCopy *bool `json:"allowPostCopy,omitempty" protobuf:"varint,7,opt,name=allowPostCopy"`
 	// AllowWorkloadDisruption lets a migration that reaches its completion timeout disrupt the
 	// guest to finish (by post-copy, when allowPostCopy is true) instead of being cancelled.
 	// Unset, it follows allowPostCopy.
 	// +optional
-	AllowWorkloadDisruption *bool `json:"allowWorkloadDisruption,omitempty"`
+	AllowWorkloadDisruption *bool `json:"allowWorkloadDisruption,omitempty" protobuf:"varint,8,opt,name=allowWorkloadDisruption"`
 }
 
 // DeveloperConfiguration holds developer options.
@@ -155,7 +155,7 @@ type DeveloperConfiguration struct {
 	// nodes without usable KVM. When false (KubeVirt's default) a VMI whose node has no KVM
 	// fails. Changes apply to launcher Pods created afterwards; running guests are not touched.
 	// +optional
-	UseEmulation bool `json:"useEmulation,omitempty"`
+	UseEmulation bool `json:"useEmulation,omitempty" protobuf:"varint,1,opt,name=useEmulation"`
 }
 
 // KubeVirtPhase is the deployment phase of the installation.
@@ -195,42 +195,42 @@ const (
 // KubeVirtCondition is one observed condition of the installation.
 type KubeVirtCondition struct {
 	// Type of the condition.
-	Type KubeVirtConditionType `json:"type"`
+	Type KubeVirtConditionType `json:"type" protobuf:"bytes,1,opt,name=type,casttype=KubeVirtConditionType"`
 	// Status of the condition: True, False or Unknown.
-	Status ConditionStatus `json:"status"`
+	Status ConditionStatus `json:"status" protobuf:"bytes,2,opt,name=status,casttype=ConditionStatus"`
 	// LastProbeTime is when the condition was last checked.
 	// +optional
 	// +nullable
-	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty"`
+	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty" protobuf:"bytes,3,opt,name=lastProbeTime"`
 	// LastTransitionTime is when the status of the condition last changed.
 	// +optional
 	// +nullable
-	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty" protobuf:"bytes,4,opt,name=lastTransitionTime"`
 	// Reason is a CamelCase, machine-readable cause of the condition's status.
 	// +optional
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty" protobuf:"bytes,5,opt,name=reason"`
 	// Message explains the condition's status to humans.
 	// +optional
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" protobuf:"bytes,6,opt,name=message"`
 }
 
 // KubeVirtStatus is the observed state of the installation.
 type KubeVirtStatus struct {
 	// Phase is the deployment phase: Deploying, Deployed, Deleting or Deleted.
 	// +optional
-	Phase KubeVirtPhase `json:"phase,omitempty"`
+	Phase KubeVirtPhase `json:"phase,omitempty" protobuf:"bytes,1,opt,name=phase,casttype=KubeVirtPhase"`
 	// Conditions are the current observed conditions, one per type.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []KubeVirtCondition `json:"conditions,omitempty"`
+	Conditions []KubeVirtCondition `json:"conditions,omitempty" protobuf:"bytes,2,rep,name=conditions"`
 	// ObservedGeneration is the generation of the spec vireo-controller last took up: once it
 	// equals metadata.generation, new launcher Pods get the current settings.
 	// +optional
-	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	ObservedGeneration *int64 `json:"observedGeneration,omitempty" protobuf:"varint,3,opt,name=observedGeneration"`
 	// OutdatedVirtualMachineInstanceWorkloads is how many VMIs run in a launcher other than
 	// the one vireo-controller creates Pods with (they carry the label
 	// kubevirt.io/outdatedLauncherImage).
 	// +optional
-	OutdatedVirtualMachineInstanceWorkloads *int32 `json:"outdatedVirtualMachineInstanceWorkloads,omitempty"`
+	OutdatedVirtualMachineInstanceWorkloads *int32 `json:"outdatedVirtualMachineInstanceWorkloads,omitempty" protobuf:"varint,4,opt,name=outdatedVirtualMachineInstanceWorkloads"`
 }

@@ -67,7 +67,7 @@ const (
 type LocalObjectReference struct {
 	// Name of the referenced object, in the namespace of the referring object.
 	// +optional
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" protobuf:"bytes,1,opt,name=name"`
 }
 
 // Affinity groups the node affinity, pod affinity and pod anti-affinity rules
@@ -75,13 +75,13 @@ type LocalObjectReference struct {
 type Affinity struct {
 	// NodeAffinity constrains the VMI to nodes whose labels or fields match.
 	// +optional
-	NodeAffinity *NodeAffinity `json:"nodeAffinity,omitempty"`
+	NodeAffinity *NodeAffinity `json:"nodeAffinity,omitempty" protobuf:"bytes,1,opt,name=nodeAffinity"`
 	// PodAffinity asks for the VMI to be placed in the same topology domain as matching pods.
 	// +optional
-	PodAffinity *PodAffinity `json:"podAffinity,omitempty"`
+	PodAffinity *PodAffinity `json:"podAffinity,omitempty" protobuf:"bytes,2,opt,name=podAffinity"`
 	// PodAntiAffinity asks for the VMI to be kept out of topology domains that run matching pods.
 	// +optional
-	PodAntiAffinity *PodAntiAffinity `json:"podAntiAffinity,omitempty"`
+	PodAntiAffinity *PodAntiAffinity `json:"podAntiAffinity,omitempty" protobuf:"bytes,3,opt,name=podAntiAffinity"`
 }
 
 // NodeAffinity holds hard and soft node placement rules.
@@ -89,12 +89,12 @@ type NodeAffinity struct {
 	// RequiredDuringSchedulingIgnoredDuringExecution must be met for the VMI to be scheduled onto a node.
 	// Nodes that stop meeting it later do not evict the VMI.
 	// +optional
-	RequiredDuringSchedulingIgnoredDuringExecution *NodeSelector `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	RequiredDuringSchedulingIgnoredDuringExecution *NodeSelector `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty" protobuf:"bytes,1,opt,name=requiredDuringSchedulingIgnoredDuringExecution"`
 	// PreferredDuringSchedulingIgnoredDuringExecution lists weighted preferences; the scheduler favours
 	// nodes with the highest sum of weights of the terms they match.
 	// +optional
 	// +listType=atomic
-	PreferredDuringSchedulingIgnoredDuringExecution []PreferredSchedulingTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	PreferredDuringSchedulingIgnoredDuringExecution []PreferredSchedulingTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty" protobuf:"bytes,2,rep,name=preferredDuringSchedulingIgnoredDuringExecution"`
 }
 
 // NodeSelector is a disjunction of node selector terms: a node matches when any term matches.
@@ -102,7 +102,7 @@ type NodeAffinity struct {
 type NodeSelector struct {
 	// NodeSelectorTerms are ORed together. Must not be empty.
 	// +listType=atomic
-	NodeSelectorTerms []NodeSelectorTerm `json:"nodeSelectorTerms"`
+	NodeSelectorTerms []NodeSelectorTerm `json:"nodeSelectorTerms" protobuf:"bytes,1,rep,name=nodeSelectorTerms"`
 }
 
 // NodeSelectorTerm is a conjunction of requirements on node labels and node fields.
@@ -111,11 +111,11 @@ type NodeSelectorTerm struct {
 	// MatchExpressions are requirements on node labels, all of which must hold.
 	// +optional
 	// +listType=atomic
-	MatchExpressions []NodeSelectorRequirement `json:"matchExpressions,omitempty"`
+	MatchExpressions []NodeSelectorRequirement `json:"matchExpressions,omitempty" protobuf:"bytes,1,rep,name=matchExpressions"`
 	// MatchFields are requirements on node fields (such as metadata.name), all of which must hold.
 	// +optional
 	// +listType=atomic
-	MatchFields []NodeSelectorRequirement `json:"matchFields,omitempty"`
+	MatchFields []NodeSelectorRequirement `json:"matchFields,omitempty" protobuf:"bytes,2,rep,name=matchFields"`
 }
 
 // NodeSelectorOperator relates a node label or field key to a set of values.
@@ -139,22 +139,22 @@ const (
 // NodeSelectorRequirement is one test of a node label or field against a set of values.
 type NodeSelectorRequirement struct {
 	// Key is the label key or field path the requirement tests.
-	Key string `json:"key"`
+	Key string `json:"key" protobuf:"bytes,1,opt,name=key"`
 	// Operator is one of In, NotIn, Exists, DoesNotExist, Gt or Lt.
-	Operator NodeSelectorOperator `json:"operator"`
+	Operator NodeSelectorOperator `json:"operator" protobuf:"bytes,2,opt,name=operator,casttype=NodeSelectorOperator"`
 	// Values to compare against: one or more for In and NotIn, none for Exists and
 	// DoesNotExist, exactly one integer for Gt and Lt.
 	// +optional
 	// +listType=atomic
-	Values []string `json:"values,omitempty"`
+	Values []string `json:"values,omitempty" protobuf:"bytes,3,rep,name=values"`
 }
 
 // PreferredSchedulingTerm is a node selector term with the weight it adds to a matching node's score.
 type PreferredSchedulingTerm struct {
 	// Weight added to the node's score when the preference matches, from 1 to 100.
-	Weight int32 `json:"weight"`
+	Weight int32 `json:"weight" protobuf:"varint,1,opt,name=weight"`
 	// Preference is the node selector term that has to match.
-	Preference NodeSelectorTerm `json:"preference"`
+	Preference NodeSelectorTerm `json:"preference" protobuf:"bytes,2,opt,name=preference"`
 }
 
 // PodAffinity places the VMI near pods that match its terms.
@@ -162,11 +162,11 @@ type PodAffinity struct {
 	// RequiredDuringSchedulingIgnoredDuringExecution terms must all be met for the VMI to be scheduled onto a node.
 	// +optional
 	// +listType=atomic
-	RequiredDuringSchedulingIgnoredDuringExecution []PodAffinityTerm `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	RequiredDuringSchedulingIgnoredDuringExecution []PodAffinityTerm `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty" protobuf:"bytes,1,rep,name=requiredDuringSchedulingIgnoredDuringExecution"`
 	// PreferredDuringSchedulingIgnoredDuringExecution terms add their weight to the score of nodes that meet them.
 	// +optional
 	// +listType=atomic
-	PreferredDuringSchedulingIgnoredDuringExecution []WeightedPodAffinityTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	PreferredDuringSchedulingIgnoredDuringExecution []WeightedPodAffinityTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty" protobuf:"bytes,2,rep,name=preferredDuringSchedulingIgnoredDuringExecution"`
 }
 
 // PodAntiAffinity keeps the VMI away from pods that match its terms.
@@ -174,11 +174,11 @@ type PodAntiAffinity struct {
 	// RequiredDuringSchedulingIgnoredDuringExecution terms must all be met for the VMI to be scheduled onto a node.
 	// +optional
 	// +listType=atomic
-	RequiredDuringSchedulingIgnoredDuringExecution []PodAffinityTerm `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	RequiredDuringSchedulingIgnoredDuringExecution []PodAffinityTerm `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty" protobuf:"bytes,1,rep,name=requiredDuringSchedulingIgnoredDuringExecution"`
 	// PreferredDuringSchedulingIgnoredDuringExecution terms add their weight to the score of nodes that meet them.
 	// +optional
 	// +listType=atomic
-	PreferredDuringSchedulingIgnoredDuringExecution []WeightedPodAffinityTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	PreferredDuringSchedulingIgnoredDuringExecution []WeightedPodAffinityTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty" protobuf:"bytes,2,rep,name=preferredDuringSchedulingIgnoredDuringExecution"`
 }
 
 // PodAffinityTerm selects a set of pods and the topology domain (nodes sharing a
@@ -186,34 +186,34 @@ type PodAntiAffinity struct {
 type PodAffinityTerm struct {
 	// LabelSelector selects the pods this term is about. Empty or unset selects no pods.
 	// +optional
-	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty" protobuf:"bytes,1,opt,name=labelSelector"`
 	// Namespaces to look for matching pods in, in addition to those picked by namespaceSelector.
 	// Empty together with a null namespaceSelector means the VMI's own namespace.
 	// +optional
 	// +listType=atomic
-	Namespaces []string `json:"namespaces,omitempty"`
+	Namespaces []string `json:"namespaces,omitempty" protobuf:"bytes,2,rep,name=namespaces"`
 	// TopologyKey is the node label whose value defines a topology domain (for example
 	// kubernetes.io/hostname for "same node"). Must not be empty.
-	TopologyKey string `json:"topologyKey"`
+	TopologyKey string `json:"topologyKey" protobuf:"bytes,3,opt,name=topologyKey"`
 	// NamespaceSelector picks namespaces to look for matching pods in; an empty selector means all namespaces.
 	// +optional
-	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty" protobuf:"bytes,4,opt,name=namespaceSelector"`
 	// MatchLabelKeys are label keys whose values on the launcher pod are added to labelSelector as "In" requirements.
 	// +optional
 	// +listType=atomic
-	MatchLabelKeys []string `json:"matchLabelKeys,omitempty"`
+	MatchLabelKeys []string `json:"matchLabelKeys,omitempty" protobuf:"bytes,5,rep,name=matchLabelKeys"`
 	// MismatchLabelKeys are label keys whose values on the launcher pod are added to labelSelector as "NotIn" requirements.
 	// +optional
 	// +listType=atomic
-	MismatchLabelKeys []string `json:"mismatchLabelKeys,omitempty"`
+	MismatchLabelKeys []string `json:"mismatchLabelKeys,omitempty" protobuf:"bytes,6,rep,name=mismatchLabelKeys"`
 }
 
 // WeightedPodAffinityTerm is a pod affinity term with the weight it adds to a matching node's score.
 type WeightedPodAffinityTerm struct {
 	// Weight added to the node's score when the term matches, from 1 to 100.
-	Weight int32 `json:"weight"`
+	Weight int32 `json:"weight" protobuf:"varint,1,opt,name=weight"`
 	// PodAffinityTerm is the term that has to match.
-	PodAffinityTerm PodAffinityTerm `json:"podAffinityTerm"`
+	PodAffinityTerm PodAffinityTerm `json:"podAffinityTerm" protobuf:"bytes,2,opt,name=podAffinityTerm"`
 }
 
 // TolerationOperator relates a toleration's key to its value.
@@ -246,43 +246,43 @@ const (
 type Toleration struct {
 	// Key is the taint key tolerated; empty with operator Exists tolerates every taint.
 	// +optional
-	Key string `json:"key,omitempty"`
+	Key string `json:"key,omitempty" protobuf:"bytes,1,opt,name=key"`
 	// Operator is Exists or Equal (the default); Lt and Gt compare integer values.
 	// +optional
-	Operator TolerationOperator `json:"operator,omitempty"`
+	Operator TolerationOperator `json:"operator,omitempty" protobuf:"bytes,2,opt,name=operator,casttype=TolerationOperator"`
 	// Value the taint must have; empty when operator is Exists.
 	// +optional
-	Value string `json:"value,omitempty"`
+	Value string `json:"value,omitempty" protobuf:"bytes,3,opt,name=value"`
 	// Effect is the taint effect tolerated (NoSchedule, PreferNoSchedule or NoExecute); empty tolerates all effects.
 	// +optional
-	Effect TaintEffect `json:"effect,omitempty"`
+	Effect TaintEffect `json:"effect,omitempty" protobuf:"bytes,4,opt,name=effect,casttype=TaintEffect"`
 	// TolerationSeconds bounds how long a NoExecute taint is tolerated before eviction; unset means forever.
 	// +optional
-	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
+	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty" protobuf:"varint,5,opt,name=tolerationSeconds"`
 }
 
 // TopologySpreadConstraint spreads launcher Pods across a topology, as core/v1 spells it.
 type TopologySpreadConstraint struct {
 	// MaxSkew is how unevenly the Pods may be spread.
-	MaxSkew int32 `json:"maxSkew"`
+	MaxSkew int32 `json:"maxSkew" protobuf:"varint,1,opt,name=maxSkew"`
 	// TopologyKey is the node label whose values are the topology's domains.
-	TopologyKey string `json:"topologyKey"`
+	TopologyKey string `json:"topologyKey" protobuf:"bytes,2,opt,name=topologyKey"`
 	// WhenUnsatisfiable is DoNotSchedule or ScheduleAnyway.
-	WhenUnsatisfiable string `json:"whenUnsatisfiable"`
+	WhenUnsatisfiable string `json:"whenUnsatisfiable" protobuf:"bytes,3,opt,name=whenUnsatisfiable"`
 	// LabelSelector selects the Pods that are counted.
 	// +optional
-	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty" protobuf:"bytes,4,opt,name=labelSelector"`
 	// MinDomains is the least number of eligible domains.
 	// +optional
-	MinDomains *int32 `json:"minDomains,omitempty"`
+	MinDomains *int32 `json:"minDomains,omitempty" protobuf:"varint,5,opt,name=minDomains"`
 	// NodeAffinityPolicy is Honor or Ignore.
 	// +optional
-	NodeAffinityPolicy *string `json:"nodeAffinityPolicy,omitempty"`
+	NodeAffinityPolicy *string `json:"nodeAffinityPolicy,omitempty" protobuf:"bytes,6,opt,name=nodeAffinityPolicy"`
 	// NodeTaintsPolicy is Honor or Ignore.
 	// +optional
-	NodeTaintsPolicy *string `json:"nodeTaintsPolicy,omitempty"`
+	NodeTaintsPolicy *string `json:"nodeTaintsPolicy,omitempty" protobuf:"bytes,7,opt,name=nodeTaintsPolicy"`
 	// MatchLabelKeys are Pod label keys whose values further select the Pods counted.
 	// +optional
 	// +listType=atomic
-	MatchLabelKeys []string `json:"matchLabelKeys,omitempty"`
+	MatchLabelKeys []string `json:"matchLabelKeys,omitempty" protobuf:"bytes,8,rep,name=matchLabelKeys"`
 }

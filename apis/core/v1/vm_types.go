@@ -16,12 +16,12 @@ type VirtualMachine struct {
 	metav1.TypeMeta `json:",inline"`
 	// Standard object metadata.
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 	// Spec is the desired virtual machine: its run strategy, its VMI template and the DataVolumes it owns.
-	Spec VirtualMachineSpec `json:"spec"`
+	Spec VirtualMachineSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 	// Status is what the system last observed about the VirtualMachine. It is written by Vireo only.
 	// +optional
-	Status VirtualMachineStatus `json:"status,omitempty"`
+	Status VirtualMachineStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // VirtualMachineList is a list of VirtualMachines.
@@ -31,9 +31,9 @@ type VirtualMachineList struct {
 	metav1.TypeMeta `json:",inline"`
 	// Standard list metadata.
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 	// Items are the VirtualMachines in the list.
-	Items []VirtualMachine `json:"items"`
+	Items []VirtualMachine `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
 
 // VirtualMachineRunStrategy is when a VirtualMachine keeps a VMI running.
@@ -57,31 +57,31 @@ type VirtualMachineSpec struct {
 	// RunStrategy is when a VMI is kept running: Always, RerunOnFailure, Manual, Halted or Once.
 	// Mutually exclusive with running.
 	// +optional
-	RunStrategy *VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
+	RunStrategy *VirtualMachineRunStrategy `json:"runStrategy,omitempty" protobuf:"bytes,1,opt,name=runStrategy,casttype=VirtualMachineRunStrategy"`
 	// Running is the older form of runStrategy: true means Always, false means Halted.
 	// Mutually exclusive with runStrategy.
 	// +optional
-	Running *bool `json:"running,omitempty"`
+	Running *bool `json:"running,omitempty" protobuf:"varint,2,opt,name=running"`
 	// Template is the VirtualMachineInstance created when the VM starts. Its labels and annotations
 	// are copied to the VMI.
-	Template *VirtualMachineInstanceTemplateSpec `json:"template"`
+	Template *VirtualMachineInstanceTemplateSpec `json:"template" protobuf:"bytes,3,opt,name=template"`
 	// DataVolumeTemplates are DataVolumes created with, and owned by, the VM; the template's volumes
 	// can refer to them by name.
 	// +optional
 	// +listType=atomic
-	DataVolumeTemplates []DataVolumeTemplateSpec `json:"dataVolumeTemplates,omitempty"`
+	DataVolumeTemplates []DataVolumeTemplateSpec `json:"dataVolumeTemplates,omitempty" protobuf:"bytes,4,rep,name=dataVolumeTemplates"`
 	// Instancetype names the VirtualMachineInstancetype (or cluster instancetype) whose CPU and
 	// memory the VM takes.
 	// +optional
-	Instancetype *InstancetypeMatcher `json:"instancetype,omitempty"`
+	Instancetype *InstancetypeMatcher `json:"instancetype,omitempty" protobuf:"bytes,5,opt,name=instancetype"`
 	// Preference names the VirtualMachinePreference (or cluster preference) that fills what the
 	// VM leaves unset.
 	// +optional
-	Preference *PreferenceMatcher `json:"preference,omitempty"`
+	Preference *PreferenceMatcher `json:"preference,omitempty" protobuf:"bytes,6,opt,name=preference"`
 	// UpdateVolumesStrategy is what a change of the template's volumes does: Replacement (on the
 	// next start) or Migration.
 	// +optional
-	UpdateVolumesStrategy *UpdateVolumesStrategy `json:"updateVolumesStrategy,omitempty"`
+	UpdateVolumesStrategy *UpdateVolumesStrategy `json:"updateVolumesStrategy,omitempty" protobuf:"bytes,7,opt,name=updateVolumesStrategy,casttype=UpdateVolumesStrategy"`
 }
 
 // UpdateVolumesStrategy is what a change of a VM's volumes does: Replacement or Migration.
@@ -102,38 +102,38 @@ const (
 type InstancetypeMatcher struct {
 	// Name of the instancetype.
 	// +optional
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" protobuf:"bytes,1,opt,name=name"`
 	// Kind is VirtualMachineInstancetype or VirtualMachineClusterInstancetype (the default).
 	// +optional
-	Kind string `json:"kind,omitempty"`
+	Kind string `json:"kind,omitempty" protobuf:"bytes,2,opt,name=kind"`
 	// RevisionName is the ControllerRevision holding the version of the instancetype in use.
 	// +optional
-	RevisionName string `json:"revisionName,omitempty"`
+	RevisionName string `json:"revisionName,omitempty" protobuf:"bytes,3,opt,name=revisionName"`
 	// InferFromVolume names a volume whose labels name the instancetype.
 	// +optional
-	InferFromVolume string `json:"inferFromVolume,omitempty"`
+	InferFromVolume string `json:"inferFromVolume,omitempty" protobuf:"bytes,4,opt,name=inferFromVolume"`
 	// InferFromVolumeFailurePolicy is what a failed inference does: Reject (the default) or Ignore.
 	// +optional
-	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty"`
+	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty" protobuf:"bytes,5,opt,name=inferFromVolumeFailurePolicy,casttype=InferFromVolumeFailurePolicy"`
 }
 
 // PreferenceMatcher names a preference.
 type PreferenceMatcher struct {
 	// Name of the preference.
 	// +optional
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" protobuf:"bytes,1,opt,name=name"`
 	// Kind is VirtualMachinePreference or VirtualMachineClusterPreference (the default).
 	// +optional
-	Kind string `json:"kind,omitempty"`
+	Kind string `json:"kind,omitempty" protobuf:"bytes,2,opt,name=kind"`
 	// RevisionName is the ControllerRevision holding the version of the preference in use.
 	// +optional
-	RevisionName string `json:"revisionName,omitempty"`
+	RevisionName string `json:"revisionName,omitempty" protobuf:"bytes,3,opt,name=revisionName"`
 	// InferFromVolume names a volume whose labels name the preference.
 	// +optional
-	InferFromVolume string `json:"inferFromVolume,omitempty"`
+	InferFromVolume string `json:"inferFromVolume,omitempty" protobuf:"bytes,4,opt,name=inferFromVolume"`
 	// InferFromVolumeFailurePolicy is what a failed inference does: Reject (the default) or Ignore.
 	// +optional
-	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty"`
+	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty" protobuf:"bytes,5,opt,name=inferFromVolumeFailurePolicy,casttype=InferFromVolumeFailurePolicy"`
 }
 
 // VirtualMachineInstanceTemplateSpec is the template a VirtualMachine creates its VMI from.
@@ -141,10 +141,10 @@ type VirtualMachineInstanceTemplateSpec struct {
 	// Metadata of the VMI to create; labels and annotations are copied to it.
 	// +optional
 	// +nullable
-	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty"`
+	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 	// Spec of the VMI to create.
 	// +optional
-	Spec VirtualMachineInstanceSpec `json:"spec,omitempty"`
+	Spec VirtualMachineInstanceSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 }
 
 // DataVolumeTemplateSpec is a DataVolume that a VirtualMachine creates and owns.
@@ -156,13 +156,13 @@ type DataVolumeTemplateSpec struct {
 	// Metadata of the DataVolume to create; its name is what the template's volumes refer to.
 	// +optional
 	// +nullable
-	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty"`
+	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 	// Spec of the DataVolume to create.
-	Spec cdiv1beta1.DataVolumeSpec `json:"spec"`
+	Spec cdiv1beta1.DataVolumeSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 	// Status is accepted and ignored, as by KubeVirt: manifests exported from a cluster (and
 	// KubeVirt's own client) carry it. The DataVolume's real status is on the DataVolume.
 	// +optional
-	Status *DataVolumeTemplateDummyStatus `json:"status,omitempty"`
+	Status *DataVolumeTemplateDummyStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // DataVolumeTemplateDummyStatus is the placeholder status of a DataVolume template; it has no fields.
@@ -223,23 +223,23 @@ const (
 // VirtualMachineCondition is one observed condition of a VirtualMachine.
 type VirtualMachineCondition struct {
 	// Type of the condition, such as Ready or Failure.
-	Type VirtualMachineConditionType `json:"type"`
+	Type VirtualMachineConditionType `json:"type" protobuf:"bytes,1,opt,name=type,casttype=VirtualMachineConditionType"`
 	// Status of the condition: True, False or Unknown.
-	Status ConditionStatus `json:"status"`
+	Status ConditionStatus `json:"status" protobuf:"bytes,2,opt,name=status,casttype=ConditionStatus"`
 	// LastProbeTime is when the condition was last checked.
 	// +optional
 	// +nullable
-	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty"`
+	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty" protobuf:"bytes,3,opt,name=lastProbeTime"`
 	// LastTransitionTime is when the status of the condition last changed.
 	// +optional
 	// +nullable
-	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty" protobuf:"bytes,4,opt,name=lastTransitionTime"`
 	// Reason is a CamelCase, machine-readable cause of the condition's status.
 	// +optional
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty" protobuf:"bytes,5,opt,name=reason"`
 	// Message explains the condition's status to humans.
 	// +optional
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" protobuf:"bytes,6,opt,name=message"`
 }
 
 // StateChangeRequestAction is an action requested of the VM controller.
@@ -263,116 +263,116 @@ const (
 // start, stop and restart subresources and consumed by the VM controller.
 type VirtualMachineStateChangeRequest struct {
 	// Action is Start or Stop.
-	Action StateChangeRequestAction `json:"action"`
+	Action StateChangeRequestAction `json:"action" protobuf:"bytes,1,opt,name=action,casttype=StateChangeRequestAction"`
 	// Data carries extra parameters of the request.
 	// +optional
-	Data map[string]string `json:"data,omitempty"`
+	Data map[string]string `json:"data,omitempty" protobuf:"bytes,2,rep,name=data"`
 	// UID, on a Stop request, is the UID of the VMI to stop, so that a newer VMI is left alone.
 	// +optional
-	UID *types.UID `json:"uid,omitempty"`
+	UID *types.UID `json:"uid,omitempty" protobuf:"bytes,3,opt,name=uid,casttype=k8s.io/apimachinery/pkg/types.UID"`
 }
 
 // VirtualMachineStartFailure tracks VMIs that failed before reaching Running, to back off restarts.
 type VirtualMachineStartFailure struct {
 	// ConsecutiveFailCount is how many VMIs in a row failed to start.
 	// +optional
-	ConsecutiveFailCount int `json:"consecutiveFailCount,omitempty"`
+	ConsecutiveFailCount int32 `json:"consecutiveFailCount,omitempty" protobuf:"varint,1,opt,name=consecutiveFailCount"`
 	// LastFailedVMIUID is the UID of the VMI whose failure was counted last.
 	// +optional
-	LastFailedVMIUID types.UID `json:"lastFailedVMIUID,omitempty"`
+	LastFailedVMIUID types.UID `json:"lastFailedVMIUID,omitempty" protobuf:"bytes,2,opt,name=lastFailedVMIUID,casttype=k8s.io/apimachinery/pkg/types.UID"`
 	// RetryAfterTimestamp is the earliest time the next VMI will be created.
 	// +optional
 	// +nullable
-	RetryAfterTimestamp *metav1.Time `json:"retryAfterTimestamp,omitempty"`
+	RetryAfterTimestamp *metav1.Time `json:"retryAfterTimestamp,omitempty" protobuf:"bytes,3,opt,name=retryAfterTimestamp"`
 }
 
 // VirtualMachineStatus is the observed state of a VirtualMachine.
 type VirtualMachineStatus struct {
 	// PrintableStatus is a one-word summary of the VM's state, shown by kubectl get.
 	// +optional
-	PrintableStatus VirtualMachinePrintableStatus `json:"printableStatus,omitempty"`
+	PrintableStatus VirtualMachinePrintableStatus `json:"printableStatus,omitempty" protobuf:"bytes,1,opt,name=printableStatus,casttype=VirtualMachinePrintableStatus"`
 	// Created is true when a VMI of this VM exists.
 	// +optional
-	Created bool `json:"created,omitempty"`
+	Created bool `json:"created,omitempty" protobuf:"varint,2,opt,name=created"`
 	// Ready is true when the VMI of this VM is running and ready.
 	// +optional
-	Ready bool `json:"ready,omitempty"`
+	Ready bool `json:"ready,omitempty" protobuf:"varint,3,opt,name=ready"`
 	// Conditions are the current observed conditions of the VM, one per type.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []VirtualMachineCondition `json:"conditions,omitempty"`
+	Conditions []VirtualMachineCondition `json:"conditions,omitempty" protobuf:"bytes,4,rep,name=conditions"`
 	// StateChangeRequests are start and stop requests not yet carried out, oldest first.
 	// +optional
 	// +listType=atomic
-	StateChangeRequests []VirtualMachineStateChangeRequest `json:"stateChangeRequests,omitempty"`
+	StateChangeRequests []VirtualMachineStateChangeRequest `json:"stateChangeRequests,omitempty" protobuf:"bytes,5,rep,name=stateChangeRequests"`
 	// StartFailure tracks consecutive failed starts for the crash-loop back-off; unset after a VMI reaches Running.
 	// +optional
-	StartFailure *VirtualMachineStartFailure `json:"startFailure,omitempty"`
+	StartFailure *VirtualMachineStartFailure `json:"startFailure,omitempty" protobuf:"bytes,6,opt,name=startFailure"`
 	// ObservedGeneration is the metadata.generation of the VM that the current VMI was created from.
 	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration,omitempty" protobuf:"varint,7,opt,name=observedGeneration"`
 	// DesiredGeneration is the metadata.generation of the VM that the controller last acted on.
 	// +optional
-	DesiredGeneration int64 `json:"desiredGeneration,omitempty"`
+	DesiredGeneration int64 `json:"desiredGeneration,omitempty" protobuf:"varint,8,opt,name=desiredGeneration"`
 	// RunStrategy is the run strategy the controller last applied; a VM whose strategy just
 	// changed to RerunOnFailure or Once starts once.
 	// +optional
-	RunStrategy VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
+	RunStrategy VirtualMachineRunStrategy `json:"runStrategy,omitempty" protobuf:"bytes,9,opt,name=runStrategy,casttype=VirtualMachineRunStrategy"`
 	// InstancetypeRef is the instancetype the VM's current VMI was made with, and the
 	// ControllerRevision that holds the version used.
 	// +optional
-	InstancetypeRef *InstancetypeStatusRef `json:"instancetypeRef,omitempty"`
+	InstancetypeRef *InstancetypeStatusRef `json:"instancetypeRef,omitempty" protobuf:"bytes,10,opt,name=instancetypeRef"`
 	// PreferenceRef is the preference the VM's current VMI was made with, and its revision.
 	// +optional
-	PreferenceRef *InstancetypeStatusRef `json:"preferenceRef,omitempty"`
+	PreferenceRef *InstancetypeStatusRef `json:"preferenceRef,omitempty" protobuf:"bytes,11,opt,name=preferenceRef"`
 	// SnapshotInProgress names the snapshot being taken of the VM.
 	// +optional
-	SnapshotInProgress *string `json:"snapshotInProgress,omitempty"`
+	SnapshotInProgress *string `json:"snapshotInProgress,omitempty" protobuf:"bytes,12,opt,name=snapshotInProgress"`
 	// RestoreInProgress names the restore being made of the VM.
 	// +optional
-	RestoreInProgress *string `json:"restoreInProgress,omitempty"`
+	RestoreInProgress *string `json:"restoreInProgress,omitempty" protobuf:"bytes,13,opt,name=restoreInProgress"`
 	// VolumeRequests are pending hotplugs and unplugs of volumes.
 	// +optional
 	// +listType=atomic
-	VolumeRequests []VirtualMachineVolumeRequest `json:"volumeRequests,omitempty"`
+	VolumeRequests []VirtualMachineVolumeRequest `json:"volumeRequests,omitempty" protobuf:"bytes,14,rep,name=volumeRequests"`
 	// VolumeSnapshotStatuses say which volumes can be snapshotted.
 	// +optional
 	// +listType=atomic
-	VolumeSnapshotStatuses []VolumeSnapshotStatus `json:"volumeSnapshotStatuses,omitempty"`
+	VolumeSnapshotStatuses []VolumeSnapshotStatus `json:"volumeSnapshotStatuses,omitempty" protobuf:"bytes,15,rep,name=volumeSnapshotStatuses"`
 	// MemoryDumpRequest is a requested dump of the guest's memory.
 	// +optional
-	MemoryDumpRequest *VirtualMachineMemoryDumpRequest `json:"memoryDumpRequest,omitempty"`
+	MemoryDumpRequest *VirtualMachineMemoryDumpRequest `json:"memoryDumpRequest,omitempty" protobuf:"bytes,16,opt,name=memoryDumpRequest"`
 	// VolumeUpdateState is the state of a change of the VM's volumes.
 	// +optional
-	VolumeUpdateState *VolumeUpdateState `json:"volumeUpdateState,omitempty"`
+	VolumeUpdateState *VolumeUpdateState `json:"volumeUpdateState,omitempty" protobuf:"bytes,17,opt,name=volumeUpdateState"`
 	// ChangedBlockTracking is the state of changed block tracking.
 	// +optional
-	ChangedBlockTracking *ChangedBlockTrackingStatus `json:"changedBlockTracking,omitempty"`
+	ChangedBlockTracking *ChangedBlockTrackingStatus `json:"changedBlockTracking,omitempty" protobuf:"bytes,18,opt,name=changedBlockTracking"`
 }
 
 // InstancetypeStatusRef names an instancetype or preference a VM uses and the captured version.
 type InstancetypeStatusRef struct {
 	// Name of the instancetype or preference.
 	// +optional
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" protobuf:"bytes,1,opt,name=name"`
 	// Kind of the instancetype or preference.
 	// +optional
-	Kind string `json:"kind,omitempty"`
+	Kind string `json:"kind,omitempty" protobuf:"bytes,2,opt,name=kind"`
 	// ControllerRevisionRef names the ControllerRevision holding the version in use.
 	// +optional
-	ControllerRevisionRef *ControllerRevisionRef `json:"controllerRevisionRef,omitempty"`
+	ControllerRevisionRef *ControllerRevisionRef `json:"controllerRevisionRef,omitempty" protobuf:"bytes,3,opt,name=controllerRevisionRef"`
 	// InferFromVolume is the volume the name was inferred from.
 	// +optional
-	InferFromVolume string `json:"inferFromVolume,omitempty"`
+	InferFromVolume string `json:"inferFromVolume,omitempty" protobuf:"bytes,4,opt,name=inferFromVolume"`
 	// InferFromVolumeFailurePolicy is what a failed inference did.
 	// +optional
-	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty"`
+	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty" protobuf:"bytes,5,opt,name=inferFromVolumeFailurePolicy,casttype=InferFromVolumeFailurePolicy"`
 }
 
 // ControllerRevisionRef names a ControllerRevision.
 type ControllerRevisionRef struct {
 	// Name of the ControllerRevision.
 	// +optional
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" protobuf:"bytes,1,opt,name=name"`
 }

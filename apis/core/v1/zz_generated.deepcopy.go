@@ -447,7 +447,7 @@ func (in *ClockOffsetUTC) DeepCopyInto(out *ClockOffsetUTC) {
 	*out = *in
 	if in.OffsetSeconds != nil {
 		in, out := &in.OffsetSeconds, &out.OffsetSeconds
-		*out = new(int)
+		*out = new(int64)
 		**out = **in
 	}
 	return
@@ -627,7 +627,7 @@ func (in *CustomBlockSize) DeepCopyInto(out *CustomBlockSize) {
 	*out = *in
 	if in.DiscardGranularity != nil {
 		in, out := &in.DiscardGranularity, &out.DiscardGranularity
-		*out = new(uint)
+		*out = new(uint32)
 		**out = **in
 	}
 	return
@@ -991,7 +991,7 @@ func (in *Disk) DeepCopyInto(out *Disk) {
 	in.DiskDevice.DeepCopyInto(&out.DiskDevice)
 	if in.BootOrder != nil {
 		in, out := &in.BootOrder, &out.BootOrder
-		*out = new(uint)
+		*out = new(uint32)
 		**out = **in
 	}
 	if in.DedicatedIOThread != nil {
@@ -1423,8 +1423,8 @@ func (in *FeatureHyperv) DeepCopyInto(out *FeatureHyperv) {
 		*out = new(SyNICTimer)
 		(*in).DeepCopyInto(*out)
 	}
-	if in.Reset != nil {
-		in, out := &in.Reset, &out.Reset
+	if in.ResetFeature != nil {
+		in, out := &in.ResetFeature, &out.ResetFeature
 		*out = new(FeatureState)
 		(*in).DeepCopyInto(*out)
 	}
@@ -2048,7 +2048,7 @@ func (in *Interface) DeepCopyInto(out *Interface) {
 	}
 	if in.BootOrder != nil {
 		in, out := &in.BootOrder, &out.BootOrder
-		*out = new(uint)
+		*out = new(uint32)
 		**out = **in
 	}
 	if in.Binding != nil {

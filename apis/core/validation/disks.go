@@ -76,8 +76,8 @@ func validateLunVolume(d *v1.Disk, volumes []v1.Volume, fldPath *field.Path) fie
 // least 1, and no two devices (disk or interface) with the same one.
 func validateBootOrder(spec *v1.VirtualMachineInstanceSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	seen := map[uint]string{}
-	check := func(order *uint, name string, fldPath *field.Path) {
+	seen := map[uint32]string{}
+	check := func(order *uint32, name string, fldPath *field.Path) {
 		switch {
 		case order == nil:
 		case *order < 1:

@@ -56,14 +56,14 @@ func TestDiskTargetValidation(t *testing.T) {
 }
 
 func TestBootOrderValidation(t *testing.T) {
-	boot := func(disk0, disk1, iface0 *uint) func(s *v1.VirtualMachineInstanceSpec) {
+	boot := func(disk0, disk1, iface0 *uint32) func(s *v1.VirtualMachineInstanceSpec) {
 		return func(s *v1.VirtualMachineInstanceSpec) {
 			s.Domain.Devices.Disks[0].BootOrder = disk0
 			s.Domain.Devices.Disks[1].BootOrder = disk1
 			s.Domain.Devices.Interfaces[0].BootOrder = iface0
 		}
 	}
-	one, two, three, zero := ptr.To(uint(1)), ptr.To(uint(2)), ptr.To(uint(3)), ptr.To(uint(0))
+	one, two, three, zero := ptr.To(uint32(1)), ptr.To(uint32(2)), ptr.To(uint32(3)), ptr.To(uint32(0))
 	iface0 := ifacesPath + "[0].bootOrder"
 	runSpecCases(t, []specCase{
 		{name: "disks and interface distinct", mutate: boot(one, two, three)},

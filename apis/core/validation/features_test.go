@@ -43,7 +43,7 @@ func TestHypervValidation(t *testing.T) {
 		}
 	}
 	windows := v1.FeatureHyperv{
-		Relaxed: on, VAPIC: on, VPIndex: on, Runtime: on, SyNIC: on, Reset: on, Frequencies: on, Reenlightenment: on, IPI: on,
+		Relaxed: on, VAPIC: on, VPIndex: on, Runtime: on, SyNIC: on, ResetFeature: on, Frequencies: on, Reenlightenment: on, IPI: on,
 		Spinlocks:  &v1.FeatureSpinlocks{Retries: ptr.To(uint32(8191))},
 		SyNICTimer: &v1.SyNICTimer{Direct: on},
 		TLBFlush:   &v1.TLBFlush{Direct: on, Extended: on},
@@ -78,7 +78,7 @@ func TestClockValidation(t *testing.T) {
 	tz := func(z string) *v1.ClockOffsetTimezone { v := v1.ClockOffsetTimezone(z); return &v }
 	runSpecCases(t, []specCase{
 		{name: "utc", mutate: setClock(v1.Clock{ClockOffset: v1.ClockOffset{UTC: &v1.ClockOffsetUTC{}}})},
-		{name: "utc with offset", mutate: setClock(v1.Clock{ClockOffset: v1.ClockOffset{UTC: &v1.ClockOffsetUTC{OffsetSeconds: ptr.To(-3600)}}})},
+		{name: "utc with offset", mutate: setClock(v1.Clock{ClockOffset: v1.ClockOffset{UTC: &v1.ClockOffsetUTC{OffsetSeconds: ptr.To(int64(-3600))}}})},
 		{name: "timezone", mutate: setClock(v1.Clock{ClockOffset: v1.ClockOffset{Timezone: tz("Europe/Berlin")}})},
 		{name: "timers only", mutate: setClock(v1.Clock{Timer: &v1.Timer{
 			HPET: &v1.HPETTimer{Enabled: ptr.To(false)}, KVM: &v1.KVMTimer{}, Hyperv: &v1.HypervTimer{},

@@ -582,9 +582,9 @@ func diskBus(bus v1.DiskBus, readOnly bool) mutation {
 
 // bootOrders sets the boot order of the two disks and the interface; a negative order leaves it unset.
 func bootOrders(disk0, disk1, iface int) mutation {
-	set := func(p **uint, order int) {
+	set := func(p **uint32, order int) {
 		if order >= 0 {
-			o := uint(order)
+			o := uint32(order)
 			*p = &o
 		}
 	}

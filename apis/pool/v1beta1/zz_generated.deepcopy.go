@@ -280,13 +280,9 @@ func (in *VirtualMachinePoolSelectors) DeepCopyInto(out *VirtualMachinePoolSelec
 	}
 	if in.NodeSelectorRequirementMatcher != nil {
 		in, out := &in.NodeSelectorRequirementMatcher, &out.NodeSelectorRequirementMatcher
-		*out = new([]corev1.NodeSelectorRequirement)
-		if **in != nil {
-			in, out := *in, *out
-			*out = make([]corev1.NodeSelectorRequirement, len(*in))
-			for i := range *in {
-				(*in)[i].DeepCopyInto(&(*out)[i])
-			}
+		*out = make([]corev1.NodeSelectorRequirement, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
 	return

@@ -135,7 +135,7 @@ func validateSelection(p *v1beta1.VirtualMachinePoolSelectionPolicy, path *field
 			errs = append(errs, metav1validation.ValidateLabelSelector(s.LabelSelector, metav1validation.LabelSelectorValidationOptions{},
 				path.Child("selectors", "labelSelector"))...)
 		}
-		if s.NodeSelectorRequirementMatcher != nil {
+		if len(s.NodeSelectorRequirementMatcher) > 0 {
 			errs = append(errs, field.Forbidden(path.Child("selectors", "nodeSelectorRequirementMatcher"),
 				"Vireo does not select a pool's VMs by their nodes yet"))
 		}

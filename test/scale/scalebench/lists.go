@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
-	"github.com/vireo-dev/vireo/test/bench/apimetrics"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/generated/clientset/versioned/scheme"
 	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
@@ -22,6 +26,9 @@ type listCase struct {
 	Query url.Values `json:"query,omitempty"`
 	// Paged lists 500 at a time, following continue tokens to the end.
 	Paged bool `json:"paged"`
+	// Protobuf asks for application/vnd.kubernetes.protobuf instead of JSON (Vireo only: a CRD
+	// serves JSON alone).
+	Protobuf bool `json:"protobuf,omitempty"`
 	// Want is how many VMIs the list must return.
 	Want int `json:"want"`
 }
@@ -52,6 +59,17 @@ func listCases(group string, vmis, namespaces int, nodeQuery url.Values) []listC
 			listCase{Name: "one namespace", Path: base + "/namespaces/" + namespaceName(0) + "/virtualmachineinstances", Paged: paged, Want: oneNS},
 			listCase{Name: "label selector (1/100)", Path: base + "/virtualmachineinstances", Query: label, Paged: paged, Want: share(groups)},
 			listCase{Name: "a node's VMIs", Path: base + "/virtualmachineinstances", Query: nodeQuery, Paged: paged, Want: -1})
+	}
+	return out
+}
+
+// withProtobuf is cases followed by each of them asked for in protobuf (so that the JSON cases
+// keep their places, row by row against the CRD's).
+func withProtobuf(cases []listCase) []listCase {
+	out := append([]listCase(nil), cases...)
+	for _, c := range cases {
+		c.Protobuf = true
+		out = append(out, c)
 	}
 	return out
 }
@@ -109,27 +127,76 @@ func list(ctx context.Context, hc *http.Client, host string, lc listCase) (liste
 				q.Set("continue", cont)
 			}
 		}
-		body, err := apimetrics.GetOK(ctx, hc, host+lc.Path+"?"+q.Encode(), "")
+		body, err := get(ctx, hc, host+lc.Path+"?"+q.Encode(), lc.Protobuf)
 		if err != nil {
 			return out, size, err
 		}
 		size += int64(len(body))
 		d0 := time.Now()
-		var page struct {
-			Metadata struct {
-				Continue string `json:"continue"`
-			} `json:"metadata"`
-			Items []json.RawMessage `json:"items"`
-		}
-		if err := json.Unmarshal(body, &page); err != nil {
+		items, next, err := decodePage(body, lc.Protobuf)
+		if err != nil {
 			return out, size, fmt.Errorf("decoding the list: %w", err)
 		}
-		out.items += len(page.Items)
+		out.items += items
 		out.decoding += time.Since(d0)
-		if cont = page.Metadata.Continue; cont == "" || !lc.Paged {
+		if cont = next; cont == "" || !lc.Paged {
 			return out, size, nil
 		}
 	}
+}
+
+// get reads url, in protobuf or JSON, and fails on any answer but 200 in that encoding.
+func get(ctx context.Context, hc *http.Client, url string, protobuf bool) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	want := runtime.ContentTypeJSON
+	if protobuf {
+		want = runtime.ContentTypeProtobuf
+	}
+	req.Header.Set("Accept", want)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: HTTP %d: %.200s", url, resp.StatusCode, body)
+	}
+	if got, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); got != want {
+		return nil, fmt.Errorf("GET %s: asked for %s, got %q", url, want, got)
+	}
+	return body, nil
+}
+
+// decodePage counts the items of a list page and returns its continue token.
+func decodePage(body []byte, protobuf bool) (items int, cont string, err error) {
+	if protobuf {
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+		if err != nil {
+			return 0, "", err
+		}
+		l, ok := obj.(*v1.VirtualMachineInstanceList)
+		if !ok {
+			return 0, "", fmt.Errorf("got a %T, want a VirtualMachineInstanceList", obj)
+		}
+		return len(l.Items), l.Continue, nil
+	}
+	var page struct {
+		Metadata struct {
+			Continue string `json:"continue"`
+		} `json:"metadata"`
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return 0, "", err
+	}
+	return len(page.Items), page.Metadata.Continue, nil
 }
 
 // measureLists measures every case.
@@ -144,15 +211,20 @@ func measureLists(ctx context.Context, cfg *rest.Config, cases []listCase) ([]li
 		if err != nil {
 			return nil, err
 		}
-		say("  list %s%s: %d VMIs, p50 %.0f ms, p99 %.0f ms, %d KiB", lc.Name, pagedSuffix(lc.Paged), r.Items, r.P50ms, r.P99ms, r.Bytes>>10)
+		say("  list %s%s: %d VMIs, p50 %.0f ms, p99 %.0f ms, %d KiB", lc.Name, lc.suffix(), r.Items, r.P50ms, r.P99ms, r.Bytes>>10)
 		out = append(out, r)
 	}
 	return out, nil
 }
 
-func pagedSuffix(paged bool) string {
-	if paged {
-		return fmt.Sprintf(" (paged by %d)", pageSize)
+// suffix says how the case lists: paged, in protobuf.
+func (lc listCase) suffix() string {
+	s := ""
+	if lc.Paged {
+		s = fmt.Sprintf(" (paged by %d)", pageSize)
 	}
-	return ""
+	if lc.Protobuf {
+		s += ", protobuf"
+	}
+	return s
 }

@@ -33,6 +33,12 @@ func (r *report) plot(dir string) error {
 			return t.Lists[i].P50ms, true
 		}
 	}
+	listProtobuf := func(t *targetResult) (float64, bool) {
+		if l := t.fullListProtobuf(); l != nil {
+			return l.P50ms, true
+		}
+		return 0, false
+	}
 	rss := func(proc string) func(t *targetResult) (float64, bool) {
 		return func(t *targetResult) (float64, bool) { return float64(t.Usage.Memory[proc].RSS) / mib, true }
 	}
@@ -41,7 +47,7 @@ func (r *report) plot(dir string) error {
 		file, title, y string
 		curves         []curve
 	}{
-		{"scale-list.png", "List of every VMI, unpaged (p50)", "ms", []curve{{"vireo", vireo, list(0)}, {"crd", crd, list(0)}}},
+		{"scale-list.png", "List of every VMI, unpaged (p50)", "ms", []curve{{"vireo", vireo, list(0)}, {"vireo protobuf", vireo, listProtobuf}, {"crd", crd, list(0)}}},
 		{"scale-memory.png", "Resident memory after each wave", "MiB", []curve{
 			{"vireo-apiserver (with its etcd)", vireo, rss("vireo-apiserver")},
 			{"kube-apiserver", vireo, rss("kube-apiserver")}, {"cluster etcd", vireo, rss("etcd")}}},

@@ -93,6 +93,16 @@ func (r *targetResult) fanout(p *probes, first, count int, writeLat []time.Durat
 	say("  watch fan-out: %d delivered, p50 %.0f ms, p99 %.0f ms, %d missing", r.Fanout.Ops, r.Fanout.P50ms, r.Fanout.P99ms, missing)
 }
 
+// fullListProtobuf is the unpaged list of every VMI in protobuf (nil when not measured).
+func (r *targetResult) fullListProtobuf() *listResult {
+	for i := range r.Lists {
+		if l := &r.Lists[i]; l.Protobuf && !l.Paged && l.Name == r.Lists[0].Name {
+			return l
+		}
+	}
+	return nil
+}
+
 // describe is the configuration as the report records it.
 func (c config) describe() map[string]any {
 	return map[string]any{"vmis": c.vmis, "nodes": c.nodes, "ratePerSecond": c.rate, "creators": c.creators,
@@ -150,7 +160,7 @@ func (r *report) table(w io.Writer) {
 		})
 		for i := range s.Vireo.Lists {
 			lv := s.Vireo.Lists[i]
-			row(fmt.Sprintf("list %s%s p50/p99 ms", lv.Name, pagedSuffix(lv.Paged)), func(t *targetResult) string {
+			row(fmt.Sprintf("list %s%s p50/p99 ms", lv.Name, lv.suffix()), func(t *targetResult) string {
 				if i >= len(t.Lists) {
 					return "-"
 				}
@@ -182,7 +192,11 @@ func (r *report) table(w io.Writer) {
 			fmt.Fprintln(w, "PROBLEM:", v.Problem)
 		}
 		if s.CRD != nil && len(s.CRD.Lists) > 0 && len(v.Lists) > 0 && v.Lists[0].P50ms > 0 {
-			fmt.Fprintf(w, "full list, unpaged: the CRD's p50 is %.1fx Vireo's\n", s.CRD.Lists[0].P50ms/v.Lists[0].P50ms)
+			fmt.Fprintf(w, "full list, unpaged: the CRD's p50 is %.1fx Vireo's in JSON", s.CRD.Lists[0].P50ms/v.Lists[0].P50ms)
+			if pb := v.fullListProtobuf(); pb != nil && pb.P50ms > 0 {
+				fmt.Fprintf(w, ", %.1fx Vireo's in protobuf", s.CRD.Lists[0].P50ms/pb.P50ms)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	fmt.Fprintln(w, "\n"+strings.TrimSpace(notes))
@@ -195,7 +209,7 @@ from the start of a VMI's create request until the watch of its node's simulated
 it Running. watch fan-out runs from the start of a merge patch of one VMI's annotation until the
 watch of the VMI's node (vireo: field selector status.nodeName, as the node agent; crd: a node
 label, as KubeVirt's virt-handler selects by kubevirt.io/nodeName) delivers it; one watch per node.
-Lists are timed to their last byte (JSON), unpaged and paged by 500. RSS is the process's resident
+Lists are timed to their last byte, unpaged and paged by 500, in JSON and (Vireo) in protobuf. RSS is the process's resident
 memory after the wave, anonymous (heap, stacks) + mapped file pages (vireo-apiserver's: the
 embedded etcd's database, which the kernel drops under pressure); kube-apiserver and its etcd hold
 the launcher Pods of Vireo's VMIs too.

@@ -131,9 +131,13 @@ func TestScaleSmoke(t *testing.T) {
 		if r.Fanout.Ops != c.probes || r.FanoutMissing != 0 {
 			t.Errorf("%s: %d fan-out probes delivered, %d lost; want all %d", name, r.Fanout.Ops, r.FanoutMissing, c.probes)
 		}
-		if r.Created != c.vmis || len(r.Lists) != 8 || r.Usage.Memory["kube-apiserver"].RSS == 0 {
-			t.Errorf("%s: created %d, %d lists, usage %+v", name, r.Created, len(r.Lists), r.Usage)
+		wantLists := map[string]int{"vireo": 16, "crd": 8}[name] // Vireo's in JSON and in protobuf
+		if r.Created != c.vmis || len(r.Lists) != wantLists || r.Usage.Memory["kube-apiserver"].RSS == 0 {
+			t.Errorf("%s: created %d, %d lists (want %d), usage %+v", name, r.Created, len(r.Lists), wantLists, r.Usage)
 		}
+	}
+	if pb := v.fullListProtobuf(); pb == nil || pb.Items != c.vmis || pb.Bytes >= v.Lists[0].Bytes {
+		t.Errorf("Vireo's full list in protobuf: %+v; want all %d VMIs in fewer bytes than JSON's %d", pb, c.vmis, v.Lists[0].Bytes)
 	}
 	if v.Usage.Memory["vireo-apiserver"].RSS == 0 || v.Usage.Memory["vireo-apiserver"].Anon == 0 || v.Usage.DB["vireo"] == 0 || v.WritesPerVMI < 1 || v.Queues["vmi"].Adds == 0 {
 		t.Errorf("vireo's usage %+v, %.2f writes per VMI, queues %+v", v.Usage, v.WritesPerVMI, v.Queues)

@@ -13,7 +13,7 @@ package v1
 type ClockOffsetUTCApplyConfiguration struct {
 	// OffsetSeconds is added to UTC. When set, changes the guest makes to its clock are kept
 	// across reboots.
-	OffsetSeconds *int `json:"offsetSeconds,omitempty"`
+	OffsetSeconds *int64 `json:"offsetSeconds,omitempty"`
 }
 
 // ClockOffsetUTCApplyConfiguration constructs a declarative configuration of the ClockOffsetUTC type for use with
@@ -25,7 +25,7 @@ func ClockOffsetUTC() *ClockOffsetUTCApplyConfiguration {
 // WithOffsetSeconds sets the OffsetSeconds field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the OffsetSeconds field is set to the value of the last call.
-func (b *ClockOffsetUTCApplyConfiguration) WithOffsetSeconds(value int) *ClockOffsetUTCApplyConfiguration {
+func (b *ClockOffsetUTCApplyConfiguration) WithOffsetSeconds(value int64) *ClockOffsetUTCApplyConfiguration {
 	b.OffsetSeconds = &value
 	return b
 }

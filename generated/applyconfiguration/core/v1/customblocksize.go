@@ -11,9 +11,9 @@ package v1
 //
 // CustomBlockSize is a disk's block sizes, in bytes.
 type CustomBlockSizeApplyConfiguration struct {
-	Logical            *uint `json:"logical,omitempty"`
-	Physical           *uint `json:"physical,omitempty"`
-	DiscardGranularity *uint `json:"discardGranularity,omitempty"`
+	Logical            *uint32 `json:"logical,omitempty"`
+	Physical           *uint32 `json:"physical,omitempty"`
+	DiscardGranularity *uint32 `json:"discardGranularity,omitempty"`
 }
 
 // CustomBlockSizeApplyConfiguration constructs a declarative configuration of the CustomBlockSize type for use with
@@ -25,7 +25,7 @@ func CustomBlockSize() *CustomBlockSizeApplyConfiguration {
 // WithLogical sets the Logical field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Logical field is set to the value of the last call.
-func (b *CustomBlockSizeApplyConfiguration) WithLogical(value uint) *CustomBlockSizeApplyConfiguration {
+func (b *CustomBlockSizeApplyConfiguration) WithLogical(value uint32) *CustomBlockSizeApplyConfiguration {
 	b.Logical = &value
 	return b
 }
@@ -33,7 +33,7 @@ func (b *CustomBlockSizeApplyConfiguration) WithLogical(value uint) *CustomBlock
 // WithPhysical sets the Physical field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Physical field is set to the value of the last call.
-func (b *CustomBlockSizeApplyConfiguration) WithPhysical(value uint) *CustomBlockSizeApplyConfiguration {
+func (b *CustomBlockSizeApplyConfiguration) WithPhysical(value uint32) *CustomBlockSizeApplyConfiguration {
 	b.Physical = &value
 	return b
 }
@@ -41,7 +41,7 @@ func (b *CustomBlockSizeApplyConfiguration) WithPhysical(value uint) *CustomBloc
 // WithDiscardGranularity sets the DiscardGranularity field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the DiscardGranularity field is set to the value of the last call.
-func (b *CustomBlockSizeApplyConfiguration) WithDiscardGranularity(value uint) *CustomBlockSizeApplyConfiguration {
+func (b *CustomBlockSizeApplyConfiguration) WithDiscardGranularity(value uint32) *CustomBlockSizeApplyConfiguration {
 	b.DiscardGranularity = &value
 	return b
 }

@@ -12,7 +12,7 @@ package v1
 // DHCPPrivateOptions is one private DHCP option.
 type DHCPPrivateOptionsApplyConfiguration struct {
 	// Option is its number, 224 to 254.
-	Option *int `json:"option,omitempty"`
+	Option *int32 `json:"option,omitempty"`
 	// Value is its text.
 	Value *string `json:"value,omitempty"`
 }
@@ -26,7 +26,7 @@ func DHCPPrivateOptions() *DHCPPrivateOptionsApplyConfiguration {
 // WithOption sets the Option field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Option field is set to the value of the last call.
-func (b *DHCPPrivateOptionsApplyConfiguration) WithOption(value int) *DHCPPrivateOptionsApplyConfiguration {
+func (b *DHCPPrivateOptionsApplyConfiguration) WithOption(value int32) *DHCPPrivateOptionsApplyConfiguration {
 	b.Option = &value
 	return b
 }

@@ -23,7 +23,7 @@ type DiskApplyConfiguration struct {
 	// BootOrder is this device's place in the boot order; lower values boot first. Values must be
 	// at least 1 and unique across disks and interfaces. Devices without a boot order are not
 	// booted from when any device has one.
-	BootOrder *uint `json:"bootOrder,omitempty"`
+	BootOrder *uint32 `json:"bootOrder,omitempty"`
 	// Serial is the serial number the guest sees for the disk: at most 256 characters from
 	// [A-Za-z0-9_.+-].
 	Serial *string `json:"serial,omitempty"`
@@ -86,7 +86,7 @@ func (b *DiskApplyConfiguration) WithCDRom(value *CDRomTargetApplyConfiguration)
 // WithBootOrder sets the BootOrder field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the BootOrder field is set to the value of the last call.
-func (b *DiskApplyConfiguration) WithBootOrder(value uint) *DiskApplyConfiguration {
+func (b *DiskApplyConfiguration) WithBootOrder(value uint32) *DiskApplyConfiguration {
 	b.BootOrder = &value
 	return b
 }

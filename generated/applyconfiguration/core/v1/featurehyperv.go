@@ -26,8 +26,9 @@ type FeatureHypervApplyConfiguration struct {
 	SyNIC *FeatureStateApplyConfiguration `json:"synic,omitempty"`
 	// SyNICTimer enables the synthetic timers. Needs synic.
 	SyNICTimer *SyNICTimerApplyConfiguration `json:"synictimer,omitempty"`
-	// Reset lets the guest reset the machine through Hyper-V.
-	Reset *FeatureStateApplyConfiguration `json:"reset,omitempty"`
+	// ResetFeature lets the guest reset the machine through Hyper-V (KubeVirt's Go field is
+	// Reset; protobuf's generated Reset method takes that name here, the wire name is the same).
+	ResetFeature *FeatureStateApplyConfiguration `json:"reset,omitempty"`
 	// VendorID sets the hypervisor vendor ID the guest sees.
 	VendorID *FeatureVendorIDApplyConfiguration `json:"vendorid,omitempty"`
 	// Frequencies exposes the TSC and APIC frequencies to the guest.
@@ -104,11 +105,11 @@ func (b *FeatureHypervApplyConfiguration) WithSyNICTimer(value *SyNICTimerApplyC
 	return b
 }
 
-// WithReset sets the Reset field in the declarative configuration to the given value
+// WithResetFeature sets the ResetFeature field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Reset field is set to the value of the last call.
-func (b *FeatureHypervApplyConfiguration) WithReset(value *FeatureStateApplyConfiguration) *FeatureHypervApplyConfiguration {
-	b.Reset = value
+// If called multiple times, the ResetFeature field is set to the value of the last call.
+func (b *FeatureHypervApplyConfiguration) WithResetFeature(value *FeatureStateApplyConfiguration) *FeatureHypervApplyConfiguration {
+	b.ResetFeature = value
 	return b
 }
 

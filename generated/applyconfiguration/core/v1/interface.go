@@ -33,7 +33,7 @@ type InterfaceApplyConfiguration struct {
 	// BootOrder is this interface's place in the boot order (network boot); lower values boot
 	// first. Values must be at least 1 and unique across disks and interfaces. Interfaces without
 	// a boot order are not booted from.
-	BootOrder *uint `json:"bootOrder,omitempty"`
+	BootOrder *uint32 `json:"bootOrder,omitempty"`
 	// Binding names a network binding plugin (KubeVirt's binding plugins) instead of a core binding.
 	Binding *PluginBindingApplyConfiguration `json:"binding,omitempty"`
 	// PortRanges are ranges of ports to forward, like ports.
@@ -45,7 +45,7 @@ type InterfaceApplyConfiguration struct {
 	// Tag is a label for the interface in the guest's device role metadata.
 	Tag *string `json:"tag,omitempty"`
 	// ACPIIndex is the interface's ACPI index, which gives the guest a stable name for it.
-	ACPIIndex *int `json:"acpiIndex,omitempty"`
+	ACPIIndex *int32 `json:"acpiIndex,omitempty"`
 	// State is up, down or absent (hot-unplug). Defaults to up.
 	State *corev1.InterfaceState `json:"state,omitempty"`
 }
@@ -152,7 +152,7 @@ func (b *InterfaceApplyConfiguration) WithMacAddress(value string) *InterfaceApp
 // WithBootOrder sets the BootOrder field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the BootOrder field is set to the value of the last call.
-func (b *InterfaceApplyConfiguration) WithBootOrder(value uint) *InterfaceApplyConfiguration {
+func (b *InterfaceApplyConfiguration) WithBootOrder(value uint32) *InterfaceApplyConfiguration {
 	b.BootOrder = &value
 	return b
 }
@@ -205,7 +205,7 @@ func (b *InterfaceApplyConfiguration) WithTag(value string) *InterfaceApplyConfi
 // WithACPIIndex sets the ACPIIndex field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ACPIIndex field is set to the value of the last call.
-func (b *InterfaceApplyConfiguration) WithACPIIndex(value int) *InterfaceApplyConfiguration {
+func (b *InterfaceApplyConfiguration) WithACPIIndex(value int32) *InterfaceApplyConfiguration {
 	b.ACPIIndex = &value
 	return b
 }

@@ -17,7 +17,7 @@ import (
 // VirtualMachineStartFailure tracks VMIs that failed before reaching Running, to back off restarts.
 type VirtualMachineStartFailureApplyConfiguration struct {
 	// ConsecutiveFailCount is how many VMIs in a row failed to start.
-	ConsecutiveFailCount *int `json:"consecutiveFailCount,omitempty"`
+	ConsecutiveFailCount *int32 `json:"consecutiveFailCount,omitempty"`
 	// LastFailedVMIUID is the UID of the VMI whose failure was counted last.
 	LastFailedVMIUID *types.UID `json:"lastFailedVMIUID,omitempty"`
 	// RetryAfterTimestamp is the earliest time the next VMI will be created.
@@ -33,7 +33,7 @@ func VirtualMachineStartFailure() *VirtualMachineStartFailureApplyConfiguration 
 // WithConsecutiveFailCount sets the ConsecutiveFailCount field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ConsecutiveFailCount field is set to the value of the last call.
-func (b *VirtualMachineStartFailureApplyConfiguration) WithConsecutiveFailCount(value int) *VirtualMachineStartFailureApplyConfiguration {
+func (b *VirtualMachineStartFailureApplyConfiguration) WithConsecutiveFailCount(value int32) *VirtualMachineStartFailureApplyConfiguration {
 	b.ConsecutiveFailCount = &value
 	return b
 }

@@ -21,8 +21,9 @@ type VolumeStatusApplyConfiguration struct {
 	Reason *string `json:"reason,omitempty"`
 	// Message explains Reason.
 	Message *string `json:"message,omitempty"`
-	// Size of the volume in bytes, where known.
-	Size *int64 `json:"size,omitempty"`
+	// SizeBytes is the size of the volume in bytes, where known (KubeVirt's Go field is Size;
+	// protobuf's generated Size method takes that name here, the wire name is the same).
+	SizeBytes *int64 `json:"size,omitempty"`
 	// ContainerDiskVolume describes the image of a containerDisk volume.
 	ContainerDiskVolume *ContainerDiskInfoApplyConfiguration `json:"containerDiskVolume,omitempty"`
 	// PersistentVolumeClaimInfo describes the claim behind the volume.
@@ -79,11 +80,11 @@ func (b *VolumeStatusApplyConfiguration) WithMessage(value string) *VolumeStatus
 	return b
 }
 
-// WithSize sets the Size field in the declarative configuration to the given value
+// WithSizeBytes sets the SizeBytes field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Size field is set to the value of the last call.
-func (b *VolumeStatusApplyConfiguration) WithSize(value int64) *VolumeStatusApplyConfiguration {
-	b.Size = &value
+// If called multiple times, the SizeBytes field is set to the value of the last call.
+func (b *VolumeStatusApplyConfiguration) WithSizeBytes(value int64) *VolumeStatusApplyConfiguration {
+	b.SizeBytes = &value
 	return b
 }
 

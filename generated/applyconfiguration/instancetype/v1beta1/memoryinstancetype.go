@@ -22,7 +22,7 @@ type MemoryInstancetypeApplyConfiguration struct {
 	Hugepages *v1.HugepagesApplyConfiguration `json:"hugepages,omitempty"`
 	// OvercommitPercent requests this much less memory for the launcher Pod than the guest
 	// has (0 to 100).
-	OvercommitPercent *int `json:"overcommitPercent,omitempty"`
+	OvercommitPercent *int32 `json:"overcommitPercent,omitempty"`
 	// MaxGuest is the most memory hotplug may grow the guest to.
 	MaxGuest *resource.Quantity `json:"maxGuest,omitempty"`
 }
@@ -52,7 +52,7 @@ func (b *MemoryInstancetypeApplyConfiguration) WithHugepages(value *v1.Hugepages
 // WithOvercommitPercent sets the OvercommitPercent field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the OvercommitPercent field is set to the value of the last call.
-func (b *MemoryInstancetypeApplyConfiguration) WithOvercommitPercent(value int) *MemoryInstancetypeApplyConfiguration {
+func (b *MemoryInstancetypeApplyConfiguration) WithOvercommitPercent(value int32) *MemoryInstancetypeApplyConfiguration {
 	b.OvercommitPercent = &value
 	return b
 }

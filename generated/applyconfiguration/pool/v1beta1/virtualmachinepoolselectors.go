@@ -19,8 +19,9 @@ type VirtualMachinePoolSelectorsApplyConfiguration struct {
 	// LabelSelector selects VMs by the labels of their VMI template.
 	LabelSelector *v1.LabelSelectorApplyConfiguration `json:"labelSelector,omitempty"`
 	// NodeSelectorRequirementMatcher selects VMs by the labels of the node that runs them.
-	// Vireo does not match nodes yet: a pool that sets it is refused.
-	NodeSelectorRequirementMatcher *[]corev1.NodeSelectorRequirementApplyConfiguration `json:"nodeSelectorRequirementMatcher,omitempty"`
+	// Vireo does not match nodes yet: a pool that sets it is refused. (KubeVirt's Go field is a
+	// pointer to the list, which protobuf cannot carry; the wire form is the same list.)
+	NodeSelectorRequirementMatcher []corev1.NodeSelectorRequirementApplyConfiguration `json:"nodeSelectorRequirementMatcher,omitempty"`
 }
 
 // VirtualMachinePoolSelectorsApplyConfiguration constructs a declarative configuration of the VirtualMachinePoolSelectors type for use with
@@ -37,22 +38,15 @@ func (b *VirtualMachinePoolSelectorsApplyConfiguration) WithLabelSelector(value 
 	return b
 }
 
-func (b *VirtualMachinePoolSelectorsApplyConfiguration) ensureNodeSelectorRequirementApplyConfigurationExists() {
-	if b.NodeSelectorRequirementMatcher == nil {
-		b.NodeSelectorRequirementMatcher = &[]corev1.NodeSelectorRequirementApplyConfiguration{}
-	}
-}
-
 // WithNodeSelectorRequirementMatcher adds the given value to the NodeSelectorRequirementMatcher field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the NodeSelectorRequirementMatcher field.
 func (b *VirtualMachinePoolSelectorsApplyConfiguration) WithNodeSelectorRequirementMatcher(values ...*corev1.NodeSelectorRequirementApplyConfiguration) *VirtualMachinePoolSelectorsApplyConfiguration {
-	b.ensureNodeSelectorRequirementApplyConfigurationExists()
 	for i := range values {
 		if values[i] == nil {
 			panic("nil value passed to WithNodeSelectorRequirementMatcher")
 		}
-		*b.NodeSelectorRequirementMatcher = append(*b.NodeSelectorRequirementMatcher, *values[i])
+		b.NodeSelectorRequirementMatcher = append(b.NodeSelectorRequirementMatcher, *values[i])
 	}
 	return b
 }
