@@ -1,5 +1,6 @@
 // A VM's or VMI's details: status, actions, conditions (the VM's and its VMI's), disks and
-// volumes, the DataVolumes they import (with progress) and the events of the object, all live.
+// volumes, the DataVolumes they import (with progress) and the events of the object and its
+// launcher Pod, all live.
 
 import { paths } from "./api.js";
 import { actionButtons } from "./actions.js";
@@ -35,12 +36,12 @@ export function detailPage(main, ns, kind, name) {
     h("section", {}, h("h2", {}, "Disks and volumes"), disks.el),
     h("section", {}, h("h2", {}, "Events"), events.el));
 
-  const state = { vm: null, vmi: null, dvs: new Map(), events: new Map() };
+  const state = { vm: null, vmi: null, dvs: new Map(), events: new Map(), podEvents: new Map() };
   const render = () => {
     renderSummary(summary, kind, state);
     renderConditions(conditions.tbody, state);
     renderDisks(disks.tbody, kind, state);
-    renderEvents(events.tbody, state.events);
+    renderEvents(events.tbody, [...state.events.values(), ...launcherEvents(state.podEvents, name)]);
   };
   const byName = `metadata.name=${name}`;
   const watches = [
@@ -52,6 +53,11 @@ export function detailPage(main, ns, kind, name) {
     new Collection(paths.dataVolumes(ns), { onChange: (objs) => { state.dvs = objs; render(); } }),
     new Collection(paths.events(ns), { fieldSelector: `involvedObject.name=${name}`, onChange: (objs) => {
       state.events = objs;
+      render();
+    } }),
+    // The kubelet's and the scheduler's events are about the VMI's launcher Pod.
+    new Collection(paths.events(ns), { fieldSelector: "involvedObject.kind=Pod", onChange: (objs) => {
+      state.podEvents = objs;
       render();
     } }),
   ];
@@ -132,8 +138,17 @@ function importProgress(dv) {
   return [h("span", { "data-dv": dv.metadata.name }, `DataVolume ${dv.metadata.name}: ${phase}${progress ? " " + progress : ""}`), " ", bar];
 }
 
+/** launcherEvents are the events of the launcher Pods of VMI name (virt-launcher-NAME-xxxxx). */
+function launcherEvents(podEvents, name) {
+  const prefix = `virt-launcher-${name}-`;
+  return [...podEvents.values()].filter((e) => {
+    const pod = e.involvedObject?.name || "";
+    return pod.startsWith(prefix) && /^[a-z0-9]{5}$/.test(pod.slice(prefix.length));
+  });
+}
+
 function renderEvents(tbody, events) {
-  const sorted = [...events.values()].sort((a, b) => eventTime(b) - eventTime(a));
+  const sorted = [...events].sort((a, b) => eventTime(b) - eventTime(a));
   replace(tbody, sorted.length ? sorted.map((e) => h("tr", {},
     h("td", {}, age(e.lastTimestamp || e.eventTime || e.metadata.creationTimestamp)),
     h("td", {}, e.type || ""),

@@ -2,7 +2,8 @@
 // running `vireoctl ui` (test/e2e/webui_test.go starts the cluster side and reads the results).
 // Configuration: the JSON file named by VIREO_UI_TEST (see Config). Each step polls with a
 // deadline; the first failure ends the run with exit code 1 and says what the page showed.
-// Writes to config.outDir: result.json (timings, pixel counts) and vnc-{a,b}-{1,2}.png.
+// Writes to config.outDir: result.json (timings) and vnc-{a,b}-{1,2,3}.png: each display page's
+// canvas at first, after the guest wrote to its screen, and after the reboot Ctrl-Alt-Del caused.
 //
 // Config: {
 //   editorURL, viewerURL: the URLs vireoctl ui printed for a user with edit in ns, and with view;
@@ -167,21 +168,22 @@ async function run() {
     await editor.keyboard.press("Enter");
     for (const [name, page] of [["a", a], ["b", b]]) {
       await until(30000, async () => `page ${name} changed ${await changedPixels(page)} pixels`, async () => (await changedPixels(page)) > 500);
-      result[`changed_${name}`] = await changedPixels(page);
-    }
-    // The display is quiet again (no pixels changing) before the test's screenshot.
-    for (const [name, page] of [["a", a], ["b", b]]) {
-      let previous = -1;
-      await until(20000, async () => `page ${name} still changing`, async () => {
-        const now = await changedPixels(page);
-        const quiet = now === previous;
-        previous = now;
-        return quiet;
-      });
+      await quiet(page, name);
       await savePNG(page, `vnc-${name}-2.png`);
     }
+  });
+
+  await step("Send Ctrl-Alt-Del reaches the guest, and both pages follow its reboot", async () => {
+    // The tiny guest's init leaves the kernel's Ctrl-Alt-Del action as it is: reboot at once.
     await a.locator("#send-cad").click();
     await until(5000, () => text(a, "main [role=status]"), async () => /Sent Ctrl\+Alt\+Del/.test(await text(a, "main [role=status]")));
+    // Booted again: init writes the VGA screen, then the marker on the serial line.
+    await until(150000, async () => `the terminal shows:\n${await terminalText(editor)}`, async () =>
+      /VIREO-GUEST-READY/.test(await terminalText(editor)));
+    for (const [name, page] of [["a", a], ["b", b]]) {
+      await quiet(page, name);
+      await savePNG(page, `vnc-${name}-3.png`);
+    }
   });
 
   await step("a view user sees the list but the server's 403 on the console", async () => {
@@ -228,6 +230,17 @@ function canvasStats(page) {
     const seen = new Set();
     for (let i = 0; i < d.length && seen.size < 16; i += 4 * 7) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
     return { width: c.width, height: c.height, colours: seen.size };
+  });
+}
+
+/** quiet waits until page's canvas stops changing (a blinking cursor aside: two equal polls). */
+async function quiet(page, name) {
+  let previous = -1;
+  await until(20000, async () => `page ${name} still changing`, async () => {
+    const now = await changedPixels(page);
+    const same = now === previous;
+    previous = now;
+    return same;
   });
 }
 
