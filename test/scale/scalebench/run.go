@@ -126,16 +126,21 @@ func (e *env) waves(ctx context.Context) error {
 			return errors.Join(err, rep.write(e.c.out))
 		}
 		r.Vireo = v
-		if e.c.crd {
-			crd, err := e.crdWave(ctx, prev, size)
-			if err != nil {
-				return errors.Join(err, rep.write(e.c.out))
-			}
-			r.CRD = &crd
-		}
+		// Vireo's figures are written before the baseline's wave, which may fail at a size
+		// where Vireo did not.
 		rep.Sizes = append(rep.Sizes, r)
 		if err := rep.write(e.c.out); err != nil {
 			return err
+		}
+		if e.c.crd {
+			crd, err := e.crdWave(ctx, prev, size)
+			if err != nil {
+				return errors.Join(fmt.Errorf("the CRD baseline at %d VMIs: %w", size, err), rep.write(e.c.out))
+			}
+			rep.Sizes[len(rep.Sizes)-1].CRD = &crd
+			if err := rep.write(e.c.out); err != nil {
+				return err
+			}
 		}
 		if v.Problem != "" {
 			return fmt.Errorf("at %d VMIs: %s", size, v.Problem)
