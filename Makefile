@@ -90,7 +90,7 @@ verify: deps ## Fail if generated code is stale, code is unformatted or go vet c
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-bench: deps build upstream images oci ## API throughput and latency (1, 8, 32 clients): vs. raw etcd, then aggregated API vs. CRD + webhooks; VMI lifecycle (1 and 10 VMIs), VM start/stop (10 VMs) and pause round trips vs. a bare libvirtd; console/VNC through aggregation vs. straight to the node agent; port-forward vs. a TCP connection straight to the Pod, and the guest agent round trip; live migration (idle and dirtying 256 MiB guest) through Vireo vs. directly between two libvirtds; DataVolume import throughput vs. curl | qemu-img/gzip; writes _output/bench/
+bench: deps build upstream images oci ## API throughput and latency (1, 8, 32 clients): vs. raw etcd, then aggregated API vs. CRD + webhooks; VMI lifecycle (1 and 10 VMIs), VM start/stop (10 VMs) and pause round trips vs. a bare libvirtd; console/VNC through aggregation vs. straight to the node agent; port-forward vs. a TCP connection straight to the Pod, and the guest agent round trip; live migration (idle and dirtying 256 MiB guest) through Vireo vs. directly between two libvirtds; DataVolume import throughput vs. curl | qemu-img/gzip; density: 100 tiny VMIs created 100 ms apart (as many as the nodes schedule) vs. as many domains on bare libvirtds; writes _output/bench/
 	$(GO) run ./test/bench/apibench -out $(OUT)/bench
 	$(GO) run ./test/bench/aggbench -out $(OUT)/bench
 	$(GO) run ./test/bench/vmibench -out $(OUT)/bench
