@@ -131,9 +131,9 @@ func (r *report) table(w io.Writer) {
 			if s.CRD != nil {
 				crd = f(s.CRD)
 			}
-			fmt.Fprintf(w, "%-54s %22s %22s\n", name, f(&s.Vireo), crd)
+			fmt.Fprintf(w, "%-66s %22s %22s\n", name, f(&s.Vireo), crd)
 		}
-		fmt.Fprintf(w, "%-54s %22s %22s\n", "", "vireo", "crd")
+		fmt.Fprintf(w, "%-66s %22s %22s\n", "", "vireo", "crd")
 		row("create throughput (VMIs/s)", func(t *targetResult) string { return fmt.Sprintf("%.0f", t.CreateThroughput) })
 		row("create request p50 / p99 (ms)", func(t *targetResult) string { return fmt.Sprintf("%.0f / %.0f", t.Create.P50ms, t.Create.P99ms) })
 		row("creation -> Running p50 / p99 (s)", func(t *targetResult) string {
