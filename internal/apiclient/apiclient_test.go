@@ -9,8 +9,8 @@ import (
 func TestPreferProtobufLeavesTheOriginalAlone(t *testing.T) {
 	cfg := &rest.Config{Host: "https://example.invalid", UserAgent: "test"}
 	got := PreferProtobuf(cfg)
-	if got.ContentType != "application/vnd.kubernetes.protobuf" || got.AcceptContentTypes != "application/vnd.kubernetes.protobuf,application/json" {
-		t.Errorf("content types %q, accept %q", got.ContentType, got.AcceptContentTypes)
+	if got.ContentType != "application/json" || got.AcceptContentTypes != "application/vnd.kubernetes.protobuf,application/json" {
+		t.Errorf("content type %q, accept %q; want JSON bodies and protobuf answers", got.ContentType, got.AcceptContentTypes)
 	}
 	if got.Host != cfg.Host || got.UserAgent != cfg.UserAgent {
 		t.Errorf("the copy lost the config's fields: %+v", got)
