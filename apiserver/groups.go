@@ -84,7 +84,6 @@ type groupDeps struct {
 func installAPIGroups(gs *genericapiserver.GenericAPIServer, d groupDeps) error {
 	scheme, codecs, getter, agents, authz := d.scheme, d.codecs, d.getter, d.agents, d.authz
 	kubevirt := genericapiserver.NewDefaultAPIGroupInfo(corev1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
-	kubevirt.NegotiatedSerializer = codecs
 	kubevirtStorage := map[string]rest.Storage{}
 	vmis, err := addStores(kubevirtStorage, "virtualmachineinstances", scheme, getter, vmi.Resource())
 	if err != nil {
@@ -141,7 +140,6 @@ func installAPIGroups(gs *genericapiserver.GenericAPIServer, d groupDeps) error 
 	kubevirt.VersionedResourcesStorageMap[coreinstall.V1alpha3.Version] = v1alpha3Storage(kubevirtStorage)
 
 	cdi := genericapiserver.NewDefaultAPIGroupInfo(cdiv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
-	cdi.NegotiatedSerializer = codecs
 	cdiStorage := map[string]rest.Storage{}
 	dvs, err := addStores(cdiStorage, "datavolumes", scheme, getter, datavolume.Resource(clones))
 	if err != nil {
@@ -194,7 +192,6 @@ func revisionReader(kube kubernetes.Interface) func(ctx context.Context, namespa
 // migrationsGroup is migrations.kubevirt.io: the cluster's MigrationPolicies.
 func migrationsGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter) (genericapiserver.APIGroupInfo, error) {
 	group := genericapiserver.NewDefaultAPIGroupInfo(migrationsv1alpha1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
-	group.NegotiatedSerializer = codecs
 	storage := map[string]rest.Storage{}
 	if _, err := addStores(storage, "migrationpolicies", scheme, getter, migrationpolicy.Resource()); err != nil {
 		return group, err
@@ -207,7 +204,6 @@ func migrationsGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, get
 // objects) v1alpha1.
 func poolGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter, clones datavolume.CloneSources) (genericapiserver.APIGroupInfo, error) {
 	group := genericapiserver.NewDefaultAPIGroupInfo(poolv1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
-	group.NegotiatedSerializer = codecs
 	storage := map[string]rest.Storage{}
 	pools, err := addStores(storage, "virtualmachinepools", scheme, getter, pool.Resource(clones))
 	if err != nil {
@@ -223,7 +219,6 @@ func poolGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter ge
 // cluster-wide. They have no status, as KubeVirt's. The finder reads them for the VMs' admission.
 func instancetypeGroup(scheme *runtime.Scheme, codecs serializer.CodecFactory, getter generic.RESTOptionsGetter) (genericapiserver.APIGroupInfo, *instancetype.Finder, error) {
 	group := genericapiserver.NewDefaultAPIGroupInfo(instancetypev1beta1.GroupName, scheme, runtime.NewParameterCodec(scheme), codecs)
-	group.NegotiatedSerializer = codecs
 	storage := map[string]rest.Storage{}
 	f := &instancetype.Finder{}
 	err := errors.Join(
