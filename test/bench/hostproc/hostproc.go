@@ -129,22 +129,23 @@ func Descendants(procs []Proc, pid int) []Proc {
 
 // Memory is a process's resident memory. RSS is Anon (its heap and stacks) plus File (pages
 // of files it maps, such as an etcd database, which the kernel may drop and read again) plus
-// shared memory.
+// shared memory. Peak is the highest RSS the process has had (VmHWM).
 type Memory struct {
 	RSS  int64 `json:"rssBytes"`
 	PSS  int64 `json:"pssBytes"`
 	Anon int64 `json:"rssAnonBytes"`
 	File int64 `json:"rssFileBytes"`
+	Peak int64 `json:"peakRSSBytes"`
 }
 
-// ReadMemory reads VmRSS, RssAnon and RssFile from status and Pss from smaps_rollup.
+// ReadMemory reads VmRSS, VmHWM, RssAnon and RssFile from status and Pss from smaps_rollup.
 func ReadMemory(pid int) (Memory, error) {
 	fields, err := statusFields(pid)
 	if err != nil {
 		return Memory{}, err
 	}
 	var m Memory
-	m.RSS, m.Anon, m.File = KiB(fields["VmRSS"]), KiB(fields["RssAnon"]), KiB(fields["RssFile"])
+	m.RSS, m.Anon, m.File, m.Peak = KiB(fields["VmRSS"]), KiB(fields["RssAnon"]), KiB(fields["RssFile"]), KiB(fields["VmHWM"])
 	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid)); err == nil {
 		for line := range strings.SplitSeq(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && k == "Pss" {

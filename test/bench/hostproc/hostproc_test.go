@@ -35,6 +35,9 @@ func TestSelf(t *testing.T) {
 	if m.RSS <= 0 || m.Anon <= 0 || m.File <= 0 || m.Anon+m.File > m.RSS {
 		t.Errorf("ReadMemory = %+v, want a positive RSS made of anonymous and file pages", m)
 	}
+	if m.Peak < m.RSS {
+		t.Errorf("ReadMemory = %+v, want a peak (VmHWM) of at least the RSS", m)
+	}
 	if _, err := CPUTicks(pid); err != nil {
 		t.Error(err)
 	}

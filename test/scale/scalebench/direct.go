@@ -59,7 +59,7 @@ func (e *env) directWave(ctx context.Context, from, to int) (targetResult, error
 		return r, err
 	}
 	nodeQuery := url.Values{"fieldSelector": {"status.nodeName=" + node}}
-	if r.Lists, err = measureLists(ctx, e.cl.cfg, withProtobuf(listCases("kubevirt.io", to, e.c.namespaces, nodeQuery))); err != nil {
+	if err := e.measureLists(ctx, &r, withProtobuf(listCases("kubevirt.io", to, e.c.namespaces, nodeQuery))); err != nil {
 		return r, err
 	}
 	return r, e.probe(ctx, &r, to, patchVireo(e.cl, e.c))

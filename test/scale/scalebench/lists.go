@@ -199,8 +199,19 @@ func decodePage(body []byte, protobuf bool) (items int, cont string, err error) 
 	return len(page.Items), page.Metadata.Continue, nil
 }
 
-// measureLists measures every case.
-func measureLists(ctx context.Context, cfg *rest.Config, cases []listCase) ([]listResult, error) {
+// measureLists measures every case into r, then the servers' memory (their peak RSS includes
+// the lists').
+func (e *env) measureLists(ctx context.Context, r *targetResult, cases []listCase) error {
+	var err error
+	if r.Lists, err = listAll(ctx, e.cl.cfg, cases); err != nil {
+		return err
+	}
+	r.AfterLists, err = measureUsage(e.cluster)
+	return err
+}
+
+// listAll measures every case.
+func listAll(ctx context.Context, cfg *rest.Config, cases []listCase) ([]listResult, error) {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err

@@ -36,8 +36,10 @@ type targetResult struct {
 	// delivered it (Vireo: through the controller, kube-scheduler, kubelet and node agent).
 	ToRunning  measure.Stats `json:"creationToRunning"`
 	NotRunning int           `json:"notRunning"`
-	// Usage is memory, CPU and database sizes after the wave.
-	Usage usage `json:"usage"`
+	// Usage is memory, CPU and database sizes after the wave; AfterLists the same once the
+	// lists were measured (its peak RSS, VmHWM, includes theirs).
+	Usage      usage `json:"usage"`
+	AfterLists usage `json:"usageAfterLists"`
 	// Cores is each process's CPU over the wave (creation until every VMI Running), in cores;
 	// HostBusy the machine's busy share then (1: both cores busy).
 	Cores    map[string]float64      `json:"cores,omitempty"`
@@ -151,6 +153,10 @@ func (r *report) table(w io.Writer) {
 		row("RSS vireo-apiserver+etcd: anon + file (MiB)", func(t *targetResult) string {
 			m := t.Usage.Memory["vireo-apiserver"]
 			return fmt.Sprintf("%d: %d + %d", m.RSS/mib, m.Anon/mib, m.File/mib)
+		})
+		row("peak RSS (VmHWM) after the lists: vireo-apiserver+etcd / kube-apiserver (MiB)", func(t *targetResult) string {
+			m := t.AfterLists.Memory
+			return fmt.Sprintf("%d / %d", m["vireo-apiserver"].Peak/mib, m["kube-apiserver"].Peak/mib)
 		})
 		row("RSS kube-apiserver / etcd (MiB)", func(t *targetResult) string {
 			return fmt.Sprintf("%d / %d", t.Usage.Memory["kube-apiserver"].RSS/mib, t.Usage.Memory["etcd"].RSS/mib)

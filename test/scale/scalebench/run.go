@@ -210,7 +210,7 @@ func (e *env) vireoWave(ctx context.Context, from, to int) (targetResult, error)
 		return r, err
 	}
 	nodeQuery := url.Values{"fieldSelector": {"status.nodeName=" + node}}
-	if r.Lists, err = measureLists(ctx, e.cl.cfg, withProtobuf(listCases("kubevirt.io", to, e.c.namespaces, nodeQuery))); err != nil {
+	if err := e.measureLists(ctx, &r, withProtobuf(listCases("kubevirt.io", to, e.c.namespaces, nodeQuery))); err != nil {
 		return r, err
 	}
 	return r, e.probe(ctx, &r, to, patchVireo(e.cl, e.c))
@@ -280,7 +280,7 @@ func (e *env) crdWave(ctx context.Context, from, to int) (targetResult, error) {
 		return r, err
 	}
 	nodeQuery := url.Values{"labelSelector": {v1.NodeNameLabel + "=" + e.nodes[0]}}
-	if r.Lists, err = measureLists(ctx, e.cl.cfg, listCases(crdbaseline.Group, to, e.c.namespaces, nodeQuery)); err != nil {
+	if err := e.measureLists(ctx, &r, listCases(crdbaseline.Group, to, e.c.namespaces, nodeQuery)); err != nil {
 		return r, err
 	}
 	stop, err := watchCRDNodes(ctx, e.cl.cfg, e.nodes, e.tracker.probes)

@@ -139,6 +139,9 @@ func TestScaleSmoke(t *testing.T) {
 	if pb := v.fullListProtobuf(); pb == nil || pb.Items != c.vmis || pb.Bytes >= v.Lists[0].Bytes {
 		t.Errorf("Vireo's full list in protobuf: %+v; want all %d VMIs in fewer bytes than JSON's %d", pb, c.vmis, v.Lists[0].Bytes)
 	}
+	if p := v.AfterLists.Memory["vireo-apiserver"].Peak; p < v.Usage.Memory["vireo-apiserver"].RSS {
+		t.Errorf("vireo-apiserver's peak RSS after the lists %d is below its RSS before them %d", p, v.Usage.Memory["vireo-apiserver"].RSS)
+	}
 	if v.Usage.Memory["vireo-apiserver"].RSS == 0 || v.Usage.Memory["vireo-apiserver"].Anon == 0 || v.Usage.DB["vireo"] == 0 || v.WritesPerVMI < 1 || v.Queues["vmi"].Adds == 0 {
 		t.Errorf("vireo's usage %+v, %.2f writes per VMI, queues %+v", v.Usage, v.WritesPerVMI, v.Queues)
 	}
