@@ -126,6 +126,14 @@ async function run() {
     result.refusedStart = await text(editor, ".action-status");
   });
 
+  await step("Pause and Unpause act on the VMI, and its row follows", async () => {
+    const phase = `#vmis tbody tr[data-name="${vm}"] [data-col=phase]`;
+    await editor.getByRole("button", { name: `Pause VMI ${vm}`, exact: true }).click();
+    await until(60000, () => text(editor, phase), async () => (await text(editor, phase)) === "Running (paused)");
+    await editor.getByRole("button", { name: `Unpause VMI ${vm}`, exact: true }).click();
+    await until(60000, () => text(editor, phase), async () => (await text(editor, phase)) === "Running");
+  });
+
   await step("the VM's detail page shows conditions, disks and events", async () => {
     await editor.getByRole("link", { name: vm, exact: true }).first().click();
     await editor.locator("#conditions tbody th", { hasText: "Ready" }).first().waitFor({ timeout: 15000 });
@@ -137,6 +145,18 @@ async function run() {
     await editor.goto(new URL(`#/ns/${ns}/vmi/${vm}/console`, editor.url()).href);
     await editor.evaluate(() => { window.vireoTestMarker = "same page"; });
     await consoleAnswers(editor);
+  });
+
+  await step("Paste types the clipboard into the serial console", async () => {
+    await editor.evaluate(() => navigator.clipboard.writeText("echo $((5*9))"));
+    await editor.getByRole("button", { name: "Paste", exact: true }).click();
+    // The page reads the clipboard asynchronously: Enter goes once the guest echoed the text.
+    await until(10000, async () => `the terminal shows:\n${await terminalText(editor)}`, async () =>
+      /echo \$\(\(5\*9\)\)/.test(await terminalText(editor)));
+    await editor.locator(".xterm-helper-textarea").focus();
+    await editor.keyboard.press("Enter");
+    await until(20000, async () => `the terminal shows:\n${await terminalText(editor)}`, async () =>
+      /^45\s*$/m.test(await terminalText(editor)));
   });
 
   await step("the console reconnects without reloading the page", async () => {
