@@ -2,9 +2,6 @@ package integration
 
 import (
 	"context"
-	"io"
-	"mime"
-	"net/http"
 	"testing"
 	"time"
 
@@ -22,6 +19,7 @@ import (
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned/scheme"
 	"github.com/vireo-dev/vireo/internal/apiclient"
+	"github.com/vireo-dev/vireo/test/bench/apimetrics"
 )
 
 // TestEveryGroupSpeaksProtobuf writes an object of every group with a clientset that sends
@@ -120,23 +118,9 @@ func getAs(t *testing.T, path, contentType string) runtime.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodGet, server.Config.Host+path, nil)
+	body, err := apimetrics.GetAs(context.Background(), hc, server.Config.Host+path, contentType)
 	if err != nil {
 		t.Fatal(err)
-	}
-	req.Header.Set("Accept", contentType)
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if resp.StatusCode != http.StatusOK || got != contentType {
-		t.Fatalf("GET %s as %s: HTTP %d, %s: %.300q", path, contentType, resp.StatusCode, got, body)
 	}
 	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -188,13 +189,27 @@ func parseLabels(s string) map[string]string {
 
 // GetOK GETs url with hc (with a bearer token unless empty) and returns the body of a 200.
 func GetOK(ctx context.Context, hc *http.Client, url, token string) ([]byte, error) {
+	header := http.Header{}
+	if token != "" {
+		header.Set("Authorization", "Bearer "+token)
+	}
+	return get(ctx, hc, url, header, "")
+}
+
+// GetAs GETs url with hc asking for mediaType alone, and returns the body of a 200 answered in
+// that media type.
+func GetAs(ctx context.Context, hc *http.Client, url, mediaType string) ([]byte, error) {
+	return get(ctx, hc, url, http.Header{"Accept": {mediaType}}, mediaType)
+}
+
+// get GETs url with header and returns the body of a 200, whose media type must be want
+// unless want is empty.
+func get(ctx context.Context, hc *http.Client, url string, header http.Header, want string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
+	req.Header = header
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -206,6 +221,9 @@ func GetOK(ctx context.Context, hc *http.Client, url, token string) ([]byte, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: HTTP %d: %.200s", url, resp.StatusCode, body)
+	}
+	if got, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); want != "" && got != want {
+		return nil, fmt.Errorf("GET %s: asked for %s, got %q", url, want, got)
 	}
 	return body, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned/scheme"
+	"github.com/vireo-dev/vireo/test/bench/apimetrics"
 	"github.com/vireo-dev/vireo/test/bench/measure"
 )
 
@@ -127,7 +126,11 @@ func list(ctx context.Context, hc *http.Client, host string, lc listCase) (liste
 				q.Set("continue", cont)
 			}
 		}
-		body, err := get(ctx, hc, host+lc.Path+"?"+q.Encode(), lc.Protobuf)
+		mediaType := runtime.ContentTypeJSON
+		if lc.Protobuf {
+			mediaType = runtime.ContentTypeProtobuf
+		}
+		body, err := apimetrics.GetAs(ctx, hc, host+lc.Path+"?"+q.Encode(), mediaType)
 		if err != nil {
 			return out, size, err
 		}
@@ -143,35 +146,6 @@ func list(ctx context.Context, hc *http.Client, host string, lc listCase) (liste
 			return out, size, nil
 		}
 	}
-}
-
-// get reads url, in protobuf or JSON, and fails on any answer but 200 in that encoding.
-func get(ctx context.Context, hc *http.Client, url string, protobuf bool) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	want := runtime.ContentTypeJSON
-	if protobuf {
-		want = runtime.ContentTypeProtobuf
-	}
-	req.Header.Set("Accept", want)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: HTTP %d: %.200s", url, resp.StatusCode, body)
-	}
-	if got, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); got != want {
-		return nil, fmt.Errorf("GET %s: asked for %s, got %q", url, want, got)
-	}
-	return body, nil
 }
 
 // decodePage counts the items of a list page and returns its continue token.
