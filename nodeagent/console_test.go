@@ -476,11 +476,20 @@ func TestVNCSharedViewers(t *testing.T) {
 		t.Fatal(err)
 	}
 	readUntil(t, own, "RFB 003.008\n")
+	// The viewers stay referenced until the test ends: an unreachable connection is closed by
+	// its finalizer at the next garbage collection, which ended viewers and freed their places.
+	var viewers []*websocket.Conn
+	defer func() {
+		for _, v := range viewers {
+			_ = v.Close()
+		}
+	}()
 	for range 8 {
 		v, _, err := f.dial(t, nodeagentapi.StreamVNC, "?shared=true")
 		if err != nil {
 			t.Fatal(err)
 		}
+		viewers = append(viewers, v)
 		readUntil(t, v, "RFB 003.008\n")
 	}
 	if _, resp, err := f.dial(t, nodeagentapi.StreamVNC, "?shared=true"); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
