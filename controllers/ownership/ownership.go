@@ -4,6 +4,10 @@
 package ownership
 
 import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -37,4 +41,22 @@ func Sort[T metav1.Object](owner metav1.Object, selector labels.Selector, objs [
 		}
 	}
 	return m
+}
+
+// MayAdopt re-reads the owner from the API server (get must not answer from a cache) and says
+// whether it may still adopt: the same object, not being deleted. Kubernetes' controller
+// reference managers check the same before their first adoption, because an informer's cache
+// of the owners can lag the one of the objects: when an owner is deleted with its dependents
+// orphaned, the garbage collector releases them and removes the owner, and a controller that
+// still saw the owner alive would take them back, only for the collector to delete them as the
+// dependents of an owner that is gone.
+func MayAdopt(ctx context.Context, owner metav1.Object, get func(context.Context) (metav1.Object, error)) (bool, error) {
+	fresh, err := get(ctx)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %s again before adopting: %w", owner.GetName(), err)
+	}
+	return fresh.GetUID() == owner.GetUID() && fresh.GetDeletionTimestamp() == nil, nil
 }

@@ -24,6 +24,7 @@ import (
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/apis/pool/v1beta1"
+	"github.com/vireo-dev/vireo/controllers/ownership"
 	"github.com/vireo-dev/vireo/controllers/replicastatus"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	coreinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
@@ -133,6 +134,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		taken[vm.Name] = true
 	}
 	m := sortMembers(pool, selector, all)
+	if len(m.adopt) > 0 {
+		ok, err := ownership.MayAdopt(ctx, pool, func(ctx context.Context) (metav1.Object, error) {
+			return c.client.PoolV1beta1().VirtualMachinePools(ns).Get(ctx, name, metav1.GetOptions{})
+		})
+		if err != nil || !ok {
+			return err // the cache lags the pool's deletion or replacement, whose event queues it again
+		}
+	}
 	active := m.active
 	scaleErr := c.claim(ctx, pool, m)
 	scaledUp := len(active) < wanted(pool)

@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/controllers/ownership"
 	"github.com/vireo-dev/vireo/generated/clientset/versioned"
 	vireoinformers "github.com/vireo-dev/vireo/generated/informers/externalversions/core/v1"
 	vireolisters "github.com/vireo-dev/vireo/generated/listers/core/v1"
@@ -109,6 +110,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil // the informer's events of the pending writes requeue the set
 	}
 	m := sortMembers(rs, selector, all)
+	if len(m.adopt) > 0 {
+		ok, err := ownership.MayAdopt(ctx, rs, func(ctx context.Context) (metav1.Object, error) {
+			return c.client.KubevirtV1().VirtualMachineInstanceReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
+		})
+		if err != nil || !ok {
+			return err // the cache lags the set's deletion or replacement, whose event queues it again
+		}
+	}
 	var scaleErr error
 	scaledUp := len(m.active) < wanted(rs)
 	if !rs.Spec.Paused && rs.DeletionTimestamp == nil {

@@ -13,7 +13,8 @@ import (
 
 // TestReplicaSetScales: the example replica set boots two guests (VMIs named after the set and
 // owned by it) and kubectl shows DESIRED 2 CURRENT 2 READY 2; `kubectl scale` to 1 deletes one;
-// a HorizontalPodAutoscaler with minReplicas 2 scales it back up through /scale; paused, the set
+// a HorizontalPodAutoscaler with minReplicas 2 scales it back up through /scale; deleted with its
+// VMIs orphaned and created again, the set adopts them and creates none; paused, the set
 // neither replaces nor removes VMIs and says so in ReplicaPaused; resumed at 0 replicas it
 // deletes them all.
 func TestReplicaSetScales(t *testing.T) {
@@ -48,6 +49,8 @@ func TestReplicaSetScales(t *testing.T) {
 		return nil
 	})
 	kubectl(t, "-n", ns, "delete", "hpa", "demo")
+	waitReplicaSetRow(t, ns, "demo", "2", "2", "2", 180*time.Second)
+	recreatedSetAdopts(t, ns)
 
 	kubectl(t, "-n", ns, "patch", "vmirs", "demo", "--type", "merge", "-p", `{"spec":{"paused":true,"replicas":0}}`)
 	eventuallyWithin(t, "the ReplicaPaused condition", 30*time.Second, func() error {
@@ -68,6 +71,57 @@ func TestReplicaSetScales(t *testing.T) {
 		return nil
 	})
 	waitReplicaSetRow(t, ns, "demo", "0", "0", "0", 30*time.Second)
+}
+
+// recreatedSetAdopts deletes the replica set demo leaving its VMIs, creates it again from what it
+// was, and waits for the new set to control the same VMIs, with no VMI more.
+func recreatedSetAdopts(t *testing.T, ns string) {
+	t.Helper()
+	sets := vireo.KubevirtV1().VirtualMachineInstanceReplicaSets(ns)
+	saved, err := sets.Get(t.Context(), "demo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := replicaSetVMIs(t, ns)
+	owners := func(check func(vmi *v1.VirtualMachineInstance, ref *metav1.OwnerReference) error) func() error {
+		return func() error {
+			for _, old := range before {
+				vmi, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), old.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if vmi.UID != old.UID {
+					return fmt.Errorf("VMI %s was replaced", vmi.Name)
+				}
+				if err := check(vmi, metav1.GetControllerOf(vmi)); err != nil {
+					return fmt.Errorf("VMI %s: %w", vmi.Name, err)
+				}
+			}
+			return nil
+		}
+	}
+	kubectl(t, "-n", ns, "delete", "vmirs", "demo", "--cascade=orphan")
+	eventuallyWithin(t, "the VMIs orphaned", 60*time.Second, owners(func(_ *v1.VirtualMachineInstance, ref *metav1.OwnerReference) error {
+		if ref != nil {
+			return fmt.Errorf("controlled by %s", ref.UID)
+		}
+		return nil
+	}))
+	again := &v1.VirtualMachineInstanceReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: saved.Name, Labels: saved.Labels}, Spec: saved.Spec}
+	created, err := sets.Create(t.Context(), again, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventuallyWithin(t, "the new set controls the VMIs", 60*time.Second, owners(func(_ *v1.VirtualMachineInstance, ref *metav1.OwnerReference) error {
+		if ref == nil || ref.UID != created.UID {
+			return fmt.Errorf("controlled by %+v", ref)
+		}
+		return nil
+	}))
+	waitReplicaSetRow(t, ns, "demo", "2", "2", "2", 60*time.Second)
+	if n := len(replicaSetVMIs(t, ns)); n != len(before) {
+		t.Errorf("%d VMIs after the adoption, want the %d adopted", n, len(before))
+	}
 }
 
 // replicaSetVMIs lists the namespace's VMIs that are not being deleted.
