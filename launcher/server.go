@@ -51,6 +51,9 @@ type launcher struct {
 	freezeMu  sync.Mutex
 	thawTimer *time.Timer
 
+	// pressAgain starts keepPressing's loop once.
+	pressAgain sync.Once
+
 	// followAgent starts followGuestAgent once; agentKick has it read the guest at once.
 	followAgent sync.Once
 	agentKick   chan struct{}
@@ -256,7 +259,43 @@ func (l *launcher) Shutdown(ctx context.Context, _ *protocol.Empty) (*protocol.E
 			st.Phase = protocol.DomainShuttingDown
 		}
 	})
-	return &protocol.Empty{}, l.conn.Shutdown(ctx, name)
+	if err := l.conn.Shutdown(ctx, name); err != nil {
+		return nil, err
+	}
+	l.pressAgain.Do(func() { go l.keepPressing(name) })
+	return &protocol.Empty{}, nil
+}
+
+// powerButtonRepeat is how often the launcher presses the power button again while a guest it
+// asked to shut down still runs. A press before the guest's OS listens for it (in its firmware,
+// early in its kernel, before acpid or logind run) is lost; KubeVirt presses once, and such a
+// guest waits out its whole grace period (180 s by default) before it is destroyed.
+const powerButtonRepeat = 5 * time.Second
+
+// keepPressing presses the guest's power button every powerButtonRepeat until the domain ended
+// or was destroyed; one loop per launcher, started by the first Shutdown.
+func (l *launcher) keepPressing(name string) {
+	tick := time.NewTicker(powerButtonRepeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-l.hub.final:
+			return
+		case <-tick.C:
+		}
+		l.mu.Lock()
+		destroyed := l.destroyed
+		l.mu.Unlock()
+		if destroyed {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), powerButtonRepeat)
+		err := l.conn.Shutdown(ctx, name)
+		cancel()
+		if err != nil {
+			klog.V(2).InfoS("Pressing the power button again", "err", err)
+		}
+	}
 }
 
 // Stop destroys the domain.

@@ -123,8 +123,7 @@ func TestVMActions(t *testing.T) {
 	waitVMI(t, ns, "demo", 120*time.Second, "a new VMI Running after restart", func(v *v1.VirtualMachineInstance) bool {
 		return v.UID != first.UID && v.Status.Phase == v1.Running
 	})
-	// Stopped once booted: an ACPI power button pressed before the guest's acpid runs is lost,
-	// and the VMI would wait out its grace period.
+	// The VMI actions and the stops below need the booted guest (its shell, its acpid).
 	con := openConsole(t, ns, "demo")
 	con.waitFor(t, guestMarker, 90*time.Second)
 	// The VMI actions, on the same guest.

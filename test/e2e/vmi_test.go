@@ -336,13 +336,7 @@ func TestNodeAgentsChangeOnlyTheirNodesVMIs(t *testing.T) {
 func TestVMIShutdownDeadline(t *testing.T) {
 	const grace = 25
 	ns := namespace(t)
-	applyExample(t, ns, "vmi-tiny.yaml", func(m string) string {
-		m = strings.Replace(m, "name: tiny\n", "name: deaf\n", 1)
-		return strings.Replace(m, "terminationGracePeriodSeconds: 10\n", fmt.Sprintf("terminationGracePeriodSeconds: %d\n", grace), 1)
-	})
-	con := openConsole(t, ns, "deaf")
-	con.waitFor(t, guestMarker, 90*time.Second)
-	vmi := waitPhase(t, ns, "deaf", v1.Running, 30*time.Second)
+	con, vmi := bootTiny(t, ns, "deaf", grace)
 	con.send(t, "killall acpid; echo ACPID-$((40+2))-GONE")
 	con.waitFor(t, "ACPID-42-GONE", 10*time.Second)
 	qemu, _ := guestProcesses(t, ns, "deaf", string(vmi.UID))
@@ -411,5 +405,42 @@ func checkCapabilitiesSeeded(t *testing.T, vmi *v1.VirtualMachineInstance) {
 		if err != nil || string(copied) != string(seed) {
 			t.Errorf("the launcher's libvirt capabilities differ from the node's seed (%v): it probed QEMU itself", err)
 		}
+	}
+}
+
+// bootTiny creates the tiny example as VMI name with grace seconds of termination grace period
+// and returns its console once the guest booted, and the VMI Running.
+func bootTiny(t *testing.T, ns, name string, grace int) (*console, *v1.VirtualMachineInstance) {
+	t.Helper()
+	applyExample(t, ns, "vmi-tiny.yaml", func(m string) string {
+		m = strings.Replace(m, "name: tiny\n", "name: "+name+"\n", 1)
+		return strings.Replace(m, "terminationGracePeriodSeconds: 10\n", fmt.Sprintf("terminationGracePeriodSeconds: %d\n", grace), 1)
+	})
+	con := openConsole(t, ns, name)
+	con.waitFor(t, guestMarker, 90*time.Second)
+	return con, waitPhase(t, ns, name, v1.Running, 30*time.Second)
+}
+
+// TestVMIShutdownPressesAgain: a guest that does not hear the first ACPI power button press
+// (its acpid not yet running, as early in a boot) hears a later one: the launcher presses
+// again while the guest runs, so the guest powers off and the VMI goes long before its grace
+// period ends (KubeVirt presses once: such a guest waits out the whole grace period).
+func TestVMIShutdownPressesAgain(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	con, _ := bootTiny(t, ns, "late", 600)
+	// acpid comes back 20 s from now: the delete's first press reaches a guest not listening.
+	con.send(t, "killall acpid; (sleep 20; acpid -l /var/log/acpid.log; echo ACPID-$((40+2))-BACK) & echo ACPID-$((40+2))-GONE")
+	con.waitFor(t, "ACPID-42-GONE", 30*time.Second)
+	deleted := time.Now()
+	kubectl(t, "-n", ns, "delete", "vmi", "late", "--wait=false")
+	eventuallyWithin(t, "the VMI gone once the guest heard a later press", 2*time.Minute, func() error {
+		return vmiGone(t, ns, "late")
+	})
+	out := con.output()
+	back, pressed := strings.Index(out, "ACPID-42-BACK"), strings.Index(out, "power button pressed")
+	if back < 0 || pressed < back {
+		t.Errorf("the guest did not power off on a press after its acpid came back (%s after the delete); console:\n%s",
+			time.Since(deleted).Round(time.Second), out)
 	}
 }
