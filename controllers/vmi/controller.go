@@ -67,8 +67,8 @@ func New(client versioned.Interface, kube kubernetes.Interface, vmis vireoinform
 	}
 	c := &Controller{client: client, kube: kube, vmis: vmis.Lister(), pods: pods.Lister(), dvs: dvs.Lister(),
 		failedMounts: failedMounts.Informer().GetIndexer(), launcher: launcher, pinner: pinner, now: metav1.Now}
-	c.Loop = reconcile.NewLoop("vmi", c.sync, vmis.Informer().HasSynced, pods.Informer().HasSynced, dvs.Informer().HasSynced,
-		failedMounts.Informer().HasSynced)
+	c.Loop = reconcile.NewProgressFirstLoop("vmi", c.sync, c.inProgress, vmis.Informer().HasSynced, pods.Informer().HasSynced,
+		dvs.Informer().HasSynced, failedMounts.Informer().HasSynced)
 	if _, err := vmis.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.Enqueue,
 		UpdateFunc: func(_, obj any) { c.Enqueue(obj) },
@@ -90,6 +90,23 @@ func New(client versioned.Interface, kube kubernetes.Interface, vmis vireoinform
 		return nil, err
 	}
 	return c, nil
+}
+
+// inProgress says whether the controller acted on VMI key already (it is past Pending, or is
+// being deleted or gone): its next step is queued before VMIs nobody acted on yet, so that under
+// a flood of creations the VMIs started first are not held behind every VMI created since.
+// vireo-apiserver creates every VMI Pending (as KubeVirt records it), so Pending is new work
+// too; so is a VMI that waits, Pending, for its DataVolumes (their changes requeue it).
+func (c *Controller) inProgress(key string) bool {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return false
+	}
+	vmi, err := c.vmis.VirtualMachineInstances(ns).Get(name)
+	if err != nil {
+		return true
+	}
+	return vmi.DeletionTimestamp != nil || (vmi.Status.Phase != v1.VmPhaseUnset && vmi.Status.Phase != v1.Pending)
 }
 
 // enqueueUsersOf queues the VMIs of a DataVolume's namespace that use it, waiting or not.

@@ -158,3 +158,18 @@ func TestRunningVMIFollowsItsCurrentPod(t *testing.T) {
 		})
 	}
 }
+
+// TestInProgressSortsTheQueue: a VMI the controller has not acted on is new work, also when
+// vireo-apiserver created it Pending (as it creates every VMI); one past Pending, one being
+// deleted and one gone (its cleanup) are work in progress, queued first.
+func TestInProgressSortsTheQueue(t *testing.T) {
+	vireo := vireofake.NewClientset(libvmi.New(libvmi.WithName("new")), libvmi.New(libvmi.WithName("created"), libvmi.WithUID("u1"),
+		libvmi.InPhase(v1.Pending)), libvmi.New(libvmi.WithName("scheduling"), libvmi.WithUID("u2"),
+		libvmi.InPhase(v1.Scheduling)), deletedVMI("deleting"))
+	c := startController(t.Context(), t, vireo)
+	for key, want := range map[string]bool{"ns/new": false, "ns/created": false, "ns/scheduling": true, "ns/deleting": true, "ns/gone": true} {
+		if got := c.inProgress(key); got != want {
+			t.Errorf("inProgress(%s) = %v, want %v", key, got, want)
+		}
+	}
+}

@@ -30,13 +30,19 @@ type Loop struct {
 
 // NewLoop builds the loop of the controller called name; Run waits for synced before working.
 func NewLoop(name string, sync SyncFunc, synced ...cache.InformerSynced) *Loop {
-	return &Loop{
-		name:   name,
-		sync:   sync,
-		synced: synced,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
-	}
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+	return &Loop{name: name, sync: sync, synced: synced, queue: queue}
+}
+
+// NewProgressFirstLoop is NewLoop whose queue hands out work in progress (keys urgent says are)
+// before new work: see progressFirst.
+func NewProgressFirstLoop(name string, sync SyncFunc, urgent UrgentFunc, synced ...cache.InformerSynced) *Loop {
+	base := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: name, Queue: newProgressFirst(urgent)})
+	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: name, Queue: base})
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, DelayingQueue: delaying})
+	return &Loop{name: name, sync: sync, synced: synced, queue: queue}
 }
 
 // Enqueue queues an informer object (or its tombstone) by key.
