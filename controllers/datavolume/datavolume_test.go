@@ -137,6 +137,7 @@ func TestNextStatus(t *testing.T) {
 		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "I1201 progress\nGET http://x: connection refused"}}}
 	permanent := corev1.ContainerStatus{RestartCount: 1, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		ExitCode: importerapi.ExitPermanent, Message: "E1201 failed\nchecksum mismatch: got sha256:1, want sha256:2\n"}}}
+	exited := corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}
 	pending := boundClaim()
 	pending.Status.Phase = corev1.ClaimPending
 	for name, tc := range map[string]struct {
@@ -147,15 +148,16 @@ func TestNextStatus(t *testing.T) {
 		message  string
 		restarts int32
 	}{
-		"no claim yet":            {observation{}, cdiv1beta1.Pending, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
-		"claim pending":           {observation{claim: pending}, cdiv1beta1.Pending, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
-		"wait for first consumer": {observation{claim: pending, waitForFirstConsumer: true}, cdiv1beta1.WaitForFirstConsumer, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
-		"bound, no importer":      {observation{claim: boundClaim()}, cdiv1beta1.PVCBound, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
-		"importer scheduled":      {observation{claim: boundClaim(), pod: &corev1.Pod{}}, cdiv1beta1.ImportScheduled, ProgressUnknown, cdiv1beta1.ConditionFalse, "", 0},
-		"importing":               {observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, running), progress: "45.23%"}, cdiv1beta1.ImportInProgress, "45.23%", cdiv1beta1.ConditionTrue, "", 0},
-		"transient failure":       {observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, transient)}, cdiv1beta1.ImportInProgress, ProgressUnknown, cdiv1beta1.ConditionFalse, "GET http://x: connection refused", 2},
-		"permanent failure":       {observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, permanent)}, cdiv1beta1.Failed, ProgressUnknown, cdiv1beta1.ConditionFalse, "checksum mismatch: got sha256:1, want sha256:2", 1},
-		"succeeded":               {observation{claim: boundClaim(), pod: importerWith(corev1.PodSucceeded, corev1.ContainerStatus{})}, cdiv1beta1.Succeeded, "100.0%", cdiv1beta1.ConditionFalse, "Import Complete", 0},
+		"no claim yet":                  {observation{}, cdiv1beta1.Pending, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
+		"claim pending":                 {observation{claim: pending}, cdiv1beta1.Pending, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
+		"wait for first consumer":       {observation{claim: pending, waitForFirstConsumer: true}, cdiv1beta1.WaitForFirstConsumer, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
+		"bound, no importer":            {observation{claim: boundClaim()}, cdiv1beta1.PVCBound, ProgressUnknown, cdiv1beta1.ConditionFalse, "no importer is running yet", 0},
+		"importer scheduled":            {observation{claim: boundClaim(), pod: &corev1.Pod{}}, cdiv1beta1.ImportScheduled, ProgressUnknown, cdiv1beta1.ConditionFalse, "", 0},
+		"importing":                     {observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, running), progress: "45.23%"}, cdiv1beta1.ImportInProgress, "45.23%", cdiv1beta1.ConditionTrue, "", 0},
+		"transient failure":             {observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, transient)}, cdiv1beta1.ImportInProgress, ProgressUnknown, cdiv1beta1.ConditionFalse, "GET http://x: connection refused", 2},
+		"permanent failure":             {observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, permanent)}, cdiv1beta1.Failed, ProgressUnknown, cdiv1beta1.ConditionFalse, "checksum mismatch: got sha256:1, want sha256:2", 1},
+		"exited, Pod not yet Succeeded": {observation{claim: boundClaim(), pod: importerWith(corev1.PodRunning, exited), progress: "99.47%"}, cdiv1beta1.ImportInProgress, "99.47%", cdiv1beta1.ConditionFalse, "", 0},
+		"succeeded":                     {observation{claim: boundClaim(), pod: importerWith(corev1.PodSucceeded, corev1.ContainerStatus{})}, cdiv1beta1.Succeeded, "100.0%", cdiv1beta1.ConditionFalse, "Import Complete", 0},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dv := httpDV(&cdiv1beta1.StorageSpec{Resources: requests("1Gi")}, nil)

@@ -139,6 +139,12 @@ func importStatus(st *cdiv1beta1.DataVolumeStatus, pod *corev1.Pod, source sourc
 	case cs != nil && cs.State.Running != nil:
 		st.Phase = inProgress
 		setCondition(st, cdiv1beta1.DataVolumeRunning, cdiv1beta1.ConditionTrue, "Pod is running", "", now)
+	case cs != nil && cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 && source != sourceUpload:
+		// Done, and the kubelet has not yet said the Pod succeeded: still in progress (falling
+		// back to Scheduled would show the import going backwards). An upload server that
+		// ended is not ready for another upload: it stays Scheduled.
+		st.Phase = inProgress
+		setCondition(st, cdiv1beta1.DataVolumeRunning, cdiv1beta1.ConditionFalse, "Completed", "", now)
 	case cs != nil && cs.LastTerminationState.Terminated != nil:
 		// Failed transiently and waiting to be restarted: still in progress.
 		st.Phase = inProgress
