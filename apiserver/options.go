@@ -87,6 +87,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod, "While shutting down, end open watches and wait up to this long for them to close (0: leave them to be cut when the HTTP server stops).")
 }
 
+// EmbedsEtcd reports whether the server runs its own etcd (no --etcd-servers given).
+func (o *Options) EmbedsEtcd() bool {
+	return len(o.Recommended.Etcd.StorageConfig.Transport.ServerList) == 0 || o.EmbeddedEtcd
+}
+
 // Complete fills in derived settings: the certificate directory, the embedded etcd endpoint
 // (when --etcd-servers is empty) and standalone mode.
 func (o *Options) Complete() error {

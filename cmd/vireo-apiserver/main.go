@@ -19,7 +19,11 @@ func main() {
 		Short:        "Serve the kubevirt.io and cdi.kubevirt.io APIs from Vireo's own etcd",
 		SilenceUsage: true,
 		RunE: func(c *cobra.Command, _ []string) error {
-			gomemlimit.FromContainer()
+			ratio := gomemlimit.Ratio
+			if opts.EmbedsEtcd() {
+				ratio = gomemlimit.RatioWithMappedDatabase
+			}
+			gomemlimit.FromContainer(ratio)
 			return apiserver.Run(genericapiserver.SetupSignalContext(), opts)
 		},
 	}

@@ -22,7 +22,7 @@ func main() {
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			gomemlimit.FromContainer()
+			gomemlimit.FromContainer(gomemlimit.Ratio)
 			return manager.Run(ctx, opts)
 		},
 	}
