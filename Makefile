@@ -67,12 +67,12 @@ down: ## Stop what `make up` started (data is kept)
 test: deps ## Install what the tests need, build (and the release the upgrade test starts from), then run every test (unit, integration, e2e), then each fuzz target for 10 s
 	$(MAKE) build upstream images oci upgrade-base
 	$(GO) test -count=1 -timeout 55m -parallel 3 ./...
-	node --test $(WEB)/test/format.test.mjs
+	node --test $(WEB)/test/format.test.mjs $(WEB)/test/stream.test.mjs
 	hack/fuzz.sh 10s
 
 test-unit: ## Unit tests only (no servers), the web console's included
 	$(GO) test -count=1 -short ./...
-	node --test $(WEB)/test/format.test.mjs
+	node --test $(WEB)/test/format.test.mjs $(WEB)/test/stream.test.mjs
 
 chaos: deps ## Fault injection on a fresh e2e installation, long: VMs created and deleted while every component on their path is killed at random (SIGKILL) for CHAOS_DURATION (default 10m; CHAOS_SEED=N repeats a run's choices), a node agent away for AGENT_DOWN (default 10m), a node lost; then every invariant checked (make test runs the same briefly)
 	$(MAKE) build upstream images oci

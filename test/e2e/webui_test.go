@@ -18,14 +18,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+
+	cdiv1beta1 "github.com/vireo-dev/vireo/apis/cdi/v1beta1"
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 )
 
 // TestWebConsoleInABrowser drives the web console of `vireoctl ui` (the built vireoctl, which
 // embeds make ui's console) in headless Chromium (web/test/e2e.mjs, playwright-core), as a user
-// with edit in one namespace and as one with view: the lists show only what RBAC allows, Start
-// makes the VM Running, the serial console answers, two pages show one display and both follow
-// it (the guest writing on its screen, then the reboot the page's Ctrl-Alt-Del causes), and the
-// pages' canvases match the node's screenshot of the display.
+// with edit (and kubevirt.io:migrate) in one namespace and as one with view: the lists show only what RBAC allows, Start
+// makes the VM Running, the serial console answers (typed on a US and a German keyboard, pasted,
+// copied from), two pages show one display and both follow it (the guest writing on its screen,
+// the reboot the page's Ctrl-Alt-Del causes, virtual terminals switched with Ctrl+Alt+F2/F1),
+// Soft reboot reboots the guest, Restart replaces the VMI and Migrate moves it, the console and
+// displays reconnecting by themselves each time, a DataVolume's import progress is shown, and the pages' last canvases match the
+// node's screenshot of the display.
 func TestWebConsoleInABrowser(t *testing.T) {
 	t.Parallel()
 	chromium, node := "/usr/bin/chromium", "node"
@@ -44,6 +51,8 @@ func TestWebConsoleInABrowser(t *testing.T) {
 	applyExample(t, ns, "vm-demo.yaml", halted("web"))
 	applyExample(t, other, "vm-demo.yaml", halted("hidden"))
 	bind(t, ns, "ui-editor", "edit")
+	// Live migration is granted apart from edit, as KubeVirt's kubevirt.io:migrate is.
+	bind(t, ns, "ui-editor", "kubevirt.io:migrate")
 	bind(t, ns, "ui-viewer", "view")
 	for _, user := range []string{"ui-editor", "ui-viewer"} {
 		c := userClient(t, user)
@@ -52,31 +61,40 @@ func TestWebConsoleInABrowser(t *testing.T) {
 			return err
 		})
 	}
+	// A VM the page creates as the edit user: its DataVolume imports at about 512 KiB/s.
+	dvServer := serveImages(t, map[string][]byte{"tiny.qcow2.xz": xzCompress(t, tinyDisk(t, "disk.qcow2"))})
+	var dvVM map[string]any
+	if err := yaml.Unmarshal([]byte(vmWithDataVolume("dvweb", dvServer.base+"/slow/tiny.qcow2.xz")), &dvVM); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	editorURL := startUI(t, writeUserKubeconfig(t, dir, "ui-editor"))
 	viewerURL := startUI(t, writeUserKubeconfig(t, dir, "ui-viewer"))
 
-	config := map[string]string{
+	config := map[string]any{
 		"editorURL": editorURL, "viewerURL": viewerURL, "ns": ns, "otherNs": other,
-		"vm": "web", "otherVM": "hidden", "outDir": dir, "chromium": chromium,
+		"vm": "web", "otherVM": "hidden", "dvVM": dvVM, "outDir": dir, "chromium": chromium,
 	}
 	configFile := filepath.Join(dir, "config.json")
 	b, _ := json.Marshal(config)
 	if err := os.WriteFile(configFile, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(repo, "web", "test", "e2e.mjs"))
 	cmd.Env = append(os.Environ(), "VIREO_UI_TEST="+configFile)
 	out, err := cmd.CombinedOutput()
 	t.Logf("web/test/e2e.mjs:\n%s", out)
 	var result struct {
-		Steps    map[string]int `json:"steps"`
-		LoadMs   int            `json:"loadMs"`
-		ChangedA int            `json:"changed_a"`
-		ChangedB int            `json:"changed_b"`
-		Error    string         `json:"error"`
+		Steps     map[string]int `json:"steps"`
+		LoadMs    int            `json:"loadMs"`
+		Migration struct {
+			From string `json:"from"`
+			To   string `json:"to"`
+		} `json:"migration"`
+		Reconnects map[string]int `json:"reconnects"`
+		Error      string         `json:"error"`
 	}
 	if b, rerr := os.ReadFile(filepath.Join(dir, "result.json")); rerr == nil {
 		_ = json.Unmarshal(b, &result)
@@ -85,6 +103,15 @@ func TestWebConsoleInABrowser(t *testing.T) {
 		t.Fatalf("the browser test failed: %v: %s", err, result.Error)
 	}
 	t.Logf("page load %d ms; steps (ms): %v", result.LoadMs, result.Steps)
+
+	// What the pages showed is what the API says: the VMI runs on the node the page showed it
+	// migrate to, and the DataVolume was imported.
+	vmi, err := vireo.KubevirtV1().VirtualMachineInstances(ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil || vmi.Status.NodeName != result.Migration.To || result.Migration.From == result.Migration.To {
+		t.Errorf("the page showed a migration %s -> %s; the VMI runs on %q (%v)", result.Migration.From, result.Migration.To, vmiNode(vmi), err)
+	}
+	waitDataVolume(t, ns, "dvweb-root", cdiv1beta1.Succeeded, time.Minute)
+	t.Logf("sockets each page opened by itself after the migration: %v", result.Reconnects)
 
 	// The display the pages show last is the node's: the screenshot (as the admin; the edit
 	// role may not take screenshots) is compared pixel by pixel with each page's canvas.
@@ -108,8 +135,8 @@ func TestWebConsoleInABrowser(t *testing.T) {
 	}
 	for _, page := range []string{"a", "b"} {
 		frame := func(n int) image.Image { return readPNG(t, filepath.Join(dir, fmt.Sprintf("vnc-%s-%d.png", page, n))) }
-		first, written, rebooted := frame(1), frame(2), frame(3)
-		differ, total := pixelDifference(want, rebooted)
+		first, written, last := frame(1), frame(2), frame(3)
+		differ, total := pixelDifference(want, last)
 		t.Logf("page %s: %d of %d pixels differ from the node's screenshot", page, differ, total)
 		// A blinking text cursor may differ; the guest's text may not.
 		if total == 0 || differ > total/200 {
@@ -119,7 +146,7 @@ func TestWebConsoleInABrowser(t *testing.T) {
 			t.Errorf("page %s: the guest's writing on its screen changed %d pixels of the canvas only", page, d)
 		}
 		if d, _ := pixelDifference(want, written); d < 500 {
-			t.Errorf("page %s: the frame before the reboot differs from the one after in %d pixels only", page, d)
+			t.Errorf("page %s: the guest's first writing differs from its last (after the migration) in %d pixels only", page, d)
 		}
 	}
 }
@@ -219,4 +246,12 @@ func pixelDifference(a, b image.Image) (differ, total int) {
 func far(a, b uint32) bool {
 	d := int(a>>8) - int(b>>8)
 	return d > 8 || d < -8
+}
+
+// vmiNode is the node a VMI runs on ("" for none).
+func vmiNode(vmi *v1.VirtualMachineInstance) string {
+	if vmi == nil {
+		return ""
+	}
+	return vmi.Status.NodeName
 }

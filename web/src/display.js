@@ -35,7 +35,8 @@ export const combos = [
 /** displayPage renders VMI name's display into main; it returns its cleanup. */
 export function displayPage(main, ns, name) {
   const status = statusRegion();
-  const screen = h("div", { class: "vnc-screen", id: "vnc", "aria-label": `Display of VMI ${name}` });
+  // An application: keys typed there go to the guest, not to a screen reader's shortcuts.
+  const screen = h("div", { class: "vnc-screen", id: "vnc", role: "application", "aria-label": `Display of VMI ${name}` });
   const path = paths.subresource(ns, "virtualmachineinstances", name, "vnc") + "?shared=true";
   const view = new DisplaySession(path, screen, status);
   const scale = h("input", { type: "checkbox", id: "vnc-scale", checked: true,

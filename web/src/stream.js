@@ -19,7 +19,9 @@ export function takenOver(reason) {
 
 /**
  * StreamRetry schedules connect() again after a drop or a refusal, with backoff, and says so
- * in status. Refusals that waiting cannot mend (401, 403, 404) and takeovers wait for the user.
+ * in status. Refusals that waiting cannot mend (401, 403) and takeovers wait for the user. A
+ * VMI that does not exist (404) or does not run (409) is waited for: a VM's restart deletes its
+ * VMI and makes a new one, and a VM being started has none yet.
  */
 export class StreamRetry {
   constructor(connect, status) {
@@ -41,7 +43,7 @@ export class StreamRetry {
 
   /** failed: the websocket never opened; refusal is the server's answer (or null). */
   failed(refusal, what) {
-    if (refusal && [401, 403, 404].includes(refusal.status)) {
+    if (refusal && [401, 403].includes(refusal.status)) {
       this.status.say(`${what}. ${refusal.describe()}`, "error");
       return;
     }
