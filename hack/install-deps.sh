@@ -9,7 +9,8 @@
 # pkg-config to build runc with seccomp (hack/build-upstream.sh); openssh-client (ssh,
 # ssh-keygen) for vireoctl ssh's tests; nodejs and npm to build the web console (make ui) and
 # chromium for its browser test (driven by playwright-core, which downloads no browser);
-# protobuf-compiler (protoc) for make generate's protobuf step; and a passwd entry
+# protobuf-compiler (protoc) and libprotobuf-dev (the descriptor.proto gogo.proto imports) for
+# make generate's protobuf step; and a passwd entry
 # for uid 107, the launcher's user, without which libvirtd cannot start QEMU ("Failed to find
 # user record for uid '107'").
 set -euo pipefail
@@ -17,7 +18,7 @@ need=()
 for pkg in git iproute2 util-linux ca-certificates containernetworking-plugins iptables nftables \
   libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libxml2-utils qemu-system-x86 qemu-utils ipxe-qemu \
   genisoimage dosfstools mtools syslinux syslinux-common syslinux-efi ovmf libseccomp-dev pkg-config openssh-client \
-  nodejs chromium protobuf-compiler; do
+  nodejs chromium protobuf-compiler libprotobuf-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 # Debian's nodejs comes without npm; NodeSource's carries its own.

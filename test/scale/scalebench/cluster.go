@@ -65,6 +65,9 @@ func newClients(cluster *localcluster.Cluster) (*clients, error) {
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = -1, 0
+	// The CRD baseline's objects carry KubeVirt's finalizer, which kube-apiserver warns about
+	// on every write: each warning once, not 100,000 times.
+	cfg.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
 	cl := &clients{cfg: cfg}
 	if cl.kube, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err
@@ -189,6 +192,7 @@ func componentClient(ctx context.Context, cluster *localcluster.Cluster, cl *cli
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = -1, 0
+	cfg.WarningHandler = cl.cfg.WarningHandler
 	return dynamic.NewForConfig(cfg)
 }
 

@@ -96,8 +96,9 @@ func (c config) validate() error {
 		return fmt.Errorf("-namespaces must be at least 1, not %d", c.namespaces)
 	case c.probes < 0:
 		return fmt.Errorf("-probes must not be negative, not %d", c.probes)
-	case c.fullPath < 0:
-		return fmt.Errorf("-full-path must not be negative, not %d", c.fullPath)
+	case c.fullPath < waves(c.vmis)[0]:
+		return fmt.Errorf("-full-path must be at least the first wave's %d VMIs (the direct waves copy the status VMI 0 got running through the control path), not %d",
+			waves(c.vmis)[0], c.fullPath)
 	case c.controllerWorkers < 0:
 		return fmt.Errorf("-controller-workers must not be negative, not %d", c.controllerWorkers)
 	}

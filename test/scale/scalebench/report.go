@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -36,15 +37,21 @@ type targetResult struct {
 	// delivered it (Vireo: through the controller, kube-scheduler, kubelet and node agent).
 	ToRunning  measure.Stats `json:"creationToRunning"`
 	NotRunning int           `json:"notRunning"`
+	// Steps is when the VMIs passed each step on their way to Running (Vireo's full path).
+	Steps []stepLatency `json:"steps,omitempty"`
 	// Usage is memory, CPU and database sizes after the wave; AfterLists the same once the
 	// lists were measured (its peak RSS, VmHWM, includes theirs).
 	Usage      usage `json:"usage"`
 	AfterLists usage `json:"usageAfterLists"`
 	// Cores is each process's CPU over the wave (creation until every VMI Running), in cores;
 	// HostBusy the machine's busy share then (1: both cores busy).
-	Cores    map[string]float64      `json:"cores,omitempty"`
-	HostBusy float64                 `json:"hostBusy,omitempty"`
-	Queues   map[string]queueLatency `json:"controllerQueues,omitempty"`
+	Cores    map[string]float64 `json:"cores,omitempty"`
+	HostBusy float64            `json:"hostBusy,omitempty"`
+	// CPUPerVMIms is the CPU the processes of Cores spent per VMI of the wave (ms), and
+	// SustainedRate the VMIs per second the machine's cores could take at that cost.
+	CPUPerVMIms   float64                 `json:"cpuPerVMIMilliseconds,omitempty"`
+	SustainedRate float64                 `json:"sustainedVMIsPerSecond,omitempty"`
+	Queues        map[string]queueLatency `json:"controllerQueues,omitempty"`
 	// WritesPerVMI are vireo-apiserver's VMI writes (create, update, patch, delete) over the
 	// wave per VMI created, the harness's own create included; KubeWritesPerVMI
 	// kube-apiserver's writes of Pods, events and access reviews; Series by verb and code.
@@ -188,11 +195,16 @@ func (r *report) table(w io.Writer) {
 				parts = append(parts, fmt.Sprintf("%s %.2f", name, v.Cores[name]))
 			}
 			fmt.Fprintf(w, "CPU while the wave ran (cores; the machine %.0f%% busy): %s\n", v.HostBusy*100, strings.Join(parts, ", "))
+			fmt.Fprintf(w, "CPU per VMI through the control path: %.0f ms, so this machine's %d cores take at most %.0f VMIs/s\n",
+				v.CPUPerVMIms, runtime.NumCPU(), v.SustainedRate)
 		}
 		for _, name := range slices.Sorted(maps.Keys(v.Queues)) {
 			q := v.Queues[name]
-			fmt.Fprintf(w, "vireo-controller queue %-22s %8.0f adds, queued p50 %.1f ms p99 %.1f ms, work p50 %.1f ms p99 %.1f ms\n",
-				name, q.Adds, q.QueueP50ms, q.QueueP99ms, q.WorkP50ms, q.WorkP99ms)
+			fmt.Fprintf(w, "vireo-controller queue %-22s %8.0f adds, %.0f retries, queued p50 %.1f ms p99 %.1f ms, work p50 %.1f ms p99 %.1f ms (10 s: the histograms' last bound, or more)\n",
+				name, q.Adds, q.Retries, q.QueueP50ms, q.QueueP99ms, q.WorkP50ms, q.WorkP99ms)
+		}
+		for _, st := range v.Steps {
+			fmt.Fprintf(w, "creation -> %-34s p50 %6.1f s  p90 %6.1f s  p99 %6.1f s  (%d VMIs)\n", st.Step, st.P50s, st.P90s, st.P99s, st.Count)
 		}
 		if v.Problem != "" {
 			fmt.Fprintln(w, "PROBLEM:", v.Problem)

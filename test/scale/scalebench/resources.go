@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -126,6 +127,20 @@ func cpuShares(before, after usage, wall time.Duration) (map[string]float64, flo
 	return out, busy
 }
 
+// cpuPerVMI is the CPU cores spent over wall per VMI (ms), and the VMIs per second this
+// machine's cores could take at that cost.
+func cpuPerVMI(cores map[string]float64, wall time.Duration, vmis int) (ms, rate float64) {
+	total := 0.0
+	for _, c := range cores {
+		total += c
+	}
+	if vmis == 0 || total == 0 {
+		return 0, 0
+	}
+	perVMI := total * wall.Seconds() / float64(vmis)
+	return perVMI * 1000, float64(runtime.NumCPU()) / perVMI
+}
+
 // queueLatency is a reconcile loop's time in queue and at work over a wave.
 type queueLatency struct {
 	Adds       float64 `json:"adds"`
@@ -133,6 +148,9 @@ type queueLatency struct {
 	QueueP99ms float64 `json:"queueP99Milliseconds"`
 	WorkP50ms  float64 `json:"workP50Milliseconds"`
 	WorkP99ms  float64 `json:"workP99Milliseconds"`
+	// Retries are the keys requeued after a failed sync (rate limited: 10 a second past a
+	// burst of 100, across the queue).
+	Retries float64 `json:"retries"`
 }
 
 // scraperAccount reads vireo-controller's /metrics: its /metrics take only bearer tokens,
@@ -196,6 +214,7 @@ func (s *metricsScraper) controllerMetrics(ctx context.Context) (map[string]*dto
 func queueLatencies(before, after map[string]*dto.MetricFamily) map[string]queueLatency {
 	queue := histogramDelta(before["workqueue_queue_duration_seconds"], after["workqueue_queue_duration_seconds"])
 	work := histogramDelta(before["workqueue_work_duration_seconds"], after["workqueue_work_duration_seconds"])
+	retries := counterDelta(before["workqueue_retries_total"], after["workqueue_retries_total"])
 	out := map[string]queueLatency{}
 	for name, q := range queue {
 		if q.count == 0 {
@@ -203,7 +222,23 @@ func queueLatencies(before, after map[string]*dto.MetricFamily) map[string]queue
 		}
 		w := work[name]
 		out[name] = queueLatency{Adds: q.count, QueueP50ms: q.quantile(0.5) * 1000, QueueP99ms: q.quantile(0.99) * 1000,
-			WorkP50ms: w.quantile(0.5) * 1000, WorkP99ms: w.quantile(0.99) * 1000}
+			WorkP50ms: w.quantile(0.5) * 1000, WorkP99ms: w.quantile(0.99) * 1000, Retries: retries[name]}
+	}
+	return out
+}
+
+// counterDelta is after minus before of a counter, per value of the "name" label.
+func counterDelta(before, after *dto.MetricFamily) map[string]float64 {
+	read := func(f *dto.MetricFamily) map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range f.GetMetric() {
+			out[queueName(m)] = m.GetCounter().GetValue()
+		}
+		return out
+	}
+	b, out := read(before), read(after)
+	for name := range out {
+		out[name] -= b[name]
 	}
 	return out
 }
@@ -247,12 +282,7 @@ func histogramDelta(before, after *dto.MetricFamily) map[string]histogram {
 			return out
 		}
 		for _, m := range f.Metric {
-			var name string
-			for _, l := range m.Label {
-				if l.GetName() == "name" {
-					name = l.GetValue()
-				}
-			}
+			name := queueName(m)
 			h := histogram{count: float64(m.GetHistogram().GetSampleCount())}
 			for _, b := range m.GetHistogram().GetBucket() {
 				h.bounds = append(h.bounds, b.GetUpperBound())
@@ -273,4 +303,14 @@ func histogramDelta(before, after *dto.MetricFamily) map[string]histogram {
 		}
 	}
 	return a
+}
+
+// queueName is a workqueue metric's "name" label: the queue's name.
+func queueName(m *dto.Metric) string {
+	for _, l := range m.Label {
+		if l.GetName() == "name" {
+			return l.GetValue()
+		}
+	}
+	return ""
 }

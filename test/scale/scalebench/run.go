@@ -183,6 +183,9 @@ func (e *env) vireoWave(ctx context.Context, from, to int) (targetResult, error)
 	r.ToRunning = measure.Summarize(e.tracker.toRunning(keys), wall)
 	r.NotRunning = len(keys) - r.ToRunning.Ops
 	say("  vireo: %d Running, creation -> Running p50 %.1f s, p99 %.1f s", r.ToRunning.Ops, r.ToRunning.P50ms/1000, r.ToRunning.P99ms/1000)
+	if err := e.measureSteps(ctx, &r, keys, to); err != nil {
+		return r, err
+	}
 
 	requestsAfter, err := e.scraper.Scrape(ctx)
 	if err != nil {
@@ -198,6 +201,7 @@ func (e *env) vireoWave(ctx context.Context, from, to int) (targetResult, error)
 		return r, err
 	}
 	r.Cores, r.HostBusy = cpuShares(before, r.Usage, wall)
+	r.CPUPerVMIms, r.SustainedRate = cpuPerVMI(r.Cores, wall, to-from)
 	if r.Restarts, err = e.restarts(ctx); err != nil {
 		return r, err
 	}
@@ -214,6 +218,19 @@ func (e *env) vireoWave(ctx context.Context, from, to int) (targetResult, error)
 		return r, err
 	}
 	return r, e.probe(ctx, &r, to, patchVireo(e.cl, e.c))
+}
+
+// measureSteps measures when the wave's VMIs passed each step to Running and plots it.
+func (e *env) measureSteps(ctx context.Context, r *targetResult, keys []string, size int) error {
+	tl, err := e.readTimeline(ctx, keys)
+	if err != nil {
+		return err
+	}
+	r.Steps = tl.latencies()
+	for _, s := range r.Steps {
+		say("    %-34s p50 %5.1f s, p90 %5.1f s, p99 %5.1f s after creation (%d VMIs)", s.Step, s.P50s, s.P90s, s.P99s, s.Count)
+	}
+	return tl.plot(timelineFile(e.c.out, size), size)
 }
 
 // nodeOfFirstVMI is the node of Vireo's VMI 0, whose VMIs the node list lists.

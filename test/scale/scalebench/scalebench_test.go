@@ -12,7 +12,12 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/test/scale/simkubelet"
 )
 
 func TestWaves(t *testing.T) {
@@ -28,6 +33,7 @@ func TestConfigRefusesWhatCannotRun(t *testing.T) {
 		"-vmis": func(c *config) { c.vmis = 0 }, "-nodes": func(c *config) { c.nodes = maxNodes + 1 },
 		"-rate": func(c *config) { c.rate = -1 }, "-creators": func(c *config) { c.creators = 0 },
 		"-namespaces": func(c *config) { c.namespaces = 0 }, "-probes": func(c *config) { c.probes = -1 },
+		"-full-path": func(c *config) { c.fullPath = 999 },
 	} {
 		c := defaultConfig()
 		mutate(&c)
@@ -64,16 +70,21 @@ func TestQueueLatenciesFromHistogramDeltas(t *testing.T) {
 		}
 		return &dto.MetricFamily{Metric: []*dto.Metric{{Label: []*dto.LabelPair{{Name: ptr.To("name"), Value: ptr.To("vmi")}}, Histogram: h}}}
 	}
-	before := map[string]*dto.MetricFamily{"workqueue_queue_duration_seconds": family(10, 10, 10, 10), "workqueue_work_duration_seconds": family(10, 10, 10, 10)}
-	// 100 more: 50 under 1 ms, 49 more under 10 ms, 1 under 1 s.
-	after := map[string]*dto.MetricFamily{"workqueue_queue_duration_seconds": family(60, 109, 109, 110), "workqueue_work_duration_seconds": family(110, 110, 110, 110)}
+	retries := func(n float64) *dto.MetricFamily {
+		return &dto.MetricFamily{Metric: []*dto.Metric{{Label: []*dto.LabelPair{{Name: ptr.To("name"), Value: ptr.To("vmi")}}, Counter: &dto.Counter{Value: ptr.To(n)}}}}
+	}
+	before := map[string]*dto.MetricFamily{"workqueue_queue_duration_seconds": family(10, 10, 10, 10), "workqueue_work_duration_seconds": family(10, 10, 10, 10),
+		"workqueue_retries_total": retries(3)}
+	// 100 more: 50 under 1 ms, 49 more under 10 ms, 1 under 1 s; 7 more retries.
+	after := map[string]*dto.MetricFamily{"workqueue_queue_duration_seconds": family(60, 109, 109, 110), "workqueue_work_duration_seconds": family(110, 110, 110, 110),
+		"workqueue_retries_total": retries(10)}
 	got := queueLatencies(before, after)["vmi"]
 	// p50: rank 50 of 100 in the first bucket (50 of them, 0-1 ms); p99: rank 99, 49 of the
 	// 49 in 1-10 ms; work: all 100 in the first bucket.
-	want := queueLatency{Adds: 100, QueueP50ms: 1, QueueP99ms: 10, WorkP50ms: 0.5, WorkP99ms: 0.99}
+	want := queueLatency{Adds: 100, QueueP50ms: 1, QueueP99ms: 10, WorkP50ms: 0.5, WorkP99ms: 0.99, Retries: 7}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	if got.Adds != want.Adds || !near(got.QueueP50ms, want.QueueP50ms) || !near(got.QueueP99ms, want.QueueP99ms) ||
-		!near(got.WorkP50ms, want.WorkP50ms) || !near(got.WorkP99ms, want.WorkP99ms) {
+		!near(got.WorkP50ms, want.WorkP50ms) || !near(got.WorkP99ms, want.WorkP99ms) || got.Retries != want.Retries {
 		t.Errorf("queueLatencies = %+v, want %+v", got, want)
 	}
 }
@@ -145,7 +156,49 @@ func TestScaleSmoke(t *testing.T) {
 	if v.Usage.Memory["vireo-apiserver"].RSS == 0 || v.Usage.Memory["vireo-apiserver"].Anon == 0 || v.Usage.DB["vireo"] == 0 || v.WritesPerVMI < 1 || v.Queues["vmi"].Adds == 0 {
 		t.Errorf("vireo's usage %+v, %.2f writes per VMI, queues %+v", v.Usage, v.WritesPerVMI, v.Queues)
 	}
-	if _, err := os.Stat(filepath.Join(c.out, "scale.txt")); err != nil {
-		t.Error(err)
+	if len(v.Steps) != len(stepOrder) {
+		t.Errorf("steps measured: %+v, want all of %v", v.Steps, stepOrder)
+	}
+	for _, st := range v.Steps {
+		if st.Count != c.vmis || st.P99s > v.ToRunning.P99ms/1000+1 {
+			t.Errorf("step %+v: want all %d VMIs, none later than Running's p99 (%.1f s)", st, c.vmis, v.ToRunning.P99ms/1000)
+		}
+	}
+	for _, f := range []string{"scale.txt", filepath.Base(timelineFile(c.out, c.vmis))} {
+		if _, err := os.Stat(filepath.Join(c.out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestStepTimesFromTheVMIAndItsPod(t *testing.T) {
+	at := func(s int) metav1.Time { return metav1.NewTime(time.Unix(1000+int64(s), 0)) }
+	vmi := &v1.VirtualMachineInstance{Status: v1.VirtualMachineInstanceStatus{PhaseTransitionTimestamps: []v1.VirtualMachineInstancePhaseTransitionTimestamp{
+		{Phase: v1.Pending, PhaseTransitionTimestamp: at(0)}, {Phase: v1.Scheduling, PhaseTransitionTimestamp: at(2)},
+		{Phase: v1.Scheduled, PhaseTransitionTimestamp: at(9)}, {Phase: v1.Running, PhaseTransitionTimestamp: at(11)}}}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: at(3)}}
+	bound := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(5)}
+	pod.Status.Conditions = []corev1.PodCondition{bound}
+	// The simulated kubelet's Running status keeps the scheduler's PodScheduled, as a kubelet does.
+	pod.Status = simkubelet.RunningStatus(pod, "10.0.0.1", at(7))
+	got := stepTimes(vmi, pod)
+	want := map[string]int{stepScheduling: 2, stepPodCreated: 3, stepPodBound: 5, stepPodReady: 7, stepScheduled: 9}
+	if len(got) != len(want) {
+		t.Errorf("steps %v, want %v", got, want)
+	}
+	for step, s := range want {
+		if !got[step].Equal(at(s).Time) {
+			t.Errorf("%s at %v, want %v", step, got[step], at(s).Time)
+		}
+	}
+	if n := len(stepTimes(vmi, nil)); n != 2 {
+		t.Errorf("without a Pod: %d steps, want the VMI's 2", n)
+	}
+	tl := &timeline{at: map[string][]time.Time{}, after: map[string][]time.Duration{}}
+	for i := range 100 {
+		tl.add(stepRunning, time.Unix(0, 0), time.Unix(int64(i+1), 0))
+	}
+	if l := tl.latencies(); len(l) != 1 || l[0].Count != 100 || l[0].P50s != 50 || l[0].P90s != 90 || l[0].P99s != 99 {
+		t.Errorf("latencies %+v, want 100 VMIs p50 50 s, p90 90 s, p99 99 s", l)
 	}
 }

@@ -80,6 +80,28 @@ func (t *tracker) failures(keys []string) string {
 	return fmt.Sprintf("%d VMIs Failed (%s)", n, example)
 }
 
+// createdAt is when the create request of each of keys started.
+func (t *tracker) createdAt(keys []string) map[string]time.Time {
+	return t.pick(t.created, keys)
+}
+
+// runningAt is when a watch first delivered each of keys Running.
+func (t *tracker) runningAt(keys []string) map[string]time.Time {
+	return t.pick(t.running, keys)
+}
+
+func (t *tracker) pick(from map[string]time.Time, keys []string) map[string]time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]time.Time, len(keys))
+	for _, k := range keys {
+		if at, ok := from[k]; ok {
+			out[k] = at
+		}
+	}
+	return out
+}
+
 // toRunning is, for each of keys seen Running, the time from the start of its create request.
 func (t *tracker) toRunning(keys []string) []time.Duration {
 	t.mu.Lock()

@@ -61,7 +61,15 @@ func RunningStatus(pod *corev1.Pod, ip string, now metav1.Time) corev1.PodStatus
 	if len(pod.Status.HostIPs) > 0 {
 		st.HostIP, st.HostIPs = pod.Status.HostIP, pod.Status.HostIPs
 	}
-	for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+	// The scheduler's PodScheduled stays as it wrote it, as a kubelet keeps it.
+	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+			scheduled = c
+		}
+	}
+	st.Conditions = append(st.Conditions, scheduled)
+	for _, t := range []corev1.PodConditionType{corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
 		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
 	}
 	for _, c := range pod.Spec.InitContainers {
