@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vireo-dev/vireo/apiserver/embeddedetcd"
+	"github.com/vireo-dev/vireo/apiserver/watchcache"
 	"github.com/vireo-dev/vireo/registry/agentclient"
 	"github.com/vireo-dev/vireo/registry/vmistream"
 )
@@ -58,7 +59,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps := groupDeps{scheme: c.scheme, codecs: c.codecs, getter: c.generic.RESTOptionsGetter, agents: agents,
+	deps := groupDeps{scheme: c.scheme, codecs: c.codecs, getter: watchcache.RESTOptionsGetter(c.generic.RESTOptionsGetter), agents: agents,
 		authz: c.generic.Authorization.Authorizer, kube: kube, streams: vmistream.NewSessions()}
 	if err := installAPIGroups(gs, deps); err != nil {
 		return nil, err
