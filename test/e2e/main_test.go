@@ -148,6 +148,9 @@ func namespace(t *testing.T) string {
 	ns := fmt.Sprintf("e2e-%d-%d", os.Getpid()%1000, nsCount.Add(1))
 	kubectl(t, "create", "namespace", ns)
 	t.Cleanup(func() {
+		if t.Failed() {
+			diagnose(t, ns)
+		}
 		if t.Failed() && os.Getenv("VIREO_E2E_KEEP") != "" {
 			return
 		}
