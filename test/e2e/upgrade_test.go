@@ -319,6 +319,9 @@ func answeringConsole(t *testing.T, ns, name string) (*wsStream, int) {
 			return con, silent
 		}
 		t.Logf("a console session of %s stayed silent, opening another: %v", name, err)
+		if silent == 0 {
+			diagnose(t, ns)
+		}
 		con.ws.Close()
 	}
 	t.Fatalf("no console session of %s answered", name)
