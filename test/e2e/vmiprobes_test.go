@@ -40,13 +40,16 @@ func TestVMIProbes(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
 	reg := cluster.RegistryAddress()
+	// The healthy guest's agent must answer within 180 s of its launcher's start (90 x 2 s):
+	// with the tests in parallel a TCG guest took 70 s to bring its agent up, and at 30 x 2 s
+	// its liveness probe killed it (CI).
 	healthy := fmt.Sprintf(probedVMI, "healthy", reg, `  readinessProbe:
     exec: {command: [cat, /www/index.html]}
     periodSeconds: 2
   livenessProbe:
     guestAgentPing: {}
     periodSeconds: 2
-    failureThreshold: 30
+    failureThreshold: 90
 `)
 	unready := fmt.Sprintf(probedVMI, "unready", reg, `  readinessProbe:
     httpGet: {port: 81}
