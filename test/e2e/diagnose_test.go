@@ -13,8 +13,12 @@ import (
 func diagnose(t *testing.T, ns string) {
 	t.Helper()
 	var b strings.Builder
+	// Bounded: a failure may have left an API server that does not answer.
+	bounded := func(args ...string) (string, string, error) {
+		return kubectlResult(append([]string{"--request-timeout=20s"}, args...)...)
+	}
 	section := func(title string, args ...string) {
-		out, errOut, err := kubectlResult(args...)
+		out, errOut, err := bounded(args...)
 		if err != nil {
 			out += fmt.Sprintf("(%v: %s)", err, strings.TrimSpace(errOut))
 		}
@@ -27,13 +31,13 @@ func diagnose(t *testing.T, ns string) {
 		`jsonpath={range .items[*]}{.metadata.name} {.status.phase} deleting={.metadata.deletionTimestamp} node={.spec.nodeName} {.status.containerStatuses[*].state}{"\n"}{end}`)
 	section("events", "-n", ns, "get", "events", "--sort-by=.lastTimestamp")
 	for _, component := range []string{"vireo-controller", "vireo-nodeagent"} {
-		out, _, err := kubectlResult("-n", "vireo-system", "logs", "-l", "app.kubernetes.io/name="+component, "--tail=-1", "--prefix", "--max-log-requests=10")
+		out, _, err := bounded("-n", "vireo-system", "logs", "-l", "app.kubernetes.io/name="+component, "--tail=-1", "--prefix", "--max-log-requests=10")
 		if err != nil {
 			continue
 		}
 		fmt.Fprintf(&b, "--- %s's lines naming %s\n%s\n", component, ns, strings.Join(lastMatching(out, ns+"/", 40), "\n"))
 	}
-	pods, _, _ := kubectlResult("-n", ns, "get", "pods", "-o", "name")
+	pods, _, _ := bounded("-n", ns, "get", "pods", "-o", "name")
 	for _, pod := range strings.Fields(pods) {
 		section(pod+" (last lines)", "-n", ns, "logs", pod, "--all-containers", "--tail=15")
 	}
