@@ -92,22 +92,8 @@ func compactedBelow(compacted int64, newest uint64) int64 {
 	return compacted
 }
 
-// saw notes the revision of a change (or of a list) the watch cache received.
-func (s *keepNewest) saw(obj runtime.Object, list bool) {
-	var rv string
-	if list {
-		l, err := meta.ListAccessor(obj)
-		if err != nil {
-			return
-		}
-		rv = l.GetResourceVersion()
-	} else {
-		o, err := meta.Accessor(obj)
-		if err != nil {
-			return
-		}
-		rv = o.GetResourceVersion()
-	}
+// saw notes rv, the revision of a change (or of a list) the watch cache received.
+func (s *keepNewest) saw(rv string) {
 	n, err := storage.APIObjectVersioner{}.ParseResourceVersion(rv)
 	if err != nil {
 		return
@@ -125,7 +111,9 @@ func (s *keepNewest) GetList(ctx context.Context, key string, opts storage.ListO
 	if err := s.Interface.GetList(ctx, key, opts, listObj); err != nil {
 		return err
 	}
-	s.saw(listObj, true)
+	if l, err := meta.ListAccessor(listObj); err == nil {
+		s.saw(l.GetResourceVersion())
+	}
 	return nil
 }
 
@@ -153,13 +141,8 @@ func newNotingWatch(in watch.Interface, s *keepNewest) *notingWatch {
 	go func() {
 		defer close(w.out)
 		for ev := range in.ResultChan() {
-			switch ev.Type {
-			case watch.Added, watch.Modified, watch.Deleted:
-				s.saw(ev.Object, false)
-			case watch.Bookmark:
-				if o, err := meta.Accessor(ev.Object); err == nil && o.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-					s.saw(ev.Object, false)
-				}
+			if o, err := meta.Accessor(ev.Object); err == nil && isChange(ev.Type, o) {
+				s.saw(o.GetResourceVersion())
 			}
 			select {
 			case w.out <- ev:
@@ -169,6 +152,18 @@ func newNotingWatch(in watch.Interface, s *keepNewest) *notingWatch {
 		}
 	}()
 	return w
+}
+
+// isChange reports whether an event of type t on o is a change, or the end of the initial
+// events; not a plain bookmark (progress) or an error.
+func isChange(t watch.EventType, o metav1.Object) bool {
+	switch t {
+	case watch.Added, watch.Modified, watch.Deleted:
+		return true
+	case watch.Bookmark:
+		return o.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+	}
+	return false
 }
 
 // ResultChan is the relayed events.
