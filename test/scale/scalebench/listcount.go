@@ -48,20 +48,24 @@ func countProtobufPage(body []byte) (int, string, error) {
 	if err != nil {
 		return 0, "", fmt.Errorf("the protobuf envelope: %w", err)
 	}
+	if list == nil {
+		return 0, "", errors.New("the protobuf envelope holds no object (no raw field)")
+	}
 	items, cont := 0, ""
+	var metaErr error
 	err = eachField(list, func(num protowire.Number, value []byte) {
 		switch num {
 		case listItemsField:
 			items++
 		case listMetadataField:
-			_ = eachField(value, func(num protowire.Number, v []byte) {
+			metaErr = eachField(value, func(num protowire.Number, v []byte) {
 				if num == listContinueField {
 					cont = string(v)
 				}
 			})
 		}
 	})
-	if err != nil {
+	if err = errors.Join(err, metaErr); err != nil {
 		return 0, "", fmt.Errorf("the list: %w", err)
 	}
 	return items, cont, nil

@@ -33,6 +33,16 @@ func TestCountPageReadsWhatTheSerializersWrite(t *testing.T) {
 	}
 }
 
+// TestCountPageReadsTheCRDsKeyOrder: kube-apiserver writes a custom resource's list with its
+// keys sorted, the items before the metadata.
+func TestCountPageReadsTheCRDsKeyOrder(t *testing.T) {
+	body := `{"apiVersion":"bench.vireo.dev/v1","items":[{"metadata":{"continue":"not this"}},{}],"kind":"VirtualMachineInstanceList","metadata":{"continue":"next","resourceVersion":"7"}}`
+	items, cont, err := countPage([]byte(body), false)
+	if err != nil || items != 2 || cont != "next" {
+		t.Errorf("got %d items, continue %q, %v; want 2, %q", items, cont, err, "next")
+	}
+}
+
 func TestCountPageRefusesWhatIsNotAList(t *testing.T) {
 	for _, tc := range []struct {
 		body     string
@@ -43,6 +53,7 @@ func TestCountPageRefusesWhatIsNotAList(t *testing.T) {
 		{`{"items": [1, 2`, false},
 		{`{"kind": "x"}`, true},
 		{"k8s\x00\x12\xff", true},
+		{"k8s\x00", true},
 	} {
 		if n, _, err := countPage([]byte(tc.body), tc.protobuf); err == nil {
 			t.Errorf("%q (protobuf %v): counted %d items, want an error", tc.body, tc.protobuf, n)
