@@ -87,12 +87,13 @@ async function run() {
   const { ns, otherNs, vm } = config;
   const editor = await openPage(config.editorURL, "editor");
 
-  await step("the page loads in under 1 s", async () => {
+  // How fast it loads is measured by make bench (vmibench's web console phase, against the same
+  // assets from a plain file server), not asserted here: a busy machine's timings say nothing.
+  await step("the page loads, and the token leaves the address", async () => {
     const nav = await editor.evaluate(() => JSON.parse(JSON.stringify(performance.getEntriesByType("navigation")[0])));
     result.loadMs = Math.round(nav.loadEventEnd - nav.startTime);
-    result.domContentLoadedMs = Math.round(nav.domContentLoadedEventEnd - nav.startTime);
+    if (!(nav.loadEventEnd > 0)) throw new Error("the page's load event did not fire");
     if (new URL(editor.url()).searchParams.has("token")) throw new Error(`the token stayed in the address: ${editor.url()}`);
-    if (!(result.loadMs > 0 && result.loadMs < 1000)) throw new Error(`load took ${result.loadMs} ms`);
     await editor.locator("h1", { hasText: "Namespaces" }).waitFor({ timeout: 5000 });
   });
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
+	"github.com/vireo-dev/vireo/internal/webui/assets"
 	"github.com/vireo-dev/vireo/localcluster"
 	"github.com/vireo-dev/vireo/test/bench/apimetrics"
 	"github.com/vireo-dev/vireo/test/images"
@@ -74,6 +76,16 @@ func bench(ctx context.Context, c config) (err error) {
 	}
 	if c.lifecycle {
 		if err := e.lifecycleBench(ctx, began); err != nil {
+			return err
+		}
+	}
+	if c.uiRuns > 0 {
+		began := time.Now()
+		res, err := e.webConsole(ctx)
+		if err != nil {
+			return fmt.Errorf("web console phase: %w", err)
+		}
+		if err := webConsoleReport(c, res, time.Since(began)); err != nil {
 			return err
 		}
 	}
@@ -192,6 +204,19 @@ func preflight(c config) error {
 	}
 	if _, err := os.Stat(filepath.Join(c.images, "tiny", "containerdisk")); err != nil {
 		return fmt.Errorf("the test guest is not built: run `make images` (%v)", err)
+	}
+	if c.uiRuns > 0 {
+		if !assets.Built() {
+			return errors.New("the web console is not built into this binary: run `make ui` (or -ui-runs 0)")
+		}
+		for _, f := range []string{c.chromium, filepath.Join(c.web, "node_modules", "playwright-core")} {
+			if _, err := os.Stat(f); err != nil {
+				return fmt.Errorf("the web console phase needs %s: run `make deps ui` (or -ui-runs 0): %v", f, err)
+			}
+		}
+		if _, err := exec.LookPath("node"); err != nil {
+			return fmt.Errorf("the web console phase needs node: run `make deps` (or -ui-runs 0): %v", err)
+		}
 	}
 	return nil
 }

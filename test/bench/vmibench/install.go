@@ -192,7 +192,7 @@ func removeFloorLeftovers() {
 
 // absolute makes the paths independent of later working-directory changes.
 func absolute(c config) (config, error) {
-	for _, p := range []*string{&c.out, &c.root, &c.bin, &c.manifests, &c.images} {
+	for _, p := range []*string{&c.out, &c.root, &c.bin, &c.manifests, &c.images, &c.web} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return c, err

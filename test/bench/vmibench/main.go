@@ -8,7 +8,9 @@
 // pull of the same image. The floor, measured in the same run, starts the same domains from fresh
 // session libvirtds with no Kubernetes around them. Then 10 VirtualMachines are started and
 // stopped at once through their subresources and one is paused and unpaused 20 times through
-// kube-apiserver's aggregation, against the same on bare libvirt. Then one VMI's serial console
+// kube-apiserver's aggregation, against the same on bare libvirt. Then the web console's page is
+// loaded in headless Chromium from vireoctl ui's server, against the same assets from a plain
+// file server, and timed until it lists a namespace's VMs. Then one VMI's serial console
 // and VNC are timed (first byte, echo round trip, throughput) through kube-apiserver's
 // aggregation and straight to its node agent, alternately; then port-forward to a guest's echo
 // server and web server through kube-apiserver against a TCP connection straight to its Pod,
@@ -18,7 +20,7 @@
 // libvirt's transfer time and downtime, data sent, CPU by process). Last, the density run: 100
 // tiny VMIs created 100 ms apart (as many as the nodes can schedule) against as many domains
 // started so on fresh libvirtds. It writes tables and JSON (vmi-lifecycle.txt/.json,
-// console.txt/.json, portforward.txt/.json, migration.txt/.json, density.txt/.json) and removes
+// webconsole.txt/.json, console.txt/.json, portforward.txt/.json, migration.txt/.json, density.txt/.json) and removes
 // everything it started, even on failure or interrupt.
 package main
 
@@ -52,6 +54,8 @@ type config struct {
 	density                           int
 	densityInterval, densityTimeout   time.Duration
 	densityCPU                        string
+	uiRuns, uiVMs                     int
+	web, chromium                     string
 }
 
 func main() {
@@ -89,6 +93,10 @@ func main() {
 	flag.DurationVar(&c.densityInterval, "density-interval", 100*time.Millisecond, "Interval between the density run's creates (KubeVirt's density gate: 100ms).")
 	flag.StringVar(&c.densityCPU, "density-cpu", "10m", "CPU request of each density VMI (the default 100m of a 1-vCPU VMI fits only ~20 launcher Pods on this machine's 2 CPUs).")
 	flag.DurationVar(&c.densityTimeout, "density-timeout", 20*time.Minute, "How long the density run, and then its floor, may take until every guest printed its marker.")
+	flag.IntVar(&c.uiRuns, "ui-runs", 20, "Loads of the web console, and of the same assets from a plain file server, in headless Chromium (0: skip); webconsole.txt.")
+	flag.IntVar(&c.uiVMs, "ui-vms", 20, "Stopped VMs the web console phase's namespace holds, which the page lists.")
+	flag.StringVar(&c.web, "web", "web", "The repository's web directory (web/test/bench.mjs, and node_modules from make ui).")
+	flag.StringVar(&c.chromium, "chromium", "/usr/bin/chromium", "The browser of the web console phase (Debian's chromium: make deps).")
 	flag.Parse()
 	if _, err := resource.ParseQuantity(c.densityCPU); err != nil {
 		fmt.Fprintf(os.Stderr, "vmibench: -density-cpu %q: %v\n", c.densityCPU, err)
