@@ -187,9 +187,10 @@ func TestUpgradeWithRunningGuests(t *testing.T) {
 
 // upgradeWorkload is what runs through the upgrade.
 type upgradeWorkload struct {
-	ns          string
-	bootIDs     map[string]string
-	evicteeUID  string
+	ns         string
+	bootIDs    map[string]string
+	evicteeUID string
+	// console is steady's serial console (a websocket), typed vireoctl console on evictee.
 	console     *wsStream
 	typed       *vireoctlSession
 	migration   string
@@ -222,9 +223,11 @@ func startUpgradeWorkload(t *testing.T, ns, oldLauncher string) *upgradeWorkload
 			con.ws.Close()
 		}
 	}
-	w.typed = startVireoctlConsole(t, ns, "steady")
 	evictee := waitPhase(t, ns, "evictee", v1.Running, 3*time.Minute)
 	w.evicteeUID = string(evictee.UID)
+	// vireoctl's console is evictee's: a serial console has one seat, and a second client on
+	// steady's would take the websocket's over before the upgrade began.
+	w.typed = startVireoctlConsole(t, ns, "evictee")
 
 	kubectl(t, "-n", ns, "apply", "-f", manifestFile(t, dataVolumeManifest("imported", srv.base+"/slow/disk.raw", "sha256:"+hex.EncodeToString(sum[:]))))
 	waitDataVolume(t, ns, "imported", cdiv1beta1.ImportInProgress, 2*time.Minute)
@@ -235,6 +238,9 @@ func startUpgradeWorkload(t *testing.T, ns, oldLauncher string) *upgradeWorkload
 	m := startMigration(t, ns, "mover", "")
 	waitMigration(t, ns, m.Name, v1.MigrationRunning, 2*time.Minute)
 	w.migration = m.Name
+	if err := w.console.ended(); err != nil {
+		t.Fatalf("steady's console ended before the upgrade began: %v: %q", err, w.console.closeText(t, time.Second))
+	}
 	return w
 }
 
