@@ -16,9 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 
 	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/imagebuild"
+	"github.com/vireo-dev/vireo/internal/podnetwork"
 	"github.com/vireo-dev/vireo/localcluster/imageregistry"
 )
 
@@ -245,12 +247,33 @@ func (c *Cluster) waitForVireo(ctx context.Context, timeout time.Duration) error
 			last = fmt.Sprintf("daemonset %s: %d of %d node agents ready (%d up to date)", nodeAgentDaemonSet, st.NumberReady, len(c.NodeNames()), st.UpdatedNumberScheduled)
 			return false, nil
 		}
+		if last = c.nodesWithoutDevices(ctx, client); last != "" {
+			return false, nil
+		}
 		return true, nil
 	})
 	if err != nil {
 		return fmt.Errorf("Vireo's Deployments and node agents not available within %s: %s (kubectl -n vireo-system get pods; the nodes' logs are in %s)", timeout, last, c.opts.Logs())
 	}
 	return nil
+}
+
+// nodesWithoutDevices names the first node whose kubelet does not yet offer the device every
+// launcher Pod requests (devices.kubevirt.io/tun, from its node agent's device plugin), or
+// returns "". A node agent is ready before its kubelet reports the device in the Node's
+// status: a VMI created in between would fail to schedule ("Insufficient
+// devices.kubevirt.io/tun") until the scheduler tried again.
+func (c *Cluster) nodesWithoutDevices(ctx context.Context, client kubernetes.Interface) string {
+	for _, name := range c.NodeNames() {
+		node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if q, ok := node.Status.Allocatable[podnetwork.TunResourceName]; !ok || q.IsZero() {
+			return fmt.Sprintf("node %s offers no %s yet (its node agent's device plugin)", name, podnetwork.TunResourceName)
+		}
+	}
+	return ""
 }
 
 // nodeAgentDaemonSet is the node agent's DaemonSet in artifacts/base.
