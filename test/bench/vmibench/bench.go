@@ -79,57 +79,33 @@ func bench(ctx context.Context, c config) (err error) {
 			return err
 		}
 	}
-	if c.uiRuns > 0 {
-		began := time.Now()
-		res, err := e.webConsole(ctx)
-		if err != nil {
-			return fmt.Errorf("web console phase: %w", err)
-		}
-		if err := webConsoleReport(c, res, time.Since(began)); err != nil {
-			return err
-		}
+	if err := phase(ctx, c, c.uiRuns > 0, "web console", e.webConsole, webConsoleReport); err != nil {
+		return err
 	}
-	if c.streams {
-		began := time.Now()
-		res, err := e.streams(ctx)
-		if err != nil {
-			return fmt.Errorf("streams phase: %w", err)
-		}
-		if err := streamsReport(c, res, time.Since(began)); err != nil {
-			return err
-		}
+	if err := phase(ctx, c, c.streams, "streams", e.streams, streamsReport); err != nil {
+		return err
 	}
-	if c.portForward {
-		began := time.Now()
-		res, err := e.portForward(ctx)
-		if err != nil {
-			return fmt.Errorf("port-forward phase: %w", err)
-		}
-		if err := portForwardReport(c, res, time.Since(began)); err != nil {
-			return err
-		}
+	if err := phase(ctx, c, c.portForward, "port-forward", e.portForward, portForwardReport); err != nil {
+		return err
 	}
-	if c.migration {
-		began := time.Now()
-		res, err := e.migrations(ctx)
-		if err != nil {
-			return fmt.Errorf("migration phase: %w", err)
-		}
-		if err := migrationReport(c, res, time.Since(began)); err != nil {
-			return err
-		}
+	if err := phase(ctx, c, c.migration, "migration", e.migrations, migrationReport); err != nil {
+		return err
 	}
-	if c.density > 0 {
-		began := time.Now()
-		res, err := e.density(ctx)
-		if err != nil {
-			return fmt.Errorf("density phase: %w", err)
-		}
-		if err := densityReport(c, res, time.Since(began)); err != nil {
-			return err
-		}
+	return phase(ctx, c, c.density > 0, "density", e.density, densityReport)
+}
+
+// phase runs one phase when on: it measures, then writes the phase's report with how long the
+// phase took.
+func phase[R any](ctx context.Context, c config, on bool, name string, measure func(context.Context) (R, error), report func(config, R, time.Duration) error) error {
+	if !on {
+		return nil
 	}
-	return nil
+	began := time.Now()
+	res, err := measure(ctx)
+	if err != nil {
+		return fmt.Errorf("%s phase: %w", name, err)
+	}
+	return report(c, res, time.Since(began))
 }
 
 // lifecycleBench runs the lifecycle runs, their floors and the VM phase and writes their report.
