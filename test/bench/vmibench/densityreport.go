@@ -30,15 +30,8 @@ func densityTargets(d densityResult) []target {
 // densityReport writes density.txt and density.json.
 func densityReport(c config, d densityResult, elapsed time.Duration) error {
 	ts := densityTargets(d)
-	doc := map[string]any{
-		"benchmark": fmt.Sprintf("Density: vmi-tiny VMIs created %.0f ms apart on vireo-local's nodes (TCG) against as many domains started so on fresh session libvirtds, in the same run",
-			d.IntervalMS),
-		"time":           time.Now().UTC().Format(time.RFC3339),
-		"cpus":           runtime.NumCPU(),
-		"result":         d,
-		"targets":        ts,
-		"elapsedSeconds": elapsed.Seconds(),
-	}
+	doc := phaseDoc(fmt.Sprintf("Density: vmi-tiny VMIs created %.0f ms apart on vireo-local's nodes (TCG) against as many domains started so on fresh session libvirtds, in the same run",
+		d.IntervalMS), d, ts, elapsed)
 	return measure.WriteResults(c.out, "density", doc, func(w io.Writer) {
 		r, f := d.Run, d.Floor
 		fmt.Fprintf(w, "Density: %d vmi-tiny VMIs (%.0f MiB guest, 1 vCPU under TCG, CPU request %s) created %.0f ms apart on vireo-local's %d nodes,\n",

@@ -32,15 +32,8 @@ func migrationTargets(r migrationResult) []target {
 // migrationReport writes migration.txt and migration.json.
 func migrationReport(c config, r migrationResult, elapsed time.Duration) error {
 	ts := migrationTargets(r)
-	doc := map[string]any{
-		"benchmark": "Live migration of a " + r.GuestMemory + " vmi-tiny guest on vireo-local (TCG), idle and dirtying its memory: " +
-			"through Vireo between nodes and in place, against the same migration directly between two fresh session libvirtds in the same run",
-		"time":           time.Now().UTC().Format(time.RFC3339),
-		"cpus":           runtime.NumCPU(),
-		"result":         r,
-		"targets":        ts,
-		"elapsedSeconds": elapsed.Seconds(),
-	}
+	doc := phaseDoc("Live migration of a "+r.GuestMemory+" vmi-tiny guest on vireo-local (TCG), idle and dirtying its memory: "+
+		"through Vireo between nodes and in place, against the same migration directly between two fresh session libvirtds in the same run", r, ts, elapsed)
 	return measure.WriteResults(c.out, "migration", doc, func(w io.Writer) {
 		fmt.Fprintf(w, "Live migration of a %s vmi-tiny guest, %d migrations per route and scenario, %d CPUs, TCG.\n", r.GuestMemory, r.Runs, runtime.NumCPU())
 		fmt.Fprintf(w, "Dirtying: the guest rewrites a %d MiB file in its tmpfs over and over (dd).\n\n", r.DirtyMiB)

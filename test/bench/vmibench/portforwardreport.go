@@ -27,14 +27,7 @@ func portForwardTargets(r portForwardResult) []target {
 // portForwardReport writes portforward.txt and portforward.json.
 func portForwardReport(c config, r portForwardResult, elapsed time.Duration) error {
 	ts := portForwardTargets(r)
-	doc := map[string]any{
-		"benchmark":      "Port-forward to one running test guest on vireo-local (TCG): through kube-apiserver's port-forward subresource and a TCP connection straight to the Pod's address, alternating in the same run; the guest agent's round trip",
-		"time":           time.Now().UTC().Format(time.RFC3339),
-		"cpus":           runtime.NumCPU(),
-		"result":         r,
-		"targets":        ts,
-		"elapsedSeconds": elapsed.Seconds(),
-	}
+	doc := phaseDoc("Port-forward to one running test guest on vireo-local (TCG): through kube-apiserver's port-forward subresource and a TCP connection straight to the Pod's address, alternating in the same run; the guest agent's round trip", r, ts, elapsed)
 	return measure.WriteResults(c.out, "portforward", doc, func(w io.Writer) {
 		agg, direct := r.Routes["aggregated"], r.Routes["direct"]
 		fmt.Fprintf(w, "Port-forward to one running test guest (node %s), %d CPUs, TCG; the guest's ports reached by the masquerade binding's DNAT.\n", r.Node, runtime.NumCPU())

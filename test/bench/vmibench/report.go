@@ -321,6 +321,19 @@ func altCacheLine(w io.Writer, c config, m measured) {
 		c.altTCGCacheMiB, b.QEMURSS.P50, float64(b.QEMURegions.TBCacheResident)/hostproc.MiB, b.Marker.P50)
 }
 
+// phaseDoc is the JSON document of a phase's report: what it measured (benchmark), when, on how
+// many CPUs, its result and targets, and how long it took.
+func phaseDoc(benchmark string, result any, ts []target, elapsed time.Duration) map[string]any {
+	return map[string]any{
+		"benchmark":      benchmark,
+		"time":           time.Now().UTC().Format(time.RFC3339),
+		"cpus":           runtime.NumCPU(),
+		"result":         result,
+		"targets":        ts,
+		"elapsedSeconds": elapsed.Seconds(),
+	}
+}
+
 func targetLines(w io.Writer, ts []target) {
 	fmt.Fprintln(w, "Targets (the issue's):")
 	for _, t := range ts {

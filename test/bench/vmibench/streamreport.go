@@ -30,14 +30,7 @@ func streamTargets(r streamsResult) []target {
 // streamsReport writes console.txt and console.json.
 func streamsReport(c config, r streamsResult, elapsed time.Duration) error {
 	ts := streamTargets(r)
-	doc := map[string]any{
-		"benchmark":      "Serial console and VNC of one running vmi-tiny on vireo-local (TCG): through kube-apiserver's aggregation and straight to the node agent, alternating in the same run",
-		"time":           time.Now().UTC().Format(time.RFC3339),
-		"cpus":           runtime.NumCPU(),
-		"result":         r,
-		"targets":        ts,
-		"elapsedSeconds": elapsed.Seconds(),
-	}
+	doc := phaseDoc("Serial console and VNC of one running vmi-tiny on vireo-local (TCG): through kube-apiserver's aggregation and straight to the node agent, alternating in the same run", r, ts, elapsed)
 	return measure.WriteResults(c.out, "console", doc, func(w io.Writer) {
 		agg, direct := r.Routes["aggregated"], r.Routes["direct"]
 		fmt.Fprintf(w, "Console and VNC of one running vmi-tiny (node %s, display %s), %d CPUs, TCG.\n", r.Node, r.Display, runtime.NumCPU())

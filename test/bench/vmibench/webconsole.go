@@ -171,14 +171,7 @@ func webConsoleTargets(r webConsoleResult) []target {
 // webConsoleReport writes webconsole.txt and webconsole.json.
 func webConsoleReport(c config, r webConsoleResult, elapsed time.Duration) error {
 	ts := webConsoleTargets(r)
-	doc := map[string]any{
-		"benchmark":      "The web console's page in headless Chromium on loopback: served by vireoctl ui's server (token exchange included), against the same assets from a plain file server, each load in a fresh browser context, taking turns; then the time until the VM table shows a namespace's VMs, against one list of them fetched through the same proxy",
-		"time":           time.Now().UTC().Format(time.RFC3339),
-		"cpus":           runtime.NumCPU(),
-		"result":         r,
-		"targets":        ts,
-		"elapsedSeconds": elapsed.Seconds(),
-	}
+	doc := phaseDoc("The web console's page in headless Chromium on loopback: served by vireoctl ui's server (token exchange included), against the same assets from a plain file server, each load in a fresh browser context, taking turns; then the time until the VM table shows a namespace's VMs, against one list of them fetched through the same proxy", r, ts, elapsed)
 	return measure.WriteResults(c.out, "webconsole", doc, func(w io.Writer) {
 		fmt.Fprintf(w, "The web console in headless Chromium on loopback, %d CPUs; %d loads of each, in fresh browser contexts (empty cache), taking turns.\n", runtime.NumCPU(), r.Runs)
 		fmt.Fprintf(w, "console: vireoctl ui's server (the printed URL: token exchange, redirect, then the page); file server: the same assets, no checks.\n\n")
