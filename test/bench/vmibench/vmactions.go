@@ -51,22 +51,11 @@ type vmActionsFloor struct {
 // vmActions runs the VM phase with n VMs of the tiny template.
 func (e *env) vmActions(ctx context.Context, n int) (res vmActionsResult, err error) {
 	res.VMs = n
-	vms := e.cl.vireo.KubevirtV1().VirtualMachines(benchNS)
-	names := make([]string, n)
-	for i := range n {
-		names[i] = fmt.Sprintf("vm-%d", i)
-		halted := v1.RunStrategyHalted
-		vm := &v1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: names[i]}, Spec: v1.VirtualMachineSpec{RunStrategy: &halted,
-			Template: &v1.VirtualMachineInstanceTemplateSpec{Spec: *e.template.Spec.DeepCopy()}}}
-		if _, err := vms.Create(ctx, vm, metav1.CreateOptions{}); err != nil {
-			return res, err
-		}
+	names, deleteVMs, err := e.createHaltedVMs(ctx, "vm", n)
+	defer func() { err = errors.Join(err, deleteVMs()) }()
+	if err != nil {
+		return res, err
 	}
-	defer func() {
-		for _, name := range names {
-			err = errors.Join(err, ignoreNotFound(vms.Delete(context.WithoutCancel(ctx), name, metav1.DeleteOptions{})))
-		}
-	}()
 	say("VMs: starting %d at once through the start subresource", n)
 	consoles := &vmConsoles{e: e, watches: map[string]*consoleWatch{}}
 	defer consoles.close()
@@ -96,6 +85,30 @@ func (e *env) vmActions(ctx context.Context, n int) (res vmActionsResult, err er
 	res.StopToStopped = summarize(stopped)
 	res.Floor, err = floorActions(ctx, objs, e.c.containerDiskFile(), e.c.tcgCacheMiB, e.c.startTimeout)
 	return res, err
+}
+
+// createHaltedVMs creates n VirtualMachines of the benchmark's template in its namespace, named
+// prefix-0 to prefix-(n-1), halted (runStrategy Halted). deleteVMs deletes those it created, also
+// when a later one could not be.
+func (e *env) createHaltedVMs(ctx context.Context, prefix string, n int) (names []string, deleteVMs func() error, err error) {
+	vms := e.cl.vireo.KubevirtV1().VirtualMachines(benchNS)
+	deleteVMs = func() error {
+		var errs error
+		for _, name := range names {
+			errs = errors.Join(errs, ignoreNotFound(vms.Delete(context.WithoutCancel(ctx), name, metav1.DeleteOptions{})))
+		}
+		return errs
+	}
+	halted := v1.RunStrategyHalted
+	for i := range n {
+		vm := &v1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i)}, Spec: v1.VirtualMachineSpec{RunStrategy: &halted,
+			Template: &v1.VirtualMachineInstanceTemplateSpec{Spec: *e.template.Spec.DeepCopy()}}}
+		if _, err := vms.Create(ctx, vm, metav1.CreateOptions{}); err != nil {
+			return names, deleteVMs, err
+		}
+		names = append(names, vm.Name)
+	}
+	return names, deleteVMs, nil
 }
 
 // timeAction PUTs action to every VM at once and returns, per VM, the time from its PUT until

@@ -15,9 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	v1 "github.com/vireo-dev/vireo/apis/core/v1"
 	"github.com/vireo-dev/vireo/internal/webui"
 	"github.com/vireo-dev/vireo/internal/webui/assets"
 	"github.com/vireo-dev/vireo/test/bench/measure"
@@ -53,23 +50,10 @@ type webConsoleRun struct {
 // has web/test/bench.mjs load each in turn in headless Chromium.
 func (e *env) webConsole(ctx context.Context) (res webConsoleResult, err error) {
 	res.VMs = e.c.uiVMs
-	vms := e.cl.vireo.KubevirtV1().VirtualMachines(benchNS)
-	names := make([]string, e.c.uiVMs)
-	defer func() {
-		for _, name := range names {
-			if name != "" {
-				err = errors.Join(err, ignoreNotFound(vms.Delete(context.WithoutCancel(ctx), name, metav1.DeleteOptions{})))
-			}
-		}
-	}()
-	halted := v1.RunStrategyHalted
-	for i := range names {
-		vm := &v1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ui-%d", i)}, Spec: v1.VirtualMachineSpec{RunStrategy: &halted,
-			Template: &v1.VirtualMachineInstanceTemplateSpec{Spec: *e.template.Spec.DeepCopy()}}}
-		if _, err := vms.Create(ctx, vm, metav1.CreateOptions{}); err != nil {
-			return res, err
-		}
-		names[i] = vm.Name
+	names, deleteVMs, err := e.createHaltedVMs(ctx, "ui", e.c.uiVMs)
+	defer func() { err = errors.Join(err, deleteVMs()) }()
+	if err != nil {
+		return res, err
 	}
 	files, err := assets.FS()
 	if err != nil {
